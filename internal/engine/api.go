@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"errors"
+	"time"
+)
+
+// Errors returned by the engine. Callers match them with errors.Is; the
+// s3api layer maps each to its S3 error code.
+var (
+	ErrInvalidBucketName   = errors.New("invalid bucket name")
+	ErrBucketNotFound      = errors.New("bucket not found")
+	ErrBucketExists        = errors.New("bucket already exists")
+	ErrBucketNotEmpty      = errors.New("bucket not empty")
+	ErrInvalidObjectName   = errors.New("invalid object name")
+	ErrObjectNotFound      = errors.New("object not found")
+	ErrInvalidRange        = errors.New("requested range not satisfiable")
+	ErrPreconditionFailed  = errors.New("precondition failed")
+	ErrNotModified         = errors.New("not modified")
+	ErrWriteQuorum         = errors.New("write quorum not available")
+	ErrReadQuorum          = errors.New("read quorum not available")
+	ErrBadDigest           = errors.New("content-md5 does not match the body")
+	ErrChecksumMismatch    = errors.New("checksum does not match the body")
+	ErrIncompleteBody      = errors.New("body shorter than declared length")
+	ErrEntityTooLarge      = errors.New("object larger than allowed")
+	ErrEntityTooSmall      = errors.New("part smaller than the minimum part size")
+	ErrNoSuchUpload        = errors.New("multipart upload not found")
+	ErrInvalidPart         = errors.New("part not found or etag mismatch")
+	ErrInvalidPartOrder    = errors.New("parts not in ascending order")
+	ErrInvalidPartNumber   = errors.New("part number out of range")
+	ErrInvalidArgument     = errors.New("invalid argument")
+	ErrStorageFull         = errors.New("not enough free space on write quorum drives")
+	ErrMalformedCompletion = errors.New("malformed multipart completion")
+)
+
+// Limits S3 imposes that the engine enforces.
+const (
+	MaxObjectSize  = 5 << 40 // 5 TiB
+	MaxPutSize     = 5 << 30 // 5 GiB for a single PUT or part
+	MinPartSize    = 5 << 20 // 5 MiB, every part but the last
+	MaxPartNumber  = 10000
+	MaxKeyLength   = 1024
+	MaxUserMetaLen = 2 << 10 // S3: 2 KiB of user metadata
+)
+
+// BucketInfo describes one bucket.
+type BucketInfo struct {
+	Name    string
+	Created time.Time
+	Owner   string // access key of the creating user
+	ACL     string // canned ACL: "private", "public-read", "public-read-write"
+}
+
+// BucketOptions are the settings for MakeBucket.
+type BucketOptions struct {
+	Owner string
+	ACL   string
+}
+
+// ObjectInfo is everything known about an object version.
+type ObjectInfo struct {
+	Bucket       string
+	Key          string
+	Size         int64
+	ETag         string // without quotes
+	ModTime      time.Time
+	ContentType  string
+	StorageClass string // STANDARD or REDUCED_REDUNDANCY
+	Owner        string
+	ACL          string
+	// Headers holds the stored system headers that round-trip:
+	// Content-Encoding, Content-Disposition, Content-Language,
+	// Cache-Control, Expires. Keys are canonical header names.
+	Headers map[string]string
+	// UserMeta holds x-amz-meta-* values, keys lower-case without prefix.
+	UserMeta map[string]string
+	// Checksum is the S3 flexible checksum stored with the object, if any.
+	Checksum Checksum
+	// Parts lists part sizes for multipart objects (PartNumber order).
+	Parts []ObjectPart
+	// DataShards and ParityShards record the erasure geometry used.
+	DataShards, ParityShards int
+}
+
+// ObjectPart is one part of a completed multipart object.
+type ObjectPart struct {
+	Number   int
+	Size     int64
+	ETag     string
+	Checksum string // base64 value of the part's checksum, if any
+}
+
+// Checksum is an S3 flexible checksum (x-amz-checksum-*).
+type Checksum struct {
+	Algorithm string // CRC32, CRC32C, CRC64NVME, SHA1, SHA256; "" means none
+	Value     string // base64; for multipart composite checksums ends in "-N"
+	Type      string // FULL_OBJECT or COMPOSITE
+}
+
+// PutOptions carry what a PUT (or multipart create) stores and verifies.
+type PutOptions struct {
+	ContentType  string
+	Headers      map[string]string // see ObjectInfo.Headers
+	UserMeta     map[string]string
+	StorageClass string
+	Owner        string
+	ACL          string
+
+	// ContentMD5 is the client's Content-MD5 (raw 16 bytes); when set the
+	// body's MD5 must match or the PUT fails with ErrBadDigest.
+	ContentMD5 []byte
+	// ChecksumAlgorithm asks the engine to compute and store this checksum.
+	ChecksumAlgorithm string
+	// ExpectedChecksum returns the client's base64 checksum value; it is
+	// called after the body has been read to EOF, so a value that arrives
+	// in an aws-chunked trailer can be supplied. Nil or "" = compute only.
+	ExpectedChecksum func() (string, error)
+
+	// IfNoneMatchAny makes the PUT fail with ErrPreconditionFailed when
+	// the key already exists (If-None-Match: *). IfMatch requires the
+	// current ETag to equal it. Both are checked under the object lock.
+	IfNoneMatchAny bool
+	IfMatch        string
+}
+
+// GetOptions select what GetObject and HeadObject return.
+type GetOptions struct {
+	// Range, when non-nil, selects a byte range; resolved against the size.
+	Range *Range
+	// PartNumber (1-based), when non-zero, selects one part of a
+	// multipart object (or the whole object as part 1 of a single PUT).
+	PartNumber int
+	// Conditions are evaluated against the object under the read lock.
+	Conditions Conditions
+}
+
+// Conditions are the HTTP preconditions of GET, HEAD and copy sources.
+type Conditions struct {
+	IfMatch           string
+	IfNoneMatch       string
+	IfModifiedSince   *time.Time
+	IfUnmodifiedSince *time.Time
+}
+
+// Range is an HTTP byte range. Start < 0 means a suffix of -Start bytes;
+// End < 0 means through the end of the object.
+type Range struct {
+	Start, End int64
+}
+
+// CopyOptions control CopyObject.
+type CopyOptions struct {
+	// ReplaceMetadata selects the REPLACE directive: Put's metadata
+	// fields replace the source's. Otherwise the source's are kept.
+	ReplaceMetadata bool
+	Put             PutOptions
+	// SourceConditions are the x-amz-copy-source-if-* checks.
+	SourceConditions Conditions
+}
+
+// ListOptions select a page of ListObjects.
+type ListOptions struct {
+	Prefix    string
+	Delimiter string
+	// After lists keys strictly after this one (marker, start-after or
+	// a continuation token decoded by the caller).
+	After   string
+	MaxKeys int // 0 means 1000; capped at 1000
+}
+
+// ListResult is one page of a listing, in byte order.
+type ListResult struct {
+	Objects        []ObjectInfo
+	CommonPrefixes []string
+	IsTruncated    bool
+	// NextAfter is the last key or prefix returned; pass it as After.
+	NextAfter string
+}
+
+// PartInfo describes an uploaded part.
+type PartInfo struct {
+	Number   int
+	Size     int64
+	ETag     string
+	ModTime  time.Time
+	Checksum string // base64, when the upload has a checksum algorithm
+}
+
+// PartOptions are the per-part verifications of UploadPart.
+type PartOptions struct {
+	ContentMD5 []byte
+	// ChecksumAlgorithm is the checksum the client sent with this part;
+	// it is verified against ExpectedChecksum and stored when it matches
+	// the upload's algorithm.
+	ChecksumAlgorithm string
+	ExpectedChecksum  func() (string, error)
+}
+
+// CompletePart is one entry of a CompleteMultipartUpload request.
+type CompletePart struct {
+	Number   int
+	ETag     string
+	Checksum string
+}
+
+// MultipartInfo describes an in-progress multipart upload.
+type MultipartInfo struct {
+	Bucket            string
+	Key               string
+	UploadID          string
+	Initiated         time.Time
+	StorageClass      string
+	Owner             string
+	ChecksumAlgorithm string
+}
+
+// ListPartsResult is one page of ListParts.
+type ListPartsResult struct {
+	Upload               MultipartInfo
+	Parts                []PartInfo
+	IsTruncated          bool
+	NextPartNumberMarker int
+}
+
+// ListUploadsOptions select a page of ListMultipartUploads.
+type ListUploadsOptions struct {
+	Prefix         string
+	Delimiter      string
+	KeyMarker      string
+	UploadIDMarker string
+	MaxUploads     int
+}
+
+// ListUploadsResult is one page of ListMultipartUploads.
+type ListUploadsResult struct {
+	Uploads            []MultipartInfo
+	CommonPrefixes     []string
+	IsTruncated        bool
+	NextKeyMarker      string
+	NextUploadIDMarker string
+}
+
+// Status reports the health the server exposes on its readiness endpoint.
+type Status struct {
+	Drives        int
+	DrivesOnline  int
+	Sets          int
+	WriteQuorumOK bool // every set has at least write quorum drives online
+	ReadQuorumOK  bool
+}
