@@ -1,0 +1,293 @@
+// Package meta encodes the per-drive object metadata file: a small
+// versioned binary record (magic, format version, payload, checksum) that
+// describes one object's version and this drive's shard of it, and may
+// carry the shard data itself for small objects.
+package meta
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sort"
+)
+
+// Magic starts every metadata file.
+var Magic = [4]byte{'S', 'S', 'M', 'T'}
+
+// FormatVersion is the current encoding version. Decoders accept every
+// version up to this one.
+const FormatVersion = 1
+
+// ErrCorrupt reports a metadata file that fails its checks.
+var ErrCorrupt = errors.New("metadata corrupt")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Erasure records how an object was coded and which shard this drive holds.
+type Erasure struct {
+	DataShards   int
+	ParityShards int
+	BlockSize    int
+	// Index is this drive's shard number, 1-based (1..Data are data shards).
+	Index int
+	// Distribution maps set drive position → shard number (1-based).
+	Distribution []int
+	// Bitrot names the per-chunk checksum algorithm (see package bitrot).
+	Bitrot uint8
+}
+
+// Part is one part of an object (a single PUT has one, number 1).
+type Part struct {
+	Number   int
+	Size     int64
+	ETag     string
+	Checksum string
+}
+
+// Object is the metadata of one object version as stored on one drive.
+type Object struct {
+	Size         int64
+	ModTime      int64 // Unix nanoseconds
+	ETag         string
+	ContentType  string
+	StorageClass string
+	Owner        string
+	ACL          string
+	Headers      map[string]string
+	UserMeta     map[string]string
+	ChecksumAlgo string
+	ChecksumVal  string
+	ChecksumType string
+	// DataDir names the data directory holding part files; empty when the
+	// data is inline.
+	DataDir string
+	Erasure Erasure
+	Parts   []Part
+	// Inline is this drive's shard data (bitrot-framed) for small objects.
+	Inline []byte
+	// Bucket and Key are recorded for multipart upload records, whose
+	// paths are hashed; plain objects leave them empty.
+	Bucket, Key string
+	// UploadID names the multipart upload a record belongs to.
+	UploadID string
+}
+
+// SameVersion reports whether two drives' records describe the same
+// object version (they differ only in shard index and inline data).
+func (o *Object) SameVersion(p *Object) bool {
+	return o.ModTime == p.ModTime && o.ETag == p.ETag && o.Size == p.Size && o.DataDir == p.DataDir
+}
+
+// Marshal encodes o.
+func (o *Object) Marshal() []byte {
+	var e encoder
+	e.buf = make([]byte, 0, 256+len(o.Inline))
+	e.buf = append(e.buf, Magic[:]...)
+	e.u16(FormatVersion)
+	e.u32(0) // payload length, patched below
+	start := len(e.buf)
+	e.varint(o.Size)
+	e.varint(o.ModTime)
+	e.str(o.ETag)
+	e.str(o.ContentType)
+	e.str(o.StorageClass)
+	e.str(o.Owner)
+	e.str(o.ACL)
+	e.strMap(o.Headers)
+	e.strMap(o.UserMeta)
+	e.str(o.ChecksumAlgo)
+	e.str(o.ChecksumVal)
+	e.str(o.ChecksumType)
+	e.str(o.DataDir)
+	e.uvarint(uint64(o.Erasure.DataShards))
+	e.uvarint(uint64(o.Erasure.ParityShards))
+	e.uvarint(uint64(o.Erasure.BlockSize))
+	e.uvarint(uint64(o.Erasure.Index))
+	e.uvarint(uint64(len(o.Erasure.Distribution)))
+	for _, v := range o.Erasure.Distribution {
+		e.uvarint(uint64(v))
+	}
+	e.buf = append(e.buf, o.Erasure.Bitrot)
+	e.uvarint(uint64(len(o.Parts)))
+	for _, p := range o.Parts {
+		e.uvarint(uint64(p.Number))
+		e.varint(p.Size)
+		e.str(p.ETag)
+		e.str(p.Checksum)
+	}
+	e.bytes(o.Inline)
+	e.str(o.Bucket)
+	e.str(o.Key)
+	e.str(o.UploadID)
+	binary.LittleEndian.PutUint32(e.buf[start-4:], uint32(len(e.buf)-start))
+	e.u32(crc32.Checksum(e.buf, castagnoli))
+	return e.buf
+}
+
+// Unmarshal decodes a metadata file, verifying magic, version and checksum.
+func Unmarshal(b []byte) (*Object, error) {
+	const header = 4 + 2 + 4
+	if len(b) < header+4 {
+		return nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(b))
+	}
+	if [4]byte(b[:4]) != Magic {
+		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v == 0 || v > FormatVersion {
+		return nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, v)
+	}
+	n := int(binary.LittleEndian.Uint32(b[6:]))
+	if n != len(b)-header-4 {
+		return nil, fmt.Errorf("%w: payload length %d, file holds %d", ErrCorrupt, n, len(b)-header-4)
+	}
+	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	d := decoder{buf: b[header : len(b)-4]}
+	o := &Object{}
+	o.Size = d.varint()
+	o.ModTime = d.varint()
+	o.ETag = d.str()
+	o.ContentType = d.str()
+	o.StorageClass = d.str()
+	o.Owner = d.str()
+	o.ACL = d.str()
+	o.Headers = d.strMap()
+	o.UserMeta = d.strMap()
+	o.ChecksumAlgo = d.str()
+	o.ChecksumVal = d.str()
+	o.ChecksumType = d.str()
+	o.DataDir = d.str()
+	o.Erasure.DataShards = d.count(256)
+	o.Erasure.ParityShards = d.count(256)
+	o.Erasure.BlockSize = d.count(1 << 30)
+	o.Erasure.Index = d.count(512)
+	if nd := d.count(512); nd > 0 {
+		o.Erasure.Distribution = make([]int, nd)
+		for i := range o.Erasure.Distribution {
+			o.Erasure.Distribution[i] = d.count(512)
+		}
+	}
+	o.Erasure.Bitrot = d.byte()
+	if np := d.count(10001); np > 0 {
+		o.Parts = make([]Part, np)
+		for i := range o.Parts {
+			o.Parts[i].Number = d.count(10001)
+			o.Parts[i].Size = d.varint()
+			o.Parts[i].ETag = d.str()
+			o.Parts[i].Checksum = d.str()
+		}
+	}
+	o.Inline = d.bytes()
+	o.Bucket = d.str()
+	o.Key = d.str()
+	o.UploadID = d.str()
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	return o, nil
+}
+
+type encoder struct{ buf []byte }
+
+func (e *encoder) u16(v uint16)     { e.buf = binary.LittleEndian.AppendUint16(e.buf, v) }
+func (e *encoder) u32(v uint32)     { e.buf = binary.LittleEndian.AppendUint32(e.buf, v) }
+func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+func (e *encoder) bytes(b []byte)   { e.uvarint(uint64(len(b))); e.buf = append(e.buf, b...) }
+
+// strMap encodes a map in sorted key order so equal maps encode equally.
+func (e *encoder) strMap(m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	e.uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		e.str(k)
+		e.str(m[k])
+	}
+}
+
+// decoder reads fields, remembering the first error so callers can decode
+// a whole record and check once.
+type decoder struct {
+	buf []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = errors.New(what)
+	}
+	d.buf = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.fail("truncated integer")
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.buf)
+	if n <= 0 {
+		d.fail("truncated integer")
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+// count reads a length or small number and bounds it, so a corrupt file
+// cannot make the decoder allocate without limit.
+func (d *decoder) count(max int) int {
+	v := d.uvarint()
+	if v > uint64(max) {
+		d.fail(fmt.Sprintf("value %d over limit %d", v, max))
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) byte() byte {
+	if len(d.buf) < 1 {
+		d.fail("truncated byte")
+		return 0
+	}
+	b := d.buf[0]
+	d.buf = d.buf[1:]
+	return b
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.count(len(d.buf))
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	b := d.buf[:n:n]
+	d.buf = d.buf[n:]
+	return b
+}
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+func (d *decoder) strMap() map[string]string {
+	n := d.count(len(d.buf))
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		k := d.str()
+		m[k] = d.str()
+	}
+	return m
+}
