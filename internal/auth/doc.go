@@ -1,0 +1,52 @@
+// Package auth authenticates S3 requests signed with AWS Signature Version 4
+// and holds the user (credential) store.
+//
+// # What is verified
+//
+// Verifier.Verify accepts every SigV4 form S3 clients use today:
+//
+//   - Authorization header "AWS4-HMAC-SHA256 Credential=AK/YYYYMMDD/region/s3/aws4_request,
+//     SignedHeaders=..., Signature=..." with x-amz-content-sha256 set to the hex SHA-256
+//     of the body (checked while the body is read) or UNSIGNED-PAYLOAD.
+//   - Presigned URLs (X-Amz-Algorithm, -Credential, -Date, -Expires, -SignedHeaders,
+//     -Signature query parameters), payload UNSIGNED-PAYLOAD unless the URL carries
+//     X-Amz-Content-Sha256.
+//   - aws-chunked streaming uploads: STREAMING-AWS4-HMAC-SHA256-PAYLOAD (each chunk
+//     signed, signatures chained from the header's "seed" signature),
+//     STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER (the same plus signed trailing
+//     headers such as x-amz-checksum-crc32) and STREAMING-UNSIGNED-PAYLOAD-TRAILER
+//     (unsigned chunks plus trailing headers, used by the AWS SDKs over TLS).
+//
+// Signature Version 2 is refused with AccessDenied; requests without any
+// authentication come back as Anonymous and the caller decides what they may do.
+//
+// # Canonical request
+//
+// The canonical request is rebuilt the way S3 does it: the decoded path is
+// encoded segment by segment (RFC 3986 unreserved characters kept, '/' kept, never
+// encoded twice, never normalised); query parameters are decoded, re-encoded and
+// sorted by encoded name then value; signed headers are lower-cased, their values
+// trimmed with inner runs of spaces squeezed and repeated headers joined with ",".
+// host must be signed, and every x-amz-* header present must be signed too.
+// Signatures are compared in constant time.
+//
+// # Streaming bodies never buffer
+//
+// Verify reads nothing from the body. The returned Request.Body hands bytes out
+// as they arrive and performs the payload checks as it goes: the hex digest at
+// the end, each chunk's signature before the next chunk header is accepted, the
+// trailer signature and the declared decoded length before io.EOF. Any failure
+// replaces io.EOF with an *Error, so a consumer that treats only io.EOF as
+// success can never commit unverified bytes. The aws-chunked decoder works in a
+// fixed 64 KiB buffer, bounds line length, chunk size and trailer count, and
+// turns truncated input into IncompleteBody and garbage into InvalidRequest or
+// MalformedTrailerError, never a panic.
+//
+// # Users
+//
+// Users holds the root identity and users loaded from a file of
+// "ACCESS_KEY SECRET_KEY [DISPLAY NAME...]" lines.
+//
+// SignRequest, PresignURL and SignStreamingRequest produce requests for tests
+// and tools.
+package auth
