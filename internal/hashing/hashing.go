@@ -1,109 +1,359 @@
-// Package hashing computes the digests a PUT needs (the MD5 ETag, the S3
-// flexible checksum the client asked for, a fast content hash) beside the
-// data path rather than in front of it, through pluggable backends chosen
-// by a policy.
 package hashing
 
 import (
 	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
+	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
-	"strings"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Request says which digests one object stream needs.
 type Request struct {
-	// Size is the expected stream length, or -1 when unknown.
+	// Size is the expected stream length, or -1 when unknown. The policy
+	// keeps small objects inline; unknown sizes count as large.
 	Size int64
-	// MD5 asks for the MD5 digest (the S3 ETag, Content-MD5 checks).
+	// ETag asks for an ETag, computed as the engine's ETagMode says.
+	ETag bool
+	// MD5 asks for the MD5 digest itself whatever the ETag mode (the
+	// client sent Content-MD5, or otherwise relies on an MD5 ETag).
 	MD5 bool
 	// Checksum names an S3 flexible checksum algorithm to compute:
 	// "", CRC32, CRC32C, CRC64NVME, SHA1 or SHA256.
 	Checksum string
 }
 
-// Digests are the results of a stream; fields not requested are nil.
+// Digests are the results of a stream; fields not requested are empty.
 type Digests struct {
-	MD5      []byte
+	// MD5 is the raw MD5, set when Request.MD5 was asked for or the ETag
+	// is an MD5.
+	MD5 []byte
+	// ETag is 32 lower-case hex characters without quotes, set when
+	// Request.ETag was asked for: the hex MD5, or in ETagFast mode (when
+	// no MD5 was needed) a 128-bit XXH3 of the content.
+	ETag string
+	// Checksum is the raw (not base64) S3 checksum, when one was asked for.
 	Checksum []byte
+
+	// Backend is the backend the stream was started on.
+	Backend Backend
+	// FellBack is true when the stream left the device mid-stream and
+	// finished on the CPU (the device queue was full).
+	FellBack bool
+	// Bytes is the number of bytes hashed.
+	Bytes int64
+	// HashTime is the time this stream's bytes spent being hashed, summed
+	// over blocks: the hashing calls for CPU backends (on whatever
+	// goroutine ran them), submission to completion on the device.
+	HashTime time.Duration
+	// SumWait is how long Sum waited for outstanding hashing: the part of
+	// hashing the commit could not overlap with other work.
+	SumWait time.Duration
 }
 
 // Stream hashes one object's bytes, in order, as blocks are handed to it.
+// A stream is used by one goroutine at a time.
 type Stream interface {
 	// Write queues p for hashing. The caller keeps p unmodified until
 	// release is called; release is called exactly once, possibly before
-	// Write returns.
+	// Write returns and possibly from another goroutine.
 	Write(p []byte, release func())
 	// Sum waits until every queued block is hashed and returns the digests.
 	Sum() (Digests, error)
-	// Close ends the stream, releasing any blocks still queued. It is
-	// safe to call after Sum and more than once.
+	// Close ends the stream, releasing any blocks still queued without
+	// hashing them; every release has been called when Close returns
+	// (unless a stuck device still holds a block, see Config.DeviceTimeout).
+	// It is safe to call after Sum and more than once.
 	Close()
 }
 
-// Engine hands out streams; one engine is shared by all uploads.
-type Engine struct{}
+// Backend names where a stream's MD5 runs.
+type Backend string
 
-// New returns a hashing engine.
-func New() *Engine { return &Engine{} }
+// The backends.
+const (
+	// BackendInline hashes on the caller's goroutine inside Write.
+	BackendInline Backend = "inline"
+	// BackendPipelined hashes on a goroutine of its own per stream.
+	BackendPipelined Backend = "pipelined"
+	// BackendMultibuffer feeds a per-stream goroutine into a shared
+	// multi-lane SIMD MD5 service (minio/md5-simd).
+	BackendMultibuffer Backend = "multibuffer"
+	// BackendDevice computes MD5 on an accelerator (Config.Device).
+	BackendDevice Backend = "device"
+)
 
-// NewStream starts hashing one object.
-func (e *Engine) NewStream(req Request) (Stream, error) {
-	s := &inlineStream{}
-	if req.MD5 {
-		s.md5 = md5.New()
+// Policy chooses backends.
+type Policy string
+
+// The policies. PolicyAuto is the default; the fixed ones exist to compare
+// backends and to pin one where the operator knows better.
+const (
+	PolicyAuto        Policy = "auto"
+	PolicyInline      Policy = "inline"
+	PolicyPipelined   Policy = "pipelined"
+	PolicyMultibuffer Policy = "multibuffer"
+	// PolicyDevice sends every MD5 stream to the device when it has a free
+	// lane (CPU otherwise); meant for tests and benchmarks.
+	PolicyDevice Policy = "device"
+)
+
+// ParsePolicy parses a policy name; "" means auto.
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case "":
+		return PolicyAuto, nil
+	case PolicyAuto, PolicyInline, PolicyPipelined, PolicyMultibuffer, PolicyDevice:
+		return p, nil
 	}
-	if req.Checksum != "" {
-		h, err := NewChecksum(req.Checksum)
-		if err != nil {
-			return nil, err
+	return "", fmt.Errorf("hashing: unknown policy %q (want auto, inline, pipelined, multibuffer or device)", s)
+}
+
+// ETagMode says how ETags are computed.
+type ETagMode string
+
+// The ETag modes.
+const (
+	// ETagMD5 makes every ETag the hex MD5 of the content (S3's behaviour).
+	ETagMD5 ETagMode = "md5"
+	// ETagFast skips MD5 unless the request needs it (Request.MD5) and
+	// uses a 128-bit XXH3 of the content as ETag: deterministic, 32 hex
+	// characters like an MD5 so clients accept it, at a fraction of the
+	// CPU. Clients that verify ETag == MD5 on single-part uploads without
+	// sending Content-MD5 will see a mismatch; that is the trade.
+	ETagFast ETagMode = "fast"
+)
+
+// ParseETagMode parses an ETag mode name; "" means md5.
+func ParseETagMode(s string) (ETagMode, error) {
+	switch m := ETagMode(s); m {
+	case "":
+		return ETagMD5, nil
+	case ETagMD5, ETagFast:
+		return m, nil
+	}
+	return "", fmt.Errorf("hashing: unknown ETag mode %q (want md5 or fast)", s)
+}
+
+// LoadSource reports how busy the machine's CPUs are, as a fraction of all
+// CPU capacity in 0..1. internal/cpustat's sampler implements it.
+type LoadSource interface {
+	Busy() float64
+}
+
+// idleLoad is the default LoadSource: it reads nothing and reports idle,
+// so without a real signal the policy decides from stream counts alone.
+type idleLoad struct{}
+
+func (idleLoad) Busy() float64 { return 0 }
+
+// Config configures an Engine; the zero value is usable.
+type Config struct {
+	// Policy chooses backends; default PolicyAuto.
+	Policy Policy
+	// ETagMode; default ETagMD5.
+	ETagMode ETagMode
+	// Load is the CPU-load signal; nil reads as idle.
+	Load LoadSource
+	// Device is an optional MD5 accelerator.
+	Device Device
+
+	// MinOffloadSize: auto keeps streams smaller than this inline, since
+	// handing a few blocks to another goroutine or device costs more than
+	// it overlaps. Default 8 MiB.
+	MinOffloadSize int64
+	// BusyThreshold is the Load.Busy() level from which auto treats the
+	// CPU as the bottleneck. Default 0.8.
+	BusyThreshold float64
+	// MultibufferMinStreams is how many large MD5 streams must be active
+	// (this one included) before auto uses the multi-lane service.
+	// Default 8 (measured: md5-simd on AVX2 costs more CPU per byte than
+	// crypto/md5 below ~4 streams, breaks even at 4, wins ~2x at 8).
+	MultibufferMinStreams int
+	// MultibufferServers is how many md5-simd services to run; each one
+	// batches up to 16 streams. Default max(1, Procs/2).
+	MultibufferServers int
+	// QueueDepth is how many blocks a pipelined or multibuffer stream may
+	// hold queued before Write waits; the engine's block pool is finite,
+	// so this stays small. Default 2.
+	QueueDepth int
+	// Procs is the number of CPUs the policy assumes; default GOMAXPROCS.
+	Procs int
+	// DeviceTimeout bounds how long a stream waits for the device to hand
+	// back its state or digest before failing the stream. Default 10 s.
+	DeviceTimeout time.Duration
+	// DeviceBackoff: after a stream had to leave the device because its
+	// queue was full, auto sends no new streams to it for this long.
+	// Default 1 s.
+	DeviceBackoff time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	var err error
+	if c.Policy, err = ParsePolicy(string(c.Policy)); err != nil {
+		return c, err
+	}
+	if c.ETagMode, err = ParseETagMode(string(c.ETagMode)); err != nil {
+		return c, err
+	}
+	if c.Load == nil {
+		c.Load = idleLoad{}
+	}
+	if c.MinOffloadSize <= 0 {
+		c.MinOffloadSize = 8 << 20
+	}
+	if c.BusyThreshold <= 0 {
+		c.BusyThreshold = 0.8
+	}
+	if c.MultibufferMinStreams <= 0 {
+		c.MultibufferMinStreams = 8
+	}
+	if c.Procs <= 0 {
+		c.Procs = runtime.GOMAXPROCS(0)
+	}
+	if c.MultibufferServers <= 0 {
+		c.MultibufferServers = max(1, c.Procs/2)
+	}
+	if c.QueueDepth <= 0 {
+		c.QueueDepth = 2
+	}
+	if c.DeviceTimeout <= 0 {
+		c.DeviceTimeout = 10 * time.Second
+	}
+	if c.DeviceBackoff <= 0 {
+		c.DeviceBackoff = time.Second
+	}
+	if c.Policy == PolicyDevice && c.Device == nil {
+		return c, errors.New("hashing: policy device needs a Device")
+	}
+	return c, nil
+}
+
+// Stats are cumulative engine counters, for metrics.
+type Stats struct {
+	// Streams counts streams started per backend.
+	Streams map[Backend]uint64
+	// Bytes counts bytes hashed per starting backend.
+	Bytes map[Backend]uint64
+	// HashTime sums Digests.HashTime per starting backend.
+	HashTime map[Backend]time.Duration
+	// DeviceFallbacks counts streams that left the device mid-stream.
+	DeviceFallbacks uint64
+	// DeviceRefused counts streams auto wanted on the device but found
+	// no free lane (or backing off) and kept on the CPU.
+	DeviceRefused uint64
+	// Active is the number of streams now open; ActiveLarge those of them
+	// that need MD5 and are at least MinOffloadSize.
+	Active, ActiveLarge int64
+}
+
+var allBackends = [...]Backend{BackendInline, BackendPipelined, BackendMultibuffer, BackendDevice}
+
+func backendIndex(b Backend) int {
+	for i, x := range allBackends {
+		if x == b {
+			return i
 		}
-		s.sum = h
 	}
+	return 0
+}
+
+type counters struct {
+	streams, bytes, hashNS [len(allBackends)]atomic.Uint64
+	fallbacks, refused     atomic.Uint64
+	active, activeLarge    atomic.Int64
+	deviceBackoffUntil     atomic.Int64 // unix nanoseconds
+}
+
+// Engine hands out streams; one engine is shared by all uploads.
+type Engine struct {
+	cfg  Config
+	c    counters
+	simd *simdPool
+}
+
+// New returns a hashing engine. Close it to stop the multi-lane service.
+func New(cfg Config) (*Engine, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg, simd: newSIMDPool(cfg.MultibufferServers)}, nil
+}
+
+// Config returns the engine's configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Close stops the engine's background services. Streams still open keep
+// working until they end; new multibuffer streams fall back to pipelined.
+func (e *Engine) Close() { e.simd.close() }
+
+// Stats returns a snapshot of the engine's counters.
+func (e *Engine) Stats() Stats {
+	s := Stats{
+		Streams:         make(map[Backend]uint64, len(allBackends)),
+		Bytes:           make(map[Backend]uint64, len(allBackends)),
+		HashTime:        make(map[Backend]time.Duration, len(allBackends)),
+		DeviceFallbacks: e.c.fallbacks.Load(),
+		DeviceRefused:   e.c.refused.Load(),
+		Active:          e.c.active.Load(),
+		ActiveLarge:     e.c.activeLarge.Load(),
+	}
+	for i, b := range allBackends {
+		s.Streams[b] = e.c.streams[i].Load()
+		s.Bytes[b] = e.c.bytes[i].Load()
+		s.HashTime[b] = time.Duration(e.c.hashNS[i].Load())
+	}
+	return s
+}
+
+// NewStream starts hashing one object, on the backend the policy picks.
+func (e *Engine) NewStream(req Request) (Stream, error) {
+	h := hashes{etag: req.ETag}
+	if req.Checksum != "" {
+		sum, err := NewChecksum(req.Checksum)
+		if err != nil {
+			return nil, fmt.Errorf("hashing: new stream: %w", err)
+		}
+		h.sum = sum
+	}
+	needMD5 := req.MD5 || (req.ETag && e.cfg.ETagMode == ETagMD5)
+	if req.ETag && !needMD5 {
+		h.fast = xxh3.New()
+	}
+	// Heavy streams are those with a hash that costs about a CPU core per
+	// GB/s (MD5, SHA-1, SHA-256); CRCs and XXH3 run at many GB/s per core
+	// and are never worth a hand-off.
+	heavy := needMD5 || isHeavyChecksum(req.Checksum)
+	large := heavy && (req.Size < 0 || req.Size >= e.cfg.MinOffloadSize)
+	act := &activity{e: e, large: large}
+	e.c.active.Add(1)
+	if large {
+		e.c.activeLarge.Add(1)
+	}
+	d := e.decide(needMD5, heavy, large)
+
+	var s Stream
+	switch d.backend {
+	case BackendDevice:
+		s = newDeviceStream(e, h, d.dev, act)
+	case BackendMultibuffer:
+		h.md5 = d.simd
+		s = newAsyncStream(e, h, BackendMultibuffer, act)
+	case BackendPipelined:
+		if needMD5 {
+			h.md5 = md5.New()
+		}
+		s = newAsyncStream(e, h, BackendPipelined, act)
+	default:
+		if needMD5 {
+			h.md5 = md5.New()
+		}
+		s = &inlineStream{h: h, act: act}
+	}
+	e.c.streams[backendIndex(d.backend)].Add(1)
 	return s, nil
-}
-
-type inlineStream struct {
-	md5, sum hash.Hash
-}
-
-func (s *inlineStream) Write(p []byte, release func()) {
-	if s.md5 != nil {
-		s.md5.Write(p)
-	}
-	if s.sum != nil {
-		s.sum.Write(p)
-	}
-	release()
-}
-
-func (s *inlineStream) Sum() (Digests, error) {
-	var d Digests
-	if s.md5 != nil {
-		d.MD5 = s.md5.Sum(nil)
-	}
-	if s.sum != nil {
-		d.Checksum = s.sum.Sum(nil)
-	}
-	return d, nil
-}
-
-func (s *inlineStream) Close() {}
-
-// NewChecksum returns a hash for an S3 flexible checksum algorithm name.
-func NewChecksum(algorithm string) (hash.Hash, error) {
-	switch strings.ToUpper(algorithm) {
-	case "CRC32":
-		return crc32.NewIEEE(), nil
-	case "CRC32C":
-		return crc32.New(crc32.MakeTable(crc32.Castagnoli)), nil
-	case "SHA1":
-		return sha1.New(), nil
-	case "SHA256":
-		return sha256.New(), nil
-	}
-	return nil, fmt.Errorf("hashing: unsupported checksum algorithm %q", algorithm)
 }

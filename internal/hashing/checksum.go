@@ -1,0 +1,131 @@
+package hashing
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"hash/crc64"
+	"strconv"
+	"strings"
+)
+
+// S3 flexible checksum algorithm names, as they appear in
+// x-amz-checksum-algorithm and x-amz-checksum-<name> headers.
+const (
+	CRC32     = "CRC32"
+	CRC32C    = "CRC32C"
+	CRC64NVME = "CRC64NVME"
+	SHA1      = "SHA1"
+	SHA256    = "SHA256"
+)
+
+// Reflected CRC polynomials. All three CRCs S3 uses are reflected with an
+// all-ones initial value and final XOR, which is what hash/crc32 and
+// hash/crc64 implement and what CombineCRC relies on.
+const (
+	polyCRC32     = crc32.IEEE
+	polyCRC32C    = crc32.Castagnoli
+	polyCRC64NVME = 0x9a6c9329ac4bc9b5 // CRC-64/NVME 0xad93d23594c93659, bit-reversed
+)
+
+// Tables are immutable once built; building them at init keeps NewChecksum
+// allocation-free and avoids any lazily mutated package state.
+var (
+	tableCRC32C    = crc32.MakeTable(polyCRC32C)
+	tableCRC64NVME = crc64.MakeTable(polyCRC64NVME)
+)
+
+// CanonicalChecksum returns the canonical upper-case name of an S3 checksum
+// algorithm, or an error naming the unsupported input.
+func CanonicalChecksum(algorithm string) (string, error) {
+	a := strings.ToUpper(strings.TrimSpace(algorithm))
+	switch a {
+	case CRC32, CRC32C, CRC64NVME, SHA1, SHA256:
+		return a, nil
+	}
+	return "", fmt.Errorf("hashing: unsupported checksum algorithm %q", algorithm)
+}
+
+// NewChecksum returns a hash for an S3 flexible checksum algorithm name
+// (case-insensitive). Sum returns the raw big-endian checksum bytes; S3
+// transmits them base64-encoded (see EncodeChecksum).
+func NewChecksum(algorithm string) (hash.Hash, error) {
+	a, err := CanonicalChecksum(algorithm)
+	if err != nil {
+		return nil, err
+	}
+	switch a {
+	case CRC32:
+		return crc32.NewIEEE(), nil
+	case CRC32C:
+		return crc32.New(tableCRC32C), nil
+	case CRC64NVME:
+		return crc64.New(tableCRC64NVME), nil
+	case SHA1:
+		return sha1.New(), nil
+	default:
+		return sha256.New(), nil
+	}
+}
+
+// ChecksumSize returns the raw size in bytes of an algorithm's checksum.
+func ChecksumSize(algorithm string) (int, error) {
+	h, err := NewChecksum(algorithm)
+	if err != nil {
+		return 0, err
+	}
+	return h.Size(), nil
+}
+
+// IsCRC reports whether the algorithm is one of the CRCs, the only
+// algorithms whose part checksums can be combined into a full-object
+// checksum (S3's FULL_OBJECT checksum type).
+func IsCRC(algorithm string) bool {
+	a, err := CanonicalChecksum(algorithm)
+	return err == nil && (a == CRC32 || a == CRC32C || a == CRC64NVME)
+}
+
+// EncodeChecksum renders a raw checksum the way S3 headers carry it.
+func EncodeChecksum(raw []byte) string {
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+// DecodeChecksum parses a base64 checksum header value for algorithm and
+// checks its length, so a truncated or foreign value is refused early.
+func DecodeChecksum(algorithm, value string) ([]byte, error) {
+	n, err := ChecksumSize(algorithm)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.StdEncoding.DecodeString(value)
+	if err != nil {
+		return nil, fmt.Errorf("hashing: decode %s checksum %q: %w", algorithm, value, err)
+	}
+	if len(raw) != n {
+		return nil, fmt.Errorf("hashing: %s checksum %q has %d bytes, want %d", algorithm, value, len(raw), n)
+	}
+	return raw, nil
+}
+
+// CompositeChecksum computes an S3 COMPOSITE multipart checksum: the
+// algorithm applied to the concatenation of the raw part checksums, in part
+// order, reported as base64 followed by "-<number of parts>".
+func CompositeChecksum(algorithm string, partChecksums [][]byte) (string, error) {
+	if len(partChecksums) == 0 {
+		return "", fmt.Errorf("hashing: composite %s checksum of zero parts", algorithm)
+	}
+	h, err := NewChecksum(algorithm)
+	if err != nil {
+		return "", err
+	}
+	for i, p := range partChecksums {
+		if len(p) != h.Size() {
+			return "", fmt.Errorf("hashing: composite %s checksum: part %d has %d bytes, want %d", algorithm, i+1, len(p), h.Size())
+		}
+		h.Write(p)
+	}
+	return EncodeChecksum(h.Sum(nil)) + "-" + strconv.Itoa(len(partChecksums)), nil
+}
