@@ -1,0 +1,186 @@
+package hashing
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Published CRC catalogue check values: the CRC of the ASCII string
+// "123456789".
+func TestChecksumCheckValues(t *testing.T) {
+	check := []byte("123456789")
+	for _, tc := range []struct {
+		alg  string
+		want uint64
+	}{
+		{"CRC32", 0xcbf43926},
+		{"crc32c", 0xe3069283},
+		{"CRC64NVME", 0xae8b14860a799888},
+	} {
+		h, err := NewChecksum(tc.alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(check)
+		sum := h.Sum(nil)
+		var got uint64
+		if len(sum) == 4 {
+			got = uint64(binary.BigEndian.Uint32(sum))
+		} else {
+			got = binary.BigEndian.Uint64(sum)
+		}
+		if got != tc.want {
+			t.Errorf("%s(123456789) = %#x, want %#x", tc.alg, got, tc.want)
+		}
+	}
+	s1 := sha1.Sum(check)
+	s256 := sha256.Sum256(check)
+	for alg, want := range map[string][]byte{"SHA1": s1[:], "sha256": s256[:]} {
+		h, err := NewChecksum(alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(check)
+		if got := h.Sum(nil); !bytes.Equal(got, want) {
+			t.Errorf("%s = %x, want %x", alg, got, want)
+		}
+	}
+	if _, err := NewChecksum("MD4"); err == nil {
+		t.Error("NewChecksum(MD4) succeeded")
+	}
+}
+
+// An S3 example value: the CRC32 of the empty object is AAAAAA==.
+func TestEncodeDecodeChecksum(t *testing.T) {
+	h, _ := NewChecksum(CRC32)
+	if got := EncodeChecksum(h.Sum(nil)); got != "AAAAAA==" {
+		t.Errorf("CRC32 of nothing = %s, want AAAAAA==", got)
+	}
+	raw, err := DecodeChecksum(CRC64NVME, base64.StdEncoding.EncodeToString(make([]byte, 8)))
+	if err != nil || len(raw) != 8 {
+		t.Errorf("DecodeChecksum: %v %x", err, raw)
+	}
+	if _, err := DecodeChecksum(CRC64NVME, "AAAAAA=="); err == nil {
+		t.Error("DecodeChecksum accepted a 4-byte CRC64NVME")
+	}
+	if _, err := DecodeChecksum(CRC32, "!!"); err == nil {
+		t.Error("DecodeChecksum accepted invalid base64")
+	}
+}
+
+func rawSum(t *testing.T, alg string, p []byte) []byte {
+	t.Helper()
+	h, err := NewChecksum(alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Write(p)
+	return h.Sum(nil)
+}
+
+func TestCompositeChecksum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, alg := range []string{CRC32, CRC32C, CRC64NVME, SHA1, SHA256} {
+		var parts [][]byte
+		var concat []byte
+		for range 3 {
+			p := make([]byte, rng.IntN(5000))
+			for i := range p {
+				p[i] = byte(rng.Uint32())
+			}
+			s := rawSum(t, alg, p)
+			parts = append(parts, s)
+			concat = append(concat, s...)
+		}
+		got, err := CompositeChecksum(alg, parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := EncodeChecksum(rawSum(t, alg, concat)) + "-3"
+		if got != want {
+			t.Errorf("%s composite = %s, want %s", alg, got, want)
+		}
+		if !strings.HasSuffix(got, "-3") {
+			t.Errorf("%s composite %s lacks the part count", alg, got)
+		}
+	}
+	if _, err := CompositeChecksum(CRC32, [][]byte{{1, 2}}); err == nil {
+		t.Error("composite accepted a short part checksum")
+	}
+	if _, err := CompositeChecksum(CRC32, nil); err == nil {
+		t.Error("composite accepted zero parts")
+	}
+}
+
+func TestCombineCRC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for _, alg := range []string{CRC32, CRC32C, CRC64NVME} {
+		for trial := range 30 {
+			// Random split points, including empty parts.
+			n := 1 + rng.IntN(6)
+			total := rng.IntN(len(data))
+			if trial == 0 {
+				total = 0
+			}
+			cuts := []int{0, total}
+			for range n - 1 {
+				cuts = append(cuts, rng.IntN(total+1))
+			}
+			slices.Sort(cuts)
+			var parts []PartCRC
+			for i := 0; i+1 < len(cuts); i++ {
+				p := data[cuts[i]:cuts[i+1]]
+				parts = append(parts, PartCRC{Sum: rawSum(t, alg, p), Size: int64(len(p))})
+			}
+			got, err := CombineCRC(alg, parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := rawSum(t, alg, data[:total]); !bytes.Equal(got, want) {
+				t.Fatalf("%s combine of %d parts over %d bytes = %x, want %x", alg, len(parts), total, got, want)
+			}
+		}
+	}
+	// A huge length must not overflow the power table.
+	if _, err := CombineCRC(CRC64NVME, []PartCRC{{Sum: make([]byte, 8)}, {Sum: make([]byte, 8), Size: 1<<63 - 1}}); err != nil {
+		t.Error(err)
+	}
+	if _, err := CombineCRC(SHA256, []PartCRC{{Sum: make([]byte, 32)}}); err == nil {
+		t.Error("combined SHA256 parts")
+	}
+	if _, err := CombineCRC(CRC32, []PartCRC{{Sum: make([]byte, 8)}}); err == nil {
+		t.Error("combined a CRC32 part of 8 bytes")
+	}
+}
+
+
+func TestMultipartETag(t *testing.T) {
+	p1 := strings.Repeat("0", 31) + "1"
+	p2 := `"` + strings.Repeat("f", 32) + `"`
+	raw := make([]byte, 0, 32)
+	raw = append(raw, make([]byte, 15)...)
+	raw = append(raw, 1)
+	raw = append(raw, bytes.Repeat([]byte{0xff}, 16)...)
+	got, err := MultipartETag([]string{p1, p2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := md5Hex(raw) + "-2"
+	if got != want {
+		t.Errorf("MultipartETag = %s, want %s", got, want)
+	}
+	if _, err := MultipartETag([]string{"xyz"}); err == nil {
+		t.Error("accepted a bad part ETag")
+	}
+}

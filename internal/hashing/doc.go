@@ -1,0 +1,68 @@
+// Package hashing computes the digests a PUT needs — the MD5 ETag, the S3
+// flexible checksum the client sent (CRC32, CRC32C, CRC64NVME, SHA1,
+// SHA256), a fast content hash for ETagFast mode — beside the data path
+// rather than in front of it, through pluggable backends chosen per stream
+// by a policy. It also holds the S3 checksum arithmetic (composite
+// multipart checksums, full-object CRC combination, multipart ETags).
+//
+// # Backends
+//
+// Every backend implements Stream: the caller hands over pooled blocks
+// and gets them back through a release callback, so hashing shares the
+// engine's bounded buffer pool instead of copying.
+//
+//   - inline: hashes inside Write on the request goroutine. Cheapest in
+//     CPU (no hand-off), but MD5 (about 0.7 GB/s per core here) then runs
+//     in series with erasure coding and drive writes.
+//   - pipelined: one goroutine per stream hashes the same blocks while the
+//     request goroutine erasure-codes and writes; Sum (before the commit)
+//     waits for it. The queue holds at most QueueDepth blocks, so a slow
+//     hasher applies back-pressure instead of draining the pool.
+//   - multibuffer: the per-stream goroutine feeds a shared multi-lane MD5
+//     service (minio/md5-simd: 16 lanes per service, computed as 2x8 with
+//     AVX2 or 16 with AVX-512). Measured on the 2-core AVX2 machine this
+//     was written on: one stream runs at about half the speed of
+//     crypto/md5 and costs 1.8x its CPU per byte; 4 streams break even;
+//     8 streams cost half, 16 streams a third of crypto/md5's CPU per
+//     byte. This is why MinIO's experiment lost (it paid for lanes it
+//     could not fill) and why the policy gates it on stream count.
+//   - device: an accelerator with a bounded queue (Device; SimDevice
+//     simulates one). Because MD5 is sequential, a stream takes a whole
+//     device lane at its start; a full queue mid-stream makes it detach,
+//     take the MD5 state back and finish on the CPU (see Device).
+//
+// Only MD5 goes to the multibuffer and device backends. The other hashes
+// of a stream run wherever its CPU work runs: on the stream's goroutine
+// for pipelined and multibuffer, inline for inline and device. CRCs and
+// XXH3 run at many GB/s per core and never justify a hand-off on their
+// own; SHA1 and SHA256 do, like MD5.
+//
+// # Policy
+//
+// PolicyAuto (the default) applies the lessons of the offload study
+// (11 % gained for 128 MB objects on a CPU-starved server, nothing for
+// 4 MB objects, nothing or worse with spare cores):
+//
+//  1. Small objects (below MinOffloadSize, 8 MiB) and cheap-hash-only
+//     streams stay inline: there is too little to overlap.
+//  2. Offload only when the CPU is the bottleneck: Load.Busy() at or above
+//     BusyThreshold, or more large hashing streams than CPUs. Then a
+//     device lane if one is free (never waiting for one), else the
+//     multi-lane service if at least MultibufferMinStreams large MD5
+//     streams are active (lanes fill, CPU per byte drops), else inline
+//     (a hand-off cannot use a core that is not free).
+//  3. With spare cores, fewer large streams than CPUs: pipelined, so a
+//     lone upload overlaps MD5 with erasure coding instead of paying for
+//     it in series; it is never slower than inline when a core is free.
+//
+// A full device queue never blocks an upload: Open refuses when no lane
+// is free, and a stream whose Submit is refused moves to the CPU; after
+// such a fallback auto keeps new streams off the device for
+// DeviceBackoff. The CPU-load signal comes from a LoadSource
+// (internal/cpustat's sampler implements it); without one the engine
+// reads the machine as idle and decides from stream counts alone.
+//
+// Digests report the backend, the time spent hashing (HashTime) and the
+// time the commit waited for it (SumWait), for the engine's phase
+// accounting; Engine.Stats aggregates them for metrics.
+package hashing

@@ -1,0 +1,249 @@
+package hashing
+
+import (
+	"encoding/hex"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// startBackend opens a stream and reports the backend it started on,
+// by summing it with no data.
+func backendOf(t *testing.T, e *Engine, req Request) Backend {
+	t.Helper()
+	s, err := e.NewStream(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := s.Sum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Backend
+}
+
+func TestAutoPolicyRules(t *testing.T) {
+	large := Request{Size: 64 << 20, ETag: true}
+	load := newLoad(0)
+	dev := NewSimDevice(SimDeviceConfig{Lanes: 1})
+	e, err := New(Config{Load: load, Procs: 2, MultibufferMinStreams: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	if b := backendOf(t, e, large); b != BackendPipelined {
+		t.Errorf("lone large stream, idle CPU: %s, want pipelined", b)
+	}
+	if b := backendOf(t, e, Request{Size: 4 << 20, ETag: true}); b != BackendInline {
+		t.Errorf("4 MiB stream: %s, want inline", b)
+	}
+	if b := backendOf(t, e, Request{Size: 64 << 20, Checksum: CRC32C}); b != BackendInline {
+		t.Errorf("CRC-only stream: %s, want inline", b)
+	}
+	if b := backendOf(t, e, Request{Size: -1, ETag: true}); b != BackendPipelined {
+		t.Errorf("unknown size, idle: %s, want pipelined", b)
+	}
+	load.v.Store(0.95)
+	if b := backendOf(t, e, large); b != BackendInline {
+		t.Errorf("lone large stream, busy CPU: %s, want inline", b)
+	}
+
+	// Hold streams open to raise the active count.
+	var held []Stream
+	hold := func(n int) {
+		for range n {
+			s, err := e.NewStream(large)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, s)
+		}
+	}
+	defer func() {
+		for _, s := range held {
+			s.Close()
+		}
+	}()
+	load.v.Store(0.0)
+	hold(1)
+	if b := backendOf(t, e, large); b != BackendInline {
+		t.Errorf("2 large streams on 2 CPUs: %s, want inline", b)
+	}
+	hold(2)
+	// 4 active (3 held + this one) > 2 CPUs: CPU-bound even though the
+	// load signal says idle, and enough streams to fill lanes.
+	if b := backendOf(t, e, large); b != BackendMultibuffer {
+		t.Errorf("4 large streams on 2 CPUs: %s, want multibuffer", b)
+	}
+
+	// With a device: busy CPU sends streams to it while a lane is free.
+	e2, err := New(Config{Load: load, Procs: 2, Device: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	load.v.Store(0.9)
+	s, err := e2.NewStream(large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev.FreeLanes() != 0 {
+		t.Error("busy CPU, free lane: stream did not take the device")
+	}
+	if b := backendOf(t, e2, large); b != BackendInline {
+		t.Errorf("device full: %s, want inline", b)
+	}
+	if e2.Stats().DeviceRefused != 1 {
+		t.Errorf("DeviceRefused = %d, want 1", e2.Stats().DeviceRefused)
+	}
+	s.Close()
+	if dev.FreeLanes() != 1 {
+		t.Error("closing the stream did not free its lane")
+	}
+	load.v.Store(0.1)
+	if b := backendOf(t, e2, large); b != BackendPipelined {
+		t.Errorf("idle CPU with device: %s, want pipelined (offload only when the CPU is the bottleneck)", b)
+	}
+}
+
+// A device whose queue fills (here: paused) makes the stream move to the
+// CPU mid-stream without blocking on the queue, with correct digests.
+func TestDeviceQueueFullFallsBack(t *testing.T) {
+	dev := NewSimDevice(SimDeviceConfig{Lanes: 1, QueueDepth: 2})
+	e, err := New(Config{Load: newLoad(1), Device: dev, MinOffloadSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewPCG(2, 2))
+	data := randomData(rng, 2<<20)
+	dev.Pause()
+	s, err := e.NewStream(Request{Size: int64(len(data)), ETag: true, Checksum: CRC64NVME})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := newPool(t, 8, 1<<16)
+	// The first blocks fill the paused queue; the next Submit fails and
+	// the stream detaches, which needs the queued blocks done: resume the
+	// device shortly, as a slow device would eventually answer.
+	time.AfterFunc(50*time.Millisecond, dev.Resume)
+	p.write(s, data, rng, 1<<16)
+	d, err := s.Sum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Backend != BackendDevice || !d.FellBack {
+		t.Errorf("backend %s fellBack %v, want device with fallback", d.Backend, d.FellBack)
+	}
+	if hex.EncodeToString(d.MD5) != md5Hex(data) {
+		t.Errorf("MD5 after fallback %x, want %s", d.MD5, md5Hex(data))
+	}
+	if want := rawSum(t, CRC64NVME, data); string(d.Checksum) != string(want) {
+		t.Errorf("checksum %x, want %x", d.Checksum, want)
+	}
+	if p.outstanding() != 0 {
+		t.Errorf("%d blocks unreleased", p.outstanding())
+	}
+	st := e.Stats()
+	if st.DeviceFallbacks != 1 {
+		t.Errorf("DeviceFallbacks = %d, want 1", st.DeviceFallbacks)
+	}
+	// Right after a fallback auto keeps new streams off the device.
+	if b := backendOf(t, e, Request{Size: 1 << 30, ETag: true}); b == BackendDevice {
+		t.Error("auto used the device during its back-off")
+	}
+}
+
+// A slow device (throughput-limited, with latency) also overflows its
+// queue and the stream finishes on the CPU.
+func TestSlowDeviceFallsBack(t *testing.T) {
+	dev := NewSimDevice(SimDeviceConfig{Lanes: 2, QueueDepth: 2, Latency: time.Millisecond, BytesPerSecond: 50 << 20})
+	e, err := New(Config{Policy: PolicyDevice, Device: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewPCG(4, 4))
+	data := randomData(rng, 8<<20)
+	s, err := e.NewStream(Request{Size: -1, ETag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	newPool(t, 8, 1<<20).write(s, data, rng, 1<<20)
+	d, err := s.Sum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.FellBack {
+		t.Error("a 50 MB/s device kept up with an in-memory writer")
+	}
+	if d.ETag != md5Hex(data) {
+		t.Errorf("ETag %s, want %s", d.ETag, md5Hex(data))
+	}
+	if dev.FreeLanes() != 2 {
+		t.Errorf("free lanes %d, want 2", dev.FreeLanes())
+	}
+}
+
+// A device that never answers fails the stream after DeviceTimeout
+// instead of hanging it.
+func TestStuckDeviceTimesOut(t *testing.T) {
+	dev := NewSimDevice(SimDeviceConfig{Lanes: 1, QueueDepth: 4})
+	e, err := New(Config{Policy: PolicyDevice, Device: dev, DeviceTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dev.Pause()
+	s, err := e.NewStream(Request{Size: -1, ETag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(6, 6))
+	p := newPool(t, 8, 1<<10)
+	p.write(s, randomData(rng, 2<<10), rng, 1<<10)
+	if _, err := s.Sum(); !errors.Is(err, errDeviceTimeout) {
+		t.Fatalf("Sum on a stuck device: %v, want timeout", err)
+	}
+	s.Close()
+	// Once the device answers, it gives back the blocks it held.
+	dev.Resume()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.outstanding() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := p.outstanding(); n != 0 {
+		t.Errorf("%d blocks never released after the device resumed", n)
+	}
+}
+
+// The multi-lane service is retired after hashersPerServer hashers and
+// closed when idle, so md5-simd's per-hasher bookkeeping stays bounded.
+func TestSIMDPoolRecycles(t *testing.T) {
+	p := newSIMDPool(1)
+	defer p.close()
+	for range 3*hashersPerServer + 5 {
+		h := p.newHash()
+		h.Write([]byte("abc"))
+		if got := hex.EncodeToString(h.Sum(nil)); got != "900150983cd24fb0d6963f7d28e17f72" {
+			t.Fatalf("md5(abc) = %s", got)
+		}
+		h.Close()
+		h.Close()
+	}
+	p.mu.Lock()
+	n := len(p.servers)
+	p.mu.Unlock()
+	if n > 1 {
+		t.Errorf("%d services alive, want at most 1", n)
+	}
+	p.close()
+	if p.newHash() != nil {
+		t.Error("closed pool handed out a hasher")
+	}
+}
