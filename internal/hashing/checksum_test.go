@@ -164,7 +164,6 @@ func TestCombineCRC(t *testing.T) {
 	}
 }
 
-
 func TestMultipartETag(t *testing.T) {
 	p1 := strings.Repeat("0", 31) + "1"
 	p2 := `"` + strings.Repeat("f", 32) + `"`
