@@ -10,6 +10,8 @@ import (
 	"hash/crc64"
 	"strconv"
 	"strings"
+
+	"github.com/minio/crc64nvme"
 )
 
 // S3 flexible checksum algorithm names, as they appear in
@@ -63,7 +65,12 @@ func NewChecksum(algorithm string) (hash.Hash, error) {
 	case CRC32C:
 		return crc32.New(tableCRC32C), nil
 	case CRC64NVME:
-		return crc64.New(tableCRC64NVME), nil
+		// minio/crc64nvme folds with carry-less multiplication (PCLMULQDQ,
+		// VPCLMULQDQ with AVX-512) where hash/crc64 uses tables: several
+		// times faster, and CRC64NVME is the default checksum of current
+		// AWS SDKs. Same polynomial, init and final XOR; the check value
+		// test pins both implementations to the catalogue value.
+		return crc64nvme.New(), nil
 	case SHA1:
 		return sha1.New(), nil
 	default:
