@@ -314,7 +314,7 @@ func (c *chunkedReader) finish() error {
 func (c *chunkedReader) readTrailers() (http.Header, error) {
 	trailers := http.Header{}
 	var canon strings.Builder
-	sawSig := false
+	sawSig, lastEmpty := false, false
 	complete := func() bool {
 		if c.opt.signed && !sawSig {
 			return false
@@ -336,8 +336,14 @@ func (c *chunkedReader) readTrailers() (http.Header, error) {
 			if errors.As(err, &e) && e.Code == CodeInvalidRequest {
 				return nil, newErr(CodeMalformedTrailerError, "%s", e.Message)
 			}
+			if errors.As(err, &e) && e.Code == CodeIncompleteBody && lastEmpty && (!c.opt.signed || sawSig) {
+				// The section was terminated but an announced trailer
+				// never came: say so rather than "incomplete body".
+				break
+			}
 			return nil, err
 		}
+		lastEmpty = line == ""
 		if line == "" {
 			if complete() {
 				break
