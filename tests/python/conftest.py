@@ -1,0 +1,395 @@
+"""Fixtures for the Python end-to-end tests.
+
+The suite builds the server binary once, starts one `shardstore server` on a
+free port with 16 temporary drive directories, and hands tests real clients
+(boto3 at default settings, the aws cli, raw HTTP) pointed at it. The server's
+stdout and stderr go to files; when a test fails, their tail is attached to the
+failure report, and a server that dies during a test fails that test and is
+restarted on the same drives for the next one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Non-default root credentials, so the tests also prove the server reads them
+# from the environment as documented.
+ROOT_USER = "e2eroot"
+ROOT_PASSWORD = "e2e-root-secret-0123456789"
+REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class Creds:
+    """One S3 identity known to the server."""
+
+    access_key: str
+    secret_key: str
+    display_name: str = ""
+
+
+ALICE = Creds("e2ealice0001", "alice-secret-key-0001", "Alice Example")
+
+START_TIMEOUT_S = 60
+READY_TIMEOUT_S = 60
+STOP_TIMEOUT_S = 20
+
+
+def _isolate_aws_environment() -> None:
+    """Keep the developer's ~/.aws and AWS_* variables out of the tests: the
+    clients must see only what the tests give them."""
+    for key in list(os.environ):
+        if key.startswith("AWS_"):
+            del os.environ[key]
+    os.environ["AWS_CONFIG_FILE"] = os.devnull
+    os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+    os.environ["AWS_DEFAULT_REGION"] = REGION
+    os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+
+
+_isolate_aws_environment()
+
+
+class Server:
+    """A running `shardstore server` process on temporary drives."""
+
+    def __init__(self, binary: Path, base: Path):
+        self.binary = binary
+        self.base = base
+        self.drives_dir = base / "drives"
+        self.drives = [self.drives_dir / f"d{i}" for i in range(1, 17)]
+        self.users_file = base / "users.txt"
+        self.stdout_path = base / "server.stdout"
+        self.stderr_path = base / "server.stderr"
+        self.proc: subprocess.Popen | None = None
+        self.endpoint = ""
+        self.starts = 0
+        self.crashes: list[str] = []
+        self._clients: dict = {}
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self) -> None:
+        for d in self.drives:
+            d.mkdir(parents=True, exist_ok=True)
+        self.users_file.write_text(f"{ALICE.access_key} {ALICE.secret_key} {ALICE.display_name}\n")
+        env = dict(os.environ)
+        env["SHARDSTORE_ROOT_USER"] = ROOT_USER
+        env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
+        cmd = [
+            str(self.binary),
+            "server",
+            "--address",
+            "127.0.0.1:0",
+            "--users",
+            str(self.users_file),
+            f"{self.drives_dir}/d{{1...16}}",
+        ]
+        self.starts += 1
+        banner = f"\n===== start #{self.starts}: {' '.join(cmd)}\n"
+        with open(self.stdout_path, "a") as out, open(self.stderr_path, "a") as err:
+            out.write(banner)
+            err.write(banner)
+        self._stdout_offset = self.stdout_path.stat().st_size
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=open(self.stdout_path, "a"),
+            stderr=open(self.stderr_path, "a"),
+            env=env,
+            cwd=self.base,
+        )
+        self._clients.clear()
+        try:
+            self.endpoint = self._wait_endpoint()
+            self._wait_ready()
+        except Exception:
+            self.stop()
+            raise
+
+    def _wait_endpoint(self) -> str:
+        """Parse the one `S3 endpoint: http://HOST:PORT` line from stdout."""
+        pattern = re.compile(r"^S3 endpoint: (http://[^\s/]+)\s*$", re.M)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            text = self.stdout_path.read_text(errors="replace")[self._stdout_offset :]
+            m = pattern.search(text)
+            if m:
+                return m.group(1)
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"server exited with code {self.proc.returncode} before printing "
+                    f"'S3 endpoint: http://HOST:PORT'\n{self.log_tail()}"
+                )
+            time.sleep(0.05)
+        raise RuntimeError(
+            f"server printed no 'S3 endpoint: http://HOST:PORT' line within {START_TIMEOUT_S}s\n{self.log_tail()}"
+        )
+
+    def _wait_ready(self) -> None:
+        url = f"{self.endpoint}/shardstore/health/ready"
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with code {self.proc.returncode} while starting\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(url, timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+                    last = f"HTTP {resp.status}"
+            except urllib.error.HTTPError as e:
+                last = f"HTTP {e.code}"
+            except OSError as e:
+                last = repr(e)
+            time.sleep(0.1)
+        raise RuntimeError(f"GET {url} not 200 within {READY_TIMEOUT_S}s (last: {last})\n{self.log_tail()}")
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL if it does not exit in time. Returns the exit code."""
+        if self.proc is None:
+            return None
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                with open(self.stderr_path, "a") as err:
+                    err.write(f"\n===== test harness: no exit {STOP_TIMEOUT_S}s after SIGTERM, sending SIGKILL\n")
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, lines: int = 120) -> str:
+        parts = []
+        for label, path in (("stdout", self.stdout_path), ("stderr", self.stderr_path)):
+            try:
+                text = path.read_text(errors="replace").splitlines()
+            except OSError:
+                text = []
+            parts.append(f"--- server {label} (last {lines} lines of {path}) ---")
+            parts.extend(text[-lines:])
+        return "\n".join(parts)
+
+    # -- clients -----------------------------------------------------------
+
+    def client(self, creds: Creds | None = None, unsigned: bool = False, **config):
+        """A boto3 S3 client at default settings except endpoint and
+        credentials (unsigned=True for an anonymous client). Cached per
+        server start, since client construction costs ~100 ms."""
+        import boto3
+        from botocore import UNSIGNED
+        from botocore.config import Config
+
+        creds = creds or Creds(ROOT_USER, ROOT_PASSWORD)
+        key = (self.endpoint, creds, unsigned, tuple(sorted(config.items())))
+        if key not in self._clients:
+            cfg = None
+            if unsigned or config:
+                cfg = Config(signature_version=UNSIGNED, **config) if unsigned else Config(**config)
+            session = boto3.session.Session(
+                aws_access_key_id=creds.access_key,
+                aws_secret_access_key=creds.secret_key,
+                region_name=REGION,
+            )
+            self._clients[key] = session.client("s3", endpoint_url=self.endpoint, config=cfg)
+        return self._clients[key]
+
+    @property
+    def root(self) -> Creds:
+        return Creds(ROOT_USER, ROOT_PASSWORD)
+
+    @property
+    def hostport(self) -> tuple[str, int]:
+        host, port = self.endpoint.removeprefix("http://").rsplit(":", 1)
+        return host, int(port)
+
+
+_SERVERS = pytest.StashKey[list]()
+
+
+@pytest.fixture(scope="session")
+def shardstore_bin(tmp_path_factory) -> Path:
+    """The server binary: $SHARDSTORE_BIN, or built once from ./cmd/shardstore."""
+    given = os.environ.get("SHARDSTORE_BIN")
+    if given:
+        path = Path(given).resolve()
+        if not os.access(path, os.X_OK):
+            pytest.fail(f"SHARDSTORE_BIN={given} is not an executable file", pytrace=False)
+        return path
+    out = tmp_path_factory.mktemp("bin") / "shardstore"
+    cmd = ["go", "build"]
+    if os.environ.get("SHARDSTORE_RACE") == "1":
+        cmd.append("-race")
+    cmd += ["-o", str(out), "./cmd/shardstore"]
+    try:
+        res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        pytest.fail(f"{' '.join(cmd)} could not run: {e}", pytrace=False)
+    if res.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} failed (exit {res.returncode}):\n{res.stdout}{res.stderr}", pytrace=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def _server_process(request, shardstore_bin, tmp_path_factory):
+    srv = Server(shardstore_bin, tmp_path_factory.mktemp("shardstore"))
+    request.config.stash.setdefault(_SERVERS, []).append(srv)
+    try:
+        srv.start()
+    except RuntimeError as e:
+        pytest.fail(f"could not start the server: {e}", pytrace=False)
+    yield srv
+    code = srv.stop()
+    # A server that ignores SIGTERM or exits non-zero on it breaks the
+    # graceful-shutdown contract; say so at the end of the run.
+    if code not in (0, None):
+        sys.stderr.write(f"\nshardstore server exited with code {code} on SIGTERM\n{srv.log_tail(40)}\n")
+
+
+@pytest.fixture
+def server(_server_process: Server):
+    """The shared server, restarted first if an earlier test killed it. A
+    test during which the server dies fails, with the server log attached."""
+    srv = _server_process
+    if not srv.alive():
+        try:
+            srv.start()
+        except RuntimeError as e:
+            pytest.fail(f"could not restart the server after an earlier crash: {e}", pytrace=False)
+    yield srv
+    if srv.proc is not None and srv.proc.poll() is not None:
+        code = srv.proc.returncode
+        srv.proc = None
+        srv.crashes.append(f"exit {code}")
+        pytest.fail(f"the server process died during this test (exit code {code})\n{srv.log_tail()}", pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Attach the server's log tail to every failing test's report."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed:
+        for srv in item.config.stash.get(_SERVERS, []):
+            state = "running" if srv.alive() else "NOT running"
+            rep.sections.append((f"shardstore server ({state}, {srv.endpoint})", srv.log_tail(80)))
+
+
+@pytest.fixture
+def s3(server):
+    """boto3 client for the root user."""
+    return server.client()
+
+
+@pytest.fixture
+def s3_alice(server):
+    """boto3 client for the second user from the --users file."""
+    return server.client(ALICE)
+
+
+@pytest.fixture
+def s3_anon(server):
+    """Anonymous (unsigned) boto3 client."""
+    return server.client(unsigned=True)
+
+
+def unique_bucket_name(hint: str = "b") -> str:
+    hint = re.sub(r"[^a-z0-9-]+", "-", hint.lower()).strip("-")[:30].strip("-") or "b"
+    return f"e2e-{hint}-{uuid.uuid4().hex[:10]}"
+
+
+def empty_and_delete_bucket(client, bucket: str) -> None:
+    """Best-effort cleanup: abort uploads, delete every object, delete bucket."""
+    from botocore.exceptions import ClientError
+
+    try:
+        for page in client.get_paginator("list_multipart_uploads").paginate(Bucket=bucket):
+            for up in page.get("Uploads", []):
+                client.abort_multipart_upload(Bucket=bucket, Key=up["Key"], UploadId=up["UploadId"])
+    except ClientError:
+        pass
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+        client.delete_bucket(Bucket=bucket)
+    except ClientError:
+        pass
+
+
+@pytest.fixture
+def bucket(request, s3):
+    """A fresh bucket owned by root, emptied and deleted after the test."""
+    name = unique_bucket_name(request.node.name.removeprefix("test_"))
+    s3.create_bucket(Bucket=name)
+    yield name
+    try:
+        empty_and_delete_bucket(s3, name)
+    except Exception:  # cleanup must never mask the test's own outcome
+        pass
+
+
+@dataclass
+class CLIResult:
+    args: list
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def __str__(self) -> str:
+        return f"aws {' '.join(self.args)} -> exit {self.returncode}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}"
+
+
+@pytest.fixture
+def aws(server, tmp_path):
+    """Run the aws cli (v1, installed in the venv) against the server as root."""
+
+    def run(
+        *args: str, check: bool = True, timeout: int = 300, creds: Creds | None = None, env: dict | None = None
+    ) -> CLIResult:
+        creds = creds or server.root
+        full_env = dict(os.environ)
+        full_env.update(
+            AWS_ACCESS_KEY_ID=creds.access_key,
+            AWS_SECRET_ACCESS_KEY=creds.secret_key,
+            AWS_DEFAULT_REGION=REGION,
+            AWS_PAGER="",
+        )
+        full_env.update(env or {})
+        argv = [str(a) for a in args]
+        cmd = [sys.executable, "-m", "awscli", *argv, "--endpoint-url", server.endpoint]
+        res = subprocess.run(
+            cmd,
+            env=full_env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        out = CLIResult(argv, res.returncode, res.stdout, res.stderr)
+        if check and res.returncode != 0:
+            pytest.fail(f"aws cli failed: {out}", pytrace=False)
+        return out
+
+    return run

@@ -1,0 +1,242 @@
+"""Hostile input over raw HTTP: malformed XML, path-traversal keys, bodies
+that lie about their length or hash. In every case the server answers with an
+error (or drops the connection), writes nothing outside its drives, and every
+object stored before still reads back byte-identical."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from s3util import MiB, random_bytes, raw_request, send_truncated, sign
+
+
+@pytest.fixture
+def witnesses(s3, bucket):
+    """Objects stored before the attack, checked byte-for-byte after it."""
+    objs = {
+        "witness/small": random_bytes(1000),
+        "witness/large": random_bytes(2 * MiB + 5),
+        "x": b"a key literally named x",
+    }
+    for k, v in objs.items():
+        s3.put_object(Bucket=bucket, Key=k, Body=v)
+
+    def verify():
+        keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", []))
+        for k, v in objs.items():
+            assert s3.get_object(Bucket=bucket, Key=k)["Body"].read() == v, k
+        return keys
+
+    return verify
+
+
+def outside_snapshot(server) -> dict[str, set[str]]:
+    """Everything a traversal could reach: the server's base directory (the
+    drives' parent), its parent, the drives directory (only d1..d16 belong
+    there) and the top level of every drive, where a key of "../x" joined to
+    a bucket directory would land."""
+    base = server.base
+    snap = {
+        "base": {p.name for p in base.iterdir()},
+        "parent": {p.name for p in base.parent.iterdir()},
+        "drives": {p.name for p in server.drives_dir.iterdir()},
+    }
+    for d in server.drives:
+        snap[d.name] = {p.name for p in d.iterdir()}
+    return snap
+
+
+def diff(before: dict, after: dict) -> dict:
+    return {k: sorted(after.get(k, set()) ^ v) for k, v in before.items() if after.get(k, set()) != v}
+
+
+def signed(server, method, target, body=b"", headers=None, sign_body=None):
+    hdrs = sign(
+        server.endpoint,
+        server.root.access_key,
+        server.root.secret_key,
+        method,
+        target,
+        body=body if sign_body is None else sign_body,
+        headers=headers,
+    )
+    return raw_request(server.endpoint, method, target, body=body, headers=hdrs)
+
+
+def test_malformed_xml_complete_multipart(server, s3, bucket, witnesses):
+    uid = s3.create_multipart_upload(Bucket=bucket, Key="mp")["UploadId"]
+    etag = s3.upload_part(Bucket=bucket, Key="mp", UploadId=uid, PartNumber=1, Body=b"part one")["ETag"]
+    target = f"/{bucket}/mp?uploadId={uid}"
+    bodies = [
+        b"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber>",  # truncated
+        b"this is not xml at all",
+        b"<CompleteMultipartUpload></CompleteMultipartUpload>",  # no parts
+        b"<CompleteMultipartUpload><Part><PartNumber>one</PartNumber><ETag>x</ETag></Part></CompleteMultipartUpload>",
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+        b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><CompleteMultipartUpload>&c;</CompleteMultipartUpload>',
+    ]
+    for body in bodies:
+        resp = signed(server, "POST", target, body=body)
+        assert resp.status == 400, f"{body[:60]!r} -> {resp}"
+        assert resp.error_code() in ("MalformedXML", "InvalidPart", "InvalidRequest"), f"{body[:60]!r} -> {resp}"
+    # The classic truncated document must be MalformedXML precisely.
+    resp = signed(server, "POST", target, body=bodies[0])
+    assert resp.error_code() == "MalformedXML", str(resp)
+
+    # The upload survived the garbage and still completes.
+    good = (
+        f"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>{etag}</ETag></Part>"
+        "</CompleteMultipartUpload>"
+    ).encode()
+    resp = signed(server, "POST", target, body=good)
+    assert resp.status == 200, str(resp)
+    assert s3.get_object(Bucket=bucket, Key="mp")["Body"].read() == b"part one"
+    witnesses()
+
+
+def test_malformed_xml_delete_objects(server, bucket, witnesses):
+    body = b"<Delete><Object><Key>witness/small</Key></Object>"  # unterminated
+    md5 = __import__("base64").b64encode(hashlib.md5(body).digest()).decode()
+    resp = signed(server, "POST", f"/{bucket}?delete=", body=body, headers={"Content-MD5": md5})
+    assert resp.status == 400 and resp.error_code() == "MalformedXML", str(resp)
+    witnesses()
+
+
+# Keys with ".." segments, raw and percent-encoded: the server must refuse.
+TRAVERSAL_TARGETS = [
+    "/{bucket}/../x",
+    "/{bucket}/../../x",
+    "/{bucket}/a/../../x",
+    "/{bucket}/%2E%2E/x",
+    "/{bucket}/%2e%2e/%2e%2e/x",
+    "/{bucket}/..%2Fx",
+    "/{bucket}/..%2F..%2F..%2Fescaped",
+    "/{bucket}/a/%2E%2E/%2E%2E/%2E%2E/escaped",
+    "/{bucket}/..",
+    "/{bucket}/a/..",
+    "/{bucket}/%2E%2E",
+]
+
+# Odd but traversal-free keys: the server may refuse them or store them under
+# their literal name, but must never fold them onto another key (the witness
+# "x") or a path outside the bucket.
+ODD_TARGETS = [
+    "/{bucket}/./x",
+    "/{bucket}/a/./x",
+    "/{bucket}/..%5Cx",  # backslash is no separator on Linux
+    "/{bucket}/...",
+]
+
+
+@pytest.mark.parametrize("template", TRAVERSAL_TARGETS)
+def test_traversal_keys_rejected(server, s3, bucket, witnesses, template):
+    target = template.format(bucket=bucket)
+    before = outside_snapshot(server)
+    resp = signed(server, "PUT", target, body=b"ESCAPED-PAYLOAD")
+    assert not 200 <= resp.status < 300, f"PUT {target} was accepted: {resp}"
+    assert outside_snapshot(server) == before, f"PUT {target} changed: {diff(before, outside_snapshot(server))}"
+    keys = witnesses()
+    assert not [k for k in keys if ".." in k.split("/")], keys
+    # A GET of the same path must not read anything from outside either.
+    resp = signed(server, "GET", target)
+    assert resp.status >= 300 or resp.body != b"ESCAPED-PAYLOAD", f"GET {target}: {resp}"
+
+
+@pytest.mark.parametrize("template", ODD_TARGETS)
+def test_odd_keys_stay_inside(server, s3, bucket, witnesses, template):
+    target = template.format(bucket=bucket)
+    before = outside_snapshot(server)
+    resp = signed(server, "PUT", target, body=b"ODD-PAYLOAD")
+    assert resp.status < 500, f"PUT {target}: {resp}"
+    assert outside_snapshot(server) == before, f"PUT {target} changed: {diff(before, outside_snapshot(server))}"
+    keys = witnesses()  # in particular "x" was not overwritten
+    if 200 <= resp.status < 300:
+        back = signed(server, "GET", target)
+        assert back.status == 200 and back.body == b"ODD-PAYLOAD", f"GET {target}: {back}"
+        assert len(keys) == 4, keys  # stored as a key of its own
+
+
+def test_traversal_keys_via_boto3(s3, server, bucket, witnesses):
+    """The same keys through a real client, which may or may not normalise
+    them: the server must refuse or store them as plain names, never follow
+    them out of the bucket."""
+    from botocore.exceptions import ClientError
+
+    before = outside_snapshot(server)
+    for key in ("../x", "../../escaped", "a/../../escaped", "..", "./x"):
+        try:
+            s3.put_object(Bucket=bucket, Key=key, Body=b"ESCAPED-PAYLOAD")
+        except ClientError:
+            continue
+    assert outside_snapshot(server) == before
+    keys = witnesses()
+    assert not [k for k in keys if ".." in k.split("/")], keys
+
+
+def test_truncated_body(server, s3, bucket, witnesses):
+    full = os.urandom(256 * 1024)
+    target = f"/{bucket}/truncated"
+    hdrs = sign(server.endpoint, server.root.access_key, server.root.secret_key, "PUT", target, body=full)
+    hdrs["Content-Length"] = str(len(full))
+    hdrs["Connection"] = "close"
+    answer = send_truncated(server.endpoint, target, hdrs, full[: 64 * 1024])
+    # Either the connection is dropped without an answer, or a 4xx.
+    if answer:
+        status_line = answer.split(b"\r\n", 1)[0]
+        assert status_line.startswith(b"HTTP/1.1 4"), answer[:500]
+        if b"<Code>" in answer:
+            assert b"<Code>IncompleteBody</Code>" in answer or b"<Code>RequestTimeout</Code>" in answer, answer[:500]
+    from botocore.exceptions import ClientError
+
+    with pytest.raises(ClientError) as exc:
+        s3.head_object(Bucket=bucket, Key="truncated")
+    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    witnesses()
+
+
+def test_truncated_body_overwrite_keeps_old_version(server, s3, bucket, witnesses):
+    """A broken upload over an existing key must leave the old bytes."""
+    full = os.urandom(3 * MiB)
+    target = f"/{bucket}/witness/large"
+    hdrs = sign(server.endpoint, server.root.access_key, server.root.secret_key, "PUT", target, body=full)
+    hdrs["Content-Length"] = str(len(full))
+    hdrs["Connection"] = "close"
+    send_truncated(server.endpoint, target, hdrs, full[: MiB + 100])
+    witnesses()
+
+
+def test_payload_hash_mismatch(server, s3, bucket, witnesses):
+    good = b"A" * 4096
+    evil = b"B" * 4096
+    resp = signed(server, "PUT", f"/{bucket}/witness/small", body=evil, sign_body=good)
+    assert resp.status == 400, str(resp)
+    assert resp.error_code() in ("XAmzContentSHA256Mismatch", "BadDigest"), str(resp)
+    witnesses()
+
+
+def test_garbage_requests(server, bucket, witnesses):
+    ep = server.endpoint
+    cases = [
+        ("GET", f"/{bucket}/witness/small", {"Authorization": "AWS4-HMAC-SHA256 garbage"}),
+        ("GET", f"/{bucket}/witness/small", {"Authorization": "Bearer x"}),
+        (
+            "PUT",
+            f"/{bucket}/witness/small",
+            {"Authorization": "AWS4-HMAC-SHA256 Credential=e2eroot/20200101/us-east-1/s3/aws4_request, "
+             "SignedHeaders=host, Signature=00", "x-amz-date": "20200101T000000Z"},
+        ),
+    ]
+    for method, target, hdrs in cases:
+        hdrs = {"Host": ep.removeprefix("http://"), **hdrs}
+        resp = raw_request(ep, method, target, body=b"overwrite!" if method == "PUT" else b"", headers=hdrs)
+        assert 400 <= resp.status < 500, f"{method} {target} {hdrs} -> {resp}"
+    # An absurd Content-Length is refused before anything is stored.
+    hdrs = sign(ep, server.root.access_key, server.root.secret_key, "PUT", f"/{bucket}/huge", body=b"")
+    hdrs["Content-Length"] = str(6 * 1024**4)  # 6 TiB, over S3's 5 TiB single-PUT limit
+    answer = send_truncated(ep, f"/{bucket}/huge", hdrs, b"")
+    assert not answer.startswith(b"HTTP/1.1 2"), answer[:300]
+    witnesses()
