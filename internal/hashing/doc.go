@@ -43,17 +43,27 @@
 // (11 % gained for 128 MB objects on a CPU-starved server, nothing for
 // 4 MB objects, nothing or worse with spare cores):
 //
-//  1. Small objects (below MinOffloadSize, 8 MiB) and cheap-hash-only
-//     streams stay inline: there is too little to overlap.
+//  1. Streams with only cheap hashes stay inline.
 //  2. Offload only when the CPU is the bottleneck: Load.Busy() at or above
-//     BusyThreshold, or more large hashing streams than CPUs. Then a
-//     device lane if one is free (never waiting for one), else the
-//     multi-lane service if at least MultibufferMinStreams large MD5
-//     streams are active (lanes fill, CPU per byte drops), else inline
-//     (a hand-off cannot use a core that is not free).
-//  3. With spare cores, fewer large streams than CPUs: pipelined, so a
-//     lone upload overlaps MD5 with erasure coding instead of paying for
-//     it in series; it is never slower than inline when a core is free.
+//     BusyThreshold, or more heavy streams than CPUs. Then, for objects of
+//     at least MinOffloadSize (8 MiB), a device lane if one is free (never
+//     waiting for one); else the multi-lane service if at least
+//     MultibufferMinStreams heavy streams of at least MultibufferMinSize
+//     (1 MiB) are active: it saves CPU per byte, so unlike a device it
+//     pays for 4 MiB objects too (3x inline throughput at 16 x 4 MiB in
+//     the benchmarks); else inline, since a hand-off cannot use a core
+//     that is not free.
+//  3. Objects below MinOffloadSize otherwise stay inline: there is too
+//     little to overlap.
+//  4. With spare cores (fewer heavy streams than CPUs, load below the
+//     threshold): pipelined, so a lone upload overlaps MD5 with erasure
+//     coding instead of paying for it in series.
+//
+// Streams cannot change backend mid-stream (the MD5 state lives in the
+// backend), so the policy counts concurrency as the recent peak
+// (ConcurrencyWindow) whenever more than one stream is active: the first
+// streams of a burst of uploads are placed as the burst will be, while a
+// lone upload is always treated as lone.
 //
 // A full device queue never blocks an upload: Open refuses when no lane
 // is free, and a stream whose Submit is refused moves to the CPU; after

@@ -182,7 +182,7 @@ func TestBackendsMatchReference(t *testing.T) {
 					t.Fatalf("%d blocks never released", n)
 				}
 			}
-			if st := e.Stats(); st.Active != 0 || st.ActiveLarge != 0 {
+			if st := e.Stats(); st.Active != 0 || st.ActiveHeavy != 0 {
 				t.Errorf("active streams after all ended: %+v", st)
 			}
 		})

@@ -168,11 +168,24 @@ type Config struct {
 	// BusyThreshold is the Load.Busy() level from which auto treats the
 	// CPU as the bottleneck. Default 0.8.
 	BusyThreshold float64
-	// MultibufferMinStreams is how many large MD5 streams must be active
+	// MultibufferMinStreams is how many heavy streams must be active
 	// (this one included) before auto uses the multi-lane service.
 	// Default 8 (measured: md5-simd on AVX2 costs more CPU per byte than
-	// crypto/md5 below ~4 streams, breaks even at 4, wins ~2x at 8).
+	// crypto/md5 below ~4 streams, breaks even at 4, wins ~2x at 8; and
+	// up to 8 streams it computes on one core, 2x8 lanes above).
 	MultibufferMinStreams int
+	// MultibufferMinSize: streams smaller than this never use the
+	// multi-lane service (registering a hasher and a goroutine costs more
+	// than a few blocks of MD5) and are not counted as concurrent heavy
+	// streams. Unlike pipelining, multi-lane hashing saves CPU per byte,
+	// so it pays for objects well below MinOffloadSize. Default 1 MiB.
+	MultibufferMinSize int64
+	// ConcurrencyWindow: the policy counts concurrent streams as the peak
+	// seen within this window whenever more than one is active, so the
+	// first streams of a burst are placed as the burst will be rather
+	// than as lone uploads (streams cannot change backend mid-stream). A
+	// lone stream is always counted as one. Default 2 s.
+	ConcurrencyWindow time.Duration
 	// MultibufferServers is how many md5-simd services to run; each one
 	// batches up to 16 streams. Default max(1, Procs/2).
 	MultibufferServers int
@@ -211,6 +224,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MultibufferMinStreams <= 0 {
 		c.MultibufferMinStreams = 8
 	}
+	if c.MultibufferMinSize <= 0 {
+		c.MultibufferMinSize = 1 << 20
+	}
+	if c.ConcurrencyWindow <= 0 {
+		c.ConcurrencyWindow = 2 * time.Second
+	}
 	if c.Procs <= 0 {
 		c.Procs = runtime.GOMAXPROCS(0)
 	}
@@ -245,9 +264,10 @@ type Stats struct {
 	// DeviceRefused counts streams auto wanted on the device but found
 	// no free lane (or backing off) and kept on the CPU.
 	DeviceRefused uint64
-	// Active is the number of streams now open; ActiveLarge those of them
-	// that need MD5 and are at least MinOffloadSize.
-	Active, ActiveLarge int64
+	// Active is the number of streams now open; ActiveHeavy those of them
+	// with a heavy hash (MD5, SHA1, SHA256) and at least
+	// MultibufferMinSize (or unknown size), the ones the policy counts.
+	Active, ActiveHeavy int64
 }
 
 var allBackends = [...]Backend{BackendInline, BackendPipelined, BackendMultibuffer, BackendDevice}
@@ -264,7 +284,9 @@ func backendIndex(b Backend) int {
 type counters struct {
 	streams, bytes, hashNS [len(allBackends)]atomic.Uint64
 	fallbacks, refused     atomic.Uint64
-	active, activeLarge    atomic.Int64
+	active, activeHeavy    atomic.Int64
+	peak                   atomic.Int64 // recent peak of activeHeavy
+	peakAt                 atomic.Int64 // unix nanoseconds
 	deviceBackoffUntil     atomic.Int64 // unix nanoseconds
 }
 
@@ -300,7 +322,7 @@ func (e *Engine) Stats() Stats {
 		DeviceFallbacks: e.c.fallbacks.Load(),
 		DeviceRefused:   e.c.refused.Load(),
 		Active:          e.c.active.Load(),
-		ActiveLarge:     e.c.activeLarge.Load(),
+		ActiveHeavy:     e.c.activeHeavy.Load(),
 	}
 	for i, b := range allBackends {
 		s.Streams[b] = e.c.streams[i].Load()
@@ -328,13 +350,15 @@ func (e *Engine) NewStream(req Request) (Stream, error) {
 	// GB/s (MD5, SHA-1, SHA-256); CRCs and XXH3 run at many GB/s per core
 	// and are never worth a hand-off.
 	heavy := needMD5 || isHeavyChecksum(req.Checksum)
-	large := heavy && (req.Size < 0 || req.Size >= e.cfg.MinOffloadSize)
-	act := &activity{e: e, large: large}
+	counted := heavy && (req.Size < 0 || req.Size >= e.cfg.MultibufferMinSize)
+	act := &activity{e: e, counted: counted}
 	e.c.active.Add(1)
-	if large {
-		e.c.activeLarge.Add(1)
+	n := 0
+	if counted {
+		n = e.concurrency(e.c.activeHeavy.Add(1))
 	}
-	d := e.decide(needMD5, heavy, large)
+	large := heavy && (req.Size < 0 || req.Size >= e.cfg.MinOffloadSize)
+	d := e.decide(needMD5, heavy, counted, large, n)
 
 	var s Stream
 	switch d.backend {

@@ -19,28 +19,49 @@ func isHeavyChecksum(algorithm string) bool {
 	return a == SHA1 || a == SHA256
 }
 
-// decide applies the policy. The auto rules, in order, and why:
+// concurrency turns the number of heavy streams now active (this one
+// included) into the number the policy uses: the recent peak when other
+// streams are active, see Config.ConcurrencyWindow.
+func (e *Engine) concurrency(now int64) int {
+	t := time.Now().UnixNano()
+	peak, at := e.c.peak.Load(), e.c.peakAt.Load()
+	if now >= peak || t-at > int64(e.cfg.ConcurrencyWindow) {
+		// Racing updates may lose one; the peak is a hint, not a count.
+		e.c.peak.Store(now)
+		e.c.peakAt.Store(t)
+		peak = now
+	}
+	if now <= 1 {
+		return int(now)
+	}
+	return int(max(now, peak))
+}
+
+// decide applies the policy. counted: a heavy stream of at least
+// MultibufferMinSize; large: at least MinOffloadSize; n: concurrent
+// counted streams. The auto rules, in order, and why:
 //
-//  1. Small streams (known size below MinOffloadSize) and streams with only
-//     cheap hashes stay inline: handing 1..8 blocks to another goroutine or
-//     a device overlaps almost nothing and adds hand-off latency (the study
-//     gained nothing at 4 MB).
-//  2. When the CPU is the bottleneck (Load.Busy() >= BusyThreshold, or more
-//     large hashing streams than CPUs) and a device has a free lane, the
-//     stream's MD5 goes to the device. Open never blocks: no lane, or a
-//     recent queue-full fallback (DeviceBackoff), means CPU.
-//  3. When the CPU is the bottleneck and at least MultibufferMinStreams
-//     large MD5 streams are active, MD5 goes to the shared multi-lane SIMD
-//     service: with enough streams to fill its lanes it costs a third to a
-//     half of the CPU per byte; with few streams it costs more, which is
-//     why MinStreams gates it (MinIO's attempt lost exactly there).
-//  4. Otherwise, if the CPU is busy, inline: a hand-off cannot use a core
-//     that is not free, it only adds a context switch per block.
-//  5. Otherwise (spare cores, fewer large streams than CPUs) pipelined: the
-//     hash runs on its own goroutine beside erasure coding and drive
-//     writes, so a lone upload finishes sooner instead of paying MD5 in
-//     series.
-func (e *Engine) decide(needMD5, heavy, large bool) decision {
+//  1. Streams with only cheap hashes (CRCs, XXH3) stay inline.
+//  2. The CPU is the bottleneck when Load.Busy() >= BusyThreshold or
+//     there are more counted streams than CPUs.
+//  3. CPU bottleneck, large stream, device with a free lane: the MD5 goes
+//     to the device. Open never blocks: no lane, or a recent queue-full
+//     fallback (DeviceBackoff), means CPU. Small objects stay off it: the
+//     study gained nothing at 4 MB, the round trips eat the overlap.
+//  4. CPU bottleneck, counted stream, at least MultibufferMinStreams
+//     counted streams: the MD5 goes to the shared multi-lane SIMD
+//     service, which with its lanes filled costs a third to a half of the
+//     CPU per byte; with few streams it costs more, which is why the count
+//     gates it (MinIO's attempt lost exactly there).
+//  5. Small streams (below MinOffloadSize) stay inline: a hand-off of a
+//     few blocks overlaps almost nothing.
+//  6. CPU bottleneck, or as many counted streams as CPUs: inline; a
+//     hand-off cannot use a core that is not free, it only adds a context
+//     switch per block.
+//  7. Otherwise (spare cores) pipelined: the hash runs on its own
+//     goroutine beside erasure coding and drive writes, so a lone upload
+//     finishes sooner instead of paying MD5 in series.
+func (e *Engine) decide(needMD5, heavy, counted, large bool, n int) decision {
 	inline := decision{backend: BackendInline}
 	if !heavy {
 		return inline
@@ -68,12 +89,8 @@ func (e *Engine) decide(needMD5, heavy, large bool) decision {
 	}
 
 	// PolicyAuto.
-	if !large {
-		return inline
-	}
-	n := int(e.c.activeLarge.Load())
 	busy := e.cfg.Load.Busy() >= e.cfg.BusyThreshold || n > e.cfg.Procs
-	if needMD5 && busy && e.cfg.Device != nil {
+	if needMD5 && busy && large && e.cfg.Device != nil {
 		if time.Now().UnixNano() >= e.c.deviceBackoffUntil.Load() {
 			if ds, ok := e.cfg.Device.Open(); ok {
 				return decision{backend: BackendDevice, dev: ds}
@@ -81,12 +98,12 @@ func (e *Engine) decide(needMD5, heavy, large bool) decision {
 		}
 		e.c.refused.Add(1)
 	}
-	if needMD5 && busy && n >= e.cfg.MultibufferMinStreams {
+	if needMD5 && busy && counted && n >= e.cfg.MultibufferMinStreams {
 		if h := e.simd.newHash(); h != nil {
 			return decision{backend: BackendMultibuffer, simd: h}
 		}
 	}
-	if busy || n >= e.cfg.Procs {
+	if !large || busy || n >= e.cfg.Procs {
 		return inline
 	}
 	return decision{backend: BackendPipelined}

@@ -78,6 +78,28 @@ func TestAutoPolicyRules(t *testing.T) {
 	if b := backendOf(t, e, large); b != BackendMultibuffer {
 		t.Errorf("4 large streams on 2 CPUs: %s, want multibuffer", b)
 	}
+	// Multi-lane hashing saves CPU per byte, so it pays below
+	// MinOffloadSize too; tiny objects never use it.
+	if b := backendOf(t, e, Request{Size: 4 << 20, ETag: true}); b != BackendMultibuffer {
+		t.Errorf("4 MiB stream among 4 on 2 CPUs: %s, want multibuffer", b)
+	}
+	if b := backendOf(t, e, Request{Size: 64 << 10, ETag: true}); b != BackendInline {
+		t.Errorf("64 KiB stream among 4: %s, want inline", b)
+	}
+	for _, s := range held {
+		s.Close()
+	}
+	held = nil
+	// Right after a burst, a lone stream is still a lone stream...
+	if b := backendOf(t, e, large); b != BackendPipelined {
+		t.Errorf("lone stream after a burst: %s, want pipelined", b)
+	}
+	// ...but the second stream of the next burst is placed as the burst
+	// was (the recent peak of 5 streams, within ConcurrencyWindow).
+	hold(1)
+	if b := backendOf(t, e, large); b != BackendMultibuffer {
+		t.Errorf("second stream of a new burst: %s, want multibuffer", b)
+	}
 
 	// With a device: busy CPU sends streams to it while a lane is free.
 	e2, err := New(Config{Load: load, Procs: 2, Device: dev})

@@ -74,16 +74,16 @@ func (h *hashes) closeMD5() {
 // activity keeps the engine's active-stream counts and totals; end runs
 // once per stream, from Sum or Close, whichever comes first.
 type activity struct {
-	e     *Engine
-	large bool
-	once  sync.Once
+	e       *Engine
+	counted bool // counted in activeHeavy
+	once    sync.Once
 }
 
 func (a *activity) end(b Backend, d *Digests) {
 	a.once.Do(func() {
 		a.e.c.active.Add(-1)
-		if a.large {
-			a.e.c.activeLarge.Add(-1)
+		if a.counted {
+			a.e.c.activeHeavy.Add(-1)
 		}
 		if d != nil {
 			i := backendIndex(b)
