@@ -1,5 +1,86 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
 
-func runBench(args []string) error { return errors.New("bench: not yet written") }
+	"github.com/shardstore/shardstore/internal/bench"
+)
+
+// benchCommand is one `shardstore bench NAME` study; run gets the
+// arguments after NAME.
+type benchCommand struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+// benchCommands is the dispatch table. To add a bench, add a line here
+// and implement it in internal/bench; nil run means not written yet.
+func benchCommands() map[string]benchCommand {
+	return map[string]benchCommand{
+		"ec":    {"Reed-Solomon encode/reconstruct throughput per config, thread count and instruction set", runBenchEC},
+		"put":   {"PUT path with and without hashing offload (not yet written)", nil},
+		"drive": {"per-drive write/read throughput and per-core CPU (not yet written)", nil},
+		"s3":    {"end-to-end S3 load against a running server (not yet written)", nil},
+	}
+}
+
+func benchUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: shardstore bench NAME [flags]\n\nbenches:")
+	cmds := benchCommands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-6s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nrun 'shardstore bench NAME -h' for a bench's flags")
+}
+
+func runBench(args []string) error {
+	if len(args) == 0 {
+		benchUsage(os.Stderr)
+		return fmt.Errorf("missing bench name")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		benchUsage(os.Stderr)
+		return flag.ErrHelp
+	}
+	cmd, ok := benchCommands()[args[0]]
+	if !ok {
+		benchUsage(os.Stderr)
+		return fmt.Errorf("unknown bench %q", args[0])
+	}
+	if cmd.run == nil {
+		return fmt.Errorf("%s: not yet written", args[0])
+	}
+	// Ctrl-C stops a long bench between blocks and still exits cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := cmd.run(ctx, args[1:]); err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
+	return nil
+}
+
+func runBenchEC(ctx context.Context, args []string) error {
+	return bench.RunECCommand(ctx, args, bench.CLI{
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
+		ProgressBar: isTerminal(os.Stderr),
+	})
+}
+
+// isTerminal reports whether f is a character device (a TTY), where a
+// progress bar helps; in a pipe or a log file it would be noise.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
