@@ -3,11 +3,11 @@ package auth
 import (
 	"bytes"
 	"encoding/hex"
-	"fmt"
-	"net"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -297,9 +297,9 @@ func TestUnsignedTrailerLayouts(t *testing.T) {
 		}
 	}
 	bad := []string{
-		"5\r\nhello\r\n0\r\n\r\n",                                           // announced trailer missing
-		"5\r\nhello\r\n0\r\nx-amz-checksum-crc32\r\n\r\n",                   // no colon
-		"5\r\nhello\r\n0\r\n" + strings.Repeat("\r\n", 40),                  // endless empty lines
+		"5\r\nhello\r\n0\r\n\r\n",                                               // announced trailer missing
+		"5\r\nhello\r\n0\r\nx-amz-checksum-crc32\r\n\r\n",                       // no colon
+		"5\r\nhello\r\n0\r\n" + strings.Repeat("\r\n", 40),                      // endless empty lines
 		"5\r\nhello\r\n0\r\nx-amz-checksum-crc32:" + strings.Repeat("A", 70000), // endless line
 	}
 	for _, l := range bad {

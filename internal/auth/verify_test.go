@@ -1,0 +1,233 @@
+package auth
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func signedGet(t *testing.T, at time.Time) *http.Request {
+	t.Helper()
+	r := httptest.NewRequest("GET", "http://127.0.0.1:9000/bucket/key?list-type=2", nil)
+	SignRequest(r, testID, "us-east-1", at, emptySHA256)
+	return r
+}
+
+func TestVerifyErrors(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	v := &Verifier{Region: "us-east-1", Users: NewUsers(testID), Now: func() time.Time { return now }}
+	cases := []struct {
+		name   string
+		build  func() *http.Request
+		code   string
+		status int
+	}{
+		{"skew future", func() *http.Request { return signedGet(t, now.Add(16*time.Minute)) }, CodeRequestTimeTooSkewed, 403},
+		{"skew past", func() *http.Request { return signedGet(t, now.Add(-16*time.Minute)) }, CodeRequestTimeTooSkewed, 403},
+		{"unknown key", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			SignRequest(r, Identity{AccessKey: "NOPE", SecretKey: "whatever1"}, "us-east-1", now, "")
+			return r
+		}, CodeInvalidAccessKeyID, 403},
+		{"wrong region", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			SignRequest(r, testID, "eu-west-1", now, "")
+			return r
+		}, CodeAuthorizationHeaderMalformed, 400},
+		{"wrong secret", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			SignRequest(r, Identity{AccessKey: testID.AccessKey, SecretKey: "wrong-secret"}, "us-east-1", now, "")
+			return r
+		}, CodeSignatureDoesNotMatch, 403},
+		{"tampered path", func() *http.Request {
+			r := signedGet(t, now)
+			r.URL.Path = "/bucket/other"
+			return r
+		}, CodeSignatureDoesNotMatch, 403},
+		{"tampered query", func() *http.Request {
+			r := signedGet(t, now)
+			r.URL.RawQuery = "list-type=1"
+			return r
+		}, CodeSignatureDoesNotMatch, 403},
+		{"unsigned x-amz header added", func() *http.Request {
+			r := signedGet(t, now)
+			r.Header.Set("X-Amz-Copy-Source", "/other/secret")
+			return r
+		}, CodeAccessDenied, 403},
+		{"host not signed", func() *http.Request {
+			r := signedGet(t, now)
+			r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), "SignedHeaders=host;", "SignedHeaders=", 1))
+			return r
+		}, CodeAccessDenied, 403},
+		{"sigv2", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			r.Header.Set("Authorization", "AWS AKTESTUSER:frJIUN8DYpKDtOLCwo//yllqDzg=")
+			return r
+		}, CodeAccessDenied, 403},
+		{"sigv2 presigned", func() *http.Request {
+			return httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k?AWSAccessKeyId=AKTESTUSER&Expires=1&Signature=abc", nil)
+		}, CodeAccessDenied, 403},
+		{"unknown scheme", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			r.Header.Set("Authorization", "Bearer xyz")
+			return r
+		}, CodeInvalidArgument, 400},
+		{"header and query", func() *http.Request {
+			r := signedGet(t, now)
+			r.URL.RawQuery += "&X-Amz-Signature=00"
+			return r
+		}, CodeInvalidArgument, 400},
+		{"malformed header", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AK/2026/us-east-1/s3/aws4_request")
+			return r
+		}, CodeAuthorizationHeaderMalformed, 400},
+		{"missing content sha", func() *http.Request {
+			r := signedGet(t, now)
+			r.Header.Del("X-Amz-Content-Sha256")
+			return r
+		}, CodeInvalidRequest, 400},
+		{"bad content sha", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			SignRequest(r, testID, "us-east-1", now, "not-a-hash")
+			return r
+		}, CodeInvalidArgument, 400},
+		{"missing date", func() *http.Request {
+			r := signedGet(t, now)
+			r.Header.Del("X-Amz-Date")
+			return r
+		}, CodeAccessDenied, 403},
+		{"session token", func() *http.Request {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
+			r.Header.Set("X-Amz-Security-Token", "tok")
+			SignRequest(r, testID, "us-east-1", now, "")
+			return r
+		}, CodeInvalidToken, 400},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(tc.build())
+			wantCodes(t, err, tc.code)
+			if e := asAuthErr(err); e.Status != tc.status {
+				t.Fatalf("status %d, want %d", e.Status, tc.status)
+			}
+		})
+	}
+	// Within the skew window is fine.
+	if _, err := v.Verify(signedGet(t, now.Add(14*time.Minute))); err != nil {
+		t.Fatalf("14 minutes of skew rejected: %v", err)
+	}
+}
+
+func TestPresignedExpiry(t *testing.T) {
+	signedAt := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	u := PresignURL(httptest.NewRequest("GET", "http://127.0.0.1:9000/bucket/k%20ey", nil), testID, "us-east-1", signedAt, time.Hour)
+	at := func(now time.Time) error {
+		v := &Verifier{Region: "us-east-1", Users: NewUsers(testID), Now: func() time.Time { return now }}
+		_, err := v.Verify(httptest.NewRequest("GET", u, nil))
+		return err
+	}
+	if err := at(signedAt.Add(59 * time.Minute)); err != nil {
+		t.Fatalf("within expiry: %v", err)
+	}
+	err := at(signedAt.Add(61 * time.Minute))
+	wantCodes(t, err, CodeAccessDenied)
+	if !strings.Contains(err.Error(), "Request has expired") {
+		t.Fatalf("message %q", err)
+	}
+	wantCodes(t, at(signedAt.Add(-time.Hour)), CodeAccessDenied) // not valid yet
+
+	for _, exp := range []string{"0", "604801", "-5", "abc", "99999999999"} {
+		bad := strings.Replace(u, "X-Amz-Expires=3600", "X-Amz-Expires="+exp, 1)
+		v := &Verifier{Region: "us-east-1", Users: NewUsers(testID), Now: func() time.Time { return signedAt }}
+		_, err := v.Verify(httptest.NewRequest("GET", bad, nil))
+		wantCodes(t, err, CodeAuthorizationQueryParametersError)
+	}
+	// A week exactly is allowed (and then the signature no longer matches).
+	v := &Verifier{Region: "us-east-1", Users: NewUsers(testID), Now: func() time.Time { return signedAt }}
+	_, err = v.Verify(httptest.NewRequest("GET", strings.Replace(u, "X-Amz-Expires=3600", "X-Amz-Expires=604800", 1), nil))
+	wantCodes(t, err, CodeSignatureDoesNotMatch)
+	// Wrong region in a presigned credential.
+	u2 := PresignURL(httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil), testID, "eu-west-1", signedAt, time.Hour)
+	_, err = v.Verify(httptest.NewRequest("GET", u2, nil))
+	wantCodes(t, err, CodeAuthorizationQueryParametersError)
+}
+
+func TestAnonymousAndRegionless(t *testing.T) {
+	r := httptest.NewRequest("PUT", "http://127.0.0.1/b/k", strings.NewReader("data"))
+	req, err := testVerifier().Verify(r)
+	if err != nil || !req.Anonymous || req.Body != r.Body || req.ContentLength != 4 {
+		t.Fatalf("anonymous: %+v %v", req, err)
+	}
+	// An empty Verifier.Region accepts any scope region.
+	r = httptest.NewRequest("GET", "http://127.0.0.1/b/k", nil)
+	SignRequest(r, testID, "ap-south-2", time.Now(), "")
+	if _, err := (&Verifier{Users: NewUsers(testID)}).Verify(r); err != nil {
+		t.Fatalf("regionless verifier: %v", err)
+	}
+}
+
+func TestPayloadHashMismatch(t *testing.T) {
+	r := httptest.NewRequest("PUT", "http://127.0.0.1/b/k", strings.NewReader("the real body"))
+	SignRequest(r, testID, "us-east-1", time.Now(), sha256Hex("another body"))
+	_, _, err := verifyAndRead(testVerifier(), r)
+	wantCodes(t, err, CodeXAmzContentSHA256Mismatch)
+
+	// Short body with a Content-Length: IncompleteBody, not a hash error.
+	r = httptest.NewRequest("PUT", "http://127.0.0.1/b/k", strings.NewReader("short"))
+	r.ContentLength = 100
+	SignRequest(r, testID, "us-east-1", time.Now(), sha256Hex("short"))
+	_, _, err = verifyAndRead(testVerifier(), r)
+	wantCodes(t, err, CodeIncompleteBody)
+}
+
+func TestUsersLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(content string) string {
+		p := filepath.Join(dir, "users.txt")
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	u := NewUsers(Identity{AccessKey: "rootkey", SecretKey: "rootsecret"})
+	p := write("# users\n\nalice  alicesecret1  Alice Liddell\nbob bobsecret\n")
+	if err := u.LoadFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := u.Lookup("alice"); !ok || id.DisplayName != "Alice Liddell" || id.Root || id.SecretKey != "alicesecret1" {
+		t.Fatalf("alice = %+v %v", id, ok)
+	}
+	if id, ok := u.Lookup("rootkey"); !ok || !id.Root {
+		t.Fatalf("root = %+v", id)
+	}
+	if _, ok := u.Lookup("carol"); ok {
+		t.Fatal("carol found")
+	}
+	bad := map[string]string{
+		"onlykey\n":                           "users.txt:1",
+		"okay okokokok\nab shortak1\n":        "users.txt:2",
+		"carol short\n":                       "shorter than 8",
+		"dave davesecret\ndave davesecret2\n": "duplicate access key",
+		"# c\nrootkey whatever123\n":          "the root user",
+		"alice alicesecret9\n":                "an existing user",
+		"ev/il evilsecret\n":                  "not allowed",
+	}
+	for content, want := range bad {
+		before := u.Len()
+		err := u.LoadFile(write(content))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("content %q: error %v, want it to mention %q", content, err, want)
+		}
+		if u.Len() != before {
+			t.Fatalf("content %q: a failed load added users", content)
+		}
+	}
+	if err := u.LoadFile(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("missing file loaded")
+	}
+}
