@@ -1,0 +1,477 @@
+package s3api
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/hashing"
+)
+
+// fakeStore is a small in-memory ObjectStore for handler tests. It keeps
+// to the engine's documented contract closely enough for the HTTP layer's
+// behaviour to be checked; it is not a second engine.
+type fakeStore struct {
+	mu      sync.Mutex
+	buckets map[string]*fakeBucket
+	uploads map[string]*fakeUpload
+	seq     int
+	ready   bool
+	now     func() time.Time
+}
+
+type fakeBucket struct {
+	info    engine.BucketInfo
+	objects map[string]*fakeObject
+}
+
+type fakeObject struct {
+	info engine.ObjectInfo
+	data []byte
+}
+
+type fakeUpload struct {
+	info  engine.MultipartInfo
+	opts  engine.PutOptions
+	parts map[int][]byte
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{buckets: map[string]*fakeBucket{}, uploads: map[string]*fakeUpload{}, ready: true,
+		now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }}
+}
+
+func (f *fakeStore) Status() engine.Status {
+	return engine.Status{Drives: 4, DrivesOnline: 4, Sets: 1, WriteQuorumOK: f.ready, ReadQuorumOK: f.ready}
+}
+
+func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(b) < 3 || strings.ToLower(b) != b || strings.ContainsAny(b, "_ /") {
+		return engine.ErrInvalidBucketName
+	}
+	if _, ok := f.buckets[b]; ok {
+		return engine.ErrBucketExists
+	}
+	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL},
+		objects: map[string]*fakeObject{}}
+	return nil
+}
+
+func (f *fakeStore) bucket(b string) (*fakeBucket, error) {
+	fb, ok := f.buckets[b]
+	if !ok {
+		return nil, fmt.Errorf("fake: %q: %w", b, engine.ErrBucketNotFound)
+	}
+	return fb, nil
+}
+
+func (f *fakeStore) BucketInfo(_ context.Context, b string) (engine.BucketInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return engine.BucketInfo{}, err
+	}
+	return fb.info, nil
+}
+
+func (f *fakeStore) ListBuckets(context.Context) ([]engine.BucketInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.BucketInfo
+	for _, b := range f.buckets {
+		out = append(out, b.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (f *fakeStore) DeleteBucket(_ context.Context, b string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return err
+	}
+	if len(fb.objects) > 0 {
+		return engine.ErrBucketNotEmpty
+	}
+	delete(f.buckets, b)
+	return nil
+}
+
+func (f *fakeStore) SetBucketACL(_ context.Context, b, acl string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return err
+	}
+	fb.info.ACL = acl
+	return nil
+}
+
+func validKey(k string) bool {
+	if k == "" || len(k) > engine.MaxKeyLength {
+		return false
+	}
+	for _, seg := range strings.Split(k, "/") {
+		if seg == ".." || seg == "." {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, size int64, o engine.PutOptions) (engine.ObjectInfo, error) {
+	if !validKey(k) {
+		return engine.ObjectInfo{}, engine.ErrInvalidObjectName
+	}
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return engine.ObjectInfo{}, fmt.Errorf("fake: read body: %w", err)
+	}
+	if size >= 0 && int64(len(data)) != size {
+		return engine.ObjectInfo{}, engine.ErrIncompleteBody
+	}
+	sum := md5.Sum(data)
+	if o.ContentMD5 != nil && !bytes.Equal(o.ContentMD5, sum[:]) {
+		return engine.ObjectInfo{}, engine.ErrBadDigest
+	}
+	info := engine.ObjectInfo{Bucket: b, Key: k, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]),
+		ContentType: o.ContentType, StorageClass: o.StorageClass, Owner: o.Owner, ACL: o.ACL,
+		Headers: o.Headers, UserMeta: o.UserMeta}
+	if o.ChecksumAlgorithm != "" {
+		h, err := hashing.NewChecksum(o.ChecksumAlgorithm)
+		if err != nil {
+			return engine.ObjectInfo{}, fmt.Errorf("fake: %w: %w", engine.ErrInvalidArgument, err)
+		}
+		h.Write(data)
+		got := base64.StdEncoding.EncodeToString(h.Sum(nil))
+		if o.ExpectedChecksum != nil {
+			want, err := o.ExpectedChecksum()
+			if err != nil {
+				return engine.ObjectInfo{}, fmt.Errorf("fake: expected checksum: %w", err)
+			}
+			if want != "" && want != got {
+				return engine.ObjectInfo{}, engine.ErrChecksumMismatch
+			}
+		}
+		info.Checksum = engine.Checksum{Algorithm: o.ChecksumAlgorithm, Value: got, Type: "FULL_OBJECT"}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	if cur, ok := fb.objects[k]; ok && o.IfNoneMatchAny {
+		_ = cur
+		return engine.ObjectInfo{}, engine.ErrPreconditionFailed
+	}
+	if o.IfMatch != "" {
+		cur, ok := fb.objects[k]
+		if !ok || cur.info.ETag != o.IfMatch {
+			return engine.ObjectInfo{}, engine.ErrPreconditionFailed
+		}
+	}
+	f.seq++
+	info.ModTime = f.now().Add(time.Duration(f.seq) * time.Second)
+	fb.objects[k] = &fakeObject{info: info, data: data}
+	return info, nil
+}
+
+func checkConditions(oi engine.ObjectInfo, c engine.Conditions) error {
+	if c.IfMatch != "" && trimETag(c.IfMatch) != oi.ETag && c.IfMatch != "*" {
+		return engine.ErrPreconditionFailed
+	}
+	if c.IfMatch == "" && c.IfUnmodifiedSince != nil && oi.ModTime.After(*c.IfUnmodifiedSince) {
+		return engine.ErrPreconditionFailed
+	}
+	if c.IfNoneMatch != "" && (trimETag(c.IfNoneMatch) == oi.ETag || c.IfNoneMatch == "*") {
+		return engine.ErrNotModified
+	}
+	if c.IfNoneMatch == "" && c.IfModifiedSince != nil && !oi.ModTime.After(*c.IfModifiedSince) {
+		return engine.ErrNotModified
+	}
+	return nil
+}
+
+func (f *fakeStore) object(b, k string) (*fakeObject, error) {
+	fb, err := f.bucket(b)
+	if err != nil {
+		return nil, err
+	}
+	fo, ok := fb.objects[k]
+	if !ok {
+		return nil, engine.ErrObjectNotFound
+	}
+	return fo, nil
+}
+
+func (f *fakeStore) GetObject(_ context.Context, b, k string, o engine.GetOptions) (*engine.ObjectReader, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, err := f.object(b, k)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConditions(fo.info, o.Conditions); err != nil {
+		return nil, err
+	}
+	start, n := int64(0), fo.info.Size
+	partial := false
+	if o.Range != nil || o.PartNumber > 0 {
+		var ok bool
+		start, n, ok = resolvePart(fo.info, o)
+		if !ok {
+			return nil, engine.ErrInvalidRange
+		}
+		partial = true
+	}
+	return &engine.ObjectReader{Info: fo.info, Start: start, Length: n, Partial: partial,
+		ReadCloser: io.NopCloser(bytes.NewReader(fo.data[start : start+n]))}, nil
+}
+
+func (f *fakeStore) HeadObject(_ context.Context, b, k string, o engine.GetOptions) (engine.ObjectInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, err := f.object(b, k)
+	if err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	return fo.info, checkConditions(fo.info, o.Conditions)
+}
+
+func (f *fakeStore) DeleteObject(_ context.Context, b, k string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return err
+	}
+	if _, ok := fb.objects[k]; !ok {
+		return engine.ErrObjectNotFound
+	}
+	delete(fb.objects, k)
+	return nil
+}
+
+func (f *fakeStore) SetObjectACL(_ context.Context, b, k, acl string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, err := f.object(b, k)
+	if err != nil {
+		return err
+	}
+	fo.info.ACL = acl
+	return nil
+}
+
+func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o engine.CopyOptions) (engine.ObjectInfo, error) {
+	f.mu.Lock()
+	fo, err := f.object(sb, sk)
+	if err == nil {
+		err = checkConditions(fo.info, o.SourceConditions)
+		if err == engine.ErrNotModified { //nolint:errorlint // fake returns sentinels unwrapped
+			err = engine.ErrPreconditionFailed
+		}
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	put := o.Put
+	if !o.ReplaceMetadata {
+		put.ContentType, put.Headers, put.UserMeta = fo.info.ContentType, fo.info.Headers, fo.info.UserMeta
+	}
+	return f.PutObject(ctx, db, dk, bytes.NewReader(fo.data), int64(len(fo.data)), put)
+}
+
+func (f *fakeStore) ListObjects(_ context.Context, b string, o engine.ListOptions) (engine.ListResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return engine.ListResult{}, err
+	}
+	if o.MaxKeys <= 0 || o.MaxKeys > 1000 {
+		o.MaxKeys = 1000
+	}
+	keys := make([]string, 0, len(fb.objects))
+	for k := range fb.objects {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var res engine.ListResult
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, o.Prefix) || k <= o.After {
+			continue
+		}
+		entry, isPrefix := k, false
+		if o.Delimiter != "" {
+			if i := strings.Index(k[len(o.Prefix):], o.Delimiter); i >= 0 {
+				entry, isPrefix = k[:len(o.Prefix)+i+len(o.Delimiter)], true
+			}
+		}
+		if isPrefix && (seen[entry] || strings.HasPrefix(o.After, entry)) {
+			continue
+		}
+		if len(res.Objects)+len(res.CommonPrefixes) == o.MaxKeys {
+			res.IsTruncated = true
+			break
+		}
+		if isPrefix {
+			seen[entry] = true
+			res.CommonPrefixes = append(res.CommonPrefixes, entry)
+		} else {
+			res.Objects = append(res.Objects, fb.objects[k].info)
+		}
+		res.NextAfter = entry
+	}
+	return res, nil
+}
+
+func (f *fakeStore) NewMultipartUpload(_ context.Context, b, k string, o engine.PutOptions) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.bucket(b); err != nil {
+		return "", err
+	}
+	f.seq++
+	id := fmt.Sprintf("upload-%d", f.seq)
+	f.uploads[id] = &fakeUpload{info: engine.MultipartInfo{Bucket: b, Key: k, UploadID: id, Initiated: f.now(),
+		Owner: o.Owner, ChecksumAlgorithm: o.ChecksumAlgorithm}, opts: o, parts: map[int][]byte{}}
+	return id, nil
+}
+
+func (f *fakeStore) upload(b, k, id string) (*fakeUpload, error) {
+	u, ok := f.uploads[id]
+	if !ok || u.info.Bucket != b || u.info.Key != k {
+		return nil, engine.ErrNoSuchUpload
+	}
+	return u, nil
+}
+
+func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, body io.Reader, size int64, _ engine.PartOptions) (engine.PartInfo, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return engine.PartInfo{}, fmt.Errorf("fake: read part: %w", err)
+	}
+	if int64(len(data)) != size {
+		return engine.PartInfo{}, engine.ErrIncompleteBody
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, err := f.upload(b, k, id)
+	if err != nil {
+		return engine.PartInfo{}, err
+	}
+	u.parts[part] = data
+	sum := md5.Sum(data)
+	return engine.PartInfo{Number: part, Size: size, ETag: hex.EncodeToString(sum[:]), ModTime: f.now()}, nil
+}
+
+func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, maxParts int) (engine.ListPartsResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, err := f.upload(b, k, id)
+	if err != nil {
+		return engine.ListPartsResult{}, err
+	}
+	res := engine.ListPartsResult{Upload: u.info}
+	var nums []int
+	for n := range u.parts {
+		if n > marker {
+			nums = append(nums, n)
+		}
+	}
+	sort.Ints(nums)
+	for _, n := range nums {
+		if len(res.Parts) == maxParts {
+			res.IsTruncated = true
+			break
+		}
+		sum := md5.Sum(u.parts[n])
+		res.Parts = append(res.Parts, engine.PartInfo{Number: n, Size: int64(len(u.parts[n])),
+			ETag: hex.EncodeToString(sum[:]), ModTime: f.now()})
+		res.NextPartNumberMarker = n
+	}
+	return res, nil
+}
+
+func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string, parts []engine.CompletePart, _ engine.PutOptions) (engine.ObjectInfo, error) {
+	f.mu.Lock()
+	u, err := f.upload(b, k, id)
+	if err != nil {
+		f.mu.Unlock()
+		return engine.ObjectInfo{}, err
+	}
+	var all []byte
+	var md5s []byte
+	for i, p := range parts {
+		data, ok := u.parts[p.Number]
+		sum := md5.Sum(data)
+		if !ok || hex.EncodeToString(sum[:]) != p.ETag {
+			f.mu.Unlock()
+			return engine.ObjectInfo{}, engine.ErrInvalidPart
+		}
+		if i < len(parts)-1 && len(data) < engine.MinPartSize {
+			f.mu.Unlock()
+			return engine.ObjectInfo{}, engine.ErrEntityTooSmall
+		}
+		all = append(all, data...)
+		md5s = append(md5s, sum[:]...)
+	}
+	delete(f.uploads, id)
+	opts := u.opts
+	f.mu.Unlock()
+	oi, err := f.PutObject(ctx, b, k, bytes.NewReader(all), int64(len(all)), opts)
+	if err != nil {
+		return oi, err
+	}
+	sum := md5.Sum(md5s)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, _ := f.object(b, k)
+	fo.info.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(parts))
+	return fo.info, nil
+}
+
+func (f *fakeStore) AbortMultipartUpload(_ context.Context, b, k, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.upload(b, k, id); err != nil {
+		return err
+	}
+	delete(f.uploads, id)
+	return nil
+}
+
+func (f *fakeStore) ListMultipartUploads(_ context.Context, b string, o engine.ListUploadsOptions) (engine.ListUploadsResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.bucket(b); err != nil {
+		return engine.ListUploadsResult{}, err
+	}
+	var res engine.ListUploadsResult
+	for _, u := range f.uploads {
+		if u.info.Bucket == b && strings.HasPrefix(u.info.Key, o.Prefix) {
+			res.Uploads = append(res.Uploads, u.info)
+		}
+	}
+	sort.Slice(res.Uploads, func(i, j int) bool { return res.Uploads[i].Key < res.Uploads[j].Key })
+	return res, nil
+}

@@ -1,0 +1,385 @@
+package s3api
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/engine"
+)
+
+// storedHeaders are the system headers that round-trip with an object.
+var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
+
+// parseContentMD5 decodes Content-MD5; nil when absent.
+func parseContentMD5(h http.Header) ([]byte, error) {
+	v, ok := h["Content-Md5"]
+	if !ok {
+		return nil, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(strings.Join(v, "")))
+	if err != nil || len(raw) != md5.Size {
+		return nil, errorf("InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified was invalid.")
+	}
+	return raw, nil
+}
+
+// checksumAlgorithms maps S3 checksum algorithm names to digest sizes.
+var checksumAlgorithms = map[string]int{"CRC32": 4, "CRC32C": 4, "CRC64NVME": 8, "SHA1": 20, "SHA256": 32}
+
+// checksumHeader is the header carrying alg's value.
+func checksumHeader(alg string) string { return "x-amz-checksum-" + strings.ToLower(alg) }
+
+// checksumSpec is the flexible checksum a request carries.
+type checksumSpec struct {
+	alg     string // upper-case algorithm, "" for none
+	value   string // header value; "" when it comes in a trailer
+	trailer bool   // value arrives in the x-amz-trailer
+}
+
+// validChecksumValue reports whether v is base64 of the right size.
+func validChecksumValue(alg, v string) bool {
+	raw, err := base64.StdEncoding.DecodeString(v)
+	return err == nil && len(raw) == checksumAlgorithms[alg]
+}
+
+// parseChecksum reads x-amz-checksum-*, x-amz-trailer and
+// x-amz-sdk-checksum-algorithm the way S3 does.
+func parseChecksum(h http.Header) (checksumSpec, error) {
+	var cs checksumSpec
+	for alg := range checksumAlgorithms {
+		v := h.Get(checksumHeader(alg))
+		if v == "" {
+			continue
+		}
+		if cs.alg != "" {
+			return cs, errInvalidRequest("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+		}
+		if !validChecksumValue(alg, v) {
+			return cs, errInvalidRequest("Value for %s header is invalid.", checksumHeader(alg))
+		}
+		cs.alg, cs.value = alg, v
+	}
+	if t := h.Get("X-Amz-Trailer"); t != "" {
+		for _, name := range strings.Split(t, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			alg, ok := strings.CutPrefix(name, "x-amz-checksum-")
+			if !ok {
+				continue
+			}
+			alg = strings.ToUpper(alg)
+			if _, known := checksumAlgorithms[alg]; !known {
+				return cs, errInvalidRequest("The value specified in the x-amz-trailer header is not supported")
+			}
+			if cs.alg != "" {
+				return cs, errInvalidRequest("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+			}
+			cs.alg, cs.trailer = alg, true
+		}
+	}
+	if sdk := strings.ToUpper(strings.TrimSpace(h.Get("X-Amz-Sdk-Checksum-Algorithm"))); sdk != "" {
+		if _, known := checksumAlgorithms[sdk]; !known {
+			return cs, errInvalidRequest("Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+		}
+		if cs.alg == "" {
+			// The SDK named an algorithm without sending a value: compute
+			// and store it, which is what the client wants back later.
+			cs.alg = sdk
+		} else if cs.alg != sdk {
+			return cs, errInvalidRequest("Value for x-amz-sdk-checksum-algorithm header is invalid.")
+		}
+	}
+	return cs, nil
+}
+
+// expected returns the function the engine calls after the body is read
+// to get the client's checksum (from the header or the trailer).
+func (cs checksumSpec) expected(q *request) func() (string, error) {
+	switch {
+	case cs.alg == "":
+		return nil
+	case cs.value != "":
+		v := cs.value
+		return func() (string, error) { return v, nil }
+	case cs.trailer:
+		return func() (string, error) {
+			var v string
+			if q.trailer != nil {
+				if t := q.trailer(); t != nil {
+					v = t.Get(checksumHeader(cs.alg))
+				}
+			}
+			if v == "" {
+				return "", errInvalidRequest("The trailing %s was not received.", checksumHeader(cs.alg))
+			}
+			if !validChecksumValue(cs.alg, v) {
+				return "", errInvalidRequest("Value for %s trailing header is invalid.", checksumHeader(cs.alg))
+			}
+			return v, nil
+		}
+	}
+	return nil
+}
+
+// putOptions gathers the stored metadata of a PUT, copy or multipart create.
+func (q *request) putOptions() (engine.PutOptions, error) {
+	h := q.r.Header
+	opts := engine.PutOptions{
+		ContentType: h.Get("Content-Type"),
+		Headers:     map[string]string{},
+		UserMeta:    map[string]string{},
+		Owner:       q.caller.AccessKey,
+	}
+	for _, name := range storedHeaders {
+		v := h.Get(name)
+		if name == "Content-Encoding" {
+			v = stripAWSChunked(v)
+		}
+		if v != "" {
+			opts.Headers[name] = v
+		}
+	}
+	metaSize := 0
+	for name, vals := range h {
+		lname := strings.ToLower(name)
+		k, ok := strings.CutPrefix(lname, "x-amz-meta-")
+		if !ok {
+			continue
+		}
+		v := strings.Join(vals, ",")
+		opts.UserMeta[k] = v
+		metaSize += len(k) + len(v)
+	}
+	if metaSize > engine.MaxUserMetaLen {
+		return opts, errorf("MetadataTooLarge", http.StatusBadRequest,
+			"Your metadata headers exceed the maximum allowed metadata size.")
+	}
+	switch sc := h.Get("X-Amz-Storage-Class"); sc {
+	case "", "STANDARD", "REDUCED_REDUNDANCY":
+		opts.StorageClass = sc
+	default:
+		return opts, errorf("InvalidStorageClass", http.StatusBadRequest,
+			"The storage class you specified is not valid")
+	}
+	acl, err := parseCannedACL(h)
+	if err != nil {
+		return opts, err
+	}
+	opts.ACL = acl
+	for _, name := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
+		"X-Amz-Tagging", "X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
+		"X-Amz-Website-Redirect-Location"} {
+		if h.Get(name) != "" {
+			return opts, errNotImplemented(name)
+		}
+	}
+	return opts, nil
+}
+
+// stripAWSChunked removes the aws-chunked transfer coding S3 clients put in
+// Content-Encoding: it describes the request, not the object.
+func stripAWSChunked(v string) string {
+	if v == "" {
+		return ""
+	}
+	var keep []string
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p != "" && !strings.EqualFold(p, "aws-chunked") {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, ",")
+}
+
+// parseHTTPTime parses an HTTP date; ok is false for absent or bad ones
+// (S3 ignores unparsable conditional dates).
+func parseHTTPTime(v string) (*time.Time, bool) {
+	if v == "" {
+		return nil, false
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return nil, false
+	}
+	return &t, true
+}
+
+// conditions reads If-* headers, or x-amz-copy-source-if-* with prefix.
+func conditions(h http.Header, prefix string) engine.Conditions {
+	var c engine.Conditions
+	c.IfMatch = strings.TrimSpace(h.Get(prefix + "If-Match"))
+	c.IfNoneMatch = strings.TrimSpace(h.Get(prefix + "If-None-Match"))
+	if t, ok := parseHTTPTime(h.Get(prefix + "If-Modified-Since")); ok {
+		c.IfModifiedSince = t
+	}
+	if t, ok := parseHTTPTime(h.Get(prefix + "If-Unmodified-Since")); ok {
+		c.IfUnmodifiedSince = t
+	}
+	return c
+}
+
+// parseRange parses a single HTTP byte range. ok is false when the header
+// is absent or not a single well-formed range, which S3 treats as no range.
+// A nil range with ok true is the unsatisfiable zero-length suffix
+// "bytes=-0".
+func parseRange(v string) (*engine.Range, bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return nil, false
+	}
+	first, last, found := strings.Cut(spec, "-")
+	if !found {
+		return nil, false
+	}
+	first, last = strings.TrimSpace(first), strings.TrimSpace(last)
+	if first == "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			return nil, false
+		}
+		if n == 0 {
+			// A zero-length suffix can never be satisfied; the nil range
+			// with ok=true tells the caller to answer InvalidRange.
+			return nil, true
+		}
+		return &engine.Range{Start: -n, End: -1}, true
+	}
+	a, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || a < 0 {
+		return nil, false
+	}
+	if last == "" {
+		return &engine.Range{Start: a, End: -1}, true
+	}
+	b, err := strconv.ParseInt(last, 10, 64)
+	if err != nil || b < a {
+		return nil, false
+	}
+	return &engine.Range{Start: a, End: b}, true
+}
+
+// quoteETag returns an ETag in the quoted form S3 headers and XML use.
+func quoteETag(etag string) string {
+	if strings.HasPrefix(etag, `"`) {
+		return etag
+	}
+	return `"` + etag + `"`
+}
+
+// trimETag strips quotes (and a weak prefix) from a client-sent ETag.
+func trimETag(etag string) string {
+	etag = strings.TrimPrefix(strings.TrimSpace(etag), "W/")
+	return strings.Trim(etag, `"`)
+}
+
+// setObjectHeaders writes the headers describing an object on GET/HEAD.
+func (q *request) setObjectHeaders(oi engine.ObjectInfo) {
+	h := q.w.Header()
+	ct := oi.ContentType
+	if ct == "" {
+		ct = "binary/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	h.Set("ETag", quoteETag(oi.ETag))
+	h.Set("Last-Modified", oi.ModTime.UTC().Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	for _, name := range storedHeaders {
+		if v := oi.Headers[name]; v != "" {
+			h.Set(name, v)
+		}
+	}
+	for k, v := range oi.UserMeta {
+		h["X-Amz-Meta-"+canonicalMetaName(k)] = []string{v}
+	}
+	if oi.StorageClass != "" && oi.StorageClass != "STANDARD" {
+		h.Set("X-Amz-Storage-Class", oi.StorageClass)
+	}
+	if len(oi.Parts) > 1 {
+		h.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(oi.Parts)))
+	}
+	if strings.EqualFold(q.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && oi.Checksum.Algorithm != "" {
+		h.Set(checksumHeader(oi.Checksum.Algorithm), oi.Checksum.Value)
+		if oi.Checksum.Type != "" {
+			h.Set("X-Amz-Checksum-Type", oi.Checksum.Type)
+		}
+	}
+}
+
+// canonicalMetaName capitalises a metadata key the way Go canonicalises
+// header names, so it is written back under a stable spelling.
+func canonicalMetaName(k string) string {
+	return strings.TrimPrefix(http.CanonicalHeaderKey("x-amz-meta-"+k), "X-Amz-Meta-")
+}
+
+// responseOverrides applies response-* query parameters to a GET answer.
+func (q *request) responseOverrides() error {
+	pairs := [][2]string{
+		{"response-content-type", "Content-Type"},
+		{"response-content-language", "Content-Language"},
+		{"response-expires", "Expires"},
+		{"response-cache-control", "Cache-Control"},
+		{"response-content-disposition", "Content-Disposition"},
+		{"response-content-encoding", "Content-Encoding"},
+	}
+	for _, p := range pairs {
+		v, ok := q.query[p[0]]
+		if !ok {
+			continue
+		}
+		if q.caller.Anonymous {
+			return errInvalidRequest("Request specific response headers cannot be used for anonymous GET requests.")
+		}
+		q.w.Header().Set(p[1], strings.Join(v, ","))
+	}
+	return nil
+}
+
+// intParam parses an optional non-negative integer query parameter.
+func (q *request) intParam(name string, def int) (int, error) {
+	v, ok := q.query[name]
+	if !ok || len(v) == 0 || v[0] == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v[0])
+	if err != nil || n < 0 {
+		return 0, errInvalidArgument("Provided %s not an integer or within integer range", name)
+	}
+	return n, nil
+}
+
+// param returns the first value of a query parameter.
+func (q *request) param(name string) string {
+	if v := q.query[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// checkVersionID accepts only the "null" version of an unversioned store.
+func (q *request) checkVersionID() error {
+	if v, ok := q.query["versionId"]; ok && len(v) > 0 && v[0] != "null" && v[0] != "" {
+		return errInvalidArgument("Invalid version id specified")
+	}
+	return nil
+}
+
+// setChecksumResponse adds the stored checksum to a write answer.
+func setChecksumResponse(h http.Header, c engine.Checksum) {
+	if c.Algorithm == "" || c.Value == "" {
+		return
+	}
+	h.Set(checksumHeader(c.Algorithm), c.Value)
+	if c.Type != "" {
+		h.Set("X-Amz-Checksum-Type", c.Type)
+	}
+}
+
+// String for debugging a checksum spec in logs.
+func (cs checksumSpec) String() string {
+	return fmt.Sprintf("%s(trailer=%v)", cs.alg, cs.trailer)
+}

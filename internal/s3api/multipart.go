@@ -1,0 +1,289 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/shardstore/shardstore/internal/engine"
+)
+
+// maxCompleteBody bounds a CompleteMultipartUpload body: 10000 parts of
+// about 150 bytes each with checksums, with room to spare.
+const maxCompleteBody = 4 << 20
+
+func handleCreateMultipartUpload(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	opts, err := q.putOptions()
+	if err != nil {
+		return err
+	}
+	if opts.ACL == "" {
+		opts.ACL = "private"
+	}
+	alg := strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Algorithm"))
+	if alg != "" {
+		if _, ok := checksumAlgorithms[alg]; !ok {
+			return errInvalidRequest("Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+		}
+	}
+	opts.ChecksumAlgorithm = alg
+	id, err := q.s.cfg.Store.NewMultipartUpload(q.ctx, q.bucket, q.key, opts)
+	if err != nil {
+		return fmt.Errorf("create upload %s/%s: %w", q.bucket, q.key, err)
+	}
+	if alg != "" {
+		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
+	}
+	q.writeXML(xmlInitiateMultipart{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id})
+	return nil
+}
+
+// partNumber reads and validates the partNumber parameter.
+func (q *request) partNumber() (int, error) {
+	n, err := strconv.Atoi(q.param("partNumber"))
+	if err != nil || n < 1 || n > engine.MaxPartNumber {
+		return 0, errInvalidArgument("Part number must be an integer between 1 and 10000, inclusive")
+	}
+	return n, nil
+}
+
+func (q *request) uploadID() (string, error) {
+	id := q.param("uploadId")
+	if id == "" {
+		return "", toAPIError(engine.ErrNoSuchUpload)
+	}
+	return id, nil
+}
+
+func handleUploadPart(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	part, err := q.partNumber()
+	if err != nil {
+		return err
+	}
+	id, err := q.uploadID()
+	if err != nil {
+		return err
+	}
+	size, err := q.bodySize()
+	if err != nil {
+		return err
+	}
+	var opts engine.PartOptions
+	if opts.ContentMD5, err = parseContentMD5(q.r.Header); err != nil {
+		return err
+	}
+	cs, err := parseChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
+	opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
+	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, q.body, size, opts)
+	if err != nil {
+		return fmt.Errorf("upload part %d of %s/%s: %w", part, q.bucket, q.key, err)
+	}
+	h := q.w.Header()
+	h.Set("ETag", quoteETag(pi.ETag))
+	if pi.Checksum != "" && cs.alg != "" {
+		h.Set(checksumHeader(cs.alg), pi.Checksum)
+	}
+	q.writeEmpty(http.StatusOK)
+	return nil
+}
+
+// handleUploadPartCopy streams a (range of a) source object into a part.
+func handleUploadPartCopy(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	part, err := q.partNumber()
+	if err != nil {
+		return err
+	}
+	id, err := q.uploadID()
+	if err != nil {
+		return err
+	}
+	srcBucket, srcKey, err := q.copySource()
+	if err != nil {
+		return err
+	}
+	if err := q.checkCopySourceAccess(srcBucket, srcKey); err != nil {
+		return err
+	}
+	gopts := engine.GetOptions{Conditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
+	if v := q.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
+		rng, ok := parseRange(v)
+		// S3 accepts only the explicit "bytes=first-last" form here.
+		if !ok || rng == nil || rng.Start < 0 || rng.End < 0 {
+			return errInvalidArgument("The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		}
+		gopts.Range = rng
+	}
+	rd, err := q.s.cfg.Store.GetObject(q.ctx, srcBucket, srcKey, gopts)
+	if err != nil {
+		if errors.Is(err, engine.ErrInvalidRange) {
+			return errInvalidArgument("Range specified is not valid for source object")
+		}
+		if errors.Is(err, engine.ErrNotModified) {
+			return toAPIError(engine.ErrPreconditionFailed)
+		}
+		return fmt.Errorf("open copy source %s/%s: %w", srcBucket, srcKey, err)
+	}
+	defer rd.Close()
+	if rd.Length > engine.MaxPutSize {
+		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
+	}
+	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, rd, rd.Length, engine.PartOptions{})
+	if err != nil {
+		return fmt.Errorf("upload part copy %d of %s/%s: %w", part, q.bucket, q.key, err)
+	}
+	q.writeXML(xmlCopyPartResult{NS: s3NS, LastModified: isoTime(pi.ModTime), ETag: quoteETag(pi.ETag)})
+	return nil
+}
+
+func handleListParts(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	id, err := q.uploadID()
+	if err != nil {
+		return err
+	}
+	marker, err := q.intParam("part-number-marker", 0)
+	if err != nil {
+		return err
+	}
+	maxParts, err := q.intParam("max-parts", 1000)
+	if err != nil {
+		return err
+	}
+	maxParts = min(maxParts, 1000)
+	res, err := q.s.cfg.Store.ListObjectParts(q.ctx, q.bucket, q.key, id, marker, max(maxParts, 1))
+	if err != nil {
+		return fmt.Errorf("list parts of %s/%s: %w", q.bucket, q.key, err)
+	}
+	out := xmlListParts{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id,
+		Initiator: ownerOf(res.Upload.Owner), Owner: ownerOf(res.Upload.Owner),
+		StorageClass: storageClass(res.Upload.StorageClass), PartNumberMarker: marker,
+		NextPartNumberMarker: res.NextPartNumberMarker, MaxParts: maxParts, IsTruncated: res.IsTruncated,
+		ChecksumAlgorithm: res.Upload.ChecksumAlgorithm}
+	if maxParts > 0 {
+		for _, p := range res.Parts {
+			out.Parts = append(out.Parts, xmlPart{PartNumber: p.Number, LastModified: isoTime(p.ModTime),
+				ETag: quoteETag(p.ETag), Size: p.Size,
+				xmlChecksums: checksumsOf(res.Upload.ChecksumAlgorithm, p.Checksum)})
+		}
+	}
+	q.writeXML(out)
+	return nil
+}
+
+func handleCompleteMultipartUpload(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	id, err := q.uploadID()
+	if err != nil {
+		return err
+	}
+	body, err := q.readBody(maxCompleteBody)
+	if err != nil {
+		return err
+	}
+	var req xmlCompleteRequest
+	if err := xml.Unmarshal(body, &req); err != nil || len(req.Parts) == 0 {
+		return errMalformedXML()
+	}
+	if len(req.Parts) > engine.MaxPartNumber {
+		return errMalformedXML()
+	}
+	parts := make([]engine.CompletePart, 0, len(req.Parts))
+	for _, p := range req.Parts {
+		if p.PartNumber < 1 || p.PartNumber > engine.MaxPartNumber {
+			return toAPIError(engine.ErrInvalidPart)
+		}
+		_, sum := p.get()
+		parts = append(parts, engine.CompletePart{Number: p.PartNumber, ETag: trimETag(p.ETag), Checksum: sum})
+	}
+	if !sort.SliceIsSorted(parts, func(i, j int) bool { return parts[i].Number < parts[j].Number }) {
+		return toAPIError(engine.ErrInvalidPartOrder)
+	}
+	for i := 1; i < len(parts); i++ {
+		if parts[i].Number == parts[i-1].Number {
+			return toAPIError(engine.ErrInvalidPartOrder)
+		}
+	}
+	opts := engine.PutOptions{Owner: q.caller.AccessKey}
+	if inm := strings.TrimSpace(q.r.Header.Get("If-None-Match")); inm == "*" {
+		opts.IfNoneMatchAny = true
+	}
+	if im := q.r.Header.Get("If-Match"); im != "" {
+		opts.IfMatch = trimETag(im)
+	}
+	oi, err := q.s.cfg.Store.CompleteMultipartUpload(q.ctx, q.bucket, q.key, id, parts, opts)
+	if err != nil {
+		return fmt.Errorf("complete upload of %s/%s: %w", q.bucket, q.key, err)
+	}
+	out := xmlCompleteResult{NS: s3NS, Location: "/" + q.bucket + "/" + q.key, Bucket: q.bucket, Key: q.key,
+		ETag: quoteETag(oi.ETag), xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value),
+		ChecksumType: oi.Checksum.Type}
+	q.writeXML(out)
+	return nil
+}
+
+func handleAbortMultipartUpload(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	id, err := q.uploadID()
+	if err != nil {
+		return err
+	}
+	if err := q.s.cfg.Store.AbortMultipartUpload(q.ctx, q.bucket, q.key, id); err != nil {
+		return fmt.Errorf("abort upload of %s/%s: %w", q.bucket, q.key, err)
+	}
+	q.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+func handleListMultipartUploads(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+		return err
+	}
+	p, err := q.listParams("max-uploads")
+	if err != nil {
+		return err
+	}
+	opts := engine.ListUploadsOptions{Prefix: p.prefix, Delimiter: p.delimiter, KeyMarker: q.param("key-marker"),
+		UploadIDMarker: q.param("upload-id-marker"), MaxUploads: p.maxKeys}
+	var res engine.ListUploadsResult
+	if p.maxKeys > 0 {
+		if res, err = q.s.cfg.Store.ListMultipartUploads(q.ctx, q.bucket, opts); err != nil {
+			return fmt.Errorf("list uploads in %q: %w", q.bucket, err)
+		}
+	}
+	out := xmlListUploads{NS: s3NS, Bucket: q.bucket, KeyMarker: p.encode(opts.KeyMarker),
+		UploadIDMarker: opts.UploadIDMarker, NextKeyMarker: p.encode(res.NextKeyMarker),
+		NextUploadIDMarker: res.NextUploadIDMarker, Prefix: p.encode(p.prefix), Delimiter: p.encode(p.delimiter),
+		EncodingType: p.encodingType, MaxUploads: p.maxKeys, IsTruncated: res.IsTruncated}
+	for _, u := range res.Uploads {
+		out.Uploads = append(out.Uploads, xmlUpload{Key: p.encode(u.Key), UploadID: u.UploadID,
+			Initiator: ownerOf(u.Owner), Owner: ownerOf(u.Owner), StorageClass: storageClass(u.StorageClass),
+			Initiated: isoTime(u.Initiated), ChecksumAlgorithm: u.ChecksumAlgorithm})
+	}
+	for _, cp := range res.CommonPrefixes {
+		out.CommonPrefixes = append(out.CommonPrefixes, xmlPrefix{Prefix: p.encode(cp)})
+	}
+	q.writeXML(out)
+	return nil
+}

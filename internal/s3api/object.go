@@ -1,0 +1,466 @@
+package s3api
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/hashing"
+)
+
+// bodySize is the declared size of a PUT body, enforcing S3's rules.
+func (q *request) bodySize() (int64, error) {
+	if q.length < 0 {
+		return 0, errorf("MissingContentLength", http.StatusLengthRequired,
+			"You must provide the Content-Length HTTP header.")
+	}
+	if q.length > engine.MaxPutSize {
+		return 0, errorf("EntityTooLarge", http.StatusBadRequest,
+			"Your proposed upload exceeds the maximum allowed size")
+	}
+	return q.length, nil
+}
+
+func handlePutObject(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	size, err := q.bodySize()
+	if err != nil {
+		return err
+	}
+	opts, err := q.putOptions()
+	if err != nil {
+		return err
+	}
+	if opts.ACL == "" {
+		opts.ACL = "private"
+	}
+	if opts.ContentMD5, err = parseContentMD5(q.r.Header); err != nil {
+		return err
+	}
+	cs, err := parseChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
+	opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
+	if inm := strings.TrimSpace(q.r.Header.Get("If-None-Match")); inm != "" {
+		if inm != "*" {
+			return errNotImplemented("If-None-Match other than * on PUT")
+		}
+		opts.IfNoneMatchAny = true
+	}
+	if im := q.r.Header.Get("If-Match"); im != "" {
+		opts.IfMatch = trimETag(im)
+	}
+	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.body, size, opts)
+	if err != nil {
+		return fmt.Errorf("put %s/%s: %w", q.bucket, q.key, err)
+	}
+	h := q.w.Header()
+	h.Set("ETag", quoteETag(oi.ETag))
+	setChecksumResponse(h, oi.Checksum)
+	q.writeEmpty(http.StatusOK)
+	return nil
+}
+
+// getOptions reads Range, partNumber and the If-* conditions.
+func (q *request) getOptions() (engine.GetOptions, error) {
+	var opts engine.GetOptions
+	if err := q.checkVersionID(); err != nil {
+		return opts, err
+	}
+	if v := q.r.Header.Get("Range"); v != "" {
+		rng, ok := parseRange(v)
+		if ok && rng == nil {
+			return opts, errorf("InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable")
+		}
+		opts.Range = rng
+	}
+	if _, ok := q.query["partNumber"]; ok {
+		n, err := strconv.Atoi(q.param("partNumber"))
+		if err != nil || n < 1 || n > engine.MaxPartNumber {
+			return opts, errInvalidArgument("Part number must be an integer between 1 and 10000, inclusive")
+		}
+		if opts.Range != nil {
+			return opts, errInvalidRequest("Cannot specify both Range header and partNumber query parameter")
+		}
+		opts.PartNumber = n
+	}
+	opts.Conditions = conditions(q.r.Header, "")
+	return opts, nil
+}
+
+// objectRead opens (GET) or stats (HEAD) an object after checking access:
+// a caller without read access to the bucket may still read an object
+// whose own ACL is public.
+func handleGetObject(q *request) error  { return q.readObject(false) }
+func handleHeadObject(q *request) error { return q.readObject(true) }
+
+func (q *request) readObject(head bool) error {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", q.bucket, err)
+	}
+	opts, err := q.getOptions()
+	if err != nil {
+		return err
+	}
+	bucketReadable := q.allowed(bi, accessRead)
+	if !bucketReadable {
+		// Check the object's own ACL before evaluating conditions, so a
+		// private object's existence and ETag do not leak.
+		oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+		if err != nil || !q.canReadObject(bi, oi) {
+			return errAccessDenied()
+		}
+	}
+	if head {
+		oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, opts)
+		if err != nil {
+			return q.readError(err, oi)
+		}
+		q.setObjectHeaders(oi)
+		length, status := oi.Size, http.StatusOK
+		if opts.Range != nil || opts.PartNumber > 0 {
+			start, n, ok := resolvePart(oi, opts)
+			if !ok {
+				return toAPIError(engine.ErrInvalidRange)
+			}
+			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+n-1, oi.Size))
+			length, status = n, http.StatusPartialContent
+		}
+		if err := q.responseOverrides(); err != nil {
+			return err
+		}
+		q.w.Header().Set("Content-Length", strconv.FormatInt(length, 10))
+		q.w.WriteHeader(status)
+		return nil
+	}
+	rd, err := q.s.cfg.Store.GetObject(q.ctx, q.bucket, q.key, opts)
+	if err != nil {
+		var oi engine.ObjectInfo
+		if errors.Is(err, engine.ErrInvalidRange) {
+			oi, _ = q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+		}
+		return q.readError(err, oi)
+	}
+	defer rd.Close()
+	q.setObjectHeaders(rd.Info)
+	if err := q.responseOverrides(); err != nil {
+		return err
+	}
+	h := q.w.Header()
+	h.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
+	status := http.StatusOK
+	if rd.Partial {
+		status = http.StatusPartialContent
+		if rd.Length > 0 {
+			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rd.Start, rd.Start+rd.Length-1, rd.Info.Size))
+		}
+	}
+	q.w.WriteHeader(status)
+	n, err := io.Copy(q.w, rd)
+	if err != nil || n != rd.Length {
+		// The status is sent; abort the connection so the client sees a
+		// truncated response instead of silently short data.
+		q.s.log.Error("get object stream failed", "request_id", q.id, "bucket", q.bucket, "key", q.key,
+			"sent", n, "want", rd.Length, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// readError maps a GET/HEAD engine error, adding what S3 adds.
+func (q *request) readError(err error, oi engine.ObjectInfo) error {
+	ae := toAPIError(err)
+	if ae.Code == "InvalidRange" && oi.Size > 0 {
+		q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", oi.Size))
+	}
+	return ae
+}
+
+// resolvePart computes the byte span HEAD reports for a range or part.
+func resolvePart(oi engine.ObjectInfo, opts engine.GetOptions) (start, length int64, ok bool) {
+	if opts.PartNumber > 0 {
+		if len(oi.Parts) == 0 {
+			if opts.PartNumber == 1 {
+				return 0, oi.Size, true
+			}
+			return 0, 0, false
+		}
+		var off int64
+		for _, p := range oi.Parts {
+			if p.Number == opts.PartNumber {
+				return off, p.Size, true
+			}
+			off += p.Size
+		}
+		return 0, 0, false
+	}
+	r := opts.Range
+	switch {
+	case r.Start < 0:
+		n := min(-r.Start, oi.Size)
+		return oi.Size - n, n, oi.Size > 0
+	case r.Start >= oi.Size:
+		return 0, 0, false
+	case r.End < 0 || r.End >= oi.Size:
+		return r.Start, oi.Size - r.Start, true
+	}
+	return r.Start, r.End - r.Start + 1, true
+}
+
+func handleDeleteObject(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	if err := q.checkVersionID(); err != nil {
+		return err
+	}
+	err := q.s.cfg.Store.DeleteObject(q.ctx, q.bucket, q.key)
+	if err != nil && !errors.Is(err, engine.ErrObjectNotFound) {
+		return fmt.Errorf("delete %s/%s: %w", q.bucket, q.key, err)
+	}
+	q.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+// maxDeleteBody bounds a DeleteObjects body: 1000 keys of up to 1 KiB,
+// XML-escaped, plus the envelope.
+const maxDeleteBody = 8 << 20
+
+func handleDeleteObjects(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	md5sum, err := parseContentMD5(q.r.Header)
+	if err != nil {
+		return err
+	}
+	cs, err := parseChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
+	if md5sum == nil && cs.alg == "" {
+		return errInvalidRequest("Missing required header for this request: Content-MD5 OR x-amz-checksum-*")
+	}
+	body, err := q.readBody(maxDeleteBody)
+	if err != nil {
+		return err
+	}
+	if md5sum != nil {
+		if sum := md5.Sum(body); string(sum[:]) != string(md5sum) {
+			return toAPIError(engine.ErrBadDigest)
+		}
+	}
+	if cs.alg != "" {
+		if err := verifyChecksum(q, cs, body); err != nil {
+			return err
+		}
+	}
+	var req xmlDeleteRequest
+	if err := xml.Unmarshal(body, &req); err != nil {
+		return errMalformedXML()
+	}
+	if len(req.Objects) == 0 || len(req.Objects) > 1000 {
+		return errMalformedXML()
+	}
+	out := xmlDeleteResult{NS: s3NS}
+	for _, o := range req.Objects {
+		if o.VersionID != "" && o.VersionID != "null" {
+			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: "NoSuchVersion",
+				Message: "The specified version does not exist."})
+			continue
+		}
+		err := q.s.cfg.Store.DeleteObject(q.ctx, q.bucket, o.Key)
+		if err != nil && !errors.Is(err, engine.ErrObjectNotFound) {
+			ae := toAPIError(err)
+			if ae.Status >= 500 {
+				q.s.log.Error("delete in batch failed", "request_id", q.id, "key", o.Key, "err", err)
+			}
+			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
+			continue
+		}
+		if !req.Quiet {
+			out.Deleted = append(out.Deleted, xmlDeleted{Key: o.Key, VersionID: o.VersionID})
+		}
+	}
+	q.writeXML(out)
+	return nil
+}
+
+// verifyChecksum checks a small, fully read body against its flexible checksum.
+func verifyChecksum(q *request, cs checksumSpec, body []byte) error {
+	h, err := hashing.NewChecksum(cs.alg)
+	if err != nil {
+		return errNotImplemented("checksum algorithm " + cs.alg + " on this request")
+	}
+	h.Write(body)
+	want, err := cs.expected(q)()
+	if err != nil {
+		return err
+	}
+	if base64.StdEncoding.EncodeToString(h.Sum(nil)) != want {
+		return toAPIError(engine.ErrChecksumMismatch)
+	}
+	return nil
+}
+
+// copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=null]",
+// URL-encoded.
+func (q *request) copySource() (bucket, key string, err error) {
+	raw := q.r.Header.Get("X-Amz-Copy-Source")
+	src, query, _ := strings.Cut(raw, "?")
+	if query != "" {
+		vals, perr := url.ParseQuery(query)
+		if perr != nil {
+			return "", "", errInvalidArgument("Invalid copy source")
+		}
+		if v := vals.Get("versionId"); v != "" && v != "null" {
+			return "", "", errInvalidArgument("Invalid version id specified")
+		}
+	}
+	dec, uerr := url.PathUnescape(src)
+	if uerr != nil {
+		return "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	dec = strings.TrimPrefix(dec, "/")
+	bucket, key, ok := strings.Cut(dec, "/")
+	if !ok || bucket == "" || key == "" {
+		return "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	return bucket, key, nil
+}
+
+// checkCopySourceAccess makes sure the caller may read the source object.
+func (q *request) checkCopySourceAccess(bucket, key string) error {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, bucket)
+	if err != nil {
+		return fmt.Errorf("copy source bucket %q: %w", bucket, err)
+	}
+	if q.allowed(bi, accessRead) {
+		return nil
+	}
+	oi, err := q.s.cfg.Store.HeadObject(q.ctx, bucket, key, engine.GetOptions{})
+	if err != nil || !q.canReadObject(bi, oi) {
+		return errAccessDenied()
+	}
+	return nil
+}
+
+func handleCopyObject(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+		return err
+	}
+	srcBucket, srcKey, err := q.copySource()
+	if err != nil {
+		return err
+	}
+	if q.r.Header.Get("X-Amz-Copy-Source-Range") != "" {
+		return errInvalidArgument("Range specified is not valid for source object")
+	}
+	if err := q.checkCopySourceAccess(srcBucket, srcKey); err != nil {
+		return err
+	}
+	put, err := q.putOptions()
+	if err != nil {
+		return err
+	}
+	if put.ACL == "" {
+		put.ACL = "private"
+	}
+	cs, err := parseChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
+	if alg := q.r.Header.Get("X-Amz-Checksum-Algorithm"); alg != "" {
+		cs.alg = strings.ToUpper(alg)
+		if _, ok := checksumAlgorithms[cs.alg]; !ok {
+			return errInvalidRequest("Checksum algorithm provided is unsupported.")
+		}
+	}
+	put.ChecksumAlgorithm = cs.alg
+	opts := engine.CopyOptions{Put: put, SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
+	switch d := q.r.Header.Get("X-Amz-Metadata-Directive"); d {
+	case "", "COPY":
+	case "REPLACE":
+		opts.ReplaceMetadata = true
+	default:
+		return errInvalidArgument("Unknown metadata directive.")
+	}
+	if srcBucket == q.bucket && srcKey == q.key && !opts.ReplaceMetadata &&
+		put.StorageClass == "" && cs.alg == "" {
+		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	}
+	oi, err := q.s.cfg.Store.CopyObject(q.ctx, srcBucket, srcKey, q.bucket, q.key, opts)
+	if err != nil {
+		if errors.Is(err, engine.ErrObjectNotFound) {
+			return toAPIError(err)
+		}
+		return fmt.Errorf("copy %s/%s to %s/%s: %w", srcBucket, srcKey, q.bucket, q.key, err)
+	}
+	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag)}
+	c := checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value)
+	res.ChecksumCRC32, res.ChecksumCRC32C, res.ChecksumCRC64 = c.ChecksumCRC32, c.ChecksumCRC32C, c.ChecksumCRC64NVME
+	res.ChecksumSHA1, res.ChecksumSHA256 = c.ChecksumSHA1, c.ChecksumSHA256
+	q.writeXML(res)
+	return nil
+}
+
+func handleGetObjectACL(q *request) error {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", q.bucket, err)
+	}
+	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+	if err != nil {
+		if !q.ownsBucket(bi) {
+			return errAccessDenied()
+		}
+		return fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
+	}
+	if !q.ownsBucket(bi) && (q.caller.Anonymous || oi.Owner != q.caller.AccessKey) {
+		return errAccessDenied()
+	}
+	owner := oi.Owner
+	if owner == "" {
+		owner = bi.Owner
+	}
+	q.writeXML(aclPolicy(owner, oi.ACL))
+	return nil
+}
+
+func handlePutObjectACL(q *request) error {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", q.bucket, err)
+	}
+	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+	if err != nil {
+		if !q.ownsBucket(bi) {
+			return errAccessDenied()
+		}
+		return fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
+	}
+	if !q.ownsBucket(bi) && (q.caller.Anonymous || oi.Owner != q.caller.AccessKey) {
+		return errAccessDenied()
+	}
+	acl, err := q.cannedACLForPut()
+	if err != nil {
+		return err
+	}
+	if err := q.s.cfg.Store.SetObjectACL(q.ctx, q.bucket, q.key, acl); err != nil {
+		return fmt.Errorf("set object acl %s/%s: %w", q.bucket, q.key, err)
+	}
+	q.writeEmpty(http.StatusOK)
+	return nil
+}

@@ -1,0 +1,164 @@
+package s3api
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// routeResult is the operation chosen for a request.
+type routeResult struct {
+	api     string
+	handler func(*request) error
+	err     *Error
+}
+
+// unimplementedSubresources are S3 sub-resources shardstore does not
+// serve yet; naming one in a query answers NotImplemented.
+var unimplementedSubresources = map[string]bool{
+	"accelerate": true, "analytics": true, "attributes": true, "cors": true,
+	"encryption": true, "intelligent-tiering": true, "inventory": true,
+	"legal-hold": true, "lifecycle": true, "logging": true, "metadataTable": true,
+	"metrics": true, "notification": true, "object-lock": true,
+	"ownershipControls": true, "policy": true, "policyStatus": true,
+	"publicAccessBlock": true, "replication": true, "requestPayment": true,
+	"restore": true, "retention": true, "select": true, "session": true,
+	"tagging": true, "torrent": true, "versioning": true, "website": true,
+	"renameObject": true,
+}
+
+// knownParams are query parameters shardstore understands (or knows to
+// ignore, like the SDKs' x-id) in addition to the implemented
+// sub-resources handled by route itself.
+var knownParams = map[string]bool{
+	"acl": true, "delete": true, "location": true, "uploads": true, "versions": true,
+	"uploadId": true, "partNumber": true, "versionId": true,
+	"prefix": true, "delimiter": true, "marker": true, "max-keys": true,
+	"encoding-type": true, "list-type": true, "continuation-token": true,
+	"start-after": true, "fetch-owner": true, "key-marker": true,
+	"upload-id-marker": true, "max-uploads": true, "version-id-marker": true,
+	"max-parts": true, "part-number-marker": true, "x-id": true,
+	"response-content-type": true, "response-content-language": true,
+	"response-expires": true, "response-cache-control": true,
+	"response-content-disposition": true, "response-content-encoding": true,
+	"X-Amz-Algorithm": true, "X-Amz-Credential": true, "X-Amz-Date": true,
+	"X-Amz-Expires": true, "X-Amz-SignedHeaders": true, "X-Amz-Signature": true,
+	"X-Amz-Security-Token": true, "x-amz-checksum-crc32": true,
+	"x-amz-sdk-checksum-algorithm": true, "x-amz-checksum-mode": true,
+}
+
+// unsupportedQuery returns the first sub-resource in query that is not
+// implemented: a listed one, or any unknown parameter without a value
+// (which is how S3 sub-resources are written).
+func unsupportedQuery(query map[string][]string) string {
+	names := make([]string, 0, len(query))
+	for k := range query {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if unimplementedSubresources[k] {
+			return k
+		}
+		if knownParams[k] || strings.HasPrefix(strings.ToLower(k), "x-amz-") {
+			continue
+		}
+		if v := query[k]; len(v) == 1 && v[0] == "" {
+			return k
+		}
+	}
+	return ""
+}
+
+func has(query map[string][]string, k string) bool {
+	_, ok := query[k]
+	return ok
+}
+
+// route picks the S3 operation for method, bucket, key and query.
+func route(method, bucket, key string, query map[string][]string, h http.Header) routeResult {
+	ok := func(api string, fn func(*request) error) routeResult { return routeResult{api: api, handler: fn} }
+	if sub := unsupportedQuery(query); sub != "" {
+		return routeResult{api: "NotImplemented", err: errNotImplemented("?" + sub)}
+	}
+	notAllowed := routeResult{api: "MethodNotAllowed", err: errorf("MethodNotAllowed", http.StatusMethodNotAllowed,
+		"The specified method is not allowed against this resource.")}
+	switch {
+	case bucket == "":
+		if method == http.MethodGet {
+			return ok("ListBuckets", handleListBuckets)
+		}
+		return notAllowed
+	case key == "":
+		switch method {
+		case http.MethodGet:
+			switch {
+			case has(query, "location"):
+				return ok("GetBucketLocation", handleGetBucketLocation)
+			case has(query, "acl"):
+				return ok("GetBucketAcl", handleGetBucketACL)
+			case has(query, "uploads"):
+				return ok("ListMultipartUploads", handleListMultipartUploads)
+			case has(query, "versions"):
+				return ok("ListObjectVersions", handleListObjectVersions)
+			case len(query["list-type"]) > 0 && query["list-type"][0] == "2":
+				return ok("ListObjectsV2", handleListObjectsV2)
+			}
+			return ok("ListObjects", handleListObjectsV1)
+		case http.MethodHead:
+			return ok("HeadBucket", handleHeadBucket)
+		case http.MethodPut:
+			if has(query, "acl") {
+				return ok("PutBucketAcl", handlePutBucketACL)
+			}
+			return ok("CreateBucket", handleCreateBucket)
+		case http.MethodDelete:
+			return ok("DeleteBucket", handleDeleteBucket)
+		case http.MethodPost:
+			if has(query, "delete") {
+				return ok("DeleteObjects", handleDeleteObjects)
+			}
+			return routeResult{api: "PostObject", err: errNotImplemented("POST object uploads")}
+		}
+		return notAllowed
+	}
+	switch method {
+	case http.MethodGet:
+		switch {
+		case has(query, "uploadId"):
+			return ok("ListParts", handleListParts)
+		case has(query, "acl"):
+			return ok("GetObjectAcl", handleGetObjectACL)
+		}
+		return ok("GetObject", handleGetObject)
+	case http.MethodHead:
+		return ok("HeadObject", handleHeadObject)
+	case http.MethodPut:
+		switch {
+		case has(query, "uploadId") || has(query, "partNumber"):
+			if h.Get("X-Amz-Copy-Source") != "" {
+				return ok("UploadPartCopy", handleUploadPartCopy)
+			}
+			return ok("UploadPart", handleUploadPart)
+		case has(query, "acl"):
+			return ok("PutObjectAcl", handlePutObjectACL)
+		case h.Get("X-Amz-Copy-Source") != "":
+			return ok("CopyObject", handleCopyObject)
+		}
+		return ok("PutObject", handlePutObject)
+	case http.MethodPost:
+		switch {
+		case has(query, "uploads"):
+			return ok("CreateMultipartUpload", handleCreateMultipartUpload)
+		case has(query, "uploadId"):
+			return ok("CompleteMultipartUpload", handleCompleteMultipartUpload)
+		}
+		return routeResult{api: "PostObject", err: errNotImplemented("POST on an object")}
+	case http.MethodDelete:
+		if has(query, "uploadId") {
+			return ok("AbortMultipartUpload", handleAbortMultipartUpload)
+		}
+		return ok("DeleteObject", handleDeleteObject)
+	}
+	return notAllowed
+}

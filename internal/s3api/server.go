@@ -1,0 +1,439 @@
+package s3api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Reserved paths. The bucket name "shardstore" is refused so that these
+// can never be shadowed by a bucket in path-style addressing.
+const (
+	ReservedBucket = "shardstore"
+	pathLive       = "/shardstore/health/live"
+	pathReady      = "/shardstore/health/ready"
+	pathMetrics    = "/shardstore/metrics"
+	pathAdmin      = "/shardstore/admin/"
+)
+
+// Config is everything a Server needs.
+type Config struct {
+	// Store is the object engine; required.
+	Store ObjectStore
+	// Auth authenticates requests; required.
+	Auth Authenticator
+	// Region is the region the server claims (default us-east-1).
+	Region string
+	// Domain enables virtual-host-style addressing: a request for
+	// host BUCKET.Domain addresses BUCKET. Empty means path-style only.
+	Domain string
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// LogRequests logs one line per request at info level.
+	LogRequests bool
+	// Registry receives the server's metrics and is served on
+	// /shardstore/metrics; nil creates a fresh one (never the global).
+	Registry *prometheus.Registry
+	// Admin, when set, serves /shardstore/admin/...; otherwise those
+	// paths answer NotImplemented.
+	Admin http.Handler
+	// MaxHeaderBytes bounds request headers (default 64 KiB).
+	MaxHeaderBytes int
+}
+
+// Server is one S3 endpoint. Create it with New, run it with Serve and
+// stop it with Shutdown; several can run in one process.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	registry *prometheus.Registry
+	metrics  *metrics
+	http     *http.Server
+	reqSeq   atomic.Uint64
+	idPrefix string
+	hostID   string
+}
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inflight prometheus.Gauge
+	bytesIn  prometheus.Counter
+	bytesOut prometheus.Counter
+}
+
+// New validates cfg and returns a Server ready to Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("s3api: Config.Store is required")
+	}
+	if cfg.Auth == nil {
+		return nil, errors.New("s3api: Config.Auth is required")
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	cfg.Domain = strings.ToLower(strings.TrimSuffix(cfg.Domain, "."))
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = 64 << 10
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, registry: cfg.Registry}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+	}
+	s.metrics = &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shardstore_s3_requests_total", Help: "S3 requests by API and HTTP status.",
+		}, []string{"api", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "shardstore_s3_request_duration_seconds", Help: "S3 request latency by API.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"api"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shardstore_s3_requests_inflight", Help: "S3 requests being served.",
+		}),
+		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shardstore_s3_received_bytes_total", Help: "Request body bytes read by S3 handlers.",
+		}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shardstore_s3_sent_bytes_total", Help: "Response body bytes written.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{s.metrics.requests, s.metrics.duration,
+		s.metrics.inflight, s.metrics.bytesIn, s.metrics.bytesOut} {
+		if err := s.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("s3api: register metrics: %w", err)
+		}
+	}
+	var rnd [12]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, fmt.Errorf("s3api: seed request ids: %w", err)
+	}
+	s.idPrefix = strings.ToUpper(hex.EncodeToString(rnd[:4]))
+	s.hostID = base64.StdEncoding.EncodeToString(rnd[4:])
+	s.http = &http.Server{
+		Handler:           s,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	return s, nil
+}
+
+// Registry is the metrics registry served on /shardstore/metrics; other
+// components may register their collectors in it.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Serve accepts connections on l until Shutdown; it returns nil after a
+// clean shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	err := s.http.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("s3api: serve: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections and waits for in-flight requests
+// until ctx ends, then closes what is left.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if err != nil {
+		// The wait was bounded: drop the stragglers rather than hang.
+		cerr := s.http.Close()
+		return errors.Join(fmt.Errorf("s3api: shutdown: %w", err), cerr)
+	}
+	return nil
+}
+
+// request is the per-request state the handlers share.
+type request struct {
+	s      *Server
+	w      *responseWriter
+	r      *http.Request
+	ctx    context.Context
+	id     string
+	api    string
+	bucket string
+	key    string
+	query  map[string][]string
+	caller Caller
+	// body is the (decoded, verified) request body; length is its size
+	// or -1 when unknown; trailer returns trailing headers after EOF.
+	body    io.ReadCloser
+	length  int64
+	trailer func() http.Header
+}
+
+// responseWriter records what was written, for logs and metrics.
+type responseWriter struct {
+	http.ResponseWriter
+	status  int
+	written int64
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
+}
+
+// Flush lets streaming responses flush through the wrapper.
+func (w *responseWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// countingReader counts request body bytes read.
+type countingReader struct {
+	io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (s *Server) newRequestID() string {
+	return fmt.Sprintf("%s%08X", s.idPrefix, s.reqSeq.Add(1))
+}
+
+// ServeHTTP is the single entry point: it never lets a panic escape.
+func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	w := &responseWriter{ResponseWriter: hw}
+	q := &request{s: s, w: w, r: r, ctx: r.Context(), id: s.newRequestID(), api: "Unknown", length: -1}
+	h := w.Header()
+	h.Set("X-Amz-Request-Id", q.id)
+	h.Set("X-Amz-Id-2", s.hostID)
+	h.Set("Server", "ShardStore")
+	s.metrics.inflight.Inc()
+	var counted *countingReader
+	defer func() {
+		s.metrics.inflight.Dec()
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler { //nolint:errorlint // sentinel compared by identity, as net/http does
+				s.finish(q, start, counted)
+				panic(v)
+			}
+			s.log.Error("panic serving request", "request_id", q.id, "api", q.api,
+				"method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			if w.status == 0 {
+				q.writeError(errInternal(fmt.Errorf("panic: %v", v)))
+			}
+		}
+		s.finish(q, start, counted)
+	}()
+	if r.Body != nil {
+		counted = &countingReader{ReadCloser: r.Body}
+		r.Body = counted
+	}
+	s.serve(q)
+}
+
+// finish records metrics and the request log line.
+func (s *Server) finish(q *request, start time.Time, counted *countingReader) {
+	status := q.w.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	d := time.Since(start)
+	s.metrics.requests.WithLabelValues(q.api, strconv.Itoa(status)).Inc()
+	s.metrics.duration.WithLabelValues(q.api).Observe(d.Seconds())
+	s.metrics.bytesOut.Add(float64(q.w.written))
+	var in int64
+	if counted != nil {
+		in = counted.n
+		s.metrics.bytesIn.Add(float64(in))
+	}
+	if s.cfg.LogRequests {
+		s.log.Info("request", "request_id", q.id, "api", q.api, "method", q.r.Method,
+			"bucket", q.bucket, "key", q.key, "status", status, "caller", q.caller.AccessKey,
+			"bytes_in", in, "bytes_out", q.w.written, "duration", d, "remote", q.r.RemoteAddr)
+	}
+}
+
+// serve dispatches reserved paths, then routes and authenticates S3 calls.
+func (s *Server) serve(q *request) {
+	r := q.r
+	bucket, key, vhost := s.parseTarget(r)
+	if !vhost && s.reserved(q) {
+		return
+	}
+	q.bucket, q.key = bucket, key
+	q.query = r.URL.Query()
+	rt := route(r.Method, bucket, key, q.query, r.Header)
+	q.api = rt.api
+	if rt.err != nil {
+		q.writeError(rt.err)
+		return
+	}
+	res, err := s.cfg.Auth.Authenticate(r)
+	if err != nil {
+		q.writeError(toAPIError(err))
+		return
+	}
+	q.caller = res.Caller
+	q.body, q.length, q.trailer = res.Body, res.ContentLength, res.Trailer
+	if q.body == nil {
+		q.body = r.Body
+		q.length = r.ContentLength
+	}
+	if q.body == nil {
+		q.body = http.NoBody
+	}
+	if err := rt.handler(q); err != nil {
+		q.writeError(toAPIError(err))
+	}
+}
+
+// reserved serves /shardstore/... paths; it reports whether it did.
+func (s *Server) reserved(q *request) bool {
+	p := q.r.URL.Path
+	switch {
+	case p == pathLive:
+		q.api = "HealthLive"
+		q.w.Header().Set("Content-Length", "0")
+		q.w.WriteHeader(http.StatusOK)
+		return true
+	case p == pathReady:
+		q.api = "HealthReady"
+		q.w.Header().Set("Content-Length", "0")
+		if s.cfg.Store.Status().WriteQuorumOK {
+			q.w.WriteHeader(http.StatusOK)
+		} else {
+			q.w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		return true
+	case p == pathMetrics:
+		q.api = "Metrics"
+		promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP(q.w, q.r)
+		return true
+	case strings.HasPrefix(p, pathAdmin) || p == strings.TrimSuffix(pathAdmin, "/"):
+		q.api = "Admin"
+		if s.cfg.Admin != nil {
+			s.cfg.Admin.ServeHTTP(q.w, q.r)
+		} else {
+			q.writeError(errNotImplemented("admin API"))
+		}
+		return true
+	}
+	return false
+}
+
+// parseTarget extracts bucket and key from the Host (virtual-host style,
+// when a domain is configured) or from the path (path style).
+func (s *Server) parseTarget(r *http.Request) (bucket, key string, vhost bool) {
+	path := r.URL.Path
+	if s.cfg.Domain != "" {
+		host := strings.ToLower(r.Host)
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if b, ok := strings.CutSuffix(host, "."+s.cfg.Domain); ok && b != "" {
+			return b, strings.TrimPrefix(path, "/"), true
+		}
+	}
+	p := strings.TrimPrefix(path, "/")
+	bucket, key, _ = strings.Cut(p, "/")
+	return bucket, key, false
+}
+
+// resource is the S3 resource path named in error bodies.
+func (q *request) resource() string {
+	if q.bucket == "" {
+		return "/"
+	}
+	if q.key == "" {
+		return "/" + q.bucket
+	}
+	return "/" + q.bucket + "/" + q.key
+}
+
+// writeError answers with an S3 error; HEAD and 304 answers carry no body.
+func (q *request) writeError(e *Error) {
+	if q.w.status != 0 {
+		// Headers are gone; all we can do is log.
+		q.s.log.Warn("error after response started", "request_id", q.id, "api", q.api, "err", e)
+		return
+	}
+	if e.Status >= 500 {
+		q.s.log.Error("request failed", "request_id", q.id, "api", q.api, "bucket", q.bucket,
+			"key", q.key, "code", e.Code, "err", e)
+	} else {
+		q.s.log.Debug("request error", "request_id", q.id, "api", q.api, "code", e.Code, "err", e)
+	}
+	h := q.w.Header()
+	if e.Status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", "1")
+	}
+	if q.r.Method == http.MethodHead || e.Status == http.StatusNotModified {
+		q.w.WriteHeader(e.Status)
+		return
+	}
+	body := xmlError{Code: e.Code, Message: e.Message, Resource: q.resource(),
+		RequestID: q.id, HostID: q.s.hostID, BucketName: q.bucket, Key: q.key}
+	q.writeXMLStatus(e.Status, body)
+}
+
+// writeXML answers 200 with an XML document.
+func (q *request) writeXML(v any) { q.writeXMLStatus(http.StatusOK, v) }
+
+func (q *request) writeXMLStatus(status int, v any) {
+	out, err := xml.Marshal(v)
+	if err != nil {
+		q.writeError(errInternal(fmt.Errorf("marshal response: %w", err)))
+		return
+	}
+	buf := make([]byte, 0, len(xml.Header)+len(out))
+	buf = append(buf, xml.Header...)
+	buf = append(buf, out...)
+	h := q.w.Header()
+	h.Set("Content-Type", "application/xml")
+	h.Set("Content-Length", strconv.Itoa(len(buf)))
+	q.w.WriteHeader(status)
+	if q.r.Method != http.MethodHead {
+		_, _ = q.w.Write(buf)
+	}
+}
+
+// writeEmpty answers status with no body.
+func (q *request) writeEmpty(status int) {
+	q.w.Header().Set("Content-Length", "0")
+	q.w.WriteHeader(status)
+}

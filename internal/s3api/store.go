@@ -1,0 +1,78 @@
+// Package s3api is shardstore's S3 front door: it routes HTTP requests
+// (path-style and virtual-host-style), authenticates them through an
+// Authenticator, enforces bucket ownership and canned ACLs, translates
+// them into calls on an ObjectStore and answers in S3's XML dialect with
+// S3's error codes. It knows nothing of drives or erasure coding.
+package s3api
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/shardstore/shardstore/internal/engine"
+)
+
+// ObjectStore is the part of the object engine the HTTP layer calls.
+// *engine.Engine satisfies it; handler tests use an in-memory fake.
+type ObjectStore interface {
+	Status() engine.Status
+
+	MakeBucket(ctx context.Context, bucket string, opts engine.BucketOptions) error
+	BucketInfo(ctx context.Context, bucket string) (engine.BucketInfo, error)
+	ListBuckets(ctx context.Context) ([]engine.BucketInfo, error)
+	DeleteBucket(ctx context.Context, bucket string) error
+	SetBucketACL(ctx context.Context, bucket, acl string) error
+
+	PutObject(ctx context.Context, bucket, key string, body io.Reader, size int64, opts engine.PutOptions) (engine.ObjectInfo, error)
+	GetObject(ctx context.Context, bucket, key string, opts engine.GetOptions) (*engine.ObjectReader, error)
+	HeadObject(ctx context.Context, bucket, key string, opts engine.GetOptions) (engine.ObjectInfo, error)
+	DeleteObject(ctx context.Context, bucket, key string) error
+	SetObjectACL(ctx context.Context, bucket, key, acl string) error
+	CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts engine.CopyOptions) (engine.ObjectInfo, error)
+	ListObjects(ctx context.Context, bucket string, opts engine.ListOptions) (engine.ListResult, error)
+
+	NewMultipartUpload(ctx context.Context, bucket, key string, opts engine.PutOptions) (string, error)
+	PutObjectPart(ctx context.Context, bucket, key, uploadID string, part int, body io.Reader, size int64, opts engine.PartOptions) (engine.PartInfo, error)
+	ListObjectParts(ctx context.Context, bucket, key, uploadID string, partMarker, maxParts int) (engine.ListPartsResult, error)
+	CompleteMultipartUpload(ctx context.Context, bucket, key, uploadID string, parts []engine.CompletePart, opts engine.PutOptions) (engine.ObjectInfo, error)
+	AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error
+	ListMultipartUploads(ctx context.Context, bucket string, opts engine.ListUploadsOptions) (engine.ListUploadsResult, error)
+}
+
+// compile-time check that the real engine fits the seam.
+var _ ObjectStore = (*engine.Engine)(nil)
+
+// Caller is who sent a request, as established by the Authenticator.
+type Caller struct {
+	Anonymous   bool
+	AccessKey   string
+	DisplayName string
+	Root        bool
+}
+
+// AuthResult is an authenticated request: the caller and the body to read
+// (already decoded from aws-chunked and verified, when that applies).
+type AuthResult struct {
+	Caller Caller
+	// Body replaces the request body; nil means use the request's own.
+	Body io.ReadCloser
+	// ContentLength is the decoded body length, or -1 when unknown.
+	ContentLength int64
+	// Trailer returns trailing headers once Body has been read to EOF;
+	// nil when the request has none.
+	Trailer func() http.Header
+}
+
+// Authenticator establishes who sent a request. Errors it returns should
+// be *Error (an S3 error) so the client sees the right code; body read
+// errors should be *Error too.
+type Authenticator interface {
+	Authenticate(r *http.Request) (*AuthResult, error)
+}
+
+// AuthenticatorFunc adapts a function to the Authenticator interface.
+type AuthenticatorFunc func(r *http.Request) (*AuthResult, error)
+
+// Authenticate calls f(r).
+func (f AuthenticatorFunc) Authenticate(r *http.Request) (*AuthResult, error) { return f(r) }

@@ -1,0 +1,333 @@
+package s3api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"time"
+)
+
+// s3NS is the namespace S3 puts on its response documents.
+const s3NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+
+// isoTime formats a time the way S3 does in XML bodies.
+func isoTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// canonicalID derives a stable 64-hex-digit canonical user id from an
+// access key, so owner ids look like S3's without revealing the key.
+func canonicalID(accessKey string) string {
+	sum := sha256.Sum256([]byte("shardstore-owner:" + accessKey))
+	return hex.EncodeToString(sum[:])
+}
+
+type xmlOwner struct {
+	ID          string `xml:"ID"`
+	DisplayName string `xml:"DisplayName"`
+}
+
+func ownerOf(accessKey string) *xmlOwner {
+	return &xmlOwner{ID: canonicalID(accessKey), DisplayName: accessKey}
+}
+
+type xmlError struct {
+	XMLName    xml.Name `xml:"Error"`
+	Code       string   `xml:"Code"`
+	Message    string   `xml:"Message"`
+	BucketName string   `xml:"BucketName,omitempty"`
+	Key        string   `xml:"Key,omitempty"`
+	Resource   string   `xml:"Resource"`
+	RequestID  string   `xml:"RequestId"`
+	HostID     string   `xml:"HostId"`
+}
+
+type xmlBucket struct {
+	Name         string `xml:"Name"`
+	CreationDate string `xml:"CreationDate"`
+	BucketRegion string `xml:"BucketRegion,omitempty"`
+}
+
+type xmlListAllMyBuckets struct {
+	XMLName xml.Name    `xml:"ListAllMyBucketsResult"`
+	NS      string      `xml:"xmlns,attr"`
+	Owner   *xmlOwner   `xml:"Owner"`
+	Buckets []xmlBucket `xml:"Buckets>Bucket"`
+}
+
+type xmlCreateBucketConfiguration struct {
+	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
+	LocationConstraint string   `xml:"LocationConstraint"`
+}
+
+type xmlLocationConstraint struct {
+	XMLName xml.Name `xml:"LocationConstraint"`
+	NS      string   `xml:"xmlns,attr"`
+	Region  string   `xml:",chardata"`
+}
+
+type xmlObject struct {
+	Key               string    `xml:"Key"`
+	LastModified      string    `xml:"LastModified"`
+	ETag              string    `xml:"ETag"`
+	ChecksumAlgorithm string    `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string    `xml:"ChecksumType,omitempty"`
+	Size              int64     `xml:"Size"`
+	StorageClass      string    `xml:"StorageClass"`
+	Owner             *xmlOwner `xml:"Owner,omitempty"`
+}
+
+type xmlPrefix struct {
+	Prefix string `xml:"Prefix"`
+}
+
+type xmlListBucketV1 struct {
+	XMLName        xml.Name    `xml:"ListBucketResult"`
+	NS             string      `xml:"xmlns,attr"`
+	Name           string      `xml:"Name"`
+	Prefix         string      `xml:"Prefix"`
+	Marker         string      `xml:"Marker"`
+	NextMarker     string      `xml:"NextMarker,omitempty"`
+	MaxKeys        int         `xml:"MaxKeys"`
+	Delimiter      string      `xml:"Delimiter,omitempty"`
+	EncodingType   string      `xml:"EncodingType,omitempty"`
+	IsTruncated    bool        `xml:"IsTruncated"`
+	Contents       []xmlObject `xml:"Contents"`
+	CommonPrefixes []xmlPrefix `xml:"CommonPrefixes"`
+}
+
+type xmlListBucketV2 struct {
+	XMLName               xml.Name    `xml:"ListBucketResult"`
+	NS                    string      `xml:"xmlns,attr"`
+	Name                  string      `xml:"Name"`
+	Prefix                string      `xml:"Prefix"`
+	StartAfter            string      `xml:"StartAfter,omitempty"`
+	ContinuationToken     string      `xml:"ContinuationToken,omitempty"`
+	NextContinuationToken string      `xml:"NextContinuationToken,omitempty"`
+	KeyCount              int         `xml:"KeyCount"`
+	MaxKeys               int         `xml:"MaxKeys"`
+	Delimiter             string      `xml:"Delimiter,omitempty"`
+	EncodingType          string      `xml:"EncodingType,omitempty"`
+	IsTruncated           bool        `xml:"IsTruncated"`
+	Contents              []xmlObject `xml:"Contents"`
+	CommonPrefixes        []xmlPrefix `xml:"CommonPrefixes"`
+}
+
+type xmlVersion struct {
+	Key          string    `xml:"Key"`
+	VersionID    string    `xml:"VersionId"`
+	IsLatest     bool      `xml:"IsLatest"`
+	LastModified string    `xml:"LastModified"`
+	ETag         string    `xml:"ETag"`
+	Size         int64     `xml:"Size"`
+	StorageClass string    `xml:"StorageClass"`
+	Owner        *xmlOwner `xml:"Owner,omitempty"`
+}
+
+type xmlListVersions struct {
+	XMLName             xml.Name     `xml:"ListVersionsResult"`
+	NS                  string       `xml:"xmlns,attr"`
+	Name                string       `xml:"Name"`
+	Prefix              string       `xml:"Prefix"`
+	KeyMarker           string       `xml:"KeyMarker"`
+	VersionIDMarker     string       `xml:"VersionIdMarker"`
+	NextKeyMarker       string       `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string       `xml:"NextVersionIdMarker,omitempty"`
+	MaxKeys             int          `xml:"MaxKeys"`
+	Delimiter           string       `xml:"Delimiter,omitempty"`
+	EncodingType        string       `xml:"EncodingType,omitempty"`
+	IsTruncated         bool         `xml:"IsTruncated"`
+	Versions            []xmlVersion `xml:"Version"`
+	CommonPrefixes      []xmlPrefix  `xml:"CommonPrefixes"`
+}
+
+type xmlDeleteRequest struct {
+	XMLName xml.Name `xml:"Delete"`
+	Quiet   bool     `xml:"Quiet"`
+	Objects []struct {
+		Key       string `xml:"Key"`
+		VersionID string `xml:"VersionId"`
+	} `xml:"Object"`
+}
+
+type xmlDeleted struct {
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId,omitempty"`
+}
+
+type xmlDeleteError struct {
+	Key     string `xml:"Key"`
+	Code    string `xml:"Code"`
+	Message string `xml:"Message"`
+}
+
+type xmlDeleteResult struct {
+	XMLName xml.Name         `xml:"DeleteResult"`
+	NS      string           `xml:"xmlns,attr"`
+	Deleted []xmlDeleted     `xml:"Deleted"`
+	Errors  []xmlDeleteError `xml:"Error"`
+}
+
+type xmlCopyObjectResult struct {
+	XMLName        xml.Name `xml:"CopyObjectResult"`
+	NS             string   `xml:"xmlns,attr"`
+	LastModified   string   `xml:"LastModified"`
+	ETag           string   `xml:"ETag"`
+	ChecksumCRC32  string   `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C string   `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64  string   `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1   string   `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256 string   `xml:"ChecksumSHA256,omitempty"`
+}
+
+type xmlCopyPartResult struct {
+	XMLName      xml.Name `xml:"CopyPartResult"`
+	NS           string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+}
+
+type xmlInitiateMultipart struct {
+	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	UploadID string   `xml:"UploadId"`
+}
+
+// xmlChecksums is the set of checksum elements S3 uses in part lists.
+type xmlChecksums struct {
+	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+}
+
+// get returns the one checksum value present and its algorithm.
+func (c xmlChecksums) get() (alg, value string) {
+	switch {
+	case c.ChecksumCRC32 != "":
+		return "CRC32", c.ChecksumCRC32
+	case c.ChecksumCRC32C != "":
+		return "CRC32C", c.ChecksumCRC32C
+	case c.ChecksumCRC64NVME != "":
+		return "CRC64NVME", c.ChecksumCRC64NVME
+	case c.ChecksumSHA1 != "":
+		return "SHA1", c.ChecksumSHA1
+	case c.ChecksumSHA256 != "":
+		return "SHA256", c.ChecksumSHA256
+	}
+	return "", ""
+}
+
+func checksumsOf(alg, value string) xmlChecksums {
+	var c xmlChecksums
+	switch alg {
+	case "CRC32":
+		c.ChecksumCRC32 = value
+	case "CRC32C":
+		c.ChecksumCRC32C = value
+	case "CRC64NVME":
+		c.ChecksumCRC64NVME = value
+	case "SHA1":
+		c.ChecksumSHA1 = value
+	case "SHA256":
+		c.ChecksumSHA256 = value
+	}
+	return c
+}
+
+type xmlCompletePart struct {
+	PartNumber int    `xml:"PartNumber"`
+	ETag       string `xml:"ETag"`
+	xmlChecksums
+}
+
+type xmlCompleteRequest struct {
+	XMLName xml.Name          `xml:"CompleteMultipartUpload"`
+	Parts   []xmlCompletePart `xml:"Part"`
+}
+
+type xmlCompleteResult struct {
+	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+	xmlChecksums
+	ChecksumType string `xml:"ChecksumType,omitempty"`
+}
+
+type xmlPart struct {
+	PartNumber   int    `xml:"PartNumber"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+	xmlChecksums
+}
+
+type xmlListParts struct {
+	XMLName              xml.Name  `xml:"ListPartsResult"`
+	NS                   string    `xml:"xmlns,attr"`
+	Bucket               string    `xml:"Bucket"`
+	Key                  string    `xml:"Key"`
+	UploadID             string    `xml:"UploadId"`
+	Initiator            *xmlOwner `xml:"Initiator"`
+	Owner                *xmlOwner `xml:"Owner"`
+	StorageClass         string    `xml:"StorageClass"`
+	PartNumberMarker     int       `xml:"PartNumberMarker"`
+	NextPartNumberMarker int       `xml:"NextPartNumberMarker"`
+	MaxParts             int       `xml:"MaxParts"`
+	IsTruncated          bool      `xml:"IsTruncated"`
+	ChecksumAlgorithm    string    `xml:"ChecksumAlgorithm,omitempty"`
+	Parts                []xmlPart `xml:"Part"`
+}
+
+type xmlUpload struct {
+	Key               string    `xml:"Key"`
+	UploadID          string    `xml:"UploadId"`
+	Initiator         *xmlOwner `xml:"Initiator"`
+	Owner             *xmlOwner `xml:"Owner"`
+	StorageClass      string    `xml:"StorageClass"`
+	Initiated         string    `xml:"Initiated"`
+	ChecksumAlgorithm string    `xml:"ChecksumAlgorithm,omitempty"`
+}
+
+type xmlListUploads struct {
+	XMLName            xml.Name    `xml:"ListMultipartUploadsResult"`
+	NS                 string      `xml:"xmlns,attr"`
+	Bucket             string      `xml:"Bucket"`
+	KeyMarker          string      `xml:"KeyMarker"`
+	UploadIDMarker     string      `xml:"UploadIdMarker"`
+	NextKeyMarker      string      `xml:"NextKeyMarker"`
+	NextUploadIDMarker string      `xml:"NextUploadIdMarker"`
+	Prefix             string      `xml:"Prefix"`
+	Delimiter          string      `xml:"Delimiter,omitempty"`
+	EncodingType       string      `xml:"EncodingType,omitempty"`
+	MaxUploads         int         `xml:"MaxUploads"`
+	IsTruncated        bool        `xml:"IsTruncated"`
+	Uploads            []xmlUpload `xml:"Upload"`
+	CommonPrefixes     []xmlPrefix `xml:"CommonPrefixes"`
+}
+
+type xmlGrantee struct {
+	XMLNSXSI    string `xml:"xmlns:xsi,attr"`
+	Type        string `xml:"xsi:type,attr"`
+	ID          string `xml:"ID,omitempty"`
+	DisplayName string `xml:"DisplayName,omitempty"`
+	URI         string `xml:"URI,omitempty"`
+}
+
+type xmlGrant struct {
+	Grantee    xmlGrantee `xml:"Grantee"`
+	Permission string     `xml:"Permission"`
+}
+
+type xmlACL struct {
+	XMLName xml.Name   `xml:"AccessControlPolicy"`
+	NS      string     `xml:"xmlns,attr"`
+	Owner   *xmlOwner  `xml:"Owner"`
+	Grants  []xmlGrant `xml:"AccessControlList>Grant"`
+}
