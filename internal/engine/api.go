@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"io"
 	"time"
 )
 
@@ -247,4 +248,14 @@ type Status struct {
 	Sets          int
 	WriteQuorumOK bool // every set has at least write quorum drives online
 	ReadQuorumOK  bool
+}
+
+// ObjectReader streams (part of) an object; Close must be called.
+type ObjectReader struct {
+	Info ObjectInfo
+	// Start and Length are the resolved byte range being returned.
+	Start, Length int64
+	// Partial is true when a Range or PartNumber selected the bytes.
+	Partial bool
+	io.ReadCloser
 }

@@ -1,20 +1,42 @@
 // Package engine stores objects erasure-coded across sets of drives: it
 // owns buckets, objects, multipart uploads and listing, and enforces
 // quorum and per-object locking. It knows nothing of HTTP.
+//
+// Layout: the drives are grouped into erasure sets; an object lives in the
+// set chosen by a keyed hash of bucket/key, coded into M data and K parity
+// shards (one per drive of the set, order rotated per object). Every write
+// is staged in each drive's tmp area and made visible by rename; a write
+// is acknowledged only when write quorum drives committed it.
 package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync"
+
+	"github.com/shardstore/shardstore/internal/bitrot"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/erasure"
+	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/zeebo/xxh3"
 )
+
+// DefaultInlineLimit is the per-drive shard size up to which object data
+// lives inside the metadata file.
+const DefaultInlineLimit = 128 << 10
 
 // Config describes the drives and coding policy of one engine.
 type Config struct {
 	// Paths are the drive directories, already expanded, in slot order.
 	Paths []string
+	// Drives, when set, is used instead of Paths (tests wrap drives to
+	// inject faults).
+	Drives []drive.Drive
 	// SetSize is the number of drives per erasure set; 0 picks the largest
-	// size in 2..16 that divides len(Paths).
+	// size in 2..16 that divides the drive count.
 	SetSize int
 	// Parity is the number of parity shards for STANDARD objects; 0 picks
 	// the default for the set size.
@@ -23,123 +45,218 @@ type Config struct {
 	// data is stored inside the metadata file; 0 means the default
 	// (128 KiB), negative disables inlining.
 	InlineLimit int64
+	// BlockSize is the erasure block size; 0 means 1 MiB.
+	BlockSize int
+	// Bitrot is the chunk checksum for new objects; 0 means bitrot.Default.
+	Bitrot bitrot.Algorithm
+	// Hashing computes MD5 and checksums for PUTs; nil builds a default.
+	Hashing *hashing.Engine
 	// Logger receives engine events; nil discards them.
 	Logger *slog.Logger
 }
 
 // Engine is one running object store. It is safe for concurrent use.
 type Engine struct {
-	cfg Config
+	cfg          Config
+	log          *slog.Logger
+	deploymentID string
+	seed         uint64
+	sets         []*erasureSet
+	coders       erasure.Cache
+	hasher       *hashing.Engine
+	locks        *nsLock
+	inlineLimit  int64
+	blockSize    int
+	bitrot       bitrot.Algorithm
+
+	bucketsMu sync.RWMutex
+	buckets   map[string]BucketInfo
+
+	heal *healQueue
 }
 
 // New opens (formatting on first use) the drives in cfg and returns the engine.
-func New(cfg Config) (*Engine, error) { panic("engine: not yet written") }
+func New(cfg Config) (*Engine, error) {
+	e := &Engine{cfg: cfg, log: cfg.Logger, locks: newNSLock(), hasher: cfg.Hashing,
+		inlineLimit: cfg.InlineLimit, blockSize: cfg.BlockSize, bitrot: cfg.Bitrot}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if e.hasher == nil {
+		h, err := hashing.New(hashing.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		e.hasher = h
+	}
+	if e.inlineLimit == 0 {
+		e.inlineLimit = DefaultInlineLimit
+	}
+	if e.blockSize == 0 {
+		e.blockSize = erasure.DefaultBlockSize
+	}
+	if e.bitrot == 0 {
+		e.bitrot = bitrot.Default
+	}
+	if !e.bitrot.Valid() {
+		return nil, fmt.Errorf("engine: unknown bitrot algorithm %d", e.bitrot)
+	}
+	drives := cfg.Drives
+	if drives == nil {
+		if len(cfg.Paths) == 0 {
+			return nil, errors.New("engine: no drives given")
+		}
+		seen := map[string]bool{}
+		for _, p := range cfg.Paths {
+			d, err := drive.OpenLocal(p)
+			if err != nil {
+				return nil, fmt.Errorf("engine: %w", err)
+			}
+			if seen[d.String()] {
+				return nil, fmt.Errorf("engine: drive %s is given twice", d.String())
+			}
+			seen[d.String()] = true
+			drives = append(drives, d)
+		}
+	}
+	setSize, err := chooseSetSize(len(drives), cfg.SetSize)
+	if err != nil {
+		return nil, err
+	}
+	layout, err := loadFormats(context.Background(), drives, setSize, e.log)
+	if err != nil {
+		return nil, err
+	}
+	e.deploymentID = layout.deploymentID
+	e.seed = xxh3.HashString(layout.deploymentID)
+	parity := cfg.Parity
+	if parity == 0 {
+		parity = defaultParity(setSize)
+	}
+	if parity < 0 || parity > setSize/2 {
+		return nil, fmt.Errorf("engine: parity %d is invalid for sets of %d drives (at most %d)", parity, setSize, setSize/2)
+	}
+	for s := 0; s < len(drives)/setSize; s++ {
+		e.sets = append(e.sets, &erasureSet{index: s, drives: drives[s*setSize : (s+1)*setSize], parity: parity})
+	}
+	for _, d := range drives {
+		if err := d.CleanTmp(context.Background()); err != nil {
+			e.log.Warn("cannot clean tmp area", "drive", d.String(), "err", err)
+		}
+	}
+	if err := e.loadBuckets(context.Background()); err != nil {
+		return nil, err
+	}
+	e.heal = newHealQueue()
+	return e, nil
+}
+
+// chooseSetSize returns the set size for n drives.
+func chooseSetSize(n, want int) (int, error) {
+	if n == 0 {
+		return 0, errors.New("engine: no drives given")
+	}
+	if want != 0 {
+		if want < 1 || want > 16 || n%want != 0 {
+			return 0, fmt.Errorf("engine: set size %d must be 1..16 and divide the drive count %d", want, n)
+		}
+		return want, nil
+	}
+	if n == 1 {
+		return 1, nil
+	}
+	for s := 16; s >= 2; s-- {
+		if n%s == 0 {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("engine: %d drives cannot be split into sets of 2..16", n)
+}
+
+// defaultParity is the STANDARD storage class parity for a set size.
+func defaultParity(setSize int) int {
+	switch {
+	case setSize <= 1:
+		return 0
+	case setSize <= 3:
+		return 1
+	case setSize <= 5:
+		return 2
+	case setSize <= 7:
+		return 3
+	}
+	return 4
+}
+
+// parityFor returns the parity an object of storage class sc gets.
+func (s *erasureSet) parityFor(sc string) int {
+	if sc == "REDUCED_REDUNDANCY" {
+		return min(2, s.parity)
+	}
+	return s.parity
+}
+
+// erasureSet is a group of drives that together hold whole objects.
+type erasureSet struct {
+	index  int
+	drives []drive.Drive
+	parity int
+}
+
+// setFor picks the set an object lives in.
+func (e *Engine) setFor(bucket, key string) *erasureSet {
+	if len(e.sets) == 1 {
+		return e.sets[0]
+	}
+	h := xxh3.HashStringSeed(bucket+"/"+key, e.seed)
+	return e.sets[h%uint64(len(e.sets))]
+}
+
+// distribution returns, for each drive position of a set, the 1-based
+// shard number it holds; rotating the start spreads parity over drives.
+func (e *Engine) distribution(key string, n int) []int {
+	start := int(xxh3.HashStringSeed(key, e.seed^0x9e3779b97f4a7c15) % uint64(n))
+	d := make([]int, n)
+	for shard := 1; shard <= n; shard++ {
+		d[(start+shard-1)%n] = shard
+	}
+	return d
+}
+
+// writeQuorum is M, or M+1 when M == K so two halves can't both win.
+func writeQuorum(data, parity int) int {
+	if data == parity {
+		return data + 1
+	}
+	return data
+}
 
 // Close stops background work and releases the drives.
 func (e *Engine) Close() error { return nil }
 
+// DeploymentID identifies this deployment (stored in every drive's format).
+func (e *Engine) DeploymentID() string { return e.deploymentID }
+
 // Status reports drive and quorum health.
-func (e *Engine) Status() Status { panic("engine: not yet written") }
-
-// MakeBucket creates a bucket.
-func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptions) error {
-	panic("engine: not yet written")
-}
-
-// BucketInfo returns a bucket's settings, or ErrBucketNotFound.
-func (e *Engine) BucketInfo(ctx context.Context, bucket string) (BucketInfo, error) {
-	panic("engine: not yet written")
-}
-
-// ListBuckets lists all buckets sorted by name.
-func (e *Engine) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
-	panic("engine: not yet written")
-}
-
-// DeleteBucket removes an empty bucket (ErrBucketNotEmpty otherwise).
-func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
-	panic("engine: not yet written")
-}
-
-// SetBucketACL replaces a bucket's canned ACL.
-func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
-	panic("engine: not yet written")
-}
-
-// PutObject stores body (size bytes, or -1 when unknown) as bucket/key.
-func (e *Engine) PutObject(ctx context.Context, bucket, key string, body io.Reader, size int64, opts PutOptions) (ObjectInfo, error) {
-	panic("engine: not yet written")
-}
-
-// ObjectReader streams (part of) an object; Close must be called.
-type ObjectReader struct {
-	Info ObjectInfo
-	// Start and Length are the resolved byte range being returned.
-	Start, Length int64
-	// Partial is true when a Range or PartNumber selected the bytes.
-	Partial bool
-	io.ReadCloser
-}
-
-// GetObject opens an object for reading, evaluating opts.Conditions
-// (ErrPreconditionFailed / ErrNotModified) and resolving opts.Range
-// (ErrInvalidRange when unsatisfiable).
-func (e *Engine) GetObject(ctx context.Context, bucket, key string, opts GetOptions) (*ObjectReader, error) {
-	panic("engine: not yet written")
-}
-
-// HeadObject returns an object's info, evaluating opts like GetObject.
-func (e *Engine) HeadObject(ctx context.Context, bucket, key string, opts GetOptions) (ObjectInfo, error) {
-	panic("engine: not yet written")
-}
-
-// DeleteObject removes an object; ErrObjectNotFound if it did not exist.
-func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
-	panic("engine: not yet written")
-}
-
-// SetObjectACL replaces an object's canned ACL.
-func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, acl string) error {
-	panic("engine: not yet written")
-}
-
-// CopyObject copies src to dst server side (src == dst with
-// ReplaceMetadata updates metadata in place).
-func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts CopyOptions) (ObjectInfo, error) {
-	panic("engine: not yet written")
-}
-
-// ListObjects returns one page of keys in byte order.
-func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOptions) (ListResult, error) {
-	panic("engine: not yet written")
-}
-
-// NewMultipartUpload starts an upload and returns its id.
-func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opts PutOptions) (string, error) {
-	panic("engine: not yet written")
-}
-
-// PutObjectPart stores one part (1..10000) of an upload.
-func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string, part int, body io.Reader, size int64, opts PartOptions) (PartInfo, error) {
-	panic("engine: not yet written")
-}
-
-// ListObjectParts lists parts after partMarker, at most maxParts (0 = 1000).
-func (e *Engine) ListObjectParts(ctx context.Context, bucket, key, uploadID string, partMarker, maxParts int) (ListPartsResult, error) {
-	panic("engine: not yet written")
-}
-
-// CompleteMultipartUpload assembles the listed parts into the object.
-func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploadID string, parts []CompletePart, opts PutOptions) (ObjectInfo, error) {
-	panic("engine: not yet written")
-}
-
-// AbortMultipartUpload discards an upload and its parts.
-func (e *Engine) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error {
-	panic("engine: not yet written")
-}
-
-// ListMultipartUploads lists in-progress uploads of a bucket.
-func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts ListUploadsOptions) (ListUploadsResult, error) {
-	panic("engine: not yet written")
+func (e *Engine) Status() Status {
+	st := Status{Sets: len(e.sets), WriteQuorumOK: true, ReadQuorumOK: true}
+	ctx := context.Background()
+	for _, s := range e.sets {
+		online := 0
+		for _, d := range s.drives {
+			st.Drives++
+			if _, err := d.ReadFormat(ctx); err == nil {
+				online++
+			}
+		}
+		st.DrivesOnline += online
+		data := len(s.drives) - s.parity
+		if online < writeQuorum(data, s.parity) {
+			st.WriteQuorumOK = false
+		}
+		if online < data {
+			st.ReadQuorumOK = false
+		}
+	}
+	return st
 }

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+// Bucket records live on every drive at SystemVolume/buckets/<name>, and
+// every drive has a volume per bucket. A bucket exists when a majority of
+// all drives hold its record. Records are cached in memory: this process
+// is the only writer.
+const bucketsDir = "buckets"
+
+type bucketRecord struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	Owner   string    `json:"owner"`
+	ACL     string    `json:"acl"`
+}
+
+func (e *Engine) allDrives() []drive.Drive {
+	var out []drive.Drive
+	for _, s := range e.sets {
+		out = append(out, s.drives...)
+	}
+	return out
+}
+
+func (e *Engine) bucketQuorum() int { return len(e.allDrives())/2 + 1 }
+
+func (e *Engine) loadBuckets(ctx context.Context) error {
+	drives := e.allDrives()
+	counts := map[string]int{}
+	records := map[string]bucketRecord{}
+	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
+		names, err := d.ListDir(ctx, drive.SystemVolume, bucketsDir)
+		if errors.Is(err, drive.ErrFileNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if strings.HasSuffix(n, "/") {
+				continue
+			}
+			b, err := d.ReadFile(ctx, drive.SystemVolume, bucketsDir+"/"+n)
+			if err != nil {
+				continue
+			}
+			var r bucketRecord
+			if json.Unmarshal(b, &r) != nil || r.Name != n {
+				continue
+			}
+			e.bucketsMu.Lock()
+			counts[n]++
+			if old, ok := records[n]; !ok || r.Created.After(old.Created) {
+				records[n] = r
+			}
+			e.bucketsMu.Unlock()
+		}
+		return nil
+	})
+	_ = errs
+	e.buckets = map[string]BucketInfo{}
+	for n, c := range counts {
+		if c >= e.bucketQuorum() {
+			r := records[n]
+			e.buckets[n] = BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo, create bool) error {
+	rec, _ := json.Marshal(bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL})
+	drives := e.allDrives()
+	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
+		if create {
+			if err := d.MakeVol(ctx, info.Name); err != nil && !errors.Is(err, drive.ErrVolumeExists) {
+				return err
+			}
+		}
+		return d.WriteFile(ctx, drive.SystemVolume, bucketsDir+"/"+info.Name, rec)
+	})
+	if countNil(errs) < e.bucketQuorum() {
+		return fmt.Errorf("bucket %s: %w: %v", info.Name, ErrWriteQuorum, firstErr(errs))
+	}
+	return nil
+}
+
+// MakeBucket creates a bucket.
+func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptions) error {
+	if err := checkBucketName(bucket); err != nil {
+		return err
+	}
+	unlock := e.locks.Lock(lockName(bucket, ""))
+	defer unlock()
+	e.bucketsMu.RLock()
+	_, exists := e.buckets[bucket]
+	e.bucketsMu.RUnlock()
+	if exists {
+		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketExists)
+	}
+	acl := opts.ACL
+	if acl == "" {
+		acl = "private"
+	}
+	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl}
+	if err := e.writeBucketRecord(ctx, info, true); err != nil {
+		return err
+	}
+	e.bucketsMu.Lock()
+	e.buckets[bucket] = info
+	e.bucketsMu.Unlock()
+	return nil
+}
+
+// BucketInfo returns a bucket's settings, or ErrBucketNotFound.
+func (e *Engine) BucketInfo(ctx context.Context, bucket string) (BucketInfo, error) {
+	e.bucketsMu.RLock()
+	info, ok := e.buckets[bucket]
+	e.bucketsMu.RUnlock()
+	if !ok {
+		if err := checkBucketName(bucket); err != nil && bucket != reservedBucket {
+			return BucketInfo{}, err
+		}
+		return BucketInfo{}, fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotFound)
+	}
+	return info, nil
+}
+
+// ListBuckets lists all buckets sorted by name.
+func (e *Engine) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
+	e.bucketsMu.RLock()
+	out := make([]BucketInfo, 0, len(e.buckets))
+	for _, b := range e.buckets {
+		out = append(out, b)
+	}
+	e.bucketsMu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// DeleteBucket removes an empty bucket (ErrBucketNotEmpty otherwise).
+// In-progress multipart uploads of the bucket are aborted with it.
+func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return err
+	}
+	unlock := e.locks.Lock(lockName(bucket, ""))
+	defer unlock()
+	res, err := e.ListObjects(ctx, bucket, ListOptions{MaxKeys: 1})
+	if err != nil {
+		return err
+	}
+	if len(res.Objects) > 0 || len(res.CommonPrefixes) > 0 {
+		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotEmpty)
+	}
+	drives := e.allDrives()
+	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
+		if err := d.Delete(ctx, drive.SystemVolume, bucketsDir+"/"+bucket, false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+			return err
+		}
+		// Leftovers of failed writes must not keep a deleted bucket's
+		// directory alive, so the volume goes with force.
+		if err := d.DeleteVol(ctx, bucket, true); err != nil && !errors.Is(err, drive.ErrVolumeNotFound) {
+			return err
+		}
+		if err := d.Delete(ctx, drive.SystemVolume, multipartDir+"/"+bucket, true); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+			return err
+		}
+		return nil
+	})
+	e.bucketsMu.Lock()
+	delete(e.buckets, bucket)
+	e.bucketsMu.Unlock()
+	if countNil(errs) < e.bucketQuorum() {
+		return fmt.Errorf("bucket %s: %w: %v", bucket, ErrWriteQuorum, firstErr(errs))
+	}
+	return nil
+}
+
+// SetBucketACL replaces a bucket's canned ACL.
+func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
+	unlock := e.locks.Lock(lockName(bucket, ""))
+	defer unlock()
+	info, err := e.BucketInfo(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	info.ACL = acl
+	if err := e.writeBucketRecord(ctx, info, false); err != nil {
+		return err
+	}
+	e.bucketsMu.Lock()
+	e.buckets[bucket] = info
+	e.bucketsMu.Unlock()
+	return nil
+}

@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// testEngine starts an engine on n fresh drive directories with small
+// blocks so tests cross block edges cheaply.
+func testEngine(t testing.TB, n int, cfg Config) (*Engine, []string) {
+	t.Helper()
+	root := t.TempDir()
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = filepath.Join(root, fmt.Sprintf("d%d", i+1))
+	}
+	cfg.Paths = paths
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.MakeBucket(context.Background(), "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	return e, paths
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	r.Read(b)
+	return b
+}
+
+func getAll(t testing.TB, e *Engine, key string, opts GetOptions) ([]byte, error) {
+	t.Helper()
+	rd, err := e.GetObject(context.Background(), "bucket", key, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+func TestPutGetSizes(t *testing.T) {
+	const bs = 4096
+	e, _ := testEngine(t, 16, Config{BlockSize: bs, InlineLimit: 200})
+	r := rand.New(rand.NewSource(1))
+	ctx := context.Background()
+	for _, size := range []int{0, 1, 11, 12, 13, bs - 1, bs, bs + 1, 3*bs - 1, 3 * bs, 5*bs + 7} {
+		for _, known := range []bool{true, false} {
+			data := randBytes(r, size)
+			key := fmt.Sprintf("obj-%d-%v", size, known)
+			sz := int64(size)
+			if !known {
+				sz = -1
+			}
+			info, err := e.PutObject(ctx, "bucket", key, bytes.NewReader(data), sz, PutOptions{ContentType: "x/y"})
+			if err != nil {
+				t.Fatalf("put %d: %v", size, err)
+			}
+			sum := md5.Sum(data)
+			if info.ETag != hex.EncodeToString(sum[:]) || info.Size != int64(size) {
+				t.Fatalf("put %d: info %+v", size, info)
+			}
+			got, err := getAll(t, e, key, GetOptions{})
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("get %d: err %v, equal %v", size, err, bytes.Equal(got, data))
+			}
+			if size > 2 {
+				got, err := getAll(t, e, key, GetOptions{Range: &Range{Start: 1, End: int64(size - 2)}})
+				if err != nil || !bytes.Equal(got, data[1:size-1]) {
+					t.Fatalf("range %d: err %v", size, err)
+				}
+			}
+		}
+	}
+}
+
+// Losing or corrupting up to K shards of an object must never change what
+// a reader gets; K+1 must fail with a clear error, never wrong bytes.
+func TestLossAndCorruption(t *testing.T) {
+	const bs = 4096
+	r := rand.New(rand.NewSource(7))
+	ctx := context.Background()
+	for trial := 0; trial < 12; trial++ {
+		e, paths := testEngine(t, 16, Config{BlockSize: bs, InlineLimit: 100})
+		sizes := []int{1, 100, 1000, bs - 1, bs, bs + 1, 3*bs + 5, 7 * bs}
+		size := sizes[trial%len(sizes)]
+		data := randBytes(r, size)
+		if _, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(data), int64(size), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		k := 4
+		damage := k
+		if trial%3 == 2 {
+			damage = k + 1
+		}
+		for _, i := range r.Perm(16)[:damage] {
+			dir := filepath.Join(paths[i], "bucket", "k")
+			if r.Intn(2) == 0 {
+				os.RemoveAll(dir)
+				continue
+			}
+			// Corrupt the shard file, or the metadata file for inline objects.
+			files, _ := filepath.Glob(filepath.Join(dir, ".ss.d.*", "part.1"))
+			if len(files) == 0 {
+				files = []string{filepath.Join(dir, metaFile)}
+			}
+			b, _ := os.ReadFile(files[0])
+			b[r.Intn(len(b))] ^= 0xff
+			os.WriteFile(files[0], b, 0o644)
+		}
+		got, err := getAll(t, e, "k", GetOptions{})
+		if damage <= k {
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("trial %d size %d: %d damaged shards: err %v, equal %v", trial, size, damage, err, bytes.Equal(got, data))
+			}
+			if e.PendingHeals() == 0 {
+				t.Fatalf("trial %d: degraded read did not queue a heal", trial)
+			}
+		} else if err == nil {
+			t.Fatalf("trial %d: %d damaged shards must fail, got %d bytes (equal %v)", trial, damage, len(got), bytes.Equal(got, data))
+		} else if !errors.Is(err, ErrReadQuorum) && !errors.Is(err, ErrObjectNotFound) {
+			t.Fatalf("trial %d: unexpected error %v", trial, err)
+		}
+	}
+}
+
+func TestFormatChecks(t *testing.T) {
+	root := t.TempDir()
+	paths := make([]string, 8)
+	for i := range paths {
+		paths[i] = filepath.Join(root, fmt.Sprintf("d%d", i+1))
+	}
+	e, err := New(Config{Paths: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	// Swapped order.
+	swapped := append([]string(nil), paths...)
+	swapped[0], swapped[1] = swapped[1], swapped[0]
+	if _, err := New(Config{Paths: swapped}); err == nil || !strings.Contains(err.Error(), "order changed") {
+		t.Fatalf("swapped drives: %v", err)
+	}
+	// Changed count.
+	if _, err := New(Config{Paths: paths[:4]}); err == nil || !strings.Contains(err.Error(), "drive count") {
+		t.Fatalf("changed count: %v", err)
+	}
+	// A drive from another deployment.
+	other := filepath.Join(t.TempDir(), "o")
+	oe, err := New(Config{Paths: []string{other + "1", other + "2", other + "3", other + "4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oe.Close()
+	foreign := append([]string(nil), paths...)
+	foreign[3] = other + "1"
+	if _, err := New(Config{Paths: foreign}); err == nil || !strings.Contains(err.Error(), "another shardstore") || !strings.Contains(err.Error(), other+"1") {
+		t.Fatalf("foreign drive: %v", err)
+	}
+	// A blank drive in a known slot is adopted.
+	os.RemoveAll(paths[5])
+	if e, err := New(Config{Paths: paths}); err != nil {
+		t.Fatalf("blank replacement refused: %v", err)
+	} else {
+		e.Close()
+	}
+	// An unformatted drive with data is refused.
+	os.RemoveAll(paths[6])
+	os.MkdirAll(filepath.Join(paths[6], "somebucket"), 0o755)
+	if _, err := New(Config{Paths: paths}); err == nil || !strings.Contains(err.Error(), "not blank") {
+		t.Fatalf("non-blank unformatted drive: %v", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	e, _ := testEngine(t, 4, Config{})
+	ctx := context.Background()
+	for _, key := range []string{"../x", "a/../b", "/abs", "a//b", "x\x00y", ".ss.meta", "a/.ss.d.1/part.1", "./a", strings.Repeat("k", 1025)} {
+		if _, err := e.PutObject(ctx, "bucket", key, strings.NewReader("x"), 1, PutOptions{}); !errors.Is(err, ErrInvalidObjectName) {
+			t.Errorf("key %q: %v", key, err)
+		}
+	}
+	for _, b := range []string{"ab", "Upper", "a..b", "192.168.1.1", "-abc", "shardstore", "xn--abc"} {
+		if err := e.MakeBucket(ctx, b, BucketOptions{}); !errors.Is(err, ErrInvalidBucketName) {
+			t.Errorf("bucket %q: %v", b, err)
+		}
+	}
+	for _, key := range []string{"dir/", "a b/c+d", "ünï/cødé", "a-b", "a", "a/b"} {
+		if _, err := e.PutObject(ctx, "bucket", key, strings.NewReader(key), int64(len(key)), PutOptions{}); err != nil {
+			t.Errorf("key %q: %v", key, err)
+		}
+		if got, err := getAll(t, e, key, GetOptions{}); err != nil || string(got) != key {
+			t.Errorf("get %q: %q %v", key, got, err)
+		}
+	}
+}
+
+func TestListing(t *testing.T) {
+	e, _ := testEngine(t, 8, Config{})
+	ctx := context.Background()
+	keys := []string{"a", "a-b", "a/", "a/b", "a/c/d", "a0", "b", "dir/", "dir/x", "dir/y/z", "ü"}
+	for _, k := range keys {
+		if _, err := e.PutObject(ctx, "bucket", k, strings.NewReader("v"), 1, PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(opts ListOptions) (objs, prefixes []string) {
+		for {
+			res, err := e.ListObjects(ctx, "bucket", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range res.Objects {
+				objs = append(objs, o.Key)
+			}
+			prefixes = append(prefixes, res.CommonPrefixes...)
+			if !res.IsTruncated {
+				return
+			}
+			opts.After = res.NextAfter
+		}
+	}
+	for _, page := range []int{1, 2, 3, 1000} {
+		objs, _ := list(ListOptions{MaxKeys: page})
+		if strings.Join(objs, ",") != strings.Join(keys, ",") {
+			t.Fatalf("page %d: %v", page, objs)
+		}
+		objs, prefixes := list(ListOptions{Delimiter: "/", MaxKeys: page})
+		if strings.Join(objs, ",") != "a,a-b,a0,b,ü" || strings.Join(prefixes, ",") != "a/,dir/" {
+			t.Fatalf("page %d delimiter: %v %v", page, objs, prefixes)
+		}
+		objs, prefixes = list(ListOptions{Prefix: "a/", Delimiter: "/", MaxKeys: page})
+		if strings.Join(objs, ",") != "a/,a/b" || strings.Join(prefixes, ",") != "a/c/" {
+			t.Fatalf("page %d prefix a/: %v %v", page, objs, prefixes)
+		}
+		objs, prefixes = list(ListOptions{Prefix: "a", Delimiter: "-", MaxKeys: page})
+		if strings.Join(objs, ",") != "a,a/,a/b,a/c/d,a0" || strings.Join(prefixes, ",") != "a-" {
+			t.Fatalf("page %d delimiter '-': %v %v", page, objs, prefixes)
+		}
+	}
+	if err := e.DeleteBucket(ctx, "bucket"); !errors.Is(err, ErrBucketNotEmpty) {
+		t.Fatalf("delete non-empty bucket: %v", err)
+	}
+	for _, k := range keys {
+		if err := e.DeleteObject(ctx, "bucket", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if objs, prefixes := list(ListOptions{Delimiter: "/"}); len(objs)+len(prefixes) != 0 {
+		t.Fatalf("after delete: %v %v", objs, prefixes)
+	}
+	if err := e.DeleteBucket(ctx, "bucket"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+type layout struct {
+	deploymentID string
+}
+
+// loadFormats reads every drive's format record, formats a fresh
+// deployment, adopts blank drives into their slots, and refuses any drive
+// that belongs elsewhere with an error naming it and the problem.
+func loadFormats(ctx context.Context, drives []drive.Drive, setSize int, log *slog.Logger) (layout, error) {
+	n := len(drives)
+	formats := make([]drive.Format, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, d := range drives {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			formats[i], errs[i] = d.ReadFormat(ctx)
+		}()
+	}
+	wg.Wait()
+
+	// The deployment id is the one most formatted drives agree on.
+	votes := map[string]int{}
+	formatted := 0
+	for i := range drives {
+		if errs[i] == nil {
+			votes[formats[i].DeploymentID]++
+			formatted++
+		}
+	}
+	if formatted == 0 {
+		for i := range drives {
+			if errs[i] != nil && !errors.Is(errs[i], drive.ErrUnformatted) {
+				return layout{}, fmt.Errorf("engine: drive %s: %w", drives[i], errs[i])
+			}
+		}
+		return formatFresh(ctx, drives, setSize)
+	}
+	var depID string
+	for id, v := range votes {
+		if v > votes[depID] || (v == votes[depID] && id < depID) {
+			depID = id
+		}
+	}
+	var problems []string
+	for i, d := range drives {
+		wantSet, wantIdx := i/setSize, i%setSize
+		if errs[i] != nil {
+			if errors.Is(errs[i], drive.ErrUnformatted) {
+				continue // handled below: a blank replacement
+			}
+			// An unreadable drive is tolerated here; quorum decides later.
+			log.Warn("drive offline at start", "drive", d.String(), "err", errs[i])
+			continue
+		}
+		f := formats[i]
+		switch {
+		case f.DeploymentID != depID:
+			problems = append(problems, fmt.Sprintf("drive %s belongs to deployment %s, not %s: it was taken from another shardstore", d, f.DeploymentID, depID))
+		case f.SetCount*f.SetSize != n:
+			problems = append(problems, fmt.Sprintf("drive %s was formatted for %d drives (%d sets of %d) but %d drives were given: the drive count must not change", d, f.SetCount*f.SetSize, f.SetCount, f.SetSize, n))
+		case f.SetSize != setSize:
+			problems = append(problems, fmt.Sprintf("drive %s was formatted with sets of %d drives, but sets of %d were asked for", d, f.SetSize, setSize))
+		case f.SetIndex != wantSet || f.DriveIndex != wantIdx:
+			problems = append(problems, fmt.Sprintf("drive %s holds slot %d of set %d but was given as slot %d of set %d: the drive order changed (put drives back in their original order)", d, f.DriveIndex+1, f.SetIndex+1, wantIdx+1, wantSet+1))
+		}
+	}
+	if len(problems) > 0 {
+		return layout{}, fmt.Errorf("engine: drive layout refused:\n  %s", strings.Join(problems, "\n  "))
+	}
+	for i, d := range drives {
+		if !errors.Is(errs[i], drive.ErrUnformatted) {
+			continue
+		}
+		if err := checkBlank(ctx, d); err != nil {
+			return layout{}, err
+		}
+		f := drive.Format{Version: 1, DeploymentID: depID, SetCount: n / setSize, SetSize: setSize,
+			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString()}
+		if err := d.WriteFormat(ctx, f); err != nil {
+			return layout{}, fmt.Errorf("engine: format replacement drive %s: %w", d, err)
+		}
+		log.Info("blank drive adopted as replacement; it will be healed", "drive", d.String(), "set", f.SetIndex+1, "slot", f.DriveIndex+1)
+	}
+	return layout{deploymentID: depID}, nil
+}
+
+// checkBlank refuses to format a drive that holds data without a format
+// record: it may be someone else's data.
+func checkBlank(ctx context.Context, d drive.Drive) error {
+	vols, err := d.ListVols(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: drive %s: %w", d, err)
+	}
+	for _, v := range vols {
+		if v.Name != drive.SystemVolume {
+			return fmt.Errorf("engine: drive %s has no format record but holds %q: refusing to format a drive that is not blank", d, v.Name)
+		}
+	}
+	return nil
+}
+
+func formatFresh(ctx context.Context, drives []drive.Drive, setSize int) (layout, error) {
+	depID := uuid.NewString()
+	for i, d := range drives {
+		if err := checkBlank(ctx, d); err != nil {
+			return layout{}, err
+		}
+		f := drive.Format{Version: 1, DeploymentID: depID, SetCount: len(drives) / setSize, SetSize: setSize,
+			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString()}
+		if err := d.WriteFormat(ctx, f); err != nil {
+			return layout{}, fmt.Errorf("engine: format drive %s: %w", d, err)
+		}
+	}
+	return layout{deploymentID: depID}, nil
+}

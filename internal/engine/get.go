@@ -1,0 +1,475 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/bitrot"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/erasure"
+	"github.com/shardstore/shardstore/internal/meta"
+)
+
+var errBitrot = errors.New("shard chunk failed its checksum")
+
+// objectState is an object as read from a set: the version a quorum of
+// drives agrees on, and each drive's record of it (nil where the drive is
+// missing, stale or corrupt).
+type objectState struct {
+	fi    *meta.Object
+	metas []*meta.Object
+	errs  []error
+}
+
+// readObject reads every drive's metadata for key and picks the version
+// held by at least its data-shard count of drives.
+func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key string) (*objectState, error) {
+	n := len(set.drives)
+	st := &objectState{metas: make([]*meta.Object, n)}
+	path := objectMetaPath(key)
+	st.errs = forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		raw, err := d.ReadFile(ctx, bucket, path)
+		if err != nil {
+			return err
+		}
+		m, err := meta.Unmarshal(raw)
+		if err != nil {
+			return fmt.Errorf("drive %s: %s/%s: %w", d, bucket, path, err)
+		}
+		st.metas[p] = m
+		return nil
+	})
+	var best *meta.Object
+	bestVotes, notFound := 0, 0
+	for p, m := range st.metas {
+		if m == nil {
+			if errors.Is(st.errs[p], drive.ErrFileNotFound) {
+				notFound++
+			}
+			continue
+		}
+		votes := 0
+		for _, o := range st.metas {
+			if o != nil && o.SameVersion(m) {
+				votes++
+			}
+		}
+		// Prefer more votes, then the newer version.
+		if votes > bestVotes || (votes == bestVotes && best != nil && m.ModTime > best.ModTime) {
+			best, bestVotes = m, votes
+		}
+	}
+	if best == nil || bestVotes < best.Erasure.DataShards {
+		need := n - set.parity
+		if best != nil {
+			need = best.Erasure.DataShards
+		}
+		if notFound > n-need {
+			return nil, fmt.Errorf("%s/%s: %w", bucket, key, ErrObjectNotFound)
+		}
+		return nil, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
+			bucket, key, ErrReadQuorum, bestVotes, n, need, firstErr(st.errs))
+	}
+	for p, m := range st.metas {
+		if m != nil && !m.SameVersion(best) {
+			st.metas[p] = nil
+			st.errs[p] = errors.New("stale version")
+		}
+	}
+	st.fi = best
+	return st, nil
+}
+
+// etagMatches compares an If-Match / If-None-Match value with an ETag.
+func etagMatches(cond, etag string) bool {
+	for _, c := range strings.Split(cond, ",") {
+		c = strings.TrimSpace(c)
+		c = strings.TrimPrefix(c, "W/")
+		if c == "*" || strings.Trim(c, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// evaluate applies HTTP preconditions in RFC 9110 order.
+func (c *Conditions) evaluate(etag string, mod time.Time) error {
+	mod = mod.Truncate(time.Second)
+	if c.IfMatch != "" {
+		if !etagMatches(c.IfMatch, etag) {
+			return fmt.Errorf("%w: If-Match", ErrPreconditionFailed)
+		}
+	} else if c.IfUnmodifiedSince != nil && mod.After(*c.IfUnmodifiedSince) {
+		return fmt.Errorf("%w: If-Unmodified-Since", ErrPreconditionFailed)
+	}
+	if c.IfNoneMatch != "" {
+		if etagMatches(c.IfNoneMatch, etag) {
+			return ErrNotModified
+		}
+	} else if c.IfModifiedSince != nil && !mod.After(*c.IfModifiedSince) {
+		return ErrNotModified
+	}
+	return nil
+}
+
+// HeadObject returns an object's info, evaluating opts like GetObject.
+func (e *Engine) HeadObject(ctx context.Context, bucket, key string, opts GetOptions) (ObjectInfo, error) {
+	r, err := e.openObject(ctx, bucket, key, opts, false)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	r.Close()
+	return r.Info, nil
+}
+
+// GetObject opens an object for reading, evaluating opts.Conditions
+// (ErrPreconditionFailed / ErrNotModified) and resolving opts.Range
+// (ErrInvalidRange when unsatisfiable). The object stays read-locked until
+// the reader is closed, so a concurrent PUT never tears it.
+func (e *Engine) GetObject(ctx context.Context, bucket, key string, opts GetOptions) (*ObjectReader, error) {
+	return e.openObject(ctx, bucket, key, opts, true)
+}
+
+func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOptions, body bool) (*ObjectReader, error) {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return nil, err
+	}
+	if err := checkObjectName(key); err != nil {
+		return nil, err
+	}
+	set := e.setFor(bucket, key)
+	unlock := e.locks.RLock(lockName(bucket, key))
+	st, err := e.readObject(ctx, set, bucket, key)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	info := objectInfo(bucket, key, st.fi)
+	if err := opts.Conditions.evaluate(info.ETag, info.ModTime); err != nil {
+		unlock()
+		return nil, err
+	}
+	start, length, partial, err := resolveRange(st.fi, opts)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	or := &ObjectReader{Info: info, Start: start, Length: length, Partial: partial}
+	if !body {
+		unlock()
+		or.ReadCloser = io.NopCloser(strings.NewReader(""))
+		return or, nil
+	}
+	coder, err := e.coders.Get(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards, st.fi.Erasure.BlockSize)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	or.ReadCloser = &objectReader{e: e, ctx: ctx, set: set, bucket: bucket, key: key, st: st,
+		coder: coder, algo: bitrot.Algorithm(st.fi.Erasure.Bitrot), offset: start, remaining: length,
+		unlock: unlock, failed: make([]bool, len(set.drives))}
+	return or, nil
+}
+
+// resolveRange turns opts.Range or opts.PartNumber into a byte range.
+func resolveRange(m *meta.Object, opts GetOptions) (start, length int64, partial bool, err error) {
+	size := m.Size
+	if opts.PartNumber > 0 {
+		if opts.Range != nil {
+			return 0, 0, false, fmt.Errorf("%w: Range and partNumber together", ErrInvalidArgument)
+		}
+		if opts.PartNumber > len(m.Parts) || (len(m.Parts) == 0 && opts.PartNumber != 1) {
+			return 0, 0, false, fmt.Errorf("%w: part %d of %d", ErrInvalidPartNumber, opts.PartNumber, len(m.Parts))
+		}
+		for _, p := range m.Parts[:opts.PartNumber-1] {
+			start += p.Size
+		}
+		if len(m.Parts) == 0 {
+			return 0, size, true, nil
+		}
+		return start, m.Parts[opts.PartNumber-1].Size, true, nil
+	}
+	r := opts.Range
+	if r == nil {
+		return 0, size, false, nil
+	}
+	if size == 0 {
+		return 0, 0, false, nil // nothing to select from: the whole (empty) object
+	}
+	switch {
+	case r.Start < 0:
+		n := -r.Start
+		if n == 0 {
+			return 0, 0, false, fmt.Errorf("%w: empty suffix range", ErrInvalidRange)
+		}
+		n = min(n, size)
+		return size - n, n, true, nil
+	case r.Start >= size:
+		return 0, 0, false, fmt.Errorf("%w: start %d beyond size %d", ErrInvalidRange, r.Start, size)
+	case r.End >= 0 && r.End < r.Start:
+		return 0, size, false, nil // syntactically invalid ranges are ignored, as HTTP says
+	}
+	end := r.End
+	if end < 0 || end >= size {
+		end = size - 1
+	}
+	return r.Start, end - r.Start + 1, true, nil
+}
+
+// objectReader decodes an object's bytes block by block, reading only the
+// data shards when they are healthy and rebuilding from parity otherwise.
+type objectReader struct {
+	e      *Engine
+	ctx    context.Context
+	set    *erasureSet
+	bucket string
+	key    string
+	st     *objectState
+	coder  *erasure.Coder
+	algo   bitrot.Algorithm
+
+	offset, remaining int64 // next object byte to return, bytes left
+	blk               *erasure.Block
+	avail             []byte // decoded bytes not yet returned
+
+	partIdx  int            // part the shard readers are open on
+	readers  []*shardReader // per drive position, for partIdx
+	failed   []bool         // positions that failed during this read
+	unlock   func()
+	closed   bool
+	degraded bool
+	err      error
+}
+
+func (r *objectReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if len(r.avail) == 0 {
+		if r.remaining == 0 {
+			return 0, io.EOF
+		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return 0, err
+		}
+	}
+	n := copy(p, r.avail)
+	r.avail = r.avail[n:]
+	return n, nil
+}
+
+// nextBlock decodes the block holding r.offset into r.avail.
+func (r *objectReader) nextBlock() error {
+	m := r.st.fi
+	parts := m.Parts
+	if len(parts) == 0 {
+		parts = []meta.Part{{Number: 1, Size: m.Size}}
+	}
+	// Find the part and the offset inside it.
+	partStart := int64(0)
+	pi := 0
+	for ; pi < len(parts); pi++ {
+		if r.offset < partStart+parts[pi].Size {
+			break
+		}
+		partStart += parts[pi].Size
+	}
+	if pi == len(parts) {
+		return fmt.Errorf("%s/%s: %w: offset %d past the parts", r.bucket, r.key, ErrReadQuorum, r.offset)
+	}
+	if r.readers == nil || r.partIdx != pi {
+		r.closeReaders()
+		r.partIdx = pi
+		r.readers = make([]*shardReader, len(r.set.drives))
+	}
+	inPart := r.offset - partStart
+	bs := int64(m.Erasure.BlockSize)
+	blockIdx := inPart / bs
+	blockLen := int(min(bs, parts[pi].Size-blockIdx*bs))
+	if r.blk == nil {
+		r.blk = r.coder.GetBlock()
+	}
+	if err := r.decodeBlock(parts[pi].Number, blockIdx, blockLen); err != nil {
+		return err
+	}
+	skip := inPart - blockIdx*bs
+	end := min(int64(blockLen), skip+r.remaining)
+	r.avail = r.blk.Buf[skip:end]
+	r.offset += end - skip
+	r.remaining -= end - skip
+	return nil
+}
+
+// decodeBlock fills r.blk.Buf[:blockLen] with block blockIdx of a part.
+func (r *objectReader) decodeBlock(partNum int, blockIdx int64, blockLen int) error {
+	m := r.st.fi
+	data, parity := m.Erasure.DataShards, m.Erasure.ParityShards
+	ss := r.coder.ShardSize(blockLen)
+	shards := r.blk.Shards
+	for i := range shards {
+		shards[i] = r.blk.Buf[i*ss : i*ss : (i+1)*ss]
+	}
+	// position of each shard number
+	posOf := make([]int, data+parity)
+	for p, s := range m.Erasure.Distribution {
+		posOf[s-1] = p
+	}
+	have := 0
+	next := 0 // next shard number (0-based) to try
+	for have < data {
+		var want []int
+		for ; next < data+parity && have+len(want) < data; next++ {
+			p := posOf[next]
+			if r.failed[p] || r.st.metas[p] == nil {
+				if next < data {
+					r.degraded = true
+				}
+				continue
+			}
+			want = append(want, next)
+		}
+		if len(want) == 0 {
+			return fmt.Errorf("%s/%s: %w: only %d of %d shards readable for block %d", r.bucket, r.key, ErrReadQuorum, have, data, blockIdx)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(want))
+		for i, s := range want {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = r.readShard(posOf[s], partNum, blockIdx, ss, r.blk.Buf[s*ss:(s+1)*ss])
+			}()
+		}
+		wg.Wait()
+		for i, s := range want {
+			if errs[i] != nil {
+				r.failed[posOf[s]] = true
+				r.degraded = true
+				r.e.log.Warn("shard read failed; rebuilding from parity", "bucket", r.bucket, "key", r.key,
+					"drive", r.set.drives[posOf[s]].String(), "err", errs[i])
+				continue
+			}
+			shards[s] = r.blk.Buf[s*ss : (s+1)*ss]
+			have++
+		}
+	}
+	for i := 0; i < data; i++ {
+		if len(shards[i]) == 0 {
+			if err := r.coder.ReconstructData(shards); err != nil {
+				return fmt.Errorf("%s/%s: %w: %v", r.bucket, r.key, ErrReadQuorum, err)
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// readShard reads one verified chunk of a shard into dst.
+func (r *objectReader) readShard(p, partNum int, blockIdx int64, ss int, dst []byte) error {
+	sr := r.readers[p]
+	if sr == nil {
+		m := r.st.metas[p]
+		sr = &shardReader{d: r.set.drives[p], algo: r.algo,
+			full: int64(r.coder.ShardSize(m.Erasure.BlockSize)), inline: m.Inline, next: -1}
+		if m.DataDir != "" {
+			sr.vol, sr.path = r.bucket, objectDir(r.key)+"/"+m.DataDir+fmt.Sprintf("/part.%d", partNum)
+		} else if m.Inline == nil && m.Size > 0 {
+			return fmt.Errorf("drive %s: no data for %s/%s", r.set.drives[p], r.bucket, r.key)
+		}
+		r.readers[p] = sr
+	}
+	return sr.readChunk(r.ctx, blockIdx, ss, dst)
+}
+
+func (r *objectReader) closeReaders() {
+	for _, sr := range r.readers {
+		if sr != nil && sr.rc != nil {
+			sr.rc.Close()
+		}
+	}
+	r.readers = nil
+}
+
+// Close releases the object lock and buffers, and queues the object for
+// healing if any shard had to be rebuilt.
+func (r *objectReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.closeReaders()
+	if r.blk != nil {
+		r.coder.PutBlock(r.blk)
+		r.blk = nil
+	}
+	r.unlock()
+	if r.degraded {
+		r.e.heal.add(r.bucket, r.key)
+	}
+	return nil
+}
+
+// shardReader reads [checksum][chunk] records from one shard file (or
+// from inline data) sequentially, reopening only when asked to jump.
+type shardReader struct {
+	d      drive.Drive
+	vol    string
+	path   string
+	inline []byte
+	algo   bitrot.Algorithm
+	full   int64 // shard size of a full block
+	rc     io.ReadCloser
+	next   int64 // block index rc is positioned at
+}
+
+func (s *shardReader) readChunk(ctx context.Context, blockIdx int64, ss int, dst []byte) error {
+	hs := int64(s.algo.Size())
+	off := blockIdx * (hs + s.full)
+	var sum [32]byte
+	if s.path == "" {
+		end := off + hs + int64(ss)
+		if end > int64(len(s.inline)) {
+			return fmt.Errorf("drive %s: inline data truncated: %w", s.d, errBitrot)
+		}
+		copy(sum[:hs], s.inline[off:off+hs])
+		copy(dst, s.inline[off+hs:end])
+	} else {
+		if s.rc == nil || s.next != blockIdx {
+			if s.rc != nil {
+				s.rc.Close()
+			}
+			rc, err := s.d.OpenFile(ctx, s.vol, s.path, off)
+			if err != nil {
+				s.rc = nil
+				return err
+			}
+			s.rc = rc
+		}
+		if _, err := io.ReadFull(s.rc, sum[:hs]); err != nil {
+			s.next = -1
+			return fmt.Errorf("drive %s: %s/%s: %w", s.d, s.vol, s.path, shortRead(err))
+		}
+		if _, err := io.ReadFull(s.rc, dst[:ss]); err != nil {
+			s.next = -1
+			return fmt.Errorf("drive %s: %s/%s: %w", s.d, s.vol, s.path, shortRead(err))
+		}
+		s.next = blockIdx + 1
+	}
+	if !s.algo.Verify(sum[:hs], dst[:ss]) {
+		return fmt.Errorf("drive %s: %s/%s block %d: %w", s.d, s.vol, s.path, blockIdx, errBitrot)
+	}
+	return nil
+}
+
+func shortRead(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("shard file truncated: %w", errBitrot)
+	}
+	return err
+}

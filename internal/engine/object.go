@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/meta"
+)
+
+// canonicalAlgo spells a checksum algorithm as S3 does.
+func canonicalAlgo(a string) string { return strings.ToUpper(a) }
+
+// DeleteObject removes an object; ErrObjectNotFound if it did not exist.
+func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return err
+	}
+	if err := checkObjectName(key); err != nil {
+		return err
+	}
+	set := e.setFor(bucket, key)
+	unlock := e.locks.Lock(lockName(bucket, key))
+	defer unlock()
+	st, err := e.readObject(ctx, set, bucket, key)
+	if err != nil {
+		return err
+	}
+	metaPath, dir := objectMetaPath(key), objectDir(key)
+	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		// Remove whatever version the drive holds, stale ones included.
+		var dataDir string
+		if m := st.metas[p]; m != nil {
+			dataDir = m.DataDir
+		} else if raw, err := d.ReadFile(ctx, bucket, metaPath); err == nil {
+			if m, err := meta.Unmarshal(raw); err == nil {
+				dataDir = m.DataDir
+			}
+		}
+		if err := d.Delete(ctx, bucket, metaPath, false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+			return err
+		}
+		if dataDir != "" {
+			if err := d.Delete(ctx, bucket, dir+"/"+dataDir, true); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if ok := countNil(errs); ok < writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards) {
+		e.heal.add(bucket, key)
+		return fmt.Errorf("delete %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
+	}
+	if countNil(errs) < len(errs) {
+		e.heal.add(bucket, key)
+	}
+	return nil
+}
+
+// updateMeta rewrites an object's metadata in place (same data), under the
+// object lock, with fn applied to the quorum version.
+func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object)) (ObjectInfo, error) {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := checkObjectName(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	set := e.setFor(bucket, key)
+	unlock := e.locks.Lock(lockName(bucket, key))
+	defer unlock()
+	st, err := e.readObject(ctx, set, bucket, key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if cond != nil {
+		if err := cond.evaluate(st.fi.ETag, time.Unix(0, st.fi.ModTime)); err != nil {
+			if errors.Is(err, ErrNotModified) {
+				err = fmt.Errorf("%w: copy source If-None-Match/If-Modified-Since", ErrPreconditionFailed)
+			}
+			return ObjectInfo{}, err
+		}
+	}
+	nm := *st.fi
+	fn(&nm)
+	metaPath := objectMetaPath(key)
+	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		old := st.metas[p]
+		if old == nil {
+			return st.errs[p]
+		}
+		dm := nm
+		dm.Erasure.Index = old.Erasure.Index
+		dm.Inline = old.Inline
+		return d.WriteFile(ctx, bucket, metaPath, dm.Marshal())
+	})
+	if ok := countNil(errs); ok < writeQuorum(nm.Erasure.DataShards, nm.Erasure.ParityShards) {
+		return ObjectInfo{}, fmt.Errorf("update %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
+	}
+	return objectInfo(bucket, key, &nm), nil
+}
+
+// SetObjectACL replaces an object's canned ACL.
+func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, acl string) error {
+	_, err := e.updateMeta(ctx, bucket, key, nil, func(m *meta.Object) { m.ACL = acl })
+	return err
+}
+
+// CopyObject copies src to dst server side. Copying an object onto itself
+// with ReplaceMetadata rewrites only its metadata.
+func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts CopyOptions) (ObjectInfo, error) {
+	if srcBucket == dstBucket && srcKey == dstKey {
+		if !opts.ReplaceMetadata {
+			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
+		}
+		return e.updateMeta(ctx, srcBucket, srcKey, &opts.SourceConditions, func(m *meta.Object) {
+			applyMetadata(m, &opts.Put)
+			m.ModTime = time.Now().UnixNano()
+		})
+	}
+	if _, err := e.BucketInfo(ctx, dstBucket); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := checkObjectName(dstKey); err != nil {
+		return ObjectInfo{}, err
+	}
+	src, err := e.GetObject(ctx, srcBucket, srcKey, GetOptions{Conditions: opts.SourceConditions})
+	if err != nil {
+		if errors.Is(err, ErrNotModified) {
+			err = fmt.Errorf("%w: copy source If-None-Match/If-Modified-Since", ErrPreconditionFailed)
+		}
+		return ObjectInfo{}, err
+	}
+	closed := false
+	closeSrc := func() {
+		if !closed {
+			closed = true
+			src.Close()
+		}
+	}
+	defer closeSrc()
+	put := opts.Put
+	if !opts.ReplaceMetadata {
+		si := src.Info
+		put.ContentType, put.Headers, put.UserMeta = si.ContentType, si.Headers, si.UserMeta
+		if put.StorageClass == "" {
+			put.StorageClass = si.StorageClass
+		}
+	}
+	if put.ChecksumAlgorithm == "" {
+		put.ChecksumAlgorithm = src.Info.Checksum.Algorithm
+	}
+	put.ContentMD5, put.ExpectedChecksum = nil, nil
+	return e.putObject(ctx, dstBucket, dstKey, src, src.Length, put, closeSrc)
+}
+
+// applyMetadata replaces an object's stored metadata with a request's.
+func applyMetadata(m *meta.Object, p *PutOptions) {
+	m.ContentType, m.Headers, m.UserMeta = p.ContentType, p.Headers, p.UserMeta
+	if p.StorageClass != "" {
+		m.StorageClass = p.StorageClass
+	}
+	if p.ACL != "" {
+		m.ACL = p.ACL
+	}
+}

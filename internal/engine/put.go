@@ -1,0 +1,553 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/erasure"
+	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/meta"
+)
+
+var errDriveSkipped = errors.New("drive skipped: earlier failure in this operation")
+
+// blocksInFlight bounds the memory of one stream: the reader may fill a
+// new block while this many are still being hashed or written.
+const blocksInFlight = 4
+
+// writePlan says where one shard stream goes.
+type writePlan struct {
+	set   *erasureSet
+	coder *erasure.Coder
+	dist  []int // drive position → 1-based shard number
+	tmpID string
+	// file is the shard file's path under tmp/<tmpID>/ on every drive.
+	file string
+	// inlineOK allows keeping small data in the metadata file instead.
+	inlineOK bool
+}
+
+func (p *writePlan) tmpPath(rel string) string { return drive.TmpDir + "/" + p.tmpID + "/" + rel }
+
+// writeResult is the outcome of writing one shard stream.
+type writeResult struct {
+	size    int64
+	digests hashing.Digests
+	inline  [][]byte // per position when the data is inline, else nil
+	errs    []error  // per position; nil means the shard is complete and synced
+}
+
+func (r *writeResult) ok(p int) bool { return r.errs[p] == nil }
+
+// shardSink receives one drive's shard stream.
+type shardSink interface {
+	io.Writer
+	Close() error
+	Abort()
+}
+
+type memSink struct{ bytes.Buffer }
+
+func (m *memSink) Close() error { return nil }
+func (m *memSink) Abort()       {}
+
+// pooledBlock is a block shared by the hasher and every drive writer; it
+// goes back to the stream's free list when the last of them releases it.
+type pooledBlock struct {
+	blk  *erasure.Block
+	refs atomic.Int32
+	free chan *erasure.Block
+}
+
+func (pb *pooledBlock) release() {
+	if pb.refs.Add(-1) == 0 {
+		pb.free <- pb.blk
+	}
+}
+
+// readBlock fills buf from body. With a known size it reads exactly the
+// bytes left (up to len(buf)) and reports a short body as
+// ErrIncompleteBody; with an unknown size it reads until buf is full or
+// the body ends. Errors from body (a failed signature check, say) are
+// returned as they are so the caller aborts with them.
+func readBlock(body io.Reader, buf []byte, size, done int64) (n int, last bool, err error) {
+	if size >= 0 {
+		want := int(min(int64(len(buf)), size-done))
+		n, err = io.ReadFull(body, buf[:want])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, false, fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, done+int64(n), size)
+		}
+		if err != nil {
+			return n, false, err
+		}
+		return n, done+int64(n) == size, nil
+	}
+	n, err = io.ReadFull(body, buf)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return n, true, nil
+	}
+	return n, false, err
+}
+
+// writeShards streams body through erasure coding to one shard file per
+// drive of the set (or into memory for small objects), hashing beside it.
+// It returns when every shard is synced or failed; the caller decides
+// about quorum and commits.
+func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reader, size int64, hreq hashing.Request) (*writeResult, error) {
+	c := plan.coder
+	n := len(plan.set.drives)
+	stream, err := e.hasher.NewStream(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	free := make(chan *erasure.Block, blocksInFlight)
+	var allocated []*erasure.Block
+	getBlock := func() *erasure.Block {
+		select {
+		case b := <-free:
+			return b
+		default:
+		}
+		if len(allocated) < blocksInFlight {
+			b := c.GetBlock()
+			allocated = append(allocated, b)
+			return b
+		}
+		return <-free
+	}
+	res := &writeResult{errs: make([]error, n)}
+	sinks := make([]shardSink, n)
+	chans := make([]chan shardJob, n)
+	var writers sync.WaitGroup
+	started, success := false, false
+	// finish waits for everything that may still touch a block, then
+	// hands the blocks back to the coder's pool: no path leaks a buffer.
+	defer func() {
+		if started {
+			for _, ch := range chans {
+				if ch != nil {
+					close(ch)
+				}
+			}
+			writers.Wait()
+		}
+		if !success {
+			for _, s := range sinks {
+				if s != nil {
+					s.Abort()
+				}
+			}
+		}
+		stream.Close()
+		for _, b := range allocated {
+			c.PutBlock(b)
+		}
+	}()
+
+	blk := getBlock()
+	got, last, err := readBlock(body, blk.Buf[:c.BlockSize()], size, 0)
+	if err != nil {
+		return nil, err
+	}
+	inline := last && plan.inlineOK && e.inlineLimit > 0 &&
+		int64(c.ShardSize(got)+e.bitrot.Size()) <= e.inlineLimit
+	if err := e.openSinks(ctx, plan, inline, sinks, res.errs); err != nil {
+		return nil, err
+	}
+	started = true
+	for p := range sinks {
+		chans[p] = make(chan shardJob, blocksInFlight)
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			e.shardWriter(sinks[p], plan.dist[p]-1, chans[p], &res.errs[p])
+		}()
+	}
+	var total int64
+	for {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if got > 0 {
+			pb := &pooledBlock{blk: blk, free: free}
+			pb.refs.Store(int32(n + 1))
+			stream.Write(blk.Buf[:got], pb.release)
+			if err := c.Encode(blk, got); err != nil {
+				pb.refs.Add(-int32(n))
+				return nil, err
+			}
+			for p := range chans {
+				chans[p] <- shardJob{pb}
+			}
+			total += int64(got)
+		} else {
+			free <- blk
+		}
+		if last {
+			break
+		}
+		if size < 0 && total > MaxPutSize {
+			return nil, fmt.Errorf("%w: more than %d bytes in one upload", ErrEntityTooLarge, int64(MaxPutSize))
+		}
+		blk = getBlock()
+		got, last, err = readBlock(body, blk.Buf[:c.BlockSize()], size, total)
+		if err != nil {
+			free <- blk
+			return nil, err
+		}
+	}
+	for _, ch := range chans {
+		close(ch)
+	}
+	started = false
+	writers.Wait()
+	// Close (fsync) every shard file in parallel.
+	var wg sync.WaitGroup
+	for p, s := range sinks {
+		if s == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res.errs[p] != nil {
+				s.Abort()
+				return
+			}
+			if err := s.Close(); err != nil {
+				res.errs[p] = err
+			}
+		}()
+	}
+	wg.Wait()
+	digests, err := stream.Sum()
+	if err != nil {
+		return nil, fmt.Errorf("hashing: %w", err)
+	}
+	success = true
+	res.size = total
+	res.digests = digests
+	if inline {
+		res.inline = make([][]byte, n)
+		for p, s := range sinks {
+			if res.errs[p] == nil {
+				res.inline[p] = s.(*memSink).Bytes()
+			}
+		}
+	}
+	return res, nil
+}
+
+type shardJob struct{ pb *pooledBlock }
+
+// shardWriter writes [checksum][shard] for every block to one sink. After
+// a failure it keeps draining so the pipeline never stalls on a bad drive.
+func (e *Engine) shardWriter(s shardSink, shard int, jobs <-chan shardJob, errp *error) {
+	var sum [32]byte
+	for j := range jobs {
+		if *errp == nil {
+			data := j.pb.blk.Shards[shard]
+			if _, err := s.Write(e.bitrot.Sum(sum[:], data)); err != nil {
+				*errp = err
+			} else if _, err := s.Write(data); err != nil {
+				*errp = err
+			}
+		}
+		j.pb.release()
+	}
+}
+
+// openSinks opens one shard file per drive in parallel (or memory sinks
+// for inline data). A drive that cannot open its file is marked failed;
+// the stream goes on while write quorum remains.
+func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, sinks []shardSink, errs []error) error {
+	if inline {
+		for p := range sinks {
+			sinks[p] = &memSink{}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for p, d := range plan.set.drives {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := d.CreateFile(ctx, drive.SystemVolume, plan.tmpPath(plan.file))
+			if err != nil {
+				errs[p] = err
+				return
+			}
+			sinks[p] = w
+		}()
+	}
+	wg.Wait()
+	data := plan.coder.DataShards()
+	if ok := countNil(errs); ok < writeQuorum(data, plan.coder.ParityShards()) {
+		for _, s := range sinks {
+			if s != nil {
+				s.Abort()
+			}
+		}
+		for p := range sinks {
+			sinks[p] = nil
+		}
+		return fmt.Errorf("%w: %d of %d drives writable: %v", ErrWriteQuorum, ok, len(sinks), firstErr(errs))
+	}
+	return nil
+}
+
+// cleanupTmp removes a write's tmp directory from every drive.
+func (e *Engine) cleanupTmp(set *erasureSet, tmpID string) {
+	forEachDrive(set.drives, func(i int, d drive.Drive) error {
+		return d.Delete(context.Background(), drive.SystemVolume, drive.TmpDir+"/"+tmpID, true)
+	})
+}
+
+// verifyDigests checks what the client told us about the body.
+func verifyDigests(d hashing.Digests, contentMD5 []byte, algo string, expected func() (string, error)) (checksum string, err error) {
+	if contentMD5 != nil && !bytes.Equal(contentMD5, d.MD5) {
+		return "", fmt.Errorf("%w: Content-MD5 %s, body %s", ErrBadDigest,
+			base64.StdEncoding.EncodeToString(contentMD5), base64.StdEncoding.EncodeToString(d.MD5))
+	}
+	if algo == "" {
+		return "", nil
+	}
+	checksum = base64.StdEncoding.EncodeToString(d.Checksum)
+	if expected != nil {
+		want, err := expected()
+		if err != nil {
+			return "", err
+		}
+		if want != "" && want != checksum {
+			return "", fmt.Errorf("%w: %s sent %s, body has %s", ErrChecksumMismatch, algo, want, checksum)
+		}
+	}
+	return checksum, nil
+}
+
+// checkPutOptions validates what a PUT stores.
+func checkPutOptions(opts *PutOptions) error {
+	n := 0
+	for k, v := range opts.UserMeta {
+		n += len(k) + len(v)
+	}
+	if n > MaxUserMetaLen {
+		return fmt.Errorf("%w: user metadata is %d bytes, more than %d", ErrInvalidArgument, n, MaxUserMetaLen)
+	}
+	switch opts.StorageClass {
+	case "", "STANDARD", "REDUCED_REDUNDANCY":
+	default:
+		return fmt.Errorf("%w: storage class %q", ErrInvalidArgument, opts.StorageClass)
+	}
+	if opts.ChecksumAlgorithm != "" {
+		if _, err := hashing.NewChecksum(opts.ChecksumAlgorithm); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+		}
+	}
+	return nil
+}
+
+// PutObject stores body (size bytes, or -1 when unknown) as bucket/key.
+func (e *Engine) PutObject(ctx context.Context, bucket, key string, body io.Reader, size int64, opts PutOptions) (ObjectInfo, error) {
+	return e.putObject(ctx, bucket, key, body, size, opts, nil)
+}
+
+// putObject writes the shards without holding the object lock (so
+// concurrent PUTs of one key overlap their transfers), then takes the lock
+// only to check preconditions and commit. beforeCommit runs between the
+// two; CopyObject uses it to release the source before locking the
+// destination, which rules out lock-order deadlocks between copies.
+func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Reader, size int64, opts PutOptions, beforeCommit func()) (ObjectInfo, error) {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := checkObjectName(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if size > MaxPutSize {
+		return ObjectInfo{}, fmt.Errorf("%w: %d bytes in one PUT, at most %d", ErrEntityTooLarge, size, int64(MaxPutSize))
+	}
+	if err := checkPutOptions(&opts); err != nil {
+		return ObjectInfo{}, err
+	}
+	set := e.setFor(bucket, key)
+	parity := set.parityFor(opts.StorageClass)
+	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSize)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	dataDir := dataDirPrefix + uuid.NewString()
+	plan := &writePlan{set: set, coder: coder, dist: e.distribution(key, len(set.drives)),
+		tmpID: uuid.NewString(), file: dataDir + "/part.1", inlineOK: true}
+	defer e.cleanupTmp(set, plan.tmpID)
+	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, MD5: true, Checksum: opts.ChecksumAlgorithm})
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
+	checksum, err := verifyDigests(res.digests, opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum)
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
+	etag := hex.EncodeToString(res.digests.MD5)
+	m := e.newMeta(opts, res.size, etag, coder, plan.dist)
+	m.Parts = []meta.Part{{Number: 1, Size: res.size, ETag: etag, Checksum: checksum}}
+	if opts.ChecksumAlgorithm != "" {
+		m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = canonicalAlgo(opts.ChecksumAlgorithm), checksum, "FULL_OBJECT"
+	}
+	if res.inline == nil {
+		m.DataDir = dataDir
+	}
+	if beforeCommit != nil {
+		beforeCommit()
+	}
+	if err := e.commitObject(ctx, set, bucket, key, m, plan, res, opts); err != nil {
+		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
+	return objectInfo(bucket, key, m), nil
+}
+
+func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasure.Coder, dist []int) *meta.Object {
+	sc := opts.StorageClass
+	if sc == "" {
+		sc = "STANDARD"
+	}
+	acl := opts.ACL
+	if acl == "" {
+		acl = "private"
+	}
+	return &meta.Object{
+		Size: size, ModTime: time.Now().UnixNano(), ETag: etag,
+		ContentType: opts.ContentType, StorageClass: sc, Owner: opts.Owner, ACL: acl,
+		Headers: opts.Headers, UserMeta: opts.UserMeta,
+		Erasure: meta.Erasure{DataShards: coder.DataShards(), ParityShards: coder.ParityShards(),
+			BlockSize: coder.BlockSize(), Distribution: dist, Bitrot: uint8(e.bitrot)},
+	}
+}
+
+// commitObject makes a written object visible: under the object lock it
+// checks preconditions, then on every drive whose shard is complete moves
+// the data directory into place and replaces the metadata file. Fewer than
+// write quorum commits roll back to the previous version.
+func (e *Engine) commitObject(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, plan *writePlan, res *writeResult, opts PutOptions) error {
+	unlock := e.locks.Lock(lockName(bucket, key))
+	defer unlock()
+	if opts.IfNoneMatchAny || opts.IfMatch != "" {
+		cur, err := e.readObject(ctx, set, bucket, key)
+		exists := err == nil
+		if err != nil && !errors.Is(err, ErrObjectNotFound) {
+			return err
+		}
+		if opts.IfNoneMatchAny && exists {
+			return fmt.Errorf("%w: object exists and If-None-Match is *", ErrPreconditionFailed)
+		}
+		if opts.IfMatch != "" && (!exists || !etagMatches(opts.IfMatch, cur.fi.ETag)) {
+			return fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, opts.IfMatch)
+		}
+	}
+	var srcDir string
+	if m.DataDir != "" {
+		srcDir = plan.tmpPath(m.DataDir)
+	}
+	return e.commitMeta(ctx, set, bucket, key, m, srcDir, plan.dist, res)
+}
+
+// commitMeta writes per-drive metadata (moving srcDir, a tmp data
+// directory, into place first when set) with write quorum, rolling back on
+// failure and removing the replaced version's data on success. res may be
+// nil when every drive is to be written.
+func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, srcDir string, dist []int, res *writeResult) error {
+	n := len(set.drives)
+	metaPath := objectMetaPath(key)
+	dir := objectDir(key)
+	olds := make([]*meta.Object, n)
+	oldRaw := make([][]byte, n)
+	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if res != nil && !res.ok(p) {
+			return res.errs[p]
+		}
+		dm := *m
+		dm.Erasure.Index = dist[p]
+		if res != nil && res.inline != nil {
+			dm.Inline = res.inline[p]
+		}
+		raw, err := d.ReadFile(ctx, bucket, metaPath)
+		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+			return err
+		}
+		if err == nil {
+			oldRaw[p] = raw
+			olds[p], _ = meta.Unmarshal(raw)
+		}
+		if srcDir != "" {
+			if err := d.Rename(ctx, drive.SystemVolume, srcDir, bucket, dir+"/"+m.DataDir); err != nil {
+				return err
+			}
+		}
+		if err := d.WriteFile(ctx, bucket, metaPath, dm.Marshal()); err != nil {
+			if srcDir != "" {
+				d.Delete(ctx, bucket, dir+"/"+m.DataDir, true)
+			}
+			return err
+		}
+		return nil
+	})
+	if ok := countNil(errs); ok < writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards) {
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			if errs[p] != nil {
+				return nil
+			}
+			if oldRaw[p] != nil {
+				d.WriteFile(ctx, bucket, metaPath, oldRaw[p])
+			} else {
+				d.Delete(ctx, bucket, metaPath, false)
+			}
+			if m.DataDir != "" && (olds[p] == nil || olds[p].DataDir != m.DataDir) {
+				d.Delete(ctx, bucket, dir+"/"+m.DataDir, true)
+			}
+			return nil
+		})
+		return fmt.Errorf("%w: %d of %d drives committed: %v", ErrWriteQuorum, ok, n, firstErr(errs))
+	}
+	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if errs[p] == nil && olds[p] != nil && olds[p].DataDir != "" && olds[p].DataDir != m.DataDir {
+			d.Delete(ctx, bucket, dir+"/"+olds[p].DataDir, true)
+		}
+		return nil
+	})
+	if countNil(errs) < n {
+		e.heal.add(bucket, key)
+	}
+	return nil
+}
+
+func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
+	info := ObjectInfo{
+		Bucket: bucket, Key: key, Size: m.Size, ETag: m.ETag, ModTime: time.Unix(0, m.ModTime).UTC(),
+		ContentType: m.ContentType, StorageClass: m.StorageClass, Owner: m.Owner, ACL: m.ACL,
+		Headers: m.Headers, UserMeta: m.UserMeta,
+		Checksum:   Checksum{Algorithm: m.ChecksumAlgo, Value: m.ChecksumVal, Type: m.ChecksumType},
+		DataShards: m.Erasure.DataShards, ParityShards: m.Erasure.ParityShards,
+	}
+	if len(m.Parts) > 1 || (len(m.Parts) == 1 && isMultipartETag(m.ETag)) {
+		for _, p := range m.Parts {
+			info.Parts = append(info.Parts, ObjectPart{Number: p.Number, Size: p.Size, ETag: p.ETag, Checksum: p.Checksum})
+		}
+	}
+	return info
+}
+
+func isMultipartETag(etag string) bool { return bytes.IndexByte([]byte(etag), '-') >= 0 }
+
+// md5Hex is the ETag of a byte slice (tests and copies).
+func md5Hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
