@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchEngine builds a 16-drive 12+4 engine. Set SHARDSTORE_BENCH_DIR to a
+// tmpfs path (/dev/shm) to measure the engine rather than the disk.
+func benchEngine(b *testing.B) (*Engine, []string) {
+	b.Helper()
+	root := os.Getenv("SHARDSTORE_BENCH_DIR")
+	if root == "" {
+		root = b.TempDir()
+	} else {
+		var err error
+		root, err = os.MkdirTemp(root, "enginebench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(root) })
+	}
+	paths := make([]string, 16)
+	for i := range paths {
+		paths[i] = filepath.Join(root, fmt.Sprintf("d%d", i+1))
+	}
+	e, err := New(Config{Paths: paths})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	if err := e.MakeBucket(context.Background(), "bucket", BucketOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return e, paths
+}
+
+func BenchmarkPut(b *testing.B) {
+	for _, size := range []int{1 << 20, 64 << 20} {
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			e, _ := benchEngine(b)
+			data := make([]byte, size)
+			rand.New(rand.NewSource(1)).Read(data)
+			rd := bytes.NewReader(data)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rd.Reset(data)
+				if _, err := e.PutObject(context.Background(), "bucket", "obj", rd, int64(size), PutOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	for _, size := range []int{1 << 20, 64 << 20} {
+		for _, missing := range []int{0, 4} {
+			b.Run(fmt.Sprintf("%dMiB/missing=%d", size>>20, missing), func(b *testing.B) {
+				e, paths := benchEngine(b)
+				data := make([]byte, size)
+				rand.New(rand.NewSource(1)).Read(data)
+				if _, err := e.PutObject(context.Background(), "bucket", "obj", bytes.NewReader(data), int64(size), PutOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				// Remove the object from drives holding data shards, the
+				// worst case: every block needs reconstruction.
+				st, err := e.readObject(context.Background(), e.sets[0], "bucket", "obj")
+				if err != nil {
+					b.Fatal(err)
+				}
+				removed := 0
+				for p, m := range st.metas {
+					if removed < missing && m.Erasure.Index <= m.Erasure.DataShards {
+						os.RemoveAll(filepath.Join(paths[p], "bucket", "obj"))
+						removed++
+					}
+				}
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					rd, err := e.GetObject(context.Background(), "bucket", "obj", GetOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n, err := io.Copy(io.Discard, rd); err != nil || n != int64(size) {
+						b.Fatalf("read %d bytes: %v", n, err)
+					}
+					rd.Close()
+				}
+			})
+		}
+	}
+}
