@@ -11,8 +11,8 @@ func sample() *Object {
 	return &Object{
 		Size: 123456789, ModTime: 1763800000123456789, ETag: "d41d8cd98f00b204e9800998ecf8427e",
 		ContentType: "text/plain", StorageClass: "STANDARD", Owner: "admin", ACL: "private",
-		Headers:  map[string]string{"Cache-Control": "no-cache", "Content-Encoding": "gzip"},
-		UserMeta: map[string]string{"color": "blue", "ünïcode": "välue"},
+		Headers:      map[string]string{"Cache-Control": "no-cache", "Content-Encoding": "gzip"},
+		UserMeta:     map[string]string{"color": "blue", "ünïcode": "välue"},
 		ChecksumAlgo: "CRC32", ChecksumVal: "AAAAAA==", ChecksumType: "FULL_OBJECT",
 		DataDir: "8d0e1f6a-0000-4000-8000-000000000000",
 		Erasure: Erasure{DataShards: 12, ParityShards: 4, BlockSize: 1 << 20, Index: 3,
