@@ -53,6 +53,9 @@ type Config struct {
 	Hashing *hashing.Engine
 	// Logger receives engine events; nil discards them.
 	Logger *slog.Logger
+	// PhaseObserver, when set, receives the phase timing of every PUT
+	// and part upload (metrics, benchmarks).
+	PhaseObserver func(PutPhases)
 }
 
 // Engine is one running object store. It is safe for concurrent use.

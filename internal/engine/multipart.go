@@ -162,7 +162,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	}
 	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, tmpID: uuid.NewString(), file: partFile(part)}
 	defer e.cleanupTmp(set, plan.tmpID)
-	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, MD5: true, Checksum: algo})
+	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: algo})
 	if err != nil {
 		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w", part, bucket, key, err)
 	}
@@ -173,7 +173,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	if up.ChecksumAlgo != "" && !strings.EqualFold(algo, up.ChecksumAlgo) {
 		checksum = "" // a different algorithm was verified but is not the upload's
 	}
-	etag := hex.EncodeToString(res.digests.MD5)
+	etag := res.digests.ETag
 	now := time.Now()
 	pm := &meta.Object{Size: res.size, ModTime: now.UnixNano(), ETag: etag,
 		Parts: []meta.Part{{Number: part, Size: res.size, ETag: etag, Checksum: checksum}}}
@@ -199,6 +199,8 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
 		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w: %d of %d drives: %v", part, bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
 	}
+	res.phases.Commit = time.Since(now)
+	e.observe(res.phases)
 	return PartInfo{Number: part, Size: res.size, ETag: etag, ModTime: now.UTC(), Checksum: checksum}, nil
 }
 

@@ -3,9 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +38,26 @@ type writePlan struct {
 
 func (p *writePlan) tmpPath(rel string) string { return drive.TmpDir + "/" + p.tmpID + "/" + rel }
 
+// PutPhases is where the time of one PUT (or part upload) went. Receive,
+// Encode, Sync, HashWait and Commit are wall time on the request path;
+// Hash, Bitrot and Write are work summed over the goroutines that did it,
+// so they can add up to more than the request took.
+type PutPhases struct {
+	Bytes    int64
+	Backend  string // hashing backend that ran the MD5
+	Receive  time.Duration
+	Hash     time.Duration
+	HashWait time.Duration // part of hashing the commit had to wait for
+	Encode   time.Duration
+	Bitrot   time.Duration
+	Write    time.Duration
+	Sync     time.Duration
+	Commit   time.Duration
+}
+
 // writeResult is the outcome of writing one shard stream.
 type writeResult struct {
+	phases  PutPhases
 	size    int64
 	digests hashing.Digests
 	inline  [][]byte // per position when the data is inline, else nil
@@ -155,8 +171,11 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		}
 	}()
 
+	ph := &res.phases
 	blk := getBlock()
+	t0 := time.Now()
 	got, last, err := readBlock(body, blk.Buf[:c.BlockSize()], size, 0)
+	ph.Receive += time.Since(t0)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +185,13 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		return nil, err
 	}
 	started = true
+	writerTimes := make([][2]time.Duration, n)
 	for p := range sinks {
 		chans[p] = make(chan shardJob, blocksInFlight)
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
-			e.shardWriter(sinks[p], plan.dist[p]-1, chans[p], &res.errs[p])
+			e.shardWriter(sinks[p], plan.dist[p]-1, chans[p], &res.errs[p], &writerTimes[p])
 		}()
 	}
 	var total int64
@@ -183,7 +203,10 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			pb := &pooledBlock{blk: blk, free: free}
 			pb.refs.Store(int32(n + 1))
 			stream.Write(blk.Buf[:got], pb.release)
-			if err := c.Encode(blk, got); err != nil {
+			t0 := time.Now()
+			err := c.Encode(blk, got)
+			ph.Encode += time.Since(t0)
+			if err != nil {
 				pb.refs.Add(-int32(n))
 				return nil, err
 			}
@@ -201,7 +224,9 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			return nil, fmt.Errorf("%w: more than %d bytes in one upload", ErrEntityTooLarge, int64(MaxPutSize))
 		}
 		blk = getBlock()
+		t0 := time.Now()
 		got, last, err = readBlock(body, blk.Buf[:c.BlockSize()], size, total)
+		ph.Receive += time.Since(t0)
 		if err != nil {
 			free <- blk
 			return nil, err
@@ -211,7 +236,12 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		close(ch)
 	}
 	started = false
+	t0 = time.Now()
 	writers.Wait()
+	for _, wt := range writerTimes {
+		ph.Bitrot += wt[0]
+		ph.Write += wt[1]
+	}
 	// Close (fsync) every shard file in parallel.
 	var wg sync.WaitGroup
 	for p, s := range sinks {
@@ -231,10 +261,12 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		}()
 	}
 	wg.Wait()
+	ph.Sync = time.Since(t0)
 	digests, err := stream.Sum()
 	if err != nil {
 		return nil, fmt.Errorf("hashing: %w", err)
 	}
+	ph.Hash, ph.HashWait, ph.Backend, ph.Bytes = digests.HashTime, digests.SumWait, string(digests.Backend), total
 	success = true
 	res.size = total
 	res.digests = digests
@@ -253,16 +285,22 @@ type shardJob struct{ pb *pooledBlock }
 
 // shardWriter writes [checksum][shard] for every block to one sink. After
 // a failure it keeps draining so the pipeline never stalls on a bad drive.
-func (e *Engine) shardWriter(s shardSink, shard int, jobs <-chan shardJob, errp *error) {
+// times receives the bitrot and write durations.
+func (e *Engine) shardWriter(s shardSink, shard int, jobs <-chan shardJob, errp *error, times *[2]time.Duration) {
 	var sum [32]byte
 	for j := range jobs {
 		if *errp == nil {
 			data := j.pb.blk.Shards[shard]
-			if _, err := s.Write(e.bitrot.Sum(sum[:], data)); err != nil {
+			t0 := time.Now()
+			h := e.bitrot.Sum(sum[:], data)
+			t1 := time.Now()
+			if _, err := s.Write(h); err != nil {
 				*errp = err
 			} else if _, err := s.Write(data); err != nil {
 				*errp = err
 			}
+			times[0] += t1.Sub(t0)
+			times[1] += time.Since(t1)
 		}
 		j.pb.release()
 	}
@@ -391,7 +429,7 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	plan := &writePlan{set: set, coder: coder, dist: e.distribution(key, len(set.drives)),
 		tmpID: uuid.NewString(), file: dataDir + "/part.1", inlineOK: true}
 	defer e.cleanupTmp(set, plan.tmpID)
-	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, MD5: true, Checksum: opts.ChecksumAlgorithm})
+	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: opts.ChecksumAlgorithm})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
@@ -399,7 +437,7 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
-	etag := hex.EncodeToString(res.digests.MD5)
+	etag := res.digests.ETag
 	m := e.newMeta(opts, res.size, etag, coder, plan.dist)
 	m.Parts = []meta.Part{{Number: 1, Size: res.size, ETag: etag, Checksum: checksum}}
 	if opts.ChecksumAlgorithm != "" {
@@ -411,9 +449,12 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if beforeCommit != nil {
 		beforeCommit()
 	}
+	t0 := time.Now()
 	if err := e.commitObject(ctx, set, bucket, key, m, plan, res, opts); err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
+	res.phases.Commit = time.Since(t0)
+	e.observe(res.phases)
 	return objectInfo(bucket, key, m), nil
 }
 
@@ -549,5 +590,9 @@ func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
 
 func isMultipartETag(etag string) bool { return bytes.IndexByte([]byte(etag), '-') >= 0 }
 
-// md5Hex is the ETag of a byte slice (tests and copies).
-func md5Hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
+// observe reports a PUT's phases to the configured observer.
+func (e *Engine) observe(p PutPhases) {
+	if e.cfg.PhaseObserver != nil {
+		e.cfg.PhaseObserver(p)
+	}
+}
