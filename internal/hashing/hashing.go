@@ -353,31 +353,82 @@ func (e *Engine) NewStream(req Request) (Stream, error) {
 	counted := heavy && (req.Size < 0 || req.Size >= e.cfg.MultibufferMinSize)
 	act := &activity{e: e, counted: counted}
 	e.c.active.Add(1)
-	n := 0
 	if counted {
-		n = e.concurrency(e.c.activeHeavy.Add(1))
+		e.concurrency(e.c.activeHeavy.Add(1))
 	}
 	large := heavy && (req.Size < 0 || req.Size >= e.cfg.MinOffloadSize)
-	d := e.decide(needMD5, heavy, counted, large, n)
+	return &lazyStream{e: e, h: h, needMD5: needMD5, heavy: heavy, counted: counted, large: large, act: act}, nil
+}
 
-	var s Stream
+// lazyStream defers the backend choice to the first Write (or Sum). A
+// stream is counted as active from NewStream, but picks its backend only
+// when data starts to flow: by then the other uploads of a burst have
+// opened their streams too, so the first uploads of a burst are placed as
+// the burst is, not as lone uploads. On a server the first block arrives
+// a network read after the request starts, which is plenty.
+type lazyStream struct {
+	e                              *Engine
+	h                              hashes
+	needMD5, heavy, counted, large bool
+	act                            *activity
+	s                              Stream
+	closed                         bool
+}
+
+func (l *lazyStream) bind() Stream {
+	if l.s != nil {
+		return l.s
+	}
+	e, h, act := l.e, l.h, l.act
+	n := 0
+	if l.counted {
+		n = e.concurrency(e.c.activeHeavy.Load())
+	}
+	d := e.decide(l.needMD5, l.heavy, l.counted, l.large, n)
 	switch d.backend {
 	case BackendDevice:
-		s = newDeviceStream(e, h, d.dev, act)
+		l.s = newDeviceStream(e, h, d.dev, act)
 	case BackendMultibuffer:
 		h.md5 = d.simd
-		s = newAsyncStream(e, h, BackendMultibuffer, act)
+		l.s = newAsyncStream(e, h, BackendMultibuffer, act)
 	case BackendPipelined:
-		if needMD5 {
+		if l.needMD5 {
 			h.md5 = md5.New()
 		}
-		s = newAsyncStream(e, h, BackendPipelined, act)
+		l.s = newAsyncStream(e, h, BackendPipelined, act)
 	default:
-		if needMD5 {
+		if l.needMD5 {
 			h.md5 = md5.New()
 		}
-		s = &inlineStream{h: h, act: act}
+		l.s = &inlineStream{h: h, act: act}
 	}
 	e.c.streams[backendIndex(d.backend)].Add(1)
-	return s, nil
+	return l.s
+}
+
+func (l *lazyStream) Write(p []byte, release func()) {
+	if l.closed {
+		release()
+		return
+	}
+	l.bind().Write(p, release)
+}
+
+func (l *lazyStream) Sum() (Digests, error) {
+	if l.closed {
+		return Digests{}, errClosed
+	}
+	return l.bind().Sum()
+}
+
+func (l *lazyStream) Close() {
+	if l.closed {
+		return
+	}
+	l.closed = true
+	if l.s != nil {
+		l.s.Close()
+		return
+	}
+	l.act.end(BackendInline, nil)
 }

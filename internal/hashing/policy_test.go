@@ -112,6 +112,10 @@ func TestAutoPolicyRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if dev.FreeLanes() != 1 {
+		t.Error("stream took a lane before any data flowed")
+	}
+	s.Write([]byte("x"), func() {}) // the backend is chosen when data flows
 	if dev.FreeLanes() != 0 {
 		t.Error("busy CPU, free lane: stream did not take the device")
 	}
