@@ -66,6 +66,10 @@ type deviceStream struct {
 	err    error
 	summed bool
 	closed bool
+	// result and resErr are the first Sum's answer, returned again by
+	// later calls (the device lane is gone by then).
+	result Digests
+	resErr error
 }
 
 func newDeviceStream(e *Engine, h hashes, ds DeviceStream, act *activity) *deviceStream {
@@ -152,11 +156,20 @@ func deviceWait(f func() ([]byte, error), timeout time.Duration) ([]byte, error)
 	}
 }
 
+// Sum implements Stream.
 func (s *deviceStream) Sum() (Digests, error) {
 	if s.closed {
 		return Digests{}, errClosed
 	}
+	if s.summed {
+		return s.result, s.resErr
+	}
 	s.summed = true
+	s.result, s.resErr = s.sum()
+	return s.result, s.resErr
+}
+
+func (s *deviceStream) sum() (Digests, error) {
 	t := time.Now()
 	var m []byte
 	err := s.err

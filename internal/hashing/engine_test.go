@@ -158,6 +158,9 @@ func TestBackendsMatchReference(t *testing.T) {
 				if err != nil {
 					t.Fatalf("size %d: %v", size, err)
 				}
+				if again, err := s.Sum(); err != nil || !bytes.Equal(again.MD5, d.MD5) || !bytes.Equal(again.Checksum, d.Checksum) {
+					t.Fatalf("size %d: second Sum gave %x %x, %v", size, again.MD5, again.Checksum, err)
+				}
 				s.Close()
 				if got, want := hex.EncodeToString(d.MD5), md5Hex(data); got != want {
 					t.Fatalf("size %d backend %s: MD5 %s, want %s", size, d.Backend, got, want)
@@ -256,8 +259,11 @@ func TestAbortReleasesEveryBlock(t *testing.T) {
 			}
 			// Writes after Close are released at once.
 			p.write(s, data[:100], rng, 100)
-			if p.freed != p.written {
-				t.Fatalf("released %d of %d blocks", p.freed, p.written)
+			p.mu.Lock()
+			freed, written := p.freed, p.written
+			p.mu.Unlock()
+			if freed != written {
+				t.Fatalf("released %d of %d blocks", freed, written)
 			}
 		})
 	}
