@@ -107,6 +107,12 @@ func (cs checksumSpec) expected(q *request) func() (string, error) {
 		return func() (string, error) { return v, nil }
 	case cs.trailer:
 		return func() (string, error) {
+			// Trailers arrive only after the body's EOF.
+			if q.exact != nil {
+				if err := q.exact.drain(); err != nil {
+					return "", err
+				}
+			}
 			var v string
 			if q.trailer != nil {
 				if t := q.trailer(); t != nil {

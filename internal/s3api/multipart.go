@@ -87,7 +87,7 @@ func handleUploadPart(q *request) error {
 		return err
 	}
 	opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
-	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, q.body, size, opts)
+	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("upload part %d of %s/%s: %w", part, q.bucket, q.key, err)
 	}

@@ -16,7 +16,9 @@ import (
 	"github.com/shardstore/shardstore/internal/hashing"
 )
 
-// bodySize is the declared size of a PUT body, enforcing S3's rules.
+// bodySize is the declared size of a PUT body, enforcing S3's rules. It
+// also wraps the body so it is read to EOF (and so verified) before the
+// engine sees its last byte; see exactBody.
 func (q *request) bodySize() (int64, error) {
 	if q.length < 0 {
 		return 0, errorf("MissingContentLength", http.StatusLengthRequired,
@@ -26,6 +28,7 @@ func (q *request) bodySize() (int64, error) {
 		return 0, errorf("EntityTooLarge", http.StatusBadRequest,
 			"Your proposed upload exceeds the maximum allowed size")
 	}
+	q.exact = newExactBody(q.body, q.length)
 	return q.length, nil
 }
 
@@ -61,7 +64,7 @@ func handlePutObject(q *request) error {
 	if im := q.r.Header.Get("If-Match"); im != "" {
 		opts.IfMatch = trimETag(im)
 	}
-	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.body, size, opts)
+	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", q.bucket, q.key, err)
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shardstore/shardstore/internal/engine"
 )
 
 // Reserved paths. The bucket name "shardstore" is refused so that these
@@ -185,6 +187,9 @@ type request struct {
 	body    io.ReadCloser
 	length  int64
 	trailer func() http.Header
+	// exact is the size-checked view of body that PUT handlers give the
+	// engine; nil until bodySize is called.
+	exact *exactBody
 }
 
 // responseWriter records what was written, for logs and metrics.
@@ -301,6 +306,10 @@ func (s *Server) serve(q *request) {
 	q.api = rt.api
 	if rt.err != nil {
 		q.writeError(rt.err)
+		return
+	}
+	if len(key) > engine.MaxKeyLength {
+		q.writeError(errorf("KeyTooLongError", http.StatusBadRequest, "Your key is too long"))
 		return
 	}
 	res, err := s.cfg.Auth.Authenticate(r)

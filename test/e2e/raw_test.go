@@ -1,0 +1,489 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/xml"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/minio/minio-go/v7"
+	mcreds "github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/shardstore/shardstore/internal/auth"
+)
+
+type rawResponse struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// s3Error is the code of an S3 XML error body, "" if none.
+func (r rawResponse) code() string {
+	var e struct {
+		Code string `xml:"Code"`
+	}
+	_ = xml.Unmarshal([]byte(r.body), &e)
+	return e.Code
+}
+
+func httpGet(u string) (rawResponse, error) {
+	resp, err := http.Get(u)
+	if err != nil {
+		return rawResponse{}, fmt.Errorf("GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b)}, err
+}
+
+// signed sends a SigV4-signed request as root with an unsigned payload.
+// rawPath is sent exactly as given (already escaped).
+func (s *server) signed(t *testing.T, method, rawPath string, body []byte, hdr ...string) rawResponse {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.endpoint+rawPath, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	auth.SignRequest(req, auth.Identity{AccessKey: rootUser, SecretKey: rootPass}, region, time.Now(), "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, rawPath, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("X-Amz-Request-Id") == "" && resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("%s %s: no x-amz-request-id", method, rawPath)
+	}
+	return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+func getBody(t *testing.T, c *s3.Client, bucket, key string) []byte {
+	t.Helper()
+	g, err := c.GetObject(ctx(t), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("get %s/%s: %v", bucket, key, err)
+	}
+	return mustRead(t, g.Body)
+}
+
+func TestHealthAndHeaders(t *testing.T) {
+	s := startServer(t)
+	for _, p := range []string{"/shardstore/health/live", "/shardstore/health/ready"} {
+		r, err := httpGet(s.endpoint + p)
+		if err != nil || r.status != 200 {
+			t.Fatalf("%s: %+v %v", p, r, err)
+		}
+	}
+	r, err := httpGet(s.endpoint + "/shardstore/metrics")
+	if err != nil || r.status != 200 || !strings.Contains(r.body, "shardstore_s3_requests_total") {
+		t.Fatalf("metrics: %d %v", r.status, err)
+	}
+	createBucket(t, s.root(), "hdrs")
+	put := s.signed(t, "PUT", "/hdrs/k", []byte("hello"))
+	if put.status != 200 || put.header.Get("ETag") != `"5d41402abc4b2a76b9719d911017c592"` {
+		t.Fatalf("put: %+v", put)
+	}
+	g := s.signed(t, "GET", "/hdrs/k", nil)
+	for _, h := range []string{"Date", "Last-Modified", "Content-Length", "Accept-Ranges", "X-Amz-Id-2", "X-Amz-Request-Id"} {
+		if g.header.Get(h) == "" {
+			t.Errorf("GET lacks %s", h)
+		}
+	}
+	if _, err := http.ParseTime(g.header.Get("Last-Modified")); err != nil {
+		t.Errorf("Last-Modified %q not an HTTP date", g.header.Get("Last-Modified"))
+	}
+	h := s.signed(t, "HEAD", "/hdrs/missing", nil)
+	if h.status != 404 || h.body != "" {
+		t.Fatalf("HEAD 404 must have no body: %+v", h)
+	}
+	e := s.signed(t, "GET", "/hdrs/missing", nil)
+	if e.code() != "NoSuchKey" || !strings.Contains(e.body, "<RequestId>"+e.header.Get("X-Amz-Request-Id")+"</RequestId>") ||
+		!strings.Contains(e.body, "<Resource>/hdrs/missing</Resource>") {
+		t.Fatalf("error body: %s", e.body)
+	}
+	for _, sub := range []string{"versioning", "lifecycle", "policy", "tagging", "cors", "replication", "frobnicate"} {
+		if r := s.signed(t, "GET", "/hdrs?"+sub, nil); r.status != 501 || r.code() != "NotImplemented" {
+			t.Fatalf("?%s: %d %s", sub, r.status, r.body)
+		}
+	}
+}
+
+func TestHostileInput(t *testing.T) {
+	s := startServer(t)
+	c := s.root()
+	cx := ctx(t)
+	createBucket(t, c, "hostile")
+	orig := pattern(64<<10, 9)
+	if _, err := c.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("hostile"), Key: aws.String("keep"), Body: bytes.NewReader(orig)}); err != nil {
+		t.Fatal(err)
+	}
+	intact := func() {
+		t.Helper()
+		if !bytes.Equal(getBody(t, c, "hostile", "keep"), orig) {
+			t.Fatal("stored object changed")
+		}
+	}
+
+	// Path tricks in keys: refused with a 400, nothing escapes the drives.
+	for _, p := range []string{"/hostile/../escape", "/hostile/a/../../escape", "/hostile/./x", "/hostile/a/./b"} {
+		r := s.signed(t, "PUT", p, []byte("x"))
+		if r.status != 400 {
+			t.Errorf("PUT %s: %d %s", p, r.status, r.body)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(s.drives), "escape")); err == nil {
+		t.Fatal("a path trick wrote outside the drives")
+	}
+	// Key length limits.
+	if r := s.signed(t, "PUT", "/hostile/"+strings.Repeat("k", 1025), []byte("x")); r.status != 400 || r.code() != "KeyTooLongError" {
+		t.Errorf("1025-byte key: %d %s", r.status, r.body)
+	}
+	// Bad XML and oversized completes.
+	cr, err := c.CreateMultipartUpload(cx, &s3.CreateMultipartUploadInput{Bucket: aws.String("hostile"), Key: aws.String("mp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := url.QueryEscape(aws.ToString(cr.UploadId))
+	for _, body := range []string{"<CompleteMultipartUpload><Part>", "not xml at all", "", "<CompleteMultipartUpload></CompleteMultipartUpload>"} {
+		if r := s.signed(t, "POST", "/hostile/mp?uploadId="+id, []byte(body)); r.status != 400 || r.code() != "MalformedXML" {
+			t.Errorf("complete with %q: %d %s", body, r.status, r.body)
+		}
+	}
+	var many bytes.Buffer
+	many.WriteString("<CompleteMultipartUpload>")
+	for i := 1; i <= 10001; i++ {
+		fmt.Fprintf(&many, "<Part><PartNumber>%d</PartNumber><ETag>\"0123456789abcdef0123456789abcdef\"</ETag></Part>", i)
+	}
+	many.WriteString("</CompleteMultipartUpload>")
+	if r := s.signed(t, "POST", "/hostile/mp?uploadId="+id, many.Bytes()); r.status != 400 || r.code() != "MalformedXML" {
+		t.Errorf("10001-part complete: %d %s", r.status, r.code())
+	}
+	var tenK bytes.Buffer
+	tenK.WriteString("<CompleteMultipartUpload>")
+	for i := 1; i <= 10000; i++ {
+		fmt.Fprintf(&tenK, "<Part><PartNumber>%d</PartNumber><ETag>\"0123456789abcdef0123456789abcdef\"</ETag></Part>", i)
+	}
+	tenK.WriteString("</CompleteMultipartUpload>")
+	if r := s.signed(t, "POST", "/hostile/mp?uploadId="+id, tenK.Bytes()); r.status != 400 || r.code() != "InvalidPart" {
+		t.Errorf("10000 unknown parts: %d %s", r.status, r.code())
+	}
+	if r := s.signed(t, "POST", "/hostile/mp?uploadId="+id, bytes.Repeat([]byte("<a>"), 2<<20)); r.status != 400 {
+		t.Errorf("huge complete body: %d %s", r.status, r.code())
+	}
+	// Bad digests.
+	if r := s.signed(t, "PUT", "/hostile/keep", []byte("evil"), "Content-MD5", "bm90IGFuIG1kNQ=="); r.code() != "InvalidDigest" {
+		t.Errorf("malformed Content-MD5: %d %s", r.status, r.body)
+	}
+	if r := s.signed(t, "PUT", "/hostile/keep", []byte("evil"), "Content-MD5", "AAAAAAAAAAAAAAAAAAAAAA=="); r.code() != "BadDigest" {
+		t.Errorf("wrong Content-MD5: %d %s", r.status, r.body)
+	}
+	if r := s.signed(t, "PUT", "/hostile/keep", []byte("evil"), "X-Amz-Checksum-Crc32", "AAAAAA=="); r.code() != "BadDigest" {
+		t.Errorf("wrong crc32: %d %s", r.status, r.body)
+	}
+	if r := s.signed(t, "POST", "/hostile?delete", []byte("<Delete><Object><Key>keep</Key></Object></Delete>")); r.code() != "InvalidRequest" {
+		t.Errorf("DeleteObjects without digest: %d %s", r.status, r.body)
+	}
+	if r := s.signed(t, "PUT", "/hostile/keep", []byte("evil"), "X-Amz-Acl", "everyone-gets-it"); r.code() != "InvalidArgument" {
+		t.Errorf("bad canned ACL: %d %s", r.status, r.body)
+	}
+	intact()
+
+	// Truncated body: declare 1000 bytes, send 10, half-close.
+	req, _ := http.NewRequest("PUT", s.endpoint+"/hostile/keep", nil)
+	auth.SignRequest(req, auth.Identity{AccessKey: rootUser, SecretKey: rootPass}, region, time.Now(), "")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.endpoint, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "PUT /hostile/keep HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n", req.Host)
+	for k, v := range req.Header {
+		fmt.Fprintf(conn, "%s: %s\r\n", k, v[0])
+	}
+	fmt.Fprintf(conn, "\r\n0123456789")
+	_ = conn.(*net.TCPConn).CloseWrite()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "IncompleteBody") {
+			t.Errorf("truncated body: %d %s", resp.StatusCode, b)
+		}
+	}
+	conn.Close()
+	intact()
+
+	// Oversized headers are refused by the HTTP server.
+	big, _ := http.NewRequest("GET", s.endpoint+"/hostile/keep", nil)
+	big.Header.Set("X-Amz-Meta-Huge", strings.Repeat("h", 200<<10))
+	if resp, err := http.DefaultClient.Do(big); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("oversized header: %d", resp.StatusCode)
+		}
+	}
+	// Too much user metadata.
+	_, err = c.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("hostile"), Key: aws.String("keep"), Body: strings.NewReader("x"),
+		Metadata: map[string]string{"big": strings.Repeat("m", 3000)}})
+	wantCode(t, err, "MetadataTooLarge", 400)
+	intact()
+
+	// Keys with UTF-8 edges round-trip exactly and list in byte order.
+	keys := []string{"ключ/日本語/🙂", "a b", "a+b=c&d", "100%", "q?x#y", "~!@$^*()[]{}';,", "é", "e\u0301",
+		"\u200b", "tab\tkey", strings.Repeat("ü", 512), "trailing/", "new\nline"}
+	for _, k := range keys {
+		if _, err := c.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("hostile"), Key: aws.String(k), Body: strings.NewReader("v:" + k)}); err != nil {
+			code, st := errCode(err)
+			if st == 400 {
+				t.Logf("key %q refused with %s (allowed)", k, code)
+				continue
+			}
+			t.Fatalf("put %q: %v", k, err)
+		}
+		if got := getBody(t, c, "hostile", k); string(got) != "v:"+k {
+			t.Fatalf("key %q read back %q", k, got)
+		}
+	}
+	if r := s.signed(t, "PUT", "/hostile/bad%FFutf8", []byte("x")); r.status != 400 {
+		t.Errorf("invalid UTF-8 key: %d %s", r.status, r.body)
+	}
+	intact()
+}
+
+func TestMinioClient(t *testing.T) {
+	s := startServer(t)
+	cx := ctx(t)
+	mc, err := minio.New(strings.TrimPrefix(s.endpoint, "http://"), &minio.Options{
+		Creds: mcreds.NewStaticV4(rootUser, rootPass, ""), Secure: false, Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.MakeBucket(cx, "minio", minio.MakeBucketOptions{Region: region}); err != nil {
+		t.Fatal(err)
+	}
+	data := pattern(11<<20, 5)
+	// A known size above PartSize makes minio-go upload in parts.
+	info, err := mc.PutObject(cx, "minio", "dir/large.bin", bytes.NewReader(data), int64(len(data)),
+		minio.PutObjectOptions{PartSize: 5 << 20, ContentType: "application/octet-stream", UserMetadata: map[string]string{"origin": "minio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(info.ETag, "-3") {
+		t.Fatalf("expected a 3-part multipart ETag, got %q", info.ETag)
+	}
+	small := []byte("small object")
+	if _, err := mc.PutObject(cx, "minio", "dir/small.txt", bytes.NewReader(small), int64(len(small)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Unknown size: minio-go streams it in parts.
+	if _, err := mc.PutObject(cx, "minio", "streamed", io.LimitReader(bytes.NewReader(data), 6<<20), -1, minio.PutObjectOptions{PartSize: 5 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := mc.GetObject(cx, "minio", "dir/large.bin", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(obj)
+	obj.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("minio GET: %d bytes %v", len(got), err)
+	}
+	var listed []string
+	for o := range mc.ListObjects(cx, "minio", minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		listed = append(listed, o.Key)
+	}
+	if strings.Join(listed, ",") != "dir/large.bin,dir/small.txt,streamed" {
+		t.Fatalf("listed %v", listed)
+	}
+	var top []string
+	for o := range mc.ListObjects(cx, "minio", minio.ListObjectsOptions{}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		top = append(top, o.Key)
+	}
+	sort.Strings(top)
+	if strings.Join(top, ",") != "dir/,streamed" {
+		t.Fatalf("top-level %v", top)
+	}
+	u, err := mc.PresignedGetObject(cx, "minio", "dir/small.txt", 5*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := httpGet(u.String())
+	if err != nil || r.status != 200 || r.body != string(small) {
+		t.Fatalf("presigned GET: %+v %v", r, err)
+	}
+	// Tampering with the presigned URL is caught.
+	bad := strings.Replace(u.String(), "small.txt", "large.bin", 1)
+	if r, err := httpGet(bad); err != nil || r.status != 403 {
+		t.Fatalf("tampered presigned GET: %d %v", r.status, err)
+	}
+	st, err := mc.StatObject(cx, "minio", "dir/large.bin", minio.StatObjectOptions{})
+	if err != nil || st.Size != int64(len(data)) || st.UserMetadata["Origin"] != "minio" {
+		t.Fatalf("stat: %+v %v", st, err)
+	}
+	objs := make(chan minio.ObjectInfo, 3)
+	for _, k := range listed {
+		objs <- minio.ObjectInfo{Key: k}
+	}
+	close(objs)
+	for e := range mc.RemoveObjects(cx, "minio", objs, minio.RemoveObjectsOptions{}) {
+		t.Fatalf("remove %s: %v", e.ObjectName, e.Err)
+	}
+	if err := mc.RemoveBucket(cx, "minio"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGracefulShutdown checks SIGTERM lets an in-flight upload finish and
+// the process exits 0.
+func TestGracefulShutdown(t *testing.T) {
+	s := startServer(t)
+	createBucket(t, s.root(), "shut")
+	data := pattern(1<<20, 6)
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("PUT", s.endpoint+"/shut/inflight", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(data))
+	auth.SignRequest(req, auth.Identity{AccessKey: rootUser, SecretKey: rootPass}, region, time.Now(), "")
+	type result struct {
+		status int
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		resp.Body.Close()
+		done <- result{status: resp.StatusCode}
+	}()
+	if _, err := pw.Write(data[:len(data)/2]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the request is now being served
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := pw.Write(data[len(data)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	r := <-done
+	if r.err != nil || r.status != 200 {
+		t.Fatalf("in-flight PUT during shutdown: %+v", r)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not exit after SIGTERM")
+	}
+	if s.exitErr != nil {
+		t.Fatalf("exit: %v\n%s", s.exitErr, s.stderr)
+	}
+	// New connections are refused once it is gone.
+	dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if c, err := (&net.Dialer{}).DialContext(dctx, "tcp", strings.TrimPrefix(s.endpoint, "http://")); err == nil {
+		c.Close()
+		t.Fatal("still accepting after shutdown")
+	}
+}
+
+// TestDefaultCredentialsAndEmbeddedDrives runs the server with no drive
+// arguments and no credentials in the environment.
+func TestDefaultCredentialsAndEmbeddedDrives(t *testing.T) {
+	dir := t.TempDir()
+	cmd := startEmbedded(t, dir)
+	if !strings.Contains(cmd.stderr.String(), "WARNING") || !strings.Contains(cmd.stderr.String(), "shardstoreadmin") {
+		t.Fatalf("no credentials warning:\n%s", cmd.stderr)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "data"))
+	if err != nil || len(entries) != 16 {
+		t.Fatalf("embedded drives: %d entries, %v", len(entries), err)
+	}
+	c := cmd.client("shardstoreadmin", "shardstoreadmin")
+	if _, err := c.ListBuckets(ctx(t), &s3.ListBucketsInput{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrailingChecksum sends aws-chunked uploads with a signed trailing
+// x-amz-checksum-crc32, as SDKs do over TLS.
+func TestTrailingChecksum(t *testing.T) {
+	s := startServer(t)
+	c := s.root()
+	createBucket(t, c, "trail")
+	data := pattern(200<<10, 7)
+	sum := crc32.ChecksumIEEE(data)
+	good := base64.StdEncoding.EncodeToString([]byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
+	send := func(key, value string) rawResponse {
+		req, err := http.NewRequest("PUT", s.endpoint+"/trail/"+key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Amz-Trailer", "x-amz-checksum-crc32")
+		req.Header.Set("X-Amz-Sdk-Checksum-Algorithm", "CRC32")
+		tr := http.Header{}
+		tr.Set("X-Amz-Checksum-Crc32", value)
+		if _, err := auth.SignStreamingRequest(req, auth.Identity{AccessKey: rootUser, SecretKey: rootPass}, region, time.Now(),
+			auth.StreamingPayloadTrailer, data, []int{64 << 10}, tr); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	}
+	if r := send("ok", good); r.status != 200 || r.header.Get("X-Amz-Checksum-Crc32") != good {
+		t.Fatalf("trailer upload: %d %v %s", r.status, r.header, r.body)
+	}
+	h, err := c.HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("trail"), Key: aws.String("ok"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil || aws.ToString(h.ChecksumCRC32) != good {
+		t.Fatalf("stored trailer checksum: %v %v", h, err)
+	}
+	if !bytes.Equal(getBody(t, c, "trail", "ok"), data) {
+		t.Fatal("chunked body decoded wrong")
+	}
+	if r := send("ok", "AAAAAA=="); r.status != 400 || r.code() != "BadDigest" {
+		t.Fatalf("wrong trailer checksum: %d %s", r.status, r.body)
+	}
+	if !bytes.Equal(getBody(t, c, "trail", "ok"), data) {
+		t.Fatal("object changed by a refused upload")
+	}
+}
