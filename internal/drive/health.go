@@ -1,0 +1,451 @@
+package drive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of HealthConfig.
+const (
+	DefaultOpTimeout     = 15 * time.Second
+	DefaultProbeInterval = 2 * time.Second
+)
+
+// HealthConfig tunes a Health wrapper.
+type HealthConfig struct {
+	// OpTimeout bounds every operation (each Write and Read of a stream
+	// too); 0 means DefaultOpTimeout. An operation that runs past it
+	// fails with ErrDriveFaulty and takes the drive offline.
+	OpTimeout time.Duration
+	// ProbeInterval is how often an offline drive is re-probed; 0 means
+	// DefaultProbeInterval.
+	ProbeInterval time.Duration
+	// Logger receives online/offline transitions; nil discards them.
+	Logger *slog.Logger
+}
+
+// Health wraps a Drive with per-operation deadlines and an online/offline
+// state. A syscall stuck in the kernel cannot be cancelled, so every
+// operation runs in its own goroutine and the caller stops waiting at the
+// deadline; the drive then goes offline. I/O errors (ErrDriveFaulty) take
+// it offline too. Offline, operations fail at once with ErrDriveFaulty,
+// except the identity operations ReadFormat, WriteFormat, ListVols and
+// DiskInfo, which pass through (deadline-bounded) so the engine can
+// recognise and format a replaced drive. A background probe reads the
+// format record every ProbeInterval and brings the drive back online when
+// it answers. ENOSPC (ErrDriveFull) does not take a drive offline: a full
+// drive still serves reads.
+type Health struct {
+	inner Drive
+	cfg   HealthConfig
+	log   *slog.Logger
+
+	online   atomic.Bool
+	faults   atomic.Int64
+	timeouts atomic.Int64
+
+	mu      sync.Mutex
+	lastErr error
+	since   time.Time
+	probing bool
+	closed  bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// NewHealth wraps d; the drive starts online. Close stops the prober.
+func NewHealth(d Drive, cfg HealthConfig) *Health {
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = DefaultOpTimeout
+	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = DefaultProbeInterval
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h := &Health{inner: d, cfg: cfg, log: log, stop: make(chan struct{}), since: time.Now()}
+	h.online.Store(true)
+	return h
+}
+
+// HealthState is a snapshot of a drive's health.
+type HealthState struct {
+	Online bool
+	// Since is when the drive last changed state.
+	Since time.Time
+	// LastError is the error that took the drive offline, if any.
+	LastError string
+	// Faults and Timeouts count I/O errors and deadline overruns seen.
+	Faults, Timeouts int64
+}
+
+// Online reports whether the drive is serving operations.
+func (h *Health) Online() bool { return h.online.Load() }
+
+// State returns a snapshot of the drive's health.
+func (h *Health) State() HealthState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := HealthState{Online: h.online.Load(), Since: h.since, Faults: h.faults.Load(), Timeouts: h.timeouts.Load()}
+	if h.lastErr != nil {
+		s.LastError = h.lastErr.Error()
+	}
+	return s
+}
+
+// Inner returns the wrapped drive.
+func (h *Health) Inner() Drive { return h.inner }
+
+// Close stops the background prober. Operations still work afterwards,
+// but an offline drive is no longer re-probed.
+func (h *Health) Close() error {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.stop)
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	return nil
+}
+
+func (h *Health) String() string { return h.inner.String() }
+
+// setOffline records err and starts the prober unless one runs.
+func (h *Health) setOffline(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastErr = err
+	if h.online.Swap(false) {
+		h.since = time.Now()
+		h.log.Warn("drive offline", "drive", h.inner.String(), "err", err)
+	}
+	if !h.probing && !h.closed {
+		h.probing = true
+		h.wg.Add(1)
+		go h.probe()
+	}
+}
+
+func (h *Health) setOnline() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.online.Swap(true) {
+		h.since = time.Now()
+		h.log.Warn("drive back online", "drive", h.inner.String())
+	}
+}
+
+// probe re-reads the format record until the drive answers or Close.
+func (h *Health) probe() {
+	defer h.wg.Done()
+	t := time.NewTicker(h.cfg.ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			h.mu.Lock()
+			h.probing = false
+			h.mu.Unlock()
+			return
+		case <-t.C:
+		}
+		// ReadFormat marks the drive online itself when it succeeds.
+		_, err := h.ReadFormat(context.Background())
+		if err == nil {
+			h.mu.Lock()
+			// A failure between the probe and here may have asked for
+			// another prober; this one keeps going in that case.
+			if h.online.Load() {
+				h.probing = false
+				h.mu.Unlock()
+				return
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
+// observe takes the drive offline on I/O errors.
+func (h *Health) observe(err error) {
+	if err != nil && errors.Is(err, ErrDriveFaulty) {
+		h.faults.Add(1)
+		h.setOffline(err)
+	}
+}
+
+func (h *Health) offlineErr(op Op) error {
+	h.mu.Lock()
+	last := h.lastErr
+	h.mu.Unlock()
+	return fmt.Errorf("drive %s: %s: %w: offline since %s (%v)", h.inner, op, ErrDriveFaulty,
+		h.State().Since.Format(time.RFC3339), last)
+}
+
+// call runs fn with the deadline. gate refuses the call while offline.
+// On timeout fn keeps running in its goroutine (it cannot be stopped);
+// done is closed when it finally returns, so stream wrappers can defer
+// cleanup of the underlying file until then.
+func (h *Health) call(op Op, gate bool, fn func() error) (err error, done <-chan struct{}) {
+	if gate && !h.online.Load() {
+		closed := make(chan struct{})
+		close(closed)
+		return h.offlineErr(op), closed
+	}
+	finished := make(chan struct{})
+	res := make(chan error, 1)
+	go func() {
+		defer close(finished)
+		res <- fn()
+	}()
+	timer := time.NewTimer(h.cfg.OpTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-res:
+		h.observe(err)
+		return err, finished
+	case <-timer.C:
+		h.timeouts.Add(1)
+		err := fmt.Errorf("drive %s: %s did not finish within %v: %w", h.inner, op, h.cfg.OpTimeout, ErrDriveFaulty)
+		h.setOffline(err)
+		return err, finished
+	}
+}
+
+func (h *Health) do(op Op, fn func() error) error {
+	err, _ := h.call(op, true, fn)
+	return err
+}
+
+// ReadFormat implements Drive; it passes through while offline and, when
+// it succeeds, brings the drive back online.
+func (h *Health) ReadFormat(ctx context.Context) (Format, error) {
+	var f Format
+	err, _ := h.call(OpReadFormat, false, func() (err error) { f, err = h.inner.ReadFormat(ctx); return })
+	if err != nil {
+		return Format{}, err
+	}
+	h.setOnline()
+	return f, nil
+}
+
+// WriteFormat implements Drive; it passes through while offline.
+func (h *Health) WriteFormat(ctx context.Context, f Format) error {
+	err, _ := h.call(OpWriteFormat, false, func() error { return h.inner.WriteFormat(ctx, f) })
+	return err
+}
+
+// DiskInfo implements Drive; it passes through while offline.
+func (h *Health) DiskInfo(ctx context.Context) (DiskInfo, error) {
+	var di DiskInfo
+	err, _ := h.call(OpDiskInfo, false, func() (err error) { di, err = h.inner.DiskInfo(ctx); return })
+	if err != nil {
+		return DiskInfo{}, err
+	}
+	return di, nil
+}
+
+// MakeVol implements Drive.
+func (h *Health) MakeVol(ctx context.Context, vol string) error {
+	return h.do(OpMakeVol, func() error { return h.inner.MakeVol(ctx, vol) })
+}
+
+// StatVol implements Drive.
+func (h *Health) StatVol(ctx context.Context, vol string) (VolInfo, error) {
+	var vi VolInfo
+	if err := h.do(OpStatVol, func() (err error) { vi, err = h.inner.StatVol(ctx, vol); return }); err != nil {
+		return VolInfo{}, err
+	}
+	return vi, nil
+}
+
+// ListVols implements Drive; it passes through while offline.
+func (h *Health) ListVols(ctx context.Context) ([]VolInfo, error) {
+	var vs []VolInfo
+	err, _ := h.call(OpListVols, false, func() (err error) { vs, err = h.inner.ListVols(ctx); return })
+	if err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// DeleteVol implements Drive.
+func (h *Health) DeleteVol(ctx context.Context, vol string, force bool) error {
+	return h.do(OpDeleteVol, func() error { return h.inner.DeleteVol(ctx, vol, force) })
+}
+
+// ReadFile implements Drive.
+func (h *Health) ReadFile(ctx context.Context, vol, path string) ([]byte, error) {
+	var b []byte
+	if err := h.do(OpReadFile, func() (err error) { b, err = h.inner.ReadFile(ctx, vol, path); return }); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// WriteFile implements Drive.
+func (h *Health) WriteFile(ctx context.Context, vol, path string, data []byte) error {
+	return h.do(OpWriteFile, func() error { return h.inner.WriteFile(ctx, vol, path, data) })
+}
+
+// CreateFile implements Drive.
+func (h *Health) CreateFile(ctx context.Context, vol, path string) (FileWriter, error) {
+	var w FileWriter
+	if err := h.do(OpCreateFile, func() (err error) { w, err = h.inner.CreateFile(ctx, vol, path); return }); err != nil {
+		return nil, err
+	}
+	return &healthWriter{h: h, w: w}, nil
+}
+
+// OpenFile implements Drive.
+func (h *Health) OpenFile(ctx context.Context, vol, path string, offset int64) (io.ReadCloser, error) {
+	var r io.ReadCloser
+	if err := h.do(OpOpenFile, func() (err error) { r, err = h.inner.OpenFile(ctx, vol, path, offset); return }); err != nil {
+		return nil, err
+	}
+	return &healthReader{h: h, r: r}, nil
+}
+
+// Delete implements Drive.
+func (h *Health) Delete(ctx context.Context, vol, path string, recursive bool) error {
+	return h.do(OpDelete, func() error { return h.inner.Delete(ctx, vol, path, recursive) })
+}
+
+// Rename implements Drive.
+func (h *Health) Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath string) error {
+	return h.do(OpRename, func() error { return h.inner.Rename(ctx, srcVol, srcPath, dstVol, dstPath) })
+}
+
+// ListDir implements Drive.
+func (h *Health) ListDir(ctx context.Context, vol, dir string) ([]string, error) {
+	var names []string
+	if err := h.do(OpListDir, func() (err error) { names, err = h.inner.ListDir(ctx, vol, dir); return }); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// CleanTmp implements Drive.
+func (h *Health) CleanTmp(ctx context.Context) error {
+	return h.do(OpCleanTmp, func() error { return h.inner.CleanTmp(ctx) })
+}
+
+// healthWriter applies the deadline to every Write and to Close (fsync).
+// After a deadline overrun the writer is dead: later calls fail and the
+// underlying file is aborted once the stuck call returns, so nothing
+// touches the file concurrently. A stuck Write may still read the
+// caller's buffer after it returned; the file it writes is discarded.
+type healthWriter struct {
+	h    *Health
+	w    FileWriter
+	dead <-chan struct{} // set after a timeout: closed when the stuck call ends
+	err  error
+}
+
+func (w *healthWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	var n int
+	err, done := w.h.call(OpWrite, true, func() (err error) { n, err = w.w.Write(p); return })
+	if err != nil {
+		w.err = err
+		if !isClosed(done) {
+			w.dead = done
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+func (w *healthWriter) Close() error {
+	if w.err != nil {
+		w.Abort()
+		return w.err
+	}
+	err, done := w.h.call(OpSync, true, w.w.Close)
+	if err != nil {
+		w.err = err
+		if !isClosed(done) {
+			w.dead = done
+		} else {
+			w.w.Abort()
+		}
+	}
+	return err
+}
+
+func (w *healthWriter) Abort() {
+	if w.dead != nil {
+		dead, inner := w.dead, w.w
+		go func() { <-dead; inner.Abort() }()
+		return
+	}
+	w.w.Abort()
+}
+
+// healthReader applies the deadline to every Read. It reads into its
+// own buffer and copies on success: a Read stuck past its deadline must
+// not write into a caller buffer that has been reused for other data.
+type healthReader struct {
+	h    *Health
+	r    io.ReadCloser
+	buf  []byte
+	dead <-chan struct{}
+	err  error
+}
+
+func (r *healthReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if cap(r.buf) < len(p) {
+		r.buf = make([]byte, len(p))
+	}
+	buf := r.buf[:len(p)]
+	var n int
+	var rerr error
+	err, done := r.h.call(OpRead, true, func() error {
+		n, rerr = r.r.Read(buf)
+		if rerr == io.EOF {
+			return nil // EOF is not a drive fault
+		}
+		return rerr
+	})
+	if err != nil {
+		r.err = err
+		if !isClosed(done) {
+			r.dead = done
+			r.buf = nil // the stuck Read owns it now
+		}
+		return 0, err
+	}
+	copy(p, buf[:n])
+	return n, rerr
+}
+
+func (r *healthReader) Close() error {
+	if r.dead != nil {
+		dead, inner := r.dead, r.r
+		go func() { <-dead; inner.Close() }()
+		return nil
+	}
+	return r.r.Close()
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
