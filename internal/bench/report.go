@@ -24,7 +24,8 @@ func (r ECReport) Header() string {
 		r.CPU, r.Cores, r.GOMAXPROCS, strings.Join(isas, ", "))
 	b.WriteString("Throughput counts user data bytes only (parity and padding excluded); GB = 10^9 bytes, Gbit = 10^9 bits.\n")
 	b.WriteString("CPU AVG and MOST CONSUMED are the whole machine during the measurement " +
-		"(cores within 10 points grouped, top 2 groups); PROC is cores used by this process.\n")
+		"(cores within 10 points grouped, top 2 groups); PROC is cores this process used;\n" +
+		"GB/CPU-s is user data per CPU second this process spent: the cost per byte, robust to other load.\n")
 	return b.String()
 }
 
@@ -34,11 +35,11 @@ func (r ECReport) WriteTable(w io.Writer) error {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ISA\tCONFIG\tOP\tTHREADS\tGB/s\tGbit/s\tGB/s/THREAD\tCPU AVG\tMOST CONSUMED\tPROC")
+	fmt.Fprintln(tw, "ISA\tCONFIG\tOP\tTHREADS\tGB/s\tGbit/s\tGB/s/THREAD\tGB/CPU-s\tCPU AVG\tMOST CONSUMED\tPROC")
 	for _, res := range r.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.1f\t%.2f\t%s\t%s\t%.2f\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.1f\t%.2f\t%.2f\t%s\t%s\t%.2f\n",
 			res.ISA, res.Config, res.Name(), res.Threads, res.GBps, res.Gbitps,
-			res.GBps/float64(res.Threads), percent(res.CPUAvg, res.MostConsumed != ""),
+			res.GBps/float64(res.Threads), res.GBPerCPUSecond, percent(res.CPUAvg, res.MostConsumed != ""),
 			orDash(res.MostConsumed), res.ProcessCores)
 	}
 	if err := tw.Flush(); err != nil {
@@ -88,7 +89,8 @@ func (r ECReport) WriteJSON(w io.Writer) error {
 // CSVHeader is the first row WriteCSV writes; the columns match the JSON
 // field names of ECResult.
 var CSVHeader = []string{"isa", "config", "data_shards", "parity_shards", "op", "lost", "threads",
-	"bytes", "seconds", "gb_per_s", "gbit_per_s", "cpu_avg", "most_consumed_cores", "core_imbalance", "process_cores"}
+	"bytes", "seconds", "gb_per_s", "gbit_per_s", "cpu_avg", "most_consumed_cores", "core_imbalance", "process_cores",
+	"gb_per_cpu_s"}
 
 // WriteCSV writes one row per result under CSVHeader.
 func (r ECReport) WriteCSV(w io.Writer) error {
@@ -101,7 +103,7 @@ func (r ECReport) WriteCSV(w io.Writer) error {
 		row := []string{string(res.ISA), res.Config, strconv.Itoa(res.Data), strconv.Itoa(res.Parity),
 			res.Op, strconv.Itoa(res.Lost), strconv.Itoa(res.Threads), strconv.FormatInt(res.Bytes, 10),
 			f(res.Seconds), f(res.GBps), f(res.Gbitps), f(res.CPUAvg), res.MostConsumed,
-			f(res.Imbalance), f(res.ProcessCores)}
+			f(res.Imbalance), f(res.ProcessCores), f(res.GBPerCPUSecond)}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("writing csv: %w", err)
 		}
