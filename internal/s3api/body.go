@@ -11,8 +11,9 @@ import (
 // EOF. That final read is where the verifier checks the payload hash,
 // the last chunk signature and the trailer, and where trailers become
 // available; an engine that stops after size bytes would otherwise commit
-// data whose verification never ran. A failure is returned with the last
-// bytes, so the engine fails the write.
+// data whose verification never ran. On failure the read that would have
+// delivered the last bytes returns (0, err) instead: a caller using
+// io.ReadFull would silently drop an error that came with a full buffer.
 type exactBody struct {
 	r         io.Reader
 	remaining int64
@@ -41,19 +42,21 @@ func (b *exactBody) Read(p []byte) (int, error) {
 	case errors.Is(err, io.EOF):
 		if b.remaining > 0 {
 			b.done, b.err = true, io.ErrUnexpectedEOF
-			return n, b.err
+			return 0, b.err
 		}
 		// EOF exactly at the end: verification already ran.
 		b.done, b.err = true, io.EOF
 		return n, nil
 	case err != nil:
+		// Drop the bytes: the write fails anyway, and a (n, err) pair
+		// that fills the caller's buffer would be lost by io.ReadFull.
 		b.done, b.err = true, err
-		return n, err
+		return 0, err
 	}
 	if b.remaining == 0 {
 		b.finish()
 		if !errors.Is(b.err, io.EOF) {
-			return n, b.err
+			return 0, b.err
 		}
 	}
 	return n, nil

@@ -28,8 +28,8 @@ func TestExactBody(t *testing.T) {
 	b := newExactBody(&eofErrReader{r: strings.NewReader("hello"), err: bad}, 5)
 	buf := make([]byte, 5)
 	n, err := io.ReadFull(b, buf)
-	if n != 5 || !errors.Is(err, bad) {
-		t.Fatalf("ReadFull: %d %v, want the verifier's error with the last byte", n, err)
+	if n == 5 || !errors.Is(err, bad) {
+		t.Fatalf("ReadFull: %d %v, want the verifier's error and a short read", n, err)
 	}
 	// Clean body: all bytes then EOF, drain is nil.
 	b = newExactBody(strings.NewReader("hello"), 5)
