@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"hash/crc32"
@@ -210,6 +212,22 @@ func TestHostileInput(t *testing.T) {
 	}
 	if r := s.signed(t, "PUT", "/hostile/keep", []byte("evil"), "X-Amz-Acl", "everyone-gets-it"); r.code() != "InvalidArgument" {
 		t.Errorf("bad canned ACL: %d %s", r.status, r.body)
+	}
+	intact()
+
+	// A payload that does not match its signed SHA-256 is refused.
+	evil := []byte("evil payload")
+	other := sha256.Sum256([]byte("something else"))
+	preq, _ := http.NewRequest("PUT", s.endpoint+"/hostile/keep", bytes.NewReader(evil))
+	auth.SignRequest(preq, auth.Identity{AccessKey: rootUser, SecretKey: rootPass}, region, time.Now(), hex.EncodeToString(other[:]))
+	if resp, err := http.DefaultClient.Do(preq); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "XAmzContentSHA256Mismatch") {
+			t.Errorf("payload hash mismatch: %d %s", resp.StatusCode, b)
+		}
 	}
 	intact()
 
@@ -485,5 +503,27 @@ func TestTrailingChecksum(t *testing.T) {
 	}
 	if !bytes.Equal(getBody(t, c, "trail", "ok"), data) {
 		t.Fatal("object changed by a refused upload")
+	}
+	// A chunk altered in flight fails its chunk signature.
+	req, _ := http.NewRequest("PUT", s.endpoint+"/trail/ok", nil)
+	enc, err := auth.SignStreamingRequest(req, auth.Identity{AccessKey: rootUser, SecretKey: rootPass}, region, time.Now(),
+		auth.StreamingPayload, pattern(100<<10, 8), []int{64 << 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := append([]byte(nil), enc...)
+	tampered[len(tampered)/2] ^= 0xff
+	req.Body = io.NopCloser(bytes.NewReader(tampered))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 && resp.StatusCode != 400 {
+		t.Fatalf("tampered chunk: %d %s", resp.StatusCode, b)
+	}
+	if !bytes.Equal(getBody(t, c, "trail", "ok"), data) {
+		t.Fatal("object changed by a tampered chunked upload")
 	}
 }
