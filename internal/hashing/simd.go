@@ -13,7 +13,10 @@ import (
 // forever gets slower and larger with every upload. Retiring it after a
 // bounded number of hashers, and closing it when its last one ends, keeps
 // both bounded at the cost of starting a service (1.5 MiB of buffers, one
-// goroutine) every few hundred uploads.
+// goroutine) every few hundred uploads. Measured with 64 KiB hashes one
+// after another: a single long-lived service went from 1.5 ms per hasher
+// (first 3000) to 19.5 ms (hashers 9000-12000); recycled, a steady
+// 0.2-0.3 ms.
 const hashersPerServer = 256
 
 // simdPool runs the shared multi-lane MD5 services. Streams are packed
