@@ -242,21 +242,27 @@ def shardstore_bin(tmp_path_factory) -> Path:
     cmd += ["-o", str(out), "./cmd/shardstore"]
     try:
         res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+        problem = "" if res.returncode == 0 else f"failed (exit {res.returncode}):\n{res.stdout}{res.stderr}"
     except (OSError, subprocess.TimeoutExpired) as e:
-        pytest.fail(f"{' '.join(cmd)} could not run: {e}", pytrace=False)
-    if res.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} failed (exit {res.returncode}):\n{res.stdout}{res.stderr}", pytrace=False)
+        problem = f"could not run: {e}"
+    if problem:
+        # Nothing can pass without a binary: stop the run with one message
+        # instead of repeating it for every test.
+        pytest.exit(f"{' '.join(cmd)} {problem}", returncode=1)
     return out
 
 
 @pytest.fixture(scope="session")
 def _server_process(request, shardstore_bin, tmp_path_factory):
     srv = Server(shardstore_bin, tmp_path_factory.mktemp("shardstore"))
-    request.config.stash.setdefault(_SERVERS, []).append(srv)
     try:
         srv.start()
+        problem = ""
     except RuntimeError as e:
-        pytest.fail(f"could not start the server: {e}", pytrace=False)
+        problem = str(e)
+    if problem:
+        pytest.exit(f"could not start the server: {problem}", returncode=1)
+    request.config.stash.setdefault(_SERVERS, []).append(srv)
     yield srv
     code = srv.stop()
     # A server that ignores SIGTERM or exits non-zero on it breaks the
@@ -273,8 +279,11 @@ def server(_server_process: Server):
     if not srv.alive():
         try:
             srv.start()
+            problem = ""
         except RuntimeError as e:
-            pytest.fail(f"could not restart the server after an earlier crash: {e}", pytrace=False)
+            problem = str(e)
+        if problem:
+            pytest.fail(f"could not restart the server after an earlier crash: {problem}", pytrace=False)
     yield srv
     if srv.proc is not None and srv.proc.poll() is not None:
         code = srv.proc.returncode

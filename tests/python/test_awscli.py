@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import unique_bucket_name
+from conftest import empty_and_delete_bucket, unique_bucket_name
 from s3util import MiB
 
 
@@ -47,14 +47,16 @@ def fetch(url: str) -> bytes:
         return resp.read()
 
 
-@pytest.fixture
-def cli_bucket(aws, s3):
-    """A bucket made with `aws s3 mb`; removed with `aws s3 rb --force`."""
+@pytest.fixture(scope="module")
+def cli_bucket(_server_process):
+    """One bucket for this module's tests (each uses its own prefix), made
+    with boto3 so that only the commands under test pay the cli's start-up."""
+    srv = _server_process
     name = unique_bucket_name("cli")
-    out = aws("s3", "mb", f"s3://{name}")
-    assert f"make_bucket: {name}" in out.stdout
+    srv.client().create_bucket(Bucket=name)
     yield name
-    aws("s3", "rb", f"s3://{name}", "--force", check=False)
+    if srv.alive():
+        empty_and_delete_bucket(srv.client(), name)
 
 
 @pytest.mark.slow
@@ -70,22 +72,37 @@ def test_cp_multipart_round_trip(aws, s3, cli_bucket, tmp_path):
     assert sha256_file(back) == sha256_file(src)
 
 
-def test_cp_small_and_ls(aws, cli_bucket, tmp_path):
+def test_mb_cp_ls_rm_rb(aws, s3, tmp_path):
+    name = unique_bucket_name("cli-mb")
+    out = aws("s3", "mb", f"s3://{name}")
+    assert f"make_bucket: {name}" in out.stdout
     f = tmp_path / "hello.txt"
     f.write_text("hello from the aws cli\n")
-    aws("s3", "cp", f, f"s3://{cli_bucket}/a/hello.txt")
-    aws("s3", "cp", f, f"s3://{cli_bucket}/a/b/hello2.txt")
-    out = aws("s3", "ls", f"s3://{cli_bucket}/")
-    assert "PRE a/" in out.stdout
-    out = aws("s3", "ls", f"s3://{cli_bucket}/", "--recursive")
-    lines = out.stdout.strip().splitlines()
-    assert [line.split()[-1] for line in lines] == ["a/b/hello2.txt", "a/hello.txt"]
-    assert all(line.split()[2] == str(f.stat().st_size) for line in lines)
-    out = aws("s3", "ls")
-    assert cli_bucket in out.stdout
-    # Streaming from stdout: `aws s3 cp s3://... -`.
-    out = aws("s3", "cp", f"s3://{cli_bucket}/a/hello.txt", "-")
+    aws("s3", "cp", f, f"s3://{name}/a/hello.txt")
+    for i in range(11):
+        s3.put_object(Bucket=name, Key=f"a/b/{i:02d}.txt", Body=b"x" * i)
+    s3.put_object(Bucket=name, Key="keep/me", Body=b"kept")
+
+    out = aws("s3", "ls", f"s3://{name}/")
+    assert sorted(out.stdout.split()) == ["PRE", "PRE", "a/", "keep/"], out.stdout
+    out = aws("s3", "ls", f"s3://{name}/", "--recursive")
+    rows = [line.split() for line in out.stdout.strip().splitlines()]
+    assert [r[-1] for r in rows] == [f"a/b/{i:02d}.txt" for i in range(11)] + ["a/hello.txt", "keep/me"]
+    assert [int(r[2]) for r in rows] == list(range(11)) + [f.stat().st_size, 4]
+
+    # Stream an object to stdout.
+    out = aws("s3", "cp", f"s3://{name}/a/hello.txt", "-")
     assert out.stdout == "hello from the aws cli\n"
+
+    out = aws("s3", "rm", f"s3://{name}/a/", "--recursive")
+    assert out.stdout.count("delete:") == 12
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=name)["Contents"]] == ["keep/me"]
+    # rb on a non-empty bucket fails (BucketNotEmpty); --force empties it first.
+    res = aws("s3", "rb", f"s3://{name}", check=False)
+    assert res.returncode != 0 and "BucketNotEmpty" in res.stderr, res
+    out = aws("s3", "rb", f"s3://{name}", "--force")
+    assert f"remove_bucket: {name}" in out.stdout
+    assert name not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
 
 
 def test_sync_up_and_down(aws, s3, cli_bucket, tmp_path):
@@ -102,7 +119,7 @@ def test_sync_up_and_down(aws, s3, cli_bucket, tmp_path):
     out = aws("s3", "sync", src, f"s3://{cli_bucket}/tree")
     assert out.stdout.count("upload:") == len(files)
 
-    listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=cli_bucket)["Contents"])
+    listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=cli_bucket, Prefix="tree/")["Contents"])
     assert listed == sorted(f"tree/{rel}" for rel in files)
 
     # Nothing changed: a second sync uploads nothing.
@@ -113,7 +130,10 @@ def test_sync_up_and_down(aws, s3, cli_bucket, tmp_path):
     write_random(src / "docs/readme.md", 2500)
     write_random(src / "docs/new.txt", 33)
     out = aws("s3", "sync", src, f"s3://{cli_bucket}/tree")
-    uploaded = sorted(line.split()[1] for line in out.stdout.splitlines() if line.startswith("upload:"))
+    # "upload: LOCAL to s3://..." with LOCAL relative to the cli's cwd (tmp_path).
+    uploaded = sorted(
+        str((tmp_path / line.split()[1]).resolve()) for line in out.stdout.splitlines() if line.startswith("upload:")
+    )
     assert uploaded == sorted([str(src / "docs/readme.md"), str(src / "docs/new.txt")]), out.stdout
 
     dst = tmp_path / "down"
@@ -130,23 +150,6 @@ def test_sync_up_and_down(aws, s3, cli_bucket, tmp_path):
     assert f"delete: s3://{cli_bucket}/tree/img/a.png" in out.stdout
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=cli_bucket, Prefix="tree/img/")["Contents"]]
     assert keys == ["tree/img/b.png"]
-
-
-def test_rm_recursive_and_rb(aws, s3):
-    name = unique_bucket_name("cli-rm")
-    aws("s3", "mb", f"s3://{name}")
-    for i in range(12):
-        s3.put_object(Bucket=name, Key=f"x/{i:02d}/f", Body=b"x")
-    s3.put_object(Bucket=name, Key="y/keep", Body=b"y")
-    out = aws("s3", "rm", f"s3://{name}/x/", "--recursive")
-    assert out.stdout.count("delete:") == 12
-    assert [o["Key"] for o in s3.list_objects_v2(Bucket=name)["Contents"]] == ["y/keep"]
-    # rb on a non-empty bucket fails (BucketNotEmpty), --force empties it first.
-    res = aws("s3", "rb", f"s3://{name}", check=False)
-    assert res.returncode != 0 and "BucketNotEmpty" in res.stderr, res
-    out = aws("s3", "rb", f"s3://{name}", "--force")
-    assert f"remove_bucket: {name}" in out.stdout
-    assert name not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
 
 
 def test_s3api_put_and_head(aws, cli_bucket, tmp_path):
@@ -179,7 +182,7 @@ def test_s3api_put_and_head(aws, cli_bucket, tmp_path):
 
 
 @pytest.mark.parametrize("signature", ["default-config", "s3v4"])
-def test_presign_and_fetch(aws, cli_bucket, tmp_path, signature):
+def test_presign_and_fetch(aws, s3, cli_bucket, tmp_path, signature):
     # cli v1 presigns with SigV2 (AWSAccessKeyId/Signature/Expires) unless the
     # profile sets s3.signature_version = s3v4; users meet both.
     env = {}
@@ -189,9 +192,10 @@ def test_presign_and_fetch(aws, cli_bucket, tmp_path, signature):
         cfg.write_text("[default]\ns3 =\n    signature_version = s3v4\n")
         env["AWS_CONFIG_FILE"] = str(cfg)
         marker = "X-Amz-Signature="
-    f = write_random(tmp_path / "shared.bin", 150 * 1024)
-    aws("s3", "cp", f, f"s3://{cli_bucket}/share/shared.bin")
-    out = aws("s3", "presign", f"s3://{cli_bucket}/share/shared.bin", "--expires-in", "600", env=env)
+    data = os.urandom(150 * 1024)
+    key = f"share/{signature}/shared file.bin"
+    s3.put_object(Bucket=cli_bucket, Key=key, Body=data)
+    out = aws("s3", "presign", f"s3://{cli_bucket}/{key}", "--expires-in", "600", env=env)
     url = out.stdout.strip()
     assert url.startswith("http://") and marker in url, url
-    assert fetch(url) == f.read_bytes()
+    assert fetch(url) == data

@@ -115,10 +115,14 @@ def test_abort_multipart(s3, bucket):
 
 
 def test_multipart_errors(s3, bucket):
+    big1, big2 = random_bytes(5 * MiB), random_bytes(5 * MiB)
     small = random_bytes(100 * 1024)
     uid = s3.create_multipart_upload(Bucket=bucket, Key="bad")["UploadId"]
-    e1 = s3.upload_part(Bucket=bucket, Key="bad", UploadId=uid, PartNumber=1, Body=small)["ETag"]
-    e2 = s3.upload_part(Bucket=bucket, Key="bad", UploadId=uid, PartNumber=2, Body=small)["ETag"]
+
+    def upload(n, body):
+        return s3.upload_part(Bucket=bucket, Key="bad", UploadId=uid, PartNumber=n, Body=body)["ETag"]
+
+    e1, e2, e3, e4 = upload(1, big1), upload(2, big2), upload(3, small), upload(4, small)
 
     def complete(parts):
         with pytest.raises(ClientError) as exc:
@@ -126,21 +130,26 @@ def test_multipart_errors(s3, bucket):
         return exc.value
 
     # Every part but the last must be at least 5 MiB.
-    err = complete([{"PartNumber": 1, "ETag": e1}, {"PartNumber": 2, "ETag": e2}])
+    err = complete([{"PartNumber": 3, "ETag": e3}, {"PartNumber": 4, "ETag": e4}])
     assert error_code(err) == "EntityTooSmall", err.response
+    # A part whose ETag does not match, or that was never uploaded.
     err = complete([{"PartNumber": 1, "ETag": '"00000000000000000000000000000000"'}])
     assert error_code(err) == "InvalidPart", err.response
-    err = complete([{"PartNumber": 3, "ETag": e1}])
+    err = complete([{"PartNumber": 1, "ETag": e1}, {"PartNumber": 7, "ETag": e2}])
     assert error_code(err) == "InvalidPart", err.response
+    # Parts must be listed in ascending order.
     err = complete([{"PartNumber": 2, "ETag": e2}, {"PartNumber": 1, "ETag": e1}])
     assert error_code(err) == "InvalidPartOrder", err.response
 
-    # The failed completions left the upload intact: one valid part completes.
+    # The failed completions left the upload intact; a subset completes.
     done = s3.complete_multipart_upload(
-        Bucket=bucket, Key="bad", UploadId=uid, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e1}]}
+        Bucket=bucket,
+        Key="bad",
+        UploadId=uid,
+        MultipartUpload={"Parts": [{"PartNumber": n, "ETag": e} for n, e in ((1, e1), (2, e2), (3, e3))]},
     )
-    assert done["ETag"] == multipart_etag([small])
-    assert s3.get_object(Bucket=bucket, Key="bad")["Body"].read() == small
+    assert done["ETag"] == multipart_etag([big1, big2, small])
+    assert s3.get_object(Bucket=bucket, Key="bad")["Body"].read() == big1 + big2 + small
 
     with pytest.raises(ClientError) as exc:
         s3.upload_part(Bucket=bucket, Key="bad", UploadId="no-such-upload-id", PartNumber=1, Body=b"x")

@@ -290,7 +290,7 @@ def test_aws_chunked_trailer_upload(server, bucket):
             algo["in"] = "trailer"
 
     def record(request, **_):
-        seen.update({k.lower(): v for k, v in request.headers.items()})
+        seen.update({k.lower(): v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()})
 
     client.meta.events.register("before-call.s3.PutObject", use_trailer)
     client.meta.events.register("before-send.s3.PutObject", record)
