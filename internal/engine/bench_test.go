@@ -101,3 +101,49 @@ func BenchmarkGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkList lists a bucket of SHARDSTORE_BENCH_KEYS keys (default
+// 10000; the target is 100k) in 1000-key pages, flat and with a
+// delimiter over 100 prefixes. One op is one whole listing.
+func BenchmarkList(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("SHARDSTORE_BENCH_KEYS"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	e, _ := benchEngine(b)
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("p%02d/key-%07d", i%100, i)
+		if _, err := e.PutObject(ctx, "bucket", key, bytes.NewReader(nil), 0, PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, delim := range []string{"", "/"} {
+		b.Run(fmt.Sprintf("keys=%d/delimiter=%q", n, delim), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				opts := ListOptions{Delimiter: delim}
+				total := 0
+				for {
+					res, err := e.ListObjects(ctx, "bucket", opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					total += len(res.Objects) + len(res.CommonPrefixes)
+					if !res.IsTruncated {
+						break
+					}
+					opts.After = res.NextAfter
+				}
+				want := n
+				if delim != "" {
+					want = min(n, 100)
+				}
+				if total != want {
+					b.Fatalf("listed %d entries, want %d", total, want)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+		})
+	}
+}

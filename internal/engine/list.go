@@ -62,10 +62,19 @@ func (w *walker) emit(ctx context.Context, e listEntry) bool {
 
 type walkItem struct {
 	sortKey string
+	child   string
 	sub     bool
 }
 
+func hasName(names []string, n string) bool {
+	i := sort.SearchStrings(names, n)
+	return i < len(names) && names[i] == n
+}
+
 // walkDir visits the keys under the key prefix dk ("" or ending in "/").
+// Every key is a directory; one listing of it says whether it holds an
+// object (.ss.meta), a folder object (.ss.dirmeta) and deeper keys, so
+// each key costs one directory read plus one metadata read.
 func (w *walker) walkDir(ctx context.Context, dk string) error {
 	names, err := w.d.ListDir(ctx, w.bucket, strings.TrimSuffix(dk, "/"))
 	if err != nil {
@@ -77,17 +86,29 @@ func (w *walker) walkDir(ctx context.Context, dk string) error {
 			continue
 		}
 		c := strings.TrimSuffix(n, "/")
-		items = append(items, walkItem{dk + c, false}, walkItem{dk + c + "/", true})
+		items = append(items, walkItem{dk + c, c, false}, walkItem{dk + c + "/", c, true})
 	}
 	// "a" < "a-b" < "a/": objects and subtrees interleave in byte order.
 	sort.Slice(items, func(i, j int) bool { return items[i].sortKey < items[j].sortKey })
+	listed := map[string][]string{}
+	list := func(c string) []string {
+		if l, ok := listed[c]; ok {
+			return l
+		}
+		l, err := w.d.ListDir(ctx, w.bucket, dk+c)
+		if err != nil {
+			l = nil
+		}
+		listed[c] = l
+		return l
+	}
 	for _, it := range items {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		s := it.sortKey
 		if !it.sub {
-			if s <= w.after || !strings.HasPrefix(s, w.prefix) {
+			if s <= w.after || !strings.HasPrefix(s, w.prefix) || !hasName(list(it.child), metaFile) {
 				continue
 			}
 			raw, err := w.d.ReadFile(ctx, w.bucket, s+"/"+metaFile)
@@ -108,21 +129,23 @@ func (w *walker) walkDir(ctx context.Context, dk string) error {
 		if w.after > s && !strings.HasPrefix(w.after, s) {
 			continue // the whole subtree sorts before after
 		}
+		names := list(it.child)
+		delete(listed, it.child)
 		if w.delim && len(s) > len(w.prefix) {
-			if s <= w.after {
-				continue
-			}
-			if w.nonEmpty(ctx, s) && !w.emit(ctx, listEntry{key: s, prefix: true}) {
+			if s > w.after && w.nonEmpty(ctx, s, names) && !w.emit(ctx, listEntry{key: s, prefix: true}) {
 				return ctx.Err()
 			}
 			continue
 		}
-		if s > w.after && strings.HasPrefix(s, w.prefix) {
+		if s > w.after && strings.HasPrefix(s, w.prefix) && hasName(names, dirMetaFile) {
 			if raw, err := w.d.ReadFile(ctx, w.bucket, objectMetaPath(s)); err == nil {
 				if !w.emit(ctx, listEntry{key: s, raw: raw}) {
 					return ctx.Err()
 				}
 			}
+		}
+		if !hasSubdir(names) {
+			continue
 		}
 		if err := w.walkDir(ctx, s); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
 			return err
@@ -131,25 +154,32 @@ func (w *walker) walkDir(ctx context.Context, dk string) error {
 	return nil
 }
 
-// nonEmpty reports whether the subtree at key prefix s holds any object
-// (empty directories can linger briefly after deletes).
-func (w *walker) nonEmpty(ctx context.Context, s string) bool {
-	names, err := w.d.ListDir(ctx, w.bucket, strings.TrimSuffix(s, "/"))
-	if err != nil {
-		return false
-	}
+// hasSubdir reports whether a listing holds a key directory.
+func hasSubdir(names []string) bool {
 	for _, n := range names {
-		if n == dirMetaFile {
+		if strings.HasSuffix(n, "/") && !strings.HasPrefix(n, reservedPrefix) {
 			return true
 		}
-		if strings.HasSuffix(n, "/") && !strings.HasPrefix(n, reservedPrefix) {
-			c := strings.TrimSuffix(n, "/")
-			if _, err := w.d.ReadFile(ctx, w.bucket, s+c+"/"+metaFile); err == nil {
-				return true
-			}
-			if w.nonEmpty(ctx, s+c+"/") {
-				return true
-			}
+	}
+	return false
+}
+
+// nonEmpty reports whether the subtree at key prefix s (listing names)
+// holds any object: empty directories can linger after a crash mid-delete.
+func (w *walker) nonEmpty(ctx context.Context, s string, names []string) bool {
+	if hasName(names, dirMetaFile) {
+		return true
+	}
+	for _, n := range names {
+		if !strings.HasSuffix(n, "/") || strings.HasPrefix(n, reservedPrefix) {
+			continue
+		}
+		sub, err := w.d.ListDir(ctx, w.bucket, s+strings.TrimSuffix(n, "/"))
+		if err != nil {
+			continue
+		}
+		if hasName(sub, metaFile) || w.nonEmpty(ctx, s+n, sub) {
+			return true
 		}
 	}
 	return false
