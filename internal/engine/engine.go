@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/bitrot"
 	"github.com/shardstore/shardstore/internal/drive"
@@ -56,6 +57,16 @@ type Config struct {
 	// PhaseObserver, when set, receives the phase timing of every PUT
 	// and part upload (metrics, benchmarks).
 	PhaseObserver func(PutPhases)
+	// DriveTimeout bounds every operation on drives the engine opens from
+	// Paths (a hung drive then fails the operation and goes offline
+	// instead of hanging requests); 0 means drive.DefaultOpTimeout.
+	// Drives passed in Drives are used as given.
+	DriveTimeout time.Duration
+	// DriveProbeInterval is how often an offline drive is re-probed;
+	// 0 means drive.DefaultProbeInterval.
+	DriveProbeInterval time.Duration
+	// Heal tunes background repair (heal queue, scanner, drive refill).
+	Heal HealConfig
 }
 
 // Engine is one running object store. It is safe for concurrent use.
@@ -75,7 +86,9 @@ type Engine struct {
 	bucketsMu sync.RWMutex
 	buckets   map[string]BucketInfo
 
-	heal *healQueue
+	heal    *healQueue
+	bg      *background
+	healths []*drive.Health // wrappers New created; closed by Close
 }
 
 // New opens (formatting on first use) the drives in cfg and returns the engine.
@@ -119,7 +132,10 @@ func New(cfg Config) (*Engine, error) {
 				return nil, fmt.Errorf("engine: drive %s is given twice", d.String())
 			}
 			seen[d.String()] = true
-			drives = append(drives, d)
+			h := drive.NewHealth(d, drive.HealthConfig{OpTimeout: cfg.DriveTimeout,
+				ProbeInterval: cfg.DriveProbeInterval, Logger: e.log})
+			e.healths = append(e.healths, h)
+			drives = append(drives, h)
 		}
 	}
 	setSize, err := chooseSetSize(len(drives), cfg.SetSize)
@@ -128,6 +144,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	layout, err := loadFormats(context.Background(), drives, setSize, e.log)
 	if err != nil {
+		e.closeHealths()
 		return nil, err
 	}
 	e.deploymentID = layout.deploymentID
@@ -148,9 +165,12 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	if err := e.loadBuckets(context.Background()); err != nil {
+		e.closeHealths()
 		return nil, err
 	}
 	e.heal = newHealQueue()
+	e.loadQueue(context.Background())
+	e.startBackground(cfg.Heal)
 	return e, nil
 }
 
@@ -234,8 +254,19 @@ func writeQuorum(data, parity int) int {
 	return data
 }
 
-// Close stops background work and releases the drives.
-func (e *Engine) Close() error { return nil }
+// Close stops background work (persisting the heal queue) and releases
+// the drives. It is safe to call more than once.
+func (e *Engine) Close() error {
+	e.stopBackground()
+	e.closeHealths()
+	return nil
+}
+
+func (e *Engine) closeHealths() {
+	for _, h := range e.healths {
+		h.Close()
+	}
+}
 
 // DeploymentID identifies this deployment (stored in every drive's format).
 func (e *Engine) DeploymentID() string { return e.deploymentID }
@@ -245,13 +276,20 @@ func (e *Engine) Status() Status {
 	st := Status{Sets: len(e.sets), WriteQuorumOK: true, ReadQuorumOK: true}
 	ctx := context.Background()
 	for _, s := range e.sets {
-		online := 0
-		for _, d := range s.drives {
-			st.Drives++
-			if _, err := d.ReadFormat(ctx); err == nil {
-				online++
+		// A drive with health tracking answers from memory, so a hung
+		// drive cannot stall the readiness probe; others are asked.
+		up := forEachDrive(s.drives, func(i int, d drive.Drive) error {
+			if h, ok := d.(interface{ Online() bool }); ok {
+				if h.Online() {
+					return nil
+				}
+				return drive.ErrDriveFaulty
 			}
-		}
+			_, err := d.ReadFormat(ctx)
+			return err
+		})
+		online := countNil(up)
+		st.Drives += len(s.drives)
 		st.DrivesOnline += online
 		data := len(s.drives) - s.parity
 		if online < writeQuorum(data, s.parity) {
