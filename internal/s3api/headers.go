@@ -284,7 +284,8 @@ func trimETag(etag string) string {
 }
 
 // setObjectHeaders writes the headers describing an object on GET/HEAD.
-func (q *request) setObjectHeaders(oi engine.ObjectInfo) {
+// partial is true when a Range or partNumber selected some of the bytes.
+func (q *request) setObjectHeaders(oi engine.ObjectInfo, partial bool) {
 	h := q.w.Header()
 	ct := oi.ContentType
 	if ct == "" {
@@ -300,7 +301,9 @@ func (q *request) setObjectHeaders(oi engine.ObjectInfo) {
 		}
 	}
 	for k, v := range oi.UserMeta {
-		h["X-Amz-Meta-"+canonicalMetaName(k)] = []string{v}
+		// Lower-case, as S3 sends them: clients such as botocore return
+		// metadata names exactly as they appear on the wire.
+		h["x-amz-meta-"+strings.ToLower(k)] = []string{v}
 	}
 	if oi.StorageClass != "" && oi.StorageClass != "STANDARD" {
 		h.Set("X-Amz-Storage-Class", oi.StorageClass)
@@ -308,18 +311,14 @@ func (q *request) setObjectHeaders(oi engine.ObjectInfo) {
 	if len(oi.Parts) > 1 {
 		h.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(oi.Parts)))
 	}
-	if strings.EqualFold(q.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && oi.Checksum.Algorithm != "" {
+	// The stored checksum covers the whole object, so like S3 it is not
+	// sent for a range (clients would fail validating the slice).
+	if !partial && strings.EqualFold(q.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && oi.Checksum.Algorithm != "" {
 		h.Set(checksumHeader(oi.Checksum.Algorithm), oi.Checksum.Value)
 		if oi.Checksum.Type != "" {
 			h.Set("X-Amz-Checksum-Type", oi.Checksum.Type)
 		}
 	}
-}
-
-// canonicalMetaName capitalises a metadata key the way Go canonicalises
-// header names, so it is written back under a stable spelling.
-func canonicalMetaName(k string) string {
-	return strings.TrimPrefix(http.CanonicalHeaderKey("x-amz-meta-"+k), "X-Amz-Meta-")
 }
 
 // responseOverrides applies response-* query parameters to a GET answer.

@@ -131,7 +131,7 @@ func (q *request) readObject(head bool) error {
 		if err != nil {
 			return q.readError(err, oi)
 		}
-		q.setObjectHeaders(oi)
+		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
 		length, status := oi.Size, http.StatusOK
 		if opts.Range != nil || opts.PartNumber > 0 {
 			start, n, ok := resolvePart(oi, opts)
@@ -157,7 +157,7 @@ func (q *request) readObject(head bool) error {
 		return q.readError(err, oi)
 	}
 	defer rd.Close()
-	q.setObjectHeaders(rd.Info)
+	q.setObjectHeaders(rd.Info, rd.Partial)
 	if err := q.responseOverrides(); err != nil {
 		return err
 	}
