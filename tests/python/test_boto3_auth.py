@@ -57,8 +57,16 @@ PRESIGN_STYLES = {
     "s3v4": ({"signature_version": "s3v4"}, "X-Amz-Signature="),
 }
 
+SIGV2_MISSING = pytest.mark.xfail(
+    reason="server lacks SigV2 query-string presigned URLs (AWSAccessKeyId/Signature/Expires), "
+    "which boto3 generate_presigned_url and aws cli v1 `aws s3 presign` produce at default settings; "
+    "it answers AccessDenied 'presign with Signature Version 4'",
+)
 
-@pytest.fixture(params=list(PRESIGN_STYLES))
+
+@pytest.fixture(
+    params=[pytest.param("default-config", marks=SIGV2_MISSING), "s3v4"],
+)
 def presigner(request, server):
     config, marker = PRESIGN_STYLES[request.param]
     return server.client(**config), marker
@@ -101,7 +109,8 @@ def test_presigned_tampered_and_expired(presigner, s3, bucket):
     query = urllib.parse.parse_qs(parts.query)
     name = "X-Amz-Signature" if "X-Amz-Signature" in query else "Signature"
     sig = query[name][0]
-    query[name] = [("A" if sig[0] != "A" else "B") + sig[1:]]
+    # Same alphabet (lowercase hex for SigV4), different value.
+    query[name] = [("a" if sig[0] != "a" else "b") + sig[1:]]
     forged = urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, doseq=True)))
     resp = requests.get(forged, timeout=30)
     assert resp.status_code == 403 and "SignatureDoesNotMatch" in resp.text, resp.text
