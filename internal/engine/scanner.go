@@ -550,6 +550,7 @@ func (e *Engine) refill(set *erasureSet, d drive.Drive, st *driveHealState) {
 				if err != nil {
 					st.Failed++
 				}
+				st.After = key // with the count, so a stop below never redoes it
 				b.mu.Unlock()
 				if !b.sleep(time.Duration(float64(time.Since(t0)) * b.cfg.ScanThrottle / 4)) {
 					return context.Canceled
