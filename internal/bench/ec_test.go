@@ -182,7 +182,7 @@ func TestReportRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CSV does not parse back: %v", err)
 	}
-	if len(rows) != len(rep.Results)+1 || !slices.Equal(rows[0], CSVHeader) {
+	if len(rows) != len(rep.Results)+1 || !slices.Equal(rows[0], CSVHeader()) {
 		t.Fatalf("CSV: %d rows, header %v", len(rows), rows[0])
 	}
 	for i, row := range rows[1:] {

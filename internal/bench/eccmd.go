@@ -69,7 +69,7 @@ func RunECCommand(ctx context.Context, args []string, cli CLI) error {
 	fs.Var(&configs, "config", "erasure config DATA+PARITY; repeatable or comma list (default 12+4,8+8,4+4)")
 	fs.Var(&threadList, "threads", "thread counts to measure, comma list (default 1,2,4,... up to -max-threads)")
 	maxThreads := fs.Int("max-threads", runtime.NumCPU(), "measure 1,2,4,... up to this many threads (may exceed the core count)")
-	fs.Var(&isaList, "isa", "instruction sets to measure, comma list of "+isaNames(AllISAs)+" (default: all this CPU has: "+isaNames(AvailableISAs())+")")
+	fs.Var(&isaList, "isa", "instruction sets to measure, comma list of "+isaNames(AllISAs())+" (default: all this CPU has: "+isaNames(AvailableISAs())+")")
 	blockSize := fs.String("block-size", "1MiB", "user data per block")
 	blocks := fs.Int("blocks", DefaultECBlocks, "blocks in the working set; 1024 x 1MiB = 1 GiB keeps it out of cache")
 	rounds := fs.Int("rounds", 1, "passes over all blocks per measurement")

@@ -31,8 +31,11 @@ const (
 	ISAGeneric    ISA = "go"
 )
 
-// AllISAs lists every ISA name RunEC understands, fastest first.
-var AllISAs = []ISA{ISAGFNIAVX512, ISAAVX512, ISAGFNIAVX2, ISAAVX2, ISASSSE3, ISAGeneric}
+// AllISAs lists every ISA name RunEC understands, fastest first. It is a
+// function, not a variable, so no caller can change the list for others.
+func AllISAs() []ISA {
+	return []ISA{ISAGFNIAVX512, ISAAVX512, ISAGFNIAVX2, ISAAVX2, ISASSSE3, ISAGeneric}
+}
 
 // Supported reports whether this CPU can run isa. The feature tests are
 // the same ones the library uses to enable each path (cpuid), so a path we
@@ -59,7 +62,7 @@ func (isa ISA) Supported() bool {
 // AvailableISAs lists the ISAs this CPU supports, fastest first.
 func AvailableISAs() []ISA {
 	var out []ISA
-	for _, isa := range AllISAs {
+	for _, isa := range AllISAs() {
 		if isa.Supported() {
 			out = append(out, isa)
 		}
@@ -69,13 +72,13 @@ func AvailableISAs() []ISA {
 
 // ParseISA accepts an ISA name, case-insensitively.
 func ParseISA(s string) (ISA, error) {
-	for _, isa := range AllISAs {
+	for _, isa := range AllISAs() {
 		if strings.EqualFold(s, string(isa)) {
 			return isa, nil
 		}
 	}
-	names := make([]string, len(AllISAs))
-	for i, isa := range AllISAs {
+	names := make([]string, len(AllISAs()))
+	for i, isa := range AllISAs() {
 		names[i] = string(isa)
 	}
 	return "", fmt.Errorf("unknown instruction set %q (known: %s)", s, strings.Join(names, ", "))

@@ -88,14 +88,16 @@ func (r ECReport) WriteJSON(w io.Writer) error {
 
 // CSVHeader is the first row WriteCSV writes; the columns match the JSON
 // field names of ECResult.
-var CSVHeader = []string{"isa", "config", "data_shards", "parity_shards", "op", "lost", "threads",
-	"bytes", "seconds", "gb_per_s", "gbit_per_s", "cpu_avg", "most_consumed_cores", "core_imbalance", "process_cores",
-	"gb_per_cpu_s"}
+func CSVHeader() []string {
+	return []string{"isa", "config", "data_shards", "parity_shards", "op", "lost", "threads",
+		"bytes", "seconds", "gb_per_s", "gbit_per_s", "cpu_avg", "most_consumed_cores", "core_imbalance", "process_cores",
+		"gb_per_cpu_s"}
+}
 
 // WriteCSV writes one row per result under CSVHeader.
 func (r ECReport) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	if err := cw.Write(CSVHeader()); err != nil {
 		return fmt.Errorf("writing csv: %w", err)
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
