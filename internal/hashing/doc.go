@@ -50,14 +50,16 @@
 //     waiting for one); else the multi-lane service if at least
 //     MultibufferMinStreams heavy streams of at least MultibufferMinSize
 //     (1 MiB) are active: it saves CPU per byte, so unlike a device it
-//     pays for 4 MiB objects too (3x inline throughput at 16 x 4 MiB in
-//     the benchmarks); else inline, since a hand-off cannot use a core
-//     that is not free.
-//  3. Objects below MinOffloadSize otherwise stay inline: there is too
-//     little to overlap.
-//  4. With spare cores (fewer heavy streams than CPUs, load below the
-//     threshold): pipelined, so a lone upload overlaps MD5 with erasure
-//     coding instead of paying for it in series.
+//     pays for 4 MiB objects too.
+//  3. Large objects with fewer heavy streams than CPUs: pipelined, so a
+//     lone upload overlaps MD5 with erasure coding instead of paying for
+//     it in series. The hand-off costs microseconds per MiB, so if other
+//     work takes the spare core it is no slower than inline; this rule
+//     ignores the load signal, which after an upload still shows that
+//     upload's own hashing.
+//  4. Everything else inline: small objects have too little to overlap,
+//     and with as many hashing streams as CPUs no core is free to take a
+//     hand-off.
 //
 // Streams cannot change backend mid-stream (the MD5 state lives in the
 // backend), so the policy counts concurrency as the recent peak

@@ -161,9 +161,11 @@ type Config struct {
 	// Device is an optional MD5 accelerator.
 	Device Device
 
-	// MinOffloadSize: auto keeps streams smaller than this inline, since
-	// handing a few blocks to another goroutine or device costs more than
-	// it overlaps. Default 8 MiB.
+	// MinOffloadSize: auto keeps streams smaller than this off the
+	// pipelined and device backends, since handing a few blocks to another
+	// goroutine or device overlaps little (the multi-lane service, which
+	// saves CPU rather than overlapping, has MultibufferMinSize). Default
+	// 8 MiB.
 	MinOffloadSize int64
 	// BusyThreshold is the Load.Busy() level from which auto treats the
 	// CPU as the bottleneck. Default 0.8.

@@ -43,7 +43,9 @@ func (e *Engine) concurrency(now int64) int {
 //
 //  1. Streams with only cheap hashes (CRCs, XXH3) stay inline.
 //  2. The CPU is the bottleneck when Load.Busy() >= BusyThreshold or
-//     there are more counted streams than CPUs.
+//     there are more counted streams than CPUs. Only then is MD5
+//     offloaded to a device or the multi-lane service: with spare cores
+//     offloading gains nothing or loses (the study's lesson).
 //  3. CPU bottleneck, large stream, device with a free lane: the MD5 goes
 //     to the device. Open never blocks: no lane, or a recent queue-full
 //     fallback (DeviceBackoff), means CPU. Small objects stay off it: the
@@ -53,14 +55,16 @@ func (e *Engine) concurrency(now int64) int {
 //     service, which with its lanes filled costs a third to a half of the
 //     CPU per byte; with few streams it costs more, which is why the count
 //     gates it (MinIO's attempt lost exactly there).
-//  5. Small streams (below MinOffloadSize) stay inline: a hand-off of a
-//     few blocks overlaps almost nothing.
-//  6. CPU bottleneck, or as many counted streams as CPUs: inline; a
-//     hand-off cannot use a core that is not free, it only adds a context
-//     switch per block.
-//  7. Otherwise (spare cores) pipelined: the hash runs on its own
-//     goroutine beside erasure coding and drive writes, so a lone upload
-//     finishes sooner instead of paying MD5 in series.
+//  5. Large stream, fewer counted streams than CPUs: pipelined, so the
+//     hash runs beside erasure coding and drive writes and a lone upload
+//     finishes sooner. This rule deliberately ignores Load: the hand-off
+//     costs microseconds per MiB, so when other work takes the spare core
+//     a pipelined stream is no slower than inline, while a load signal
+//     that still shows the previous upload's hashing would otherwise keep
+//     back-to-back lone uploads from ever overlapping.
+//  6. Everything else inline: small objects have too little to overlap,
+//     and with as many hashing streams as CPUs a hand-off cannot find a
+//     free core.
 func (e *Engine) decide(needMD5, heavy, counted, large bool, n int) decision {
 	inline := decision{backend: BackendInline}
 	if !heavy {
@@ -89,8 +93,8 @@ func (e *Engine) decide(needMD5, heavy, counted, large bool, n int) decision {
 	}
 
 	// PolicyAuto.
-	busy := e.cfg.Load.Busy() >= e.cfg.BusyThreshold || n > e.cfg.Procs
-	if needMD5 && busy && large && e.cfg.Device != nil {
+	bottleneck := n > e.cfg.Procs || e.cfg.Load.Busy() >= e.cfg.BusyThreshold
+	if needMD5 && bottleneck && large && e.cfg.Device != nil {
 		if time.Now().UnixNano() >= e.c.deviceBackoffUntil.Load() {
 			if ds, ok := e.cfg.Device.Open(); ok {
 				return decision{backend: BackendDevice, dev: ds}
@@ -98,15 +102,15 @@ func (e *Engine) decide(needMD5, heavy, counted, large bool, n int) decision {
 		}
 		e.c.refused.Add(1)
 	}
-	if needMD5 && busy && counted && n >= e.cfg.MultibufferMinStreams {
+	if needMD5 && bottleneck && counted && n >= e.cfg.MultibufferMinStreams {
 		if h := e.simd.newHash(); h != nil {
 			return decision{backend: BackendMultibuffer, simd: h}
 		}
 	}
-	if !large || busy || n >= e.cfg.Procs {
-		return inline
+	if large && n < e.cfg.Procs {
+		return decision{backend: BackendPipelined}
 	}
-	return decision{backend: BackendPipelined}
+	return inline
 }
 
 // noteDeviceFull records that a stream found the device queue full, so

@@ -47,8 +47,11 @@ func TestAutoPolicyRules(t *testing.T) {
 		t.Errorf("unknown size, idle: %s, want pipelined", b)
 	}
 	load.v.Store(0.95)
-	if b := backendOf(t, e, large); b != BackendInline {
-		t.Errorf("lone large stream, busy CPU: %s, want inline", b)
+	// Busy, but no device and too few streams for the lanes: the
+	// hand-off costs nothing measurable, and the load may be our own
+	// previous upload.
+	if b := backendOf(t, e, large); b != BackendPipelined {
+		t.Errorf("lone large stream, busy CPU: %s, want pipelined", b)
 	}
 
 	// Hold streams open to raise the active count.
