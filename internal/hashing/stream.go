@@ -226,3 +226,12 @@ func (s *asyncStream) Close() {
 	<-s.exited
 	s.act.end(s.backend, nil)
 }
+
+// The stream types and the simulated device implement the interfaces.
+var (
+	_ Stream = (*lazyStream)(nil)
+	_ Stream = (*inlineStream)(nil)
+	_ Stream = (*asyncStream)(nil)
+	_ Stream = (*deviceStream)(nil)
+	_ Device = (*SimDevice)(nil)
+)
