@@ -151,6 +151,7 @@ func TestBackendsMatchReference(t *testing.T) {
 			}
 			defer e.Close()
 			rng := rand.New(rand.NewPCG(7, uint64(len(tc.name))))
+			var total int64
 			for i, size := range sizes {
 				alg := algs[i%len(algs)]
 				data := randomData(rng, size)
@@ -184,6 +185,10 @@ func TestBackendsMatchReference(t *testing.T) {
 				if d.Bytes != int64(size) {
 					t.Fatalf("Bytes = %d, want %d", d.Bytes, size)
 				}
+				if size >= 1<<20 && d.HashTime <= 0 {
+					t.Fatalf("size %d on %s: no hashing time recorded", size, d.Backend)
+				}
+				total += int64(size)
 				if tc.want != "" && size >= 1<<20 && d.Backend != tc.want {
 					t.Fatalf("size %d ran on %s, want %s", size, d.Backend, tc.want)
 				}
@@ -191,8 +196,17 @@ func TestBackendsMatchReference(t *testing.T) {
 					t.Fatalf("%d blocks never released", n)
 				}
 			}
-			if st := e.Stats(); st.Active != 0 || st.ActiveHeavy != 0 {
+			st := e.Stats()
+			if st.Active != 0 || st.ActiveHeavy != 0 {
 				t.Errorf("active streams after all ended: %+v", st)
+			}
+			var streams, nbytes uint64
+			for _, b := range allBackends {
+				streams += st.Streams[b]
+				nbytes += st.Bytes[b]
+			}
+			if streams != uint64(len(sizes)) || nbytes != uint64(total) {
+				t.Errorf("stats count %d streams, %d bytes; want %d, %d", streams, nbytes, len(sizes), total)
 			}
 		})
 	}
