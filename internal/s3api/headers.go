@@ -308,7 +308,8 @@ func (q *request) setObjectHeaders(oi engine.ObjectInfo, partial bool) {
 	if oi.StorageClass != "" && oi.StorageClass != "STANDARD" {
 		h.Set("X-Amz-Storage-Class", oi.StorageClass)
 	}
-	if len(oi.Parts) > 1 {
+	// Only multipart objects (ETag "md5-N") report a part count.
+	if len(oi.Parts) > 0 && strings.Contains(oi.ETag, "-") {
 		h.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(oi.Parts)))
 	}
 	// The stored checksum covers the whole object, so like S3 it is not

@@ -527,3 +527,51 @@ func TestTrailingChecksum(t *testing.T) {
 		t.Fatal("object changed by a tampered chunked upload")
 	}
 }
+
+// TestVirtualHostAndRequestLog drives the server with virtual-host-style
+// addressing (bucket in the Host header) through a dialer that sends every
+// host name to the server, and checks --log-requests logs each request.
+func TestVirtualHostAndRequestLog(t *testing.T) {
+	s := startServer(t, "--domain", "s3.shardstore.test", "--log-requests", "--log-level", "info")
+	addr := strings.TrimPrefix(s.endpoint, "http://")
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	hc := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}}
+	c := s3.New(s3.Options{
+		Region:       region,
+		BaseEndpoint: aws.String("http://s3.shardstore.test:" + port),
+		Credentials:  s.root().Options().Credentials,
+		HTTPClient:   hc,
+	})
+	cx := ctx(t)
+	if _, err := c.CreateBucket(cx, &s3.CreateBucketInput{Bucket: aws.String("vhost")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("vhost"), Key: aws.String("a/b.txt"), Body: strings.NewReader("virtual")}); err != nil {
+		t.Fatal(err)
+	}
+	// The same object is visible path-style.
+	if got := getBody(t, s.root(), "vhost", "a/b.txt"); string(got) != "virtual" {
+		t.Fatalf("path-style read: %q", got)
+	}
+	out, err := c.ListObjectsV2(cx, &s3.ListObjectsV2Input{Bucket: aws.String("vhost")})
+	if err != nil || len(out.Contents) != 1 {
+		t.Fatalf("vhost list: %+v %v", out, err)
+	}
+	if _, err := c.DeleteObject(cx, &s3.DeleteObjectInput{Bucket: aws.String("vhost"), Key: aws.String("a/b.txt")}); err != nil {
+		t.Fatal(err)
+	}
+	log := s.stderr.String()
+	for _, want := range []string{"api=CreateBucket", "api=PutObject", "api=ListObjectsV2", "bucket=vhost"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("request log lacks %q:\n%s", want, log)
+		}
+	}
+}
