@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,12 +61,15 @@ type deviceStream struct {
 	dev DeviceStream // nil once detached or ended
 	act *activity
 
-	mu     sync.Mutex    // guards devNS, written by done callbacks
-	devNS  time.Duration // submission-to-completion time of device blocks
-	fell   bool
-	err    error
-	summed bool
-	closed bool
+	mu    sync.Mutex    // guards devNS, written by done callbacks
+	devNS time.Duration // submission-to-completion time of device blocks
+	// inflight counts blocks submitted and not yet done; capped at
+	// Config.DeviceInflight.
+	inflight atomic.Int32
+	fell     bool
+	err      error
+	summed   bool
+	closed   bool
 	// result and resErr are the first Sum's answer, returned again by
 	// later calls (the device lane is gone by then).
 	result Digests
@@ -86,17 +90,23 @@ func (s *deviceStream) Write(p []byte, release func()) {
 		s.h.writeCPU(p)
 		t1 := time.Now()
 		s.h.busy += t1.Sub(t)
-		if s.dev.Submit(p, func() {
-			d := time.Since(t1)
-			s.mu.Lock()
-			s.devNS += d
-			s.mu.Unlock()
-			release()
-		}) {
-			s.h.n += int64(len(p))
-			return
+		if int(s.inflight.Load()) < s.e.cfg.DeviceInflight {
+			s.inflight.Add(1)
+			if s.dev.Submit(p, func() {
+				d := time.Since(t1)
+				s.mu.Lock()
+				s.devNS += d
+				s.mu.Unlock()
+				s.inflight.Add(-1)
+				release()
+			}) {
+				s.h.n += int64(len(p))
+				return
+			}
+			s.inflight.Add(-1)
 		}
-		// Queue full: move the stream to the CPU for good (see Device).
+		// Queue full, or this stream's blocks pile up on the device: move
+		// the stream to the CPU for good (see Device).
 		if err := s.detach(); err != nil {
 			s.err = err
 			release()

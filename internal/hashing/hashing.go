@@ -197,6 +197,13 @@ type Config struct {
 	QueueDepth int
 	// Procs is the number of CPUs the policy assumes; default GOMAXPROCS.
 	Procs int
+	// DeviceInflight is how many blocks one stream may have on the device
+	// at once, whatever the device's own queue depth: beyond it the
+	// device is falling behind and the stream moves to the CPU. It must
+	// stay below the blocks the engine has in flight per upload, or a
+	// slow device would starve the upload of buffers before any Submit
+	// could fail. Default 3.
+	DeviceInflight int
 	// DeviceTimeout bounds how long a stream waits for the device to hand
 	// back its state or digest before failing the stream. Default 10 s.
 	DeviceTimeout time.Duration
@@ -240,6 +247,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.QueueDepth <= 0 {
 		c.QueueDepth = 2
+	}
+	if c.DeviceInflight <= 0 {
+		c.DeviceInflight = 3
 	}
 	if c.DeviceTimeout <= 0 {
 		c.DeviceTimeout = 10 * time.Second

@@ -276,3 +276,33 @@ func TestSIMDPoolRecycles(t *testing.T) {
 		t.Error("closed pool handed out a hasher")
 	}
 }
+
+// A device with a deep queue that falls behind must not hold more of the
+// upload's blocks than DeviceInflight: the upload's pool (4 blocks here,
+// as in the engine) keeps flowing and the stream finishes on the CPU.
+func TestDeviceInflightCap(t *testing.T) {
+	dev := NewSimDevice(SimDeviceConfig{Lanes: 1, QueueDepth: 16})
+	e, err := New(Config{Policy: PolicyDevice, Device: dev, DeviceInflight: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dev.Pause()
+	time.AfterFunc(50*time.Millisecond, dev.Resume)
+	rng := rand.New(rand.NewPCG(8, 8))
+	data := randomData(rng, 3<<20)
+	s, err := e.NewStream(Request{Size: -1, ETag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := newPool(t, 4, 1<<18)
+	p.write(s, data, rng, 1<<18)
+	d, err := s.Sum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.FellBack || d.ETag != md5Hex(data) {
+		t.Errorf("fellBack %v ETag %s, want fallback and %s", d.FellBack, d.ETag, md5Hex(data))
+	}
+}
