@@ -18,7 +18,8 @@ import (
 // device and the CPU block by block. The contract is therefore: a stream
 // takes a whole lane at its start (Open, which never blocks; no lane means
 // the stream stays on the CPU), submits blocks without blocking, and when
-// a Submit finds the queue full it Detaches: the device finishes the
+// a Submit finds the queue full (or the stream already has
+// Config.DeviceInflight blocks on the device) it Detaches: the device finishes the
 // blocks already queued (at most the queue depth), hands back the MD5
 // state, and the stream continues on the CPU from there. The only wait is
 // for the stream's own few queued blocks, never for a free slot.

@@ -28,7 +28,9 @@
 //     could not fill) and why the policy gates it on stream count.
 //   - device: an accelerator with a bounded queue (Device; SimDevice
 //     simulates one). Because MD5 is sequential, a stream takes a whole
-//     device lane at its start; a full queue mid-stream makes it detach,
+//     device lane at its start; a full queue mid-stream, or more than
+//     DeviceInflight of its blocks still on the device (it is falling
+//     behind and would starve the upload's block pool), makes it detach,
 //     take the MD5 state back and finish on the CPU (see Device).
 //
 // Only MD5 goes to the multibuffer and device backends. The other hashes
