@@ -171,7 +171,10 @@ func (q *request) readObject(head bool) error {
 		}
 	}
 	q.w.WriteHeader(status)
-	n, err := io.Copy(q.w, rd)
+	buf := q.s.copyBufs.Get().(*[]byte)
+	defer q.s.copyBufs.Put(buf)
+	// Neither side has WriteTo/ReadFrom, so the pooled buffer is used.
+	n, err := io.CopyBuffer(q.w, rd, *buf)
 	if err != nil || n != rd.Length {
 		// The status is sent; abort the connection so the client sees a
 		// truncated response instead of silently short data.

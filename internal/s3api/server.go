@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,7 +70,13 @@ type Server struct {
 	reqSeq   atomic.Uint64
 	idPrefix string
 	hostID   string
+	// copyBufs holds buffers for streaming GET bodies: larger than
+	// io.Copy's 32 KiB so each write to the socket moves more data.
+	copyBufs sync.Pool
 }
+
+// copyBufSize is the size of the GET streaming buffers.
+const copyBufSize = 256 << 10
 
 type metrics struct {
 	requests *prometheus.CounterVec
@@ -131,6 +138,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.idPrefix = strings.ToUpper(hex.EncodeToString(rnd[:4]))
 	s.hostID = base64.StdEncoding.EncodeToString(rnd[4:])
+	s.copyBufs.New = func() any { b := make([]byte, copyBufSize); return &b }
 	s.http = &http.Server{
 		Handler:           s,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
@@ -304,17 +312,19 @@ func (s *Server) serve(q *request) {
 	q.query = r.URL.Query()
 	rt := route(r.Method, bucket, key, q.query, r.Header)
 	q.api = rt.api
+	// Authenticate before answering anything else, as S3 does, so a bad
+	// signature is reported as such whatever the request asks for.
+	res, err := s.cfg.Auth.Authenticate(r)
+	if err != nil {
+		q.writeError(toAPIError(err))
+		return
+	}
 	if rt.err != nil {
 		q.writeError(rt.err)
 		return
 	}
 	if len(key) > engine.MaxKeyLength {
 		q.writeError(errorf("KeyTooLongError", http.StatusBadRequest, "Your key is too long"))
-		return
-	}
-	res, err := s.cfg.Auth.Authenticate(r)
-	if err != nil {
-		q.writeError(toAPIError(err))
 		return
 	}
 	q.caller = res.Caller
