@@ -575,3 +575,36 @@ func TestVirtualHostAndRequestLog(t *testing.T) {
 		}
 	}
 }
+
+// TestReadinessFollowsQuorum removes drives under a running server: the
+// readiness probe must turn 503 while liveness stays 200.
+func TestReadinessFollowsQuorum(t *testing.T) {
+	s := startServer(t)
+	for i := 1; i <= 3; i++ {
+		if err := os.RemoveAll(fmt.Sprintf("%s%d", s.drives, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := httpGet(s.endpoint + "/shardstore/health/ready")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.status == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ready still %d 30s after losing 3 of 4 drives", r.status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r, err := httpGet(s.endpoint + "/shardstore/health/live"); err != nil || r.status != 200 {
+		t.Fatalf("live: %+v %v", r, err)
+	}
+	// Writes fail with a retryable 503, not a crash or a 500.
+	_, err := s.root().CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("noquorum")})
+	if _, st := errCode(err); err == nil || st != 503 {
+		t.Fatalf("write without quorum: %v", err)
+	}
+}
