@@ -185,11 +185,18 @@ func (q *request) readObject(head bool) error {
 	return nil
 }
 
-// readError maps a GET/HEAD engine error, adding what S3 adds.
+// readError maps a GET/HEAD engine error, adding what S3 adds: the size
+// on 416, and ETag and Last-Modified on 304 so caches can revalidate.
 func (q *request) readError(err error, oi engine.ObjectInfo) error {
 	ae := toAPIError(err)
-	if ae.Code == "InvalidRange" && oi.Size > 0 {
+	switch {
+	case ae.Code == "InvalidRange" && oi.Size > 0:
 		q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", oi.Size))
+	case ae.Status == http.StatusNotModified:
+		if cur, herr := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{}); herr == nil {
+			q.w.Header().Set("ETag", quoteETag(cur.ETag))
+			q.w.Header().Set("Last-Modified", cur.ModTime.UTC().Format(http.TimeFormat))
+		}
 	}
 	return ae
 }

@@ -314,8 +314,8 @@ func TestObjectRoundTripHeaders(t *testing.T) {
 
 	// Conditionals.
 	rec = h.do("alice", "GET", "/bk1/dir/obj.txt", nil, "If-None-Match", wantETag)
-	if rec.Code != 304 || rec.Body.Len() != 0 {
-		t.Fatalf("If-None-Match: %d %q", rec.Code, rec.Body.String())
+	if rec.Code != 304 || rec.Body.Len() != 0 || rec.Header().Get("ETag") != wantETag || rec.Header().Get("Last-Modified") == "" {
+		t.Fatalf("If-None-Match: %d %q %v", rec.Code, rec.Body.String(), rec.Header())
 	}
 	h.expect(h.do("alice", "GET", "/bk1/dir/obj.txt", nil, "If-Match", `"nope"`), 412, "PreconditionFailed")
 	h.expect(h.do("alice", "GET", "/bk1/dir/obj.txt", nil, "If-Match", wantETag), 200, "")
