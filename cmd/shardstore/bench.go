@@ -24,8 +24,8 @@ type benchCommand struct {
 func benchCommands() map[string]benchCommand {
 	return map[string]benchCommand{
 		"ec":    {"Reed-Solomon encode/reconstruct throughput per config, thread count and instruction set", runBenchEC},
-		"put":   {"PUT path with and without hashing offload (not yet written)", nil},
-		"drive": {"per-drive write/read throughput and per-core CPU (not yet written)", nil},
+		"put":   {"engine PUT pipeline per object size, concurrency, GOMAXPROCS and hashing policy", runBenchPut},
+		"drive": {"sequential write and degraded read on the given drives, with per-core and per-thread CPU", runBenchDrive},
 		"s3":    {"end-to-end S3 load against a running server (not yet written)", nil},
 	}
 }
@@ -76,6 +76,20 @@ func runBenchEC(ctx context.Context, args []string) error {
 		Stderr:      os.Stderr,
 		ProgressBar: isTerminal(os.Stderr),
 	})
+}
+
+func runBenchPut(ctx context.Context, args []string) error {
+	return bench.RunPutCommand(ctx, args, benchCLI())
+}
+
+func runBenchDrive(ctx context.Context, args []string) error {
+	return bench.RunDriveCommand(ctx, args, benchCLI())
+}
+
+// benchCLI is where every bench writes: results to stdout, progress to
+// stderr when it is a terminal.
+func benchCLI() bench.CLI {
+	return bench.CLI{Stdout: os.Stdout, Stderr: os.Stderr, ProgressBar: isTerminal(os.Stderr)}
 }
 
 // isTerminal reports whether f is a character device (a TTY), where a

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shardstore/shardstore/internal/hashing"
+)
+
+// putGroup is one (size, concurrency, procs) cell of the matrix with the
+// result of every policy measured in it.
+type putGroup struct {
+	size        int64
+	conc, procs int
+	byPolicy    map[string]PutResult
+}
+
+func (g putGroup) name() string {
+	return fmt.Sprintf("%s x%d procs=%d", humanBytes(g.size), g.conc, g.procs)
+}
+
+func groupPut(results []PutResult) []putGroup {
+	type key struct {
+		size        int64
+		conc, procs int
+	}
+	idx := map[key]int{}
+	var out []putGroup
+	for _, r := range results {
+		k := key{r.Size, r.Concurrency, r.Procs}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, putGroup{size: r.Size, conc: r.Concurrency, procs: r.Procs, byPolicy: map[string]PutResult{}})
+		}
+		out[i].byPolicy[r.Policy] = r
+	}
+	return out
+}
+
+// EvaluatePutTargets checks the PUT pipeline issue's three targets on the
+// results, wherever the cells they need were measured:
+//
+//   - auto within 5 % of the best fixed backend's throughput in every cell;
+//   - at concurrency 16 with objects of 32 MiB or more, auto at least 1.5x
+//     inline's throughput and at most 0.6x its CPU per GiB;
+//   - at concurrency 1, auto never slower than inline.
+func EvaluatePutTargets(results []PutResult) []PutTarget {
+	auto, inline := string(hashing.PolicyAuto), string(hashing.PolicyInline)
+	var out []PutTarget
+	for _, g := range groupPut(results) {
+		a, ok := g.byPolicy[auto]
+		if !ok {
+			continue
+		}
+		best, bestName := 0.0, ""
+		for name, r := range g.byPolicy {
+			if name != auto && r.GBps > best {
+				best, bestName = r.GBps, name
+			}
+		}
+		if bestName != "" {
+			ratio := a.GBps / best
+			out = append(out, PutTarget{Name: "auto within 5% of best fixed", Cell: g.name(), Pass: ratio >= 0.95,
+				Detail: fmt.Sprintf("auto %.3f GB/s, best %s %.3f GB/s: %.2fx", a.GBps, bestName, best, ratio)})
+		}
+		in, ok := g.byPolicy[inline]
+		if !ok || in.GBps == 0 {
+			continue
+		}
+		if g.conc == 16 && g.size >= 32<<20 {
+			tr := a.GBps / in.GBps
+			cr := 0.0
+			if in.CPUPerGiB > 0 {
+				cr = a.CPUPerGiB / in.CPUPerGiB
+			}
+			out = append(out, PutTarget{Name: "conc 16, >=32MiB: auto >=1.5x inline GB/s, <=0.6x CPU/GiB", Cell: g.name(),
+				Pass:   tr >= 1.5 && cr > 0 && cr <= 0.6,
+				Detail: fmt.Sprintf("throughput %.2fx, CPU per GiB %.2fx", tr, cr)})
+		}
+		if g.conc == 1 {
+			tr := a.GBps / in.GBps
+			out = append(out, PutTarget{Name: "conc 1: auto not slower than inline", Cell: g.name(), Pass: tr >= 1,
+				Detail: fmt.Sprintf("auto %.3f GB/s, inline %.3f GB/s: %.2fx", a.GBps, in.GBps, tr)})
+		}
+	}
+	return out
+}
+
+// Header describes the run and the units.
+func (r PutReport) Header() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "PUT pipeline (engine level, no HTTP): %d drives (%d+%d) under %s, ~%s per cell, median of %d, started %s\n",
+		r.Drives, r.Data, r.Parity, r.Dir, humanBytes(r.CellBytes), r.Repeat, r.Started.Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "CPU: %s, %d cores. GB = 10^9 bytes. CPU s/GiB: this process's CPU seconds (getrusage) per GiB written.\n", r.CPU, r.Cores)
+	b.WriteString("Phases in seconds per GiB: RECV, ENC, SYNC, COMMIT are request wall time; HASH, BITROT, WRITE are work summed over goroutines.\n" +
+		"BACKENDS: PUTs per hashing backend that ran the MD5 (i=inline p=pipelined m=multibuffer d=device).\n")
+	return b.String()
+}
+
+// WriteTable prints the header, one row per cell and the target checks.
+func (r PutReport) WriteTable(w io.Writer) error {
+	if _, err := io.WriteString(w, r.Header()+"\n"); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SIZE\tCONC\tPROCS\tPOLICY\tGB/s\tCPU s/GiB\tPROC\tRECV\tHASH\tHWAIT\tENC\tBITROT\tWRITE\tSYNC\tCOMMIT\tBACKENDS\tRUNS GB/s\t")
+	for _, res := range r.Results {
+		ph := res.Phases
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.3f\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t\n",
+			humanBytes(res.Size), res.Concurrency, res.Procs, res.Policy, res.GBps, res.CPUPerGiB, res.ProcessCores,
+			ph.Receive, ph.Hash, ph.HashWait, ph.Encode, ph.Bitrot, ph.Write, ph.Sync, ph.Commit,
+			formatBackends(res.Backends), formatRuns(res.RunsGBps))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	if len(r.Targets) > 0 {
+		fmt.Fprintln(w, "\nTargets:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, t := range r.Targets {
+			verdict := "FAIL"
+			if t.Pass {
+				verdict = "pass"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", verdict, t.Name, t.Cell, t.Detail)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	return nil
+}
+
+func formatBackends(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		short := n
+		if n != "" {
+			short = n[:1]
+		}
+		parts[i] = fmt.Sprintf("%s%d", short, m[n])
+	}
+	return strings.Join(parts, ",")
+}
+
+func formatRuns(v []float64) string {
+	if len(v) < 2 {
+		return "-"
+	}
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(parts, "/")
+}
+
+// WriteJSON writes the whole report as indented JSON.
+func (r PutReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("writing json: %w", err)
+	}
+	return nil
+}
