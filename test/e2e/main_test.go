@@ -81,7 +81,7 @@ const (
 
 // server is one running shardstore process.
 type server struct {
-	t        *testing.T
+	t        testing.TB
 	endpoint string
 	cmd      *exec.Cmd
 	stderr   *syncBuffer
@@ -111,7 +111,7 @@ func (b *syncBuffer) String() string {
 // startServer runs the binary on 127.0.0.1:0 with four drives in a temp
 // dir and a users file, waits for the endpoint line and readiness, and
 // stops it at test end.
-func startServer(t *testing.T, extra ...string) *server {
+func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users.txt")
@@ -128,14 +128,14 @@ func startServer(t *testing.T, extra ...string) *server {
 
 // startEmbedded runs the server in workdir with no drive arguments and no
 // credentials in the environment, so every default applies.
-func startEmbedded(t *testing.T, workdir string) *server {
+func startEmbedded(t testing.TB, workdir string) *server {
 	t.Helper()
 	return launch(t, workdir, []string{"SHARDSTORE_ROOT_USER=", "SHARDSTORE_ROOT_PASSWORD="},
 		[]string{"server", "--address", "127.0.0.1:0"})
 }
 
 // launch starts the binary and waits until it is listening and ready.
-func launch(t *testing.T, workdir string, env, args []string) *server {
+func launch(t testing.TB, workdir string, env, args []string) *server {
 	t.Helper()
 	s := &server{t: t, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, args...)
@@ -250,13 +250,13 @@ func wantCode(t *testing.T, err error, code string, status int) {
 	}
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
 
-func mustRead(t *testing.T, r io.ReadCloser) []byte {
+func mustRead(t testing.TB, r io.ReadCloser) []byte {
 	t.Helper()
 	defer r.Close()
 	b, err := io.ReadAll(r)
@@ -278,7 +278,7 @@ func pattern(n int, seed byte) []byte {
 }
 
 // createBucket makes a bucket with the root client.
-func createBucket(t *testing.T, c *s3.Client, name string) {
+func createBucket(t testing.TB, c *s3.Client, name string) {
 	t.Helper()
 	if _, err := c.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Fatalf("create bucket %s: %v", name, err)
