@@ -89,6 +89,8 @@ type Engine struct {
 	heal    *healQueue
 	bg      *background
 	healths []*drive.Health // wrappers New created; closed by Close
+	// uncleanStart is set when the last run was killed: a recovery sweep runs.
+	uncleanStart bool
 }
 
 // New opens (formatting on first use) the drives in cfg and returns the engine.
@@ -170,6 +172,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.heal = newHealQueue()
 	e.loadQueue(context.Background())
+	e.uncleanStart = e.markRunning(context.Background())
 	e.startBackground(cfg.Heal)
 	return e, nil
 }

@@ -56,6 +56,33 @@ func (c HealConfig) withDefaults() HealConfig {
 	return c
 }
 
+// runningFile is present on the drives while an engine runs; finding it
+// at start means the last run did not close cleanly (killed or crashed).
+const runningFile = "heal/running"
+
+// markRunning records a start and reports whether the last run ended
+// without Close.
+func (e *Engine) markRunning(ctx context.Context) bool {
+	unclean := false
+	var mu sync.Mutex
+	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
+		if _, err := d.ReadFile(ctx, drive.SystemVolume, runningFile); err == nil {
+			mu.Lock()
+			unclean = true
+			mu.Unlock()
+		}
+		return d.WriteFile(ctx, drive.SystemVolume, runningFile, []byte(time.Now().UTC().Format(time.RFC3339)))
+	})
+	return unclean
+}
+
+// markStopped records a clean stop.
+func (e *Engine) markStopped(ctx context.Context) {
+	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
+		return d.Delete(ctx, drive.SystemVolume, runningFile, false)
+	})
+}
+
 // driveHealFile records a replaced drive's refill progress on that drive,
 // so a restart resumes where it stopped.
 const driveHealFile = "heal/drive.json"
@@ -98,6 +125,21 @@ func (e *Engine) startBackground(cfg HealConfig) {
 	b.wg.Add(2)
 	go e.queueLoop()
 	go e.monitorLoop()
+	if e.uncleanStart {
+		// A killed process may have left an overwrite split between two
+		// versions (no metadata quorum) or remnants of a write that was
+		// never acknowledged; nothing names those keys, so sweep them all
+		// now instead of waiting for the next scanner cycle.
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			ctx, cancel := b.context()
+			defer cancel()
+			rep, err := e.heal0(ctx, HealRequest{}, b.cfg.ScanThrottle/4, nil)
+			e.log.Warn("recovery sweep after unclean shutdown done", "objects", rep.Objects, "damaged", rep.Damaged,
+				"recovered", rep.Recovered, "dangling", rep.Dangling, "failed", rep.Failed, "err", err)
+		}()
+	}
 	if b.cfg.ScanInterval > 0 {
 		b.wg.Add(1)
 		go e.scanLoop()
@@ -118,6 +160,7 @@ func (e *Engine) stopBackground() {
 	close(e.bg.stop)
 	e.bg.wg.Wait()
 	e.persistQueue(context.Background())
+	e.markStopped(context.Background())
 }
 
 // sleep waits d or until stop; false means stop.
