@@ -219,7 +219,9 @@ func RunDrive(ctx context.Context, opts DriveOptions, progress func(done, total 
 		// The health wrapper is what a server puts around every drive
 		// (per-operation deadlines, offline state): its cost is part of
 		// the engine's.
-		h := drive.NewHealth(switches[i], drive.HealthConfig{})
+		// A short probe interval brings a drive switched back on online
+		// quickly, so the cleanup reaches every drive.
+		h := drive.NewHealth(switches[i], drive.HealthConfig{ProbeInterval: 100 * time.Millisecond})
 		healths = append(healths, h)
 		drives[i] = h
 	}
@@ -241,6 +243,7 @@ func RunDrive(ctx context.Context, opts DriveOptions, progress func(done, total 
 		// On the user's own drives leave nothing behind; temporary
 		// drives go with their directory.
 		if root == "" {
+			waitOnline(healths, 5*time.Second)
 			cleanupBench(be.eng, keys.list())
 		}
 		cerr := be.close()
@@ -324,6 +327,21 @@ func (k *keySet) list() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// waitOnline waits (at most limit) until every drive is online again.
+func waitOnline(hs []*drive.Health, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		up := true
+		for _, h := range hs {
+			up = up && h.Online()
+		}
+		if up {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // cleanupBench deletes the bench's objects and bucket, best effort.
