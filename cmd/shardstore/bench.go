@@ -26,7 +26,7 @@ func benchCommands() map[string]benchCommand {
 		"ec":    {"Reed-Solomon encode/reconstruct throughput per config, thread count and instruction set", runBenchEC},
 		"put":   {"engine PUT pipeline per object size, concurrency, GOMAXPROCS and hashing policy", runBenchPut},
 		"drive": {"sequential write and degraded read on the given drives, with per-core and per-thread CPU", runBenchDrive},
-		"s3":    {"end-to-end S3 load against a running server (not yet written)", nil},
+		"s3":    {"PUT/GET/mixed/small-object load against any S3 endpoint: throughput, latency, TTFB, server CPU/GiB", func(ctx context.Context, args []string) error { return bench.RunS3Command(ctx, args, benchCLI()) }},
 	}
 }
 
