@@ -105,14 +105,16 @@ class Server:
             out.write(banner)
             err.write(banner)
         self._stdout_offset = self.stdout_path.stat().st_size
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=open(self.stdout_path, "a"),
-            stderr=open(self.stderr_path, "a"),
-            env=env,
-            cwd=self.base,
-        )
+        # The child gets its own copies of the descriptors; ours close here.
+        with open(self.stdout_path, "a") as out, open(self.stderr_path, "a") as err:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
+                cwd=self.base,
+            )
         self._clients.clear()
         try:
             self.endpoint = self._wait_endpoint()
