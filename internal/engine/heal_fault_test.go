@@ -74,7 +74,7 @@ func (r *faultRig) open() {
 			r.t.Fatal(err)
 		}
 		f := drive.NewFaulty(l)
-		h := drive.NewHealth(f, drive.HealthConfig{OpTimeout: 300 * time.Millisecond, ProbeInterval: 20 * time.Millisecond})
+		h := drive.NewHealth(f, drive.HealthConfig{OpTimeout: 2 * time.Second, ProbeInterval: 20 * time.Millisecond})
 		r.faulty = append(r.faulty, f)
 		r.healths = append(r.healths, h)
 		drives = append(drives, h)
@@ -121,6 +121,16 @@ func (r *faultRig) verify(objs map[string][]byte) {
 // healthy asserts a deep check finds every object whole on every drive.
 func (r *faultRig) healthy(objs map[string][]byte) {
 	r.t.Helper()
+	// A drive the loaded test machine made miss a deadline is offline
+	// for a probe interval; wait for it rather than call that damage.
+	waitUntil(r.t, "all drives online", 10*time.Second, func() bool {
+		for _, h := range r.healths {
+			if !h.Online() {
+				return false
+			}
+		}
+		return true
+	})
 	for k := range objs {
 		res, err := r.e.HealObject(context.Background(), "bucket", k, HealOptions{Deep: true})
 		if err != nil || res.Damaged() || res.Offline > 0 {
