@@ -80,7 +80,7 @@ func (d *Local) checkRoot() error {
 
 // validName rejects volume names and paths that could leave the volume.
 func validPath(p string) bool {
-	if p == "" || strings.ContainsRune(p, 0) || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+	if p == "" || strings.ContainsRune(p, 0) || strings.HasPrefix(p, "/") {
 		return false
 	}
 	for _, seg := range strings.Split(strings.TrimSuffix(p, "/"), "/") {

@@ -313,3 +313,36 @@ func (p *patternReader) Read(b []byte) (int, error) {
 	p.pos += int64(n)
 	return n, nil
 }
+
+// errAtEOF is a body whose final verification fails only at EOF, like a
+// SigV4 payload-hash check: the PUT must fail and store nothing.
+type errAtEOF struct {
+	r   io.Reader
+	err error
+}
+
+func (b *errAtEOF) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		return n, b.err
+	}
+	return n, err
+}
+
+func TestBodyVerifiedAtEOF(t *testing.T) {
+	e, _ := testEngine(t, 4, Config{BlockSize: 4096})
+	ctx := context.Background()
+	bad := errors.New("payload hash mismatch")
+	for _, size := range []int{0, 10, 4096, 9000} {
+		body := &errAtEOF{r: bytes.NewReader(make([]byte, size)), err: bad}
+		if _, err := e.PutObject(ctx, "bucket", "v", body, int64(size), PutOptions{}); !errors.Is(err, bad) {
+			t.Fatalf("size %d: a body failing at EOF was accepted: %v", size, err)
+		}
+		if _, err := e.HeadObject(ctx, "bucket", "v", GetOptions{}); !errors.Is(err, ErrObjectNotFound) {
+			t.Fatalf("size %d: object visible after a failed PUT: %v", size, err)
+		}
+	}
+	if _, err := e.PutObject(ctx, "bucket", `back\slash`, strings.NewReader("x"), 1, PutOptions{}); err != nil {
+		t.Fatalf("backslash key: %v", err)
+	}
+}

@@ -107,7 +107,21 @@ func readBlock(body io.Reader, buf []byte, size, done int64) (n int, last bool, 
 		if err != nil {
 			return n, false, err
 		}
-		return n, done+int64(n) == size, nil
+		if done+int64(n) < size {
+			return n, false, nil
+		}
+		// Read on to EOF: a verifying body (SigV4 payload hash, chunk and
+		// trailer signatures) reports a failure only there, and nothing
+		// unverified may be committed.
+		var probe [1]byte
+		m, err := io.ReadFull(body, probe[:])
+		if m > 0 {
+			return n, false, fmt.Errorf("%w: body longer than the declared %d bytes", ErrInvalidArgument, size)
+		}
+		if err != io.EOF {
+			return n, false, err
+		}
+		return n, true, nil
 	}
 	n, err = io.ReadFull(body, buf)
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
