@@ -380,24 +380,86 @@ func (r *HealReport) add(res HealResult, err error) {
 }
 
 // walkKeys calls fn for every key of bucket under prefix after after,
-// in order, a listing page at a time.
+// in order, a batch at a time. It walks the drives' trees directly (the
+// first parity+1 answering drives of every set, which see every object
+// written with quorum) rather than calling ListObjects: healing must
+// reach exactly the keys a listing cannot resolve, such as an overwrite
+// left without metadata quorum or the remnants of an interrupted write.
 func (e *Engine) walkKeys(ctx context.Context, bucket, prefix, after string, fn func(key string) error) error {
+	const batch = 1000
 	for {
-		page, err := e.ListObjects(ctx, bucket, ListOptions{Prefix: prefix, After: after, MaxKeys: 1000})
+		keys, more, err := e.rawKeys(ctx, bucket, prefix, after, batch)
 		if err != nil {
-			return fmt.Errorf("list %s: %w", bucket, err)
+			return fmt.Errorf("walk %s: %w", bucket, err)
 		}
-		for _, o := range page.Objects {
-			if err := fn(o.Key); err != nil {
+		for _, k := range keys {
+			if err := fn(k); err != nil {
 				return err
 			}
-			after = o.Key
+			after = k
 		}
-		if !page.IsTruncated || len(page.Objects) == 0 {
+		if !more {
 			return nil
 		}
-		after = page.NextAfter
 	}
+}
+
+// rawKeys returns the next keys after after in order, merged over the
+// walked drives; more is set when a drive had further keys. Each drive
+// yields at most limit keys, so only keys up to the smallest last key of
+// a drive that hit the limit are known complete and returned.
+func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, limit int) ([]string, bool, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var walkers []*walker
+	for _, set := range e.sets {
+		want := min(len(set.drives), set.parity+1)
+		n := 0
+		for _, d := range set.drives {
+			if n == want {
+				break
+			}
+			if _, err := d.StatVol(ctx, bucket); err != nil {
+				continue
+			}
+			w := &walker{d: d, bucket: bucket, prefix: prefix, after: after, out: make(chan listEntry, 64)}
+			go w.run(ctx)
+			walkers = append(walkers, w)
+			n++
+		}
+		if n == 0 {
+			return nil, false, fmt.Errorf("%w: no drive of set %d has the bucket", ErrReadQuorum, set.index+1)
+		}
+	}
+	seen := map[string]bool{}
+	bound, more := "", false
+	for _, w := range walkers {
+		got := 0
+		for ent := range w.out {
+			seen[ent.key] = true
+			got++
+			if got == limit {
+				if !more || ent.key < bound {
+					bound = ent.key
+				}
+				more = true
+				break
+			}
+		}
+	}
+	cancel()
+	for _, w := range walkers {
+		for range w.out { // let each walker finish
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		if !more || k <= bound {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys, more, parent.Err()
 }
 
 // healBucketRecords gives every drive in drives every bucket's volume and
