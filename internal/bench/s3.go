@@ -195,15 +195,17 @@ type S3Report struct {
 	Size        int       `json:"size"`
 	Concurrency int       `json:"concurrency"`
 	// DurationSeconds is each phase's duration (or time limit with Ops).
-	DurationSeconds float64   `json:"duration_s"`
-	Ops             int       `json:"ops,omitempty"`
-	GetFraction     float64   `json:"get_fraction,omitempty"`
-	Objects         int       `json:"objects,omitempty"`
-	Verify          bool      `json:"verify"`
-	PID             int       `json:"pid,omitempty"`
-	CPU             string    `json:"cpu"`
-	Cores           int       `json:"cores"`
-	Phases          []S3Phase `json:"phases"`
+	DurationSeconds float64 `json:"duration_s"`
+	Ops             int     `json:"ops,omitempty"`
+	GetFraction     float64 `json:"get_fraction,omitempty"`
+	Objects         int     `json:"objects,omitempty"`
+	Verify          bool    `json:"verify"`
+	// Seed made the object contents; --seed with it writes the same data.
+	Seed   uint64    `json:"seed"`
+	PID    int       `json:"pid,omitempty"`
+	CPU    string    `json:"cpu"`
+	Cores  int       `json:"cores"`
+	Phases []S3Phase `json:"phases"`
 	// Cleanup says what happened to the objects afterwards.
 	Cleanup string `json:"cleanup"`
 }
@@ -249,7 +251,7 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	rep := S3Report{
 		Started: started, Endpoint: opts.Endpoint, Region: opts.Region, Bucket: opts.Bucket, Prefix: r.prefix,
 		Mode: opts.Mode, Size: opts.Size, Concurrency: opts.Concurrency, DurationSeconds: opts.Duration.Seconds(),
-		Ops: opts.Ops, Verify: opts.Verify, PID: opts.PID, CPU: CPUName(), Cores: runtime.NumCPU(),
+		Ops: opts.Ops, Verify: opts.Verify, Seed: opts.Seed, PID: opts.PID, CPU: CPUName(), Cores: runtime.NumCPU(),
 		Cleanup: "nothing written",
 	}
 	if opts.Mode == S3Mixed {

@@ -265,7 +265,7 @@ func TestS3AgainstShardstore(t *testing.T) {
 			if size == 0 {
 				size = DefaultS3SmallSize
 			}
-			if rep.Mode != S3Mode(c.mode) || rep.Size != size || rep.Concurrency != 3 || rep.PID != srv.pid {
+			if rep.Mode != S3Mode(c.mode) || rep.Size != size || rep.Concurrency != 3 || rep.PID != srv.pid || rep.Seed == 0 {
 				t.Errorf("report describes a different run: %+v", rep)
 			}
 			if len(rep.Phases) != len(c.phases) {
