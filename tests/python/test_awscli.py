@@ -90,16 +90,10 @@ def test_mb_cp_ls_rm_rb(aws, s3, tmp_path):
     assert [r[-1] for r in rows] == [f"a/b/{i:02d}.txt" for i in range(11)] + ["a/hello.txt", "keep/me"]
     assert [int(r[2]) for r in rows] == list(range(11)) + [f.stat().st_size, 4]
 
-    # Stream an object to stdout.
-    out = aws("s3", "cp", f"s3://{name}/a/hello.txt", "-")
-    assert out.stdout == "hello from the aws cli\n"
-
     out = aws("s3", "rm", f"s3://{name}/a/", "--recursive")
     assert out.stdout.count("delete:") == 12
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=name)["Contents"]] == ["keep/me"]
-    # rb on a non-empty bucket fails (BucketNotEmpty); --force empties it first.
-    res = aws("s3", "rb", f"s3://{name}", check=False)
-    assert res.returncode != 0 and "BucketNotEmpty" in res.stderr, res
+    # --force empties the bucket first (BucketNotEmpty is covered with boto3).
     out = aws("s3", "rb", f"s3://{name}", "--force")
     assert f"remove_bucket: {name}" in out.stdout
     assert name not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
@@ -177,8 +171,6 @@ def test_s3api_put_and_head(aws, cli_bucket, tmp_path):
     assert head["ContentType"] == "application/json"
     assert head["Metadata"] == {"purpose": "e2e", "owner": "tests"}
     assert head["ETag"] == put["ETag"]
-    res = aws("s3api", "head-object", "--bucket", cli_bucket, "--key", "api/missing", check=False)
-    assert res.returncode != 0 and "404" in res.stderr, res
 
 
 @pytest.mark.parametrize(

@@ -11,26 +11,50 @@ from pathlib import Path
 
 import pytest
 
+import socket
+import time
+
+from conftest import unique_bucket_name
 from s3util import MiB, random_bytes, raw_request, send_truncated, sign
+
+
+WITNESSES = {
+    "witness/small": random_bytes(1000),
+    "witness/large": random_bytes(2 * MiB + 5),
+    "x": b"a key literally named x",
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_bucket(_server_process):
+    """One bucket for the module, holding the witness objects; stored once
+    since every test here only adds to it or fails to."""
+    s3 = _server_process.client()
+    name = unique_bucket_name("hostile")
+    s3.create_bucket(Bucket=name)
+    for k, v in WITNESSES.items():
+        s3.put_object(Bucket=name, Key=k, Body=v)
+    return name
+
+
+@pytest.fixture
+def bucket(hostile_bucket):
+    """This module's tests share the witness bucket."""
+    return hostile_bucket
 
 
 @pytest.fixture
 def witnesses(s3, bucket):
-    """Objects stored before the attack, checked byte-for-byte after it."""
-    objs = {
-        "witness/small": random_bytes(1000),
-        "witness/large": random_bytes(2 * MiB + 5),
-        "x": b"a key literally named x",
-    }
-    for k, v in objs.items():
-        s3.put_object(Bucket=bucket, Key=k, Body=v)
+    """Checks that the objects stored before the attack still read back
+    byte-for-byte; returns the bucket's keys."""
 
     def verify():
         keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", []))
-        for k, v in objs.items():
+        for k, v in WITNESSES.items():
             assert s3.get_object(Bucket=bucket, Key=k)["Body"].read() == v, k
         return keys
 
+    verify()
     return verify
 
 
@@ -155,15 +179,19 @@ def test_traversal_keys_rejected(server, s3, bucket, witnesses, template):
 @pytest.mark.parametrize("template", ODD_TARGETS)
 def test_odd_keys_stay_inside(server, s3, bucket, witnesses, template):
     target = template.format(bucket=bucket)
+    keys_before = set(witnesses())
     before = outside_snapshot(server)
     resp = signed(server, "PUT", target, body=b"ODD-PAYLOAD")
     assert resp.status < 500, f"PUT {target}: {resp}"
     assert outside_snapshot(server) == before, f"PUT {target} changed: {diff(before, outside_snapshot(server))}"
-    keys = witnesses()  # in particular "x" was not overwritten
+    keys = set(witnesses())  # in particular "x" was not overwritten
     if 200 <= resp.status < 300:
         back = signed(server, "GET", target)
         assert back.status == 200 and back.body == b"ODD-PAYLOAD", f"GET {target}: {back}"
-        assert len(keys) == 4, keys  # stored as a key of its own
+        new_keys = keys - keys_before
+        # Stored under a key of its own (or over the same odd key earlier).
+        assert len(new_keys) <= 1 and not (new_keys & set(WITNESSES)), (new_keys, keys)
+        signed(server, "DELETE", target)
 
 
 def test_traversal_keys_via_boto3(s3, server, bucket, witnesses):
@@ -246,3 +274,30 @@ def test_garbage_requests(server, bucket, witnesses):
     answer = send_truncated(ep, f"/{bucket}/huge", hdrs, b"")
     assert not answer.startswith(b"HTTP/1.1 2"), answer[:300]
     witnesses()
+
+
+@pytest.mark.xfail(
+    reason="server sends neither 100 Continue nor its final error for a refused PUT with "
+    "Expect: 100-continue until the body arrives (RFC 9110 10.1.1 requires one of them at once); "
+    "boto3 and the aws cli then stall 1 s on every refused PUT"
+)
+def test_expect_100_continue_is_answered_before_the_body(server, bucket):
+    """A client that sends Expect: 100-continue waits for the server before
+    sending the body; the server must answer 100 Continue or a final status
+    right after the headers. A liveness bound (5 s), not a speed target."""
+    host, port = server.hostport
+    for target, want in ((f"/{bucket}/expect-ok", b"100"), ("/no-such-bucket-for-expect/k", b"404")):
+        hdrs = sign(server.endpoint, server.root.access_key, server.root.secret_key, "PUT", target, body=b"x")
+        hdrs["Content-Length"] = "1"
+        hdrs["Expect"] = "100-continue"
+        head = f"PUT {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in hdrs.items()) + "\r\n"
+        with socket.create_connection((host, port), timeout=5) as sock:
+            sock.sendall(head.encode())
+            start = time.monotonic()
+            try:
+                first = sock.recv(64)
+            except socket.timeout:
+                first = b""
+            assert first.startswith(b"HTTP/1.1 " + want), (
+                f"PUT {target}: after {time.monotonic() - start:.1f}s got {first!r}, want {want!r} before the body"
+            )
