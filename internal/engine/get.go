@@ -27,44 +27,31 @@ type objectState struct {
 }
 
 // readObject reads every drive's metadata for key and picks the version
-// held by at least its data-shard count of drives.
+// held by at least its data-shard count of drives. When no version has
+// quorum (an overwrite or metadata update interrupted mid-commit), each
+// drive's previous record (kept until a commit reaches quorum) counts too,
+// so the last acknowledged version stays readable without waiting for a
+// heal.
 func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key string) (*objectState, error) {
 	n := len(set.drives)
 	st := &objectState{metas: make([]*meta.Object, n)}
 	path := objectMetaPath(key)
 	st.errs = forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		raw, err := d.ReadFile(ctx, bucket, path)
-		if err != nil {
-			return err
-		}
-		m, err := meta.Unmarshal(raw)
-		if err != nil {
-			return fmt.Errorf("drive %s: %s/%s: %w", d, bucket, path, err)
-		}
+		m, err := readMeta(ctx, d, bucket, path)
 		st.metas[p] = m
-		return nil
+		return err
 	})
-	var best *meta.Object
-	bestVotes, notFound := 0, 0
-	for p, m := range st.metas {
-		if m == nil {
-			if errors.Is(st.errs[p], drive.ErrFileNotFound) {
+	best, votes := pickVersion(st.metas, nil)
+	if best == nil || votes < best.Erasure.DataShards {
+		if fb := e.readWithPrevious(ctx, set, bucket, key, st); fb != nil {
+			return fb, nil
+		}
+		notFound := 0
+		for _, err := range st.errs {
+			if errors.Is(err, drive.ErrFileNotFound) {
 				notFound++
 			}
-			continue
 		}
-		votes := 0
-		for _, o := range st.metas {
-			if o != nil && o.SameVersion(m) {
-				votes++
-			}
-		}
-		// Prefer more votes, then the newer version.
-		if votes > bestVotes || (votes == bestVotes && best != nil && m.ModTime > best.ModTime) {
-			best, bestVotes = m, votes
-		}
-	}
-	if best == nil || bestVotes < best.Erasure.DataShards {
 		need := n - set.parity
 		if best != nil {
 			need = best.Erasure.DataShards
@@ -73,7 +60,7 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 			return nil, fmt.Errorf("%s/%s: %w", bucket, key, ErrObjectNotFound)
 		}
 		return nil, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
-			bucket, key, ErrReadQuorum, bestVotes, n, need, firstErr(st.errs))
+			bucket, key, ErrReadQuorum, votes, n, need, firstErr(st.errs))
 	}
 	for p, m := range st.metas {
 		if m != nil && !m.SameVersion(best) {
@@ -83,6 +70,83 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 	}
 	st.fi = best
 	return st, nil
+}
+
+func readMeta(ctx context.Context, d drive.Drive, bucket, path string) (*meta.Object, error) {
+	raw, err := d.ReadFile(ctx, bucket, path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := meta.Unmarshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("drive %s: %s/%s: %w", d, bucket, path, err)
+	}
+	return m, nil
+}
+
+// pickVersion returns the version most drives hold (newest on a tie) and
+// its votes; a drive votes with its current record or, when prev is
+// given, its previous one.
+func pickVersion(cur, prev []*meta.Object) (*meta.Object, int) {
+	var best *meta.Object
+	bestVotes := 0
+	consider := func(m *meta.Object) {
+		if m == nil {
+			return
+		}
+		votes := 0
+		for p := range cur {
+			if (cur[p] != nil && cur[p].SameVersion(m)) || (prev != nil && prev[p] != nil && prev[p].SameVersion(m)) {
+				votes++
+			}
+		}
+		if votes > bestVotes || (votes == bestVotes && best != nil && m.ModTime > best.ModTime) {
+			best, bestVotes = m, votes
+		}
+	}
+	for p := range cur {
+		consider(cur[p])
+		if prev != nil {
+			consider(prev[p])
+		}
+	}
+	return best, bestVotes
+}
+
+// readWithPrevious retries a quorum-less read counting previous records;
+// it returns nil when that does not reach quorum either.
+func (e *Engine) readWithPrevious(ctx context.Context, set *erasureSet, bucket, key string, st *objectState) *objectState {
+	prev := make([]*meta.Object, len(set.drives))
+	path := prevMetaPath(key)
+	found := countNil(forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		m, err := readMeta(ctx, d, bucket, path)
+		prev[p] = m
+		return err
+	}))
+	if found == 0 {
+		return nil
+	}
+	best, votes := pickVersion(st.metas, prev)
+	if best == nil || votes < best.Erasure.DataShards {
+		return nil
+	}
+	out := &objectState{fi: best, metas: make([]*meta.Object, len(set.drives)), errs: make([]error, len(set.drives))}
+	for p := range out.metas {
+		switch {
+		case st.metas[p] != nil && st.metas[p].SameVersion(best):
+			out.metas[p] = st.metas[p]
+		case prev[p] != nil && prev[p].SameVersion(best):
+			out.metas[p] = prev[p]
+		default:
+			out.errs[p] = st.errs[p]
+			if out.errs[p] == nil {
+				out.errs[p] = errors.New("stale version")
+			}
+		}
+	}
+	e.log.Warn("object read from previous records: a commit was interrupted", "bucket", bucket, "key", key)
+	e.heal.add(bucket, key)
+	return out
 }
 
 // etagMatches compares an If-Match / If-None-Match value with an ETag.

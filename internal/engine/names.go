@@ -93,6 +93,10 @@ func checkObjectName(key string) error {
 // objectDir is the directory that holds a key's metadata and data.
 func objectDir(key string) string { return strings.TrimSuffix(key, "/") }
 
+// prevMetaPath is where a drive keeps a key's previous metadata while a
+// replacing commit is in flight.
+func prevMetaPath(key string) string { return objectMetaPath(key) + ".prev" }
+
 // objectMetaPath is the metadata file of a key.
 func objectMetaPath(key string) string {
 	if strings.HasSuffix(key, "/") {

@@ -40,6 +40,9 @@ func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 				dataDir = m.DataDir
 			}
 		}
+		if err := d.Delete(ctx, bucket, prevMetaPath(key), false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+			return err
+		}
 		if err := d.Delete(ctx, bucket, metaPath, false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
 			return err
 		}
@@ -95,11 +98,27 @@ func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Condi
 		dm := nm
 		dm.Erasure.Index = old.Erasure.Index
 		dm.Inline = old.Inline
+		// As in commitMeta: the previous record survives until quorum.
+		if err := d.WriteFile(ctx, bucket, prevMetaPath(key), old.Marshal()); err != nil {
+			return err
+		}
 		return d.WriteFile(ctx, bucket, metaPath, dm.Marshal())
 	})
 	if ok := countNil(errs); ok < writeQuorum(nm.Erasure.DataShards, nm.Erasure.ParityShards) {
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			if errs[p] == nil && d.WriteFile(ctx, bucket, metaPath, st.metas[p].Marshal()) == nil {
+				d.Delete(ctx, bucket, prevMetaPath(key), false)
+			}
+			return nil
+		})
 		return ObjectInfo{}, fmt.Errorf("update %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
 	}
+	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if errs[p] == nil {
+			d.Delete(ctx, bucket, prevMetaPath(key), false)
+		}
+		return nil
+	})
 	return objectInfo(bucket, key, &nm), nil
 }
 

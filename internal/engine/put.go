@@ -523,7 +523,7 @@ func (e *Engine) commitObject(ctx context.Context, set *erasureSet, bucket, key 
 // nil when every drive is to be written.
 func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, srcDir string, dist []int, res *writeResult) error {
 	n := len(set.drives)
-	metaPath := objectMetaPath(key)
+	metaPath, prevPath := objectMetaPath(key), prevMetaPath(key)
 	dir := objectDir(key)
 	olds := make([]*meta.Object, n)
 	oldRaw := make([][]byte, n)
@@ -543,6 +543,12 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if err == nil {
 			oldRaw[p] = raw
 			olds[p], _ = meta.Unmarshal(raw)
+			// Keep the previous record until the commit reaches quorum:
+			// a crash in between must leave the old version readable
+			// (for inline objects the record is the data).
+			if err := d.WriteFile(ctx, bucket, prevPath, raw); err != nil {
+				return err
+			}
 		}
 		if srcDir != "" {
 			if err := d.Rename(ctx, drive.SystemVolume, srcDir, bucket, dir+"/"+m.DataDir); err != nil {
@@ -563,7 +569,9 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 				return nil
 			}
 			if oldRaw[p] != nil {
-				d.WriteFile(ctx, bucket, metaPath, oldRaw[p])
+				if d.WriteFile(ctx, bucket, metaPath, oldRaw[p]) == nil {
+					d.Delete(ctx, bucket, prevPath, false)
+				}
 			} else {
 				d.Delete(ctx, bucket, metaPath, false)
 			}
@@ -575,7 +583,13 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		return fmt.Errorf("%w: %d of %d drives committed: %v", ErrWriteQuorum, ok, n, firstErr(errs))
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if errs[p] == nil && olds[p] != nil && olds[p].DataDir != "" && olds[p].DataDir != m.DataDir {
+		if errs[p] != nil || olds[p] == nil {
+			return nil
+		}
+		// The previous record goes first: it must never outlive the data
+		// directory it points to.
+		d.Delete(ctx, bucket, prevPath, false)
+		if olds[p].DataDir != "" && olds[p].DataDir != m.DataDir {
 			d.Delete(ctx, bucket, dir+"/"+olds[p].DataDir, true)
 		}
 		return nil
