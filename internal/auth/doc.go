@@ -1,5 +1,5 @@
 // Package auth authenticates S3 requests signed with AWS Signature Version 4
-// and holds the user (credential) store.
+// or Version 2 and holds the user (credential) store.
 //
 // # What is verified
 //
@@ -17,8 +17,28 @@
 //     headers such as x-amz-checksum-crc32) and STREAMING-UNSIGNED-PAYLOAD-TRAILER
 //     (unsigned chunks plus trailing headers, used by the AWS SDKs over TLS).
 //
-// Signature Version 2 is refused with AccessDenied; requests without any
-// authentication come back as Anonymous and the caller decides what they may do.
+// Signature Version 2 is accepted too, because botocore's
+// generate_presigned_url and `aws s3 presign` (AWS CLI v1) still produce it
+// at default settings:
+//
+//   - Authorization header "AWS AccessKeyId:Signature", the signature being
+//     Base64(HMAC-SHA1(secret, StringToSign)) over VERB, Content-MD5,
+//     Content-Type, Date (empty when x-amz-date is sent), the x-amz-*
+//     headers and the CanonicalizedResource; the request time (x-amz-date,
+//     else Date) must be within MaxSkew.
+//   - Presigned URLs with AWSAccessKeyId, Expires (absolute epoch seconds)
+//     and Signature; Expires replaces Date in the string to sign, and an
+//     expired URL is AccessDenied "Request has expired".
+//
+// The CanonicalizedResource is "/bucket" for virtual-host-style requests
+// (Verifier.Domain says which hosts are), the path exactly as sent, and the
+// S3 sub-resources of the query (acl, uploadId, partNumber, versionId,
+// response-* ...), sorted. A SigV2 signature covers neither the body
+// (Content-MD5 is checked by the engine) nor query parameters other than
+// sub-resources, which is inherent to the protocol.
+//
+// Requests without any authentication come back as Anonymous and the caller
+// decides what they may do.
 //
 // # Canonical request
 //
@@ -28,7 +48,10 @@
 // sorted by encoded name then value; signed headers are lower-cased, their values
 // trimmed with inner runs of spaces squeezed and repeated headers joined with ",".
 // host must be signed, and every x-amz-* header present must be signed too.
-// Signatures are compared in constant time.
+// Signatures (V4 and V2) are compared in constant time. A presigned URL whose
+// signature is wrong, malformed or not, answers 403 SignatureDoesNotMatch as
+// S3 does; missing or malformed other parameters are
+// AuthorizationQueryParametersError.
 //
 // # Streaming bodies never buffer
 //

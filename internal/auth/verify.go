@@ -19,8 +19,14 @@ type Verifier struct {
 	// Region the server answers for, e.g. "us-east-1"; the region of a
 	// signature's credential scope must equal it. Empty accepts any region,
 	// which suits single-node test servers whose clients pick their own.
-	Region  string
-	Users   *Users
+	Region string
+	Users  *Users
+	// Domain is the server's virtual-host domain (s3api.Config.Domain):
+	// a request whose Host is BUCKET.Domain names BUCKET there. Only
+	// Signature Version 2 needs it, because a SigV2 signature covers
+	// "/BUCKET/key" whichever way the bucket was addressed. Empty means
+	// path-style only, which verifies every path-style request.
+	Domain  string
 	Now     func() time.Time // nil = time.Now
 	MaxSkew time.Duration    // 0 = DefaultMaxSkew
 }
@@ -45,7 +51,8 @@ type Request struct {
 	Trailer func() http.Header
 	// PayloadHash is the x-amz-content-sha256 value the signature covered
 	// (a hex digest, UNSIGNED-PAYLOAD or a STREAMING-* mode); empty for
-	// anonymous requests.
+	// anonymous requests and for SigV2 requests that sent none (SigV2
+	// does not sign the body; Content-MD5 is the engine's to check).
 	PayloadHash string
 	// Presigned reports authentication by query parameters.
 	Presigned bool
@@ -83,7 +90,7 @@ func (v *Verifier) verify(r *http.Request) (*Request, *Error) {
 	authz := r.Header.Values("Authorization")
 	q := r.URL.Query()
 	presignV4 := q.Has(qAlgorithm) || q.Has(qSignature) || q.Has(qCredential)
-	presignV2 := q.Has("Signature") && q.Has("AWSAccessKeyId")
+	presignV2 := q.Has(qV2AccessKey) || q.Has(qV2Signature)
 
 	switch {
 	case len(authz) > 1:
@@ -96,14 +103,14 @@ func (v *Verifier) verify(r *http.Request) (*Request, *Error) {
 		case strings.HasPrefix(h, algorithm+" ") || h == algorithm:
 			return v.verifyHeader(r, h)
 		case strings.HasPrefix(h, "AWS "):
-			return nil, newErr(CodeAccessDenied, "AWS Signature Version 2 is not supported; sign requests with Signature Version 4 (AWS4-HMAC-SHA256)")
+			return v.verifyHeaderV2(r, h)
 		default:
-			return nil, newErr(CodeInvalidArgument, "unsupported Authorization type; only AWS4-HMAC-SHA256 is supported")
+			return nil, newErr(CodeInvalidArgument, "unsupported Authorization type; only AWS4-HMAC-SHA256 and AWS (Signature Version 2) are supported")
 		}
 	case presignV4:
 		return v.verifyPresigned(r, q)
 	case presignV2:
-		return nil, newErr(CodeAccessDenied, "AWS Signature Version 2 presigned URLs are not supported; presign with Signature Version 4")
+		return v.verifyPresignedV2(r, q)
 	}
 	return &Request{Anonymous: true, Body: r.Body, ContentLength: r.ContentLength, Trailer: noTrailer}, nil
 }
@@ -312,7 +319,7 @@ func checkSignature(r *http.Request, key []byte, amzDate string, p authParams, q
 			return nil
 		}
 	}
-	return newErr(CodeSignatureDoesNotMatch, "the request signature we calculated does not match the signature you provided; check your key and signing method")
+	return signatureMismatch()
 }
 
 func sigMatches(r *http.Request, key []byte, amzDate string, p authParams, uri, query, payload string) bool {
