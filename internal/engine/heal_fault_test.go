@@ -398,8 +398,8 @@ func TestFaultDiskFull(t *testing.T) {
 	r.faulty[full[4]].Inject(drive.Fault{Ops: drive.WriteOps, Err: drive.ErrInjectedENOSPC})
 	for _, sz := range rigSizes {
 		err := r.put("nospace", randBytes(rnd, sz))
-		if !errors.Is(err, ErrWriteQuorum) && !errors.Is(err, ErrStorageFull) {
-			t.Fatalf("put %d bytes with 5 full drives: want a quorum/storage error, got %v", sz, err)
+		if !errors.Is(err, ErrStorageFull) {
+			t.Fatalf("put %d bytes with 5 full drives: want ErrStorageFull, got %v", sz, err)
 		}
 		if d := listDebris(r, "nospace"); len(d) > 0 {
 			t.Fatalf("failed put left debris: %v", d)

@@ -273,6 +273,13 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		if errors.Is(err, ErrObjectNotFound) {
 			continue
 		}
+		if errors.Is(err, ErrReadQuorum) {
+			// One damaged key must not fail the whole listing: it is
+			// left out (it could not be read anyway) and healed.
+			sl.e.log.Warn("listing skips a key without read quorum", "bucket", sl.bucket, "key", key, "err", err)
+			sl.e.heal.add(sl.bucket, key)
+			continue
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -77,7 +77,7 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			return d.Delete(ctx, drive.SystemVolume, uploadPath(bucket, key, id), true)
 		})
-		return "", fmt.Errorf("new upload %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
+		return "", quorumError(fmt.Sprintf("new upload %s/%s", bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
 	}
 	return id, nil
 }
@@ -197,7 +197,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		return d.WriteFile(ctx, drive.SystemVolume, dir+partFile(part)+".meta", pm.Marshal())
 	})
 	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
-		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w: %d of %d drives: %v", part, bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
+		return PartInfo{}, quorumError(fmt.Sprintf("upload part %d of %s/%s", part, bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
 	}
 	res.phases.Commit = time.Since(now)
 	e.observe(res.phases)

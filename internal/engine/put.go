@@ -354,7 +354,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, si
 		for p := range sinks {
 			sinks[p] = nil
 		}
-		return fmt.Errorf("%w: %d of %d drives writable: %v", ErrWriteQuorum, ok, len(sinks), firstErr(errs))
+		return quorumError("open shard files", errs, ok, writeQuorum(data, plan.coder.ParityShards()))
 	}
 	return nil
 }
@@ -580,7 +580,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			}
 			return nil
 		})
-		return fmt.Errorf("%w: %d of %d drives committed: %v", ErrWriteQuorum, ok, n, firstErr(errs))
+		return quorumError("commit", errs, ok, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if errs[p] != nil || olds[p] == nil {

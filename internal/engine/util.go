@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/shardstore/shardstore/internal/drive"
@@ -43,4 +45,20 @@ func firstErr(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// quorumError explains a write that reached ok of len(errs) drives, fewer
+// than quorum. When full drives are what cost the quorum, the error is
+// ErrStorageFull (clients see a capacity problem, not an outage).
+func quorumError(what string, errs []error, ok, quorum int) error {
+	full := 0
+	for _, err := range errs {
+		if errors.Is(err, drive.ErrDriveFull) {
+			full++
+		}
+	}
+	if full > 0 && ok+full >= quorum {
+		return fmt.Errorf("%s: %w: %d of %d drives are full", what, ErrStorageFull, full, len(errs))
+	}
+	return fmt.Errorf("%s: %w: %d of %d drives, %d needed: %v", what, ErrWriteQuorum, ok, len(errs), quorum, firstErr(errs))
 }
