@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,9 +16,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/internal/cpustat"
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/metrics"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -32,16 +38,19 @@ const (
 
 // serverOptions are the parsed flags and arguments of `shardstore server`.
 type serverOptions struct {
-	address     string
-	usersFile   string
-	domain      string
-	region      string
-	parity      int
-	setSize     int
-	inlineLimit int64
-	logRequests bool
-	logLevel    string
-	drives      []string
+	address      string
+	usersFile    string
+	domain       string
+	region       string
+	parity       int
+	setSize      int
+	inlineLimit  int64
+	logRequests  bool
+	logLevel     string
+	hashOffload  string
+	etagMode     string
+	driveTimeout time.Duration
+	drives       []string
 }
 
 // parseServerArgs parses flags that may appear before or after the drive
@@ -59,6 +68,9 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.Int64Var(&o.inlineLimit, "inline-limit", 0, "per-drive shard size in `BYTES` stored inline in metadata (0 = default, <0 = never)")
 	fs.BoolVar(&o.logRequests, "log-requests", false, "log one line per request")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")
+	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
+	fs.DurationVar(&o.driveTimeout, "drive-timeout", 0, "per-operation deadline after which a hung drive is taken offline (0 = default 15s)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: shardstore server [flags] [DRIVE...]\n\n"+
 			"DRIVE may use ellipses: /data/d{1...16}. Without drives the server uses %s.\n"+
@@ -160,8 +172,38 @@ func runServer(args []string) error {
 		}
 	}
 
+	policy, err := hashing.ParsePolicy(o.hashOffload)
+	if err != nil || policy == hashing.PolicyDevice {
+		return fmt.Errorf("bad --hash-offload %q: want auto, inline, pipelined or multibuffer", o.hashOffload)
+	}
+	etagMode, err := hashing.ParseETagMode(o.etagMode)
+	if err != nil {
+		return fmt.Errorf("bad --etag: %w", err)
+	}
+	// The per-core CPU sampler feeds the hashing policy (offload only when
+	// the CPU is busy) and the per-core metrics.
+	sampler := cpustat.NewSampler(cpustat.SamplerOptions{})
+	if err := sampler.Start(); err != nil {
+		logger.Warn("per-core CPU sampling unavailable; the hashing policy treats the CPU as idle", "err", err)
+	}
+	defer sampler.Stop()
+	hasher, err := hashing.New(hashing.Config{Policy: policy, ETagMode: etagMode, Load: sampler})
+	if err != nil {
+		return err
+	}
+	defer hasher.Close()
+	registry := prometheus.NewRegistry()
+	phases, err := metrics.NewPutPhases(registry)
+	if err != nil {
+		return err
+	}
+	if err := registry.Register(cpustat.NewCollector(sampler)); err != nil {
+		return fmt.Errorf("register CPU metrics: %w", err)
+	}
+
 	eng, err := engine.New(engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
-		InlineLimit: o.inlineLimit, Logger: logger.With("component", "engine")})
+		InlineLimit: o.inlineLimit, Logger: logger.With("component", "engine"),
+		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout})
 	if err != nil {
 		return fmt.Errorf("open drives: %w", err)
 	}
@@ -172,9 +214,12 @@ func runServer(args []string) error {
 		}
 	}()
 
+	verifier := &auth.Verifier{Region: o.region, Users: users}
 	srv, err := s3api.New(s3api.Config{
 		Store:       eng,
-		Auth:        s3api.SigV4{Verifier: &auth.Verifier{Region: o.region, Users: users}},
+		Auth:        s3api.SigV4{Verifier: verifier},
+		Registry:    registry,
+		Admin:       admin.NewHandler(eng, rootOnly(verifier)),
 		Region:      o.region,
 		Domain:      o.domain,
 		Logger:      logger.With("component", "s3api"),
@@ -210,6 +255,20 @@ func runServer(args []string) error {
 		serr = errors.Join(serr, fmt.Errorf("close engine: %w", err))
 	}
 	return serr
+}
+
+// rootOnly authorizes admin requests: SigV4-signed by the root user.
+func rootOnly(v *auth.Verifier) func(r *http.Request) error {
+	return func(r *http.Request) error {
+		res, err := s3api.SigV4{Verifier: v}.Authenticate(r)
+		if err != nil {
+			return err
+		}
+		if !res.Caller.Root {
+			return errors.New("admin requests need the root user's credentials")
+		}
+		return nil
+	}
 }
 
 // endpointHost is the HOST:PORT to print for a listener; a wildcard
