@@ -112,6 +112,9 @@ type PutOptions struct {
 	ContentMD5 []byte
 	// ChecksumAlgorithm asks the engine to compute and store this checksum.
 	ChecksumAlgorithm string
+	// ChecksumType is a multipart upload's checksum type, COMPOSITE or
+	// FULL_OBJECT; empty picks S3's default for the algorithm.
+	ChecksumType string
 	// ExpectedChecksum returns the client's base64 checksum value; it is
 	// called after the body has been read to EOF, so a value that arrives
 	// in an aws-chunked trailer can be supplied. Nil or "" = compute only.

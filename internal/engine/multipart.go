@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"sort"
 	"strconv"
@@ -67,6 +66,9 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 	m := e.newMeta(opts, 0, "", coder, e.distribution(key, len(set.drives)))
 	m.Bucket, m.Key, m.UploadID = bucket, key, id
 	m.ChecksumAlgo = canonicalAlgo(opts.ChecksumAlgorithm)
+	if m.ChecksumType, err = multipartChecksumType(m.ChecksumAlgo, opts.ChecksumType); err != nil {
+		return "", err
+	}
 	path := uploadPath(bucket, key, id) + "/" + metaFile
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		dm := *m
@@ -127,6 +129,34 @@ func (e *Engine) readUpload(ctx context.Context, set *erasureSet, bucket, key, u
 		return nil, nil, fmt.Errorf("upload %s: %w: %v", uploadID, ErrReadQuorum, firstErr(errs))
 	}
 	return best, errs, nil
+}
+
+const (
+	checksumComposite  = "COMPOSITE"
+	checksumFullObject = "FULL_OBJECT"
+)
+
+// multipartChecksumType settles an upload's checksum type as S3 does:
+// CRC64NVME is always FULL_OBJECT, the other CRCs may be either
+// (COMPOSITE by default), SHA1 and SHA256 only COMPOSITE.
+func multipartChecksumType(algo, want string) (string, error) {
+	want = strings.ToUpper(want)
+	switch {
+	case algo == "":
+		if want != "" {
+			return "", fmt.Errorf("%w: checksum type %s without a checksum algorithm", ErrInvalidArgument, want)
+		}
+		return "", nil
+	case want == "" && algo == hashing.CRC64NVME:
+		return checksumFullObject, nil
+	case want == "":
+		return checksumComposite, nil
+	case want == checksumFullObject && hashing.IsCRC(algo):
+		return want, nil
+	case want == checksumComposite && algo != hashing.CRC64NVME:
+		return want, nil
+	}
+	return "", fmt.Errorf("%w: checksum type %s is not supported with %s", ErrInvalidArgument, want, algo)
 }
 
 func partFile(n int) string { return "part." + strconv.Itoa(n) }
@@ -341,10 +371,8 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	}
 	wq := writeQuorum(up.Erasure.DataShards, up.Erasure.ParityShards)
 	md5s := md5.New()
-	var sumHash hash.Hash
-	if up.ChecksumAlgo != "" {
-		sumHash, _ = hashing.NewChecksum(up.ChecksumAlgo)
-	}
+	var partSums [][]byte
+	var partCRCs []hashing.PartCRC
 	var size int64
 	final := make([]meta.Part, len(parts))
 	for i, cp := range parts {
@@ -364,12 +392,13 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		}
 		raw, _ := hex.DecodeString(m.ETag)
 		md5s.Write(raw)
-		if sumHash != nil {
+		if up.ChecksumAlgo != "" {
 			b, err := base64.StdEncoding.DecodeString(pc)
 			if err != nil || pc == "" {
 				return ObjectInfo{}, fmt.Errorf("%w: part %d has no %s checksum", ErrInvalidPart, cp.Number, up.ChecksumAlgo)
 			}
-			sumHash.Write(b)
+			partSums = append(partSums, b)
+			partCRCs = append(partCRCs, hashing.PartCRC{Sum: b, Size: m.Size})
 		}
 		size += m.Size
 		final[i] = meta.Part{Number: cp.Number, Size: m.Size, ETag: m.ETag, Checksum: pc}
@@ -379,9 +408,22 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	om := *up
 	om.Bucket, om.Key, om.UploadID = "", "", ""
 	om.Size, om.ETag, om.ModTime, om.Parts, om.DataDir = size, etag, time.Now().UnixNano(), final, dataDir
-	if sumHash != nil {
-		om.ChecksumVal = fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(sumHash.Sum(nil)), len(parts))
-		om.ChecksumType = "COMPOSITE"
+	switch {
+	case up.ChecksumAlgo == "":
+	case up.ChecksumType == checksumFullObject:
+		// A CRC of the whole object, combined from the part CRCs and
+		// lengths without reading the data again.
+		sum, err := hashing.CombineCRC(up.ChecksumAlgo, partCRCs)
+		if err != nil {
+			return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
+		}
+		om.ChecksumVal = base64.StdEncoding.EncodeToString(sum)
+	default:
+		v, err := hashing.CompositeChecksum(up.ChecksumAlgo, partSums)
+		if err != nil {
+			return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
+		}
+		om.ChecksumVal, om.ChecksumType = v, checksumComposite
 	}
 	// Stage the data directory: drop unlisted parts and part records so
 	// only part.N shard files move under the object.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/shardstore/shardstore/internal/hashing"
 )
 
 func TestMultipart(t *testing.T) {
@@ -239,5 +242,52 @@ func TestConcurrentSameKey(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// CRC64NVME uploads get a FULL_OBJECT checksum: the CRC of the whole
+// object, combined from the parts, equal to hashing the object directly.
+func TestMultipartFullObjectChecksum(t *testing.T) {
+	e, _ := testEngine(t, 4, Config{BlockSize: 64 << 10})
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(9))
+	for _, tc := range []struct{ algo, typ, want string }{
+		{"CRC64NVME", "", "FULL_OBJECT"}, {"CRC32C", "FULL_OBJECT", "FULL_OBJECT"}, {"CRC32", "", "COMPOSITE"},
+	} {
+		id, err := e.NewMultipartUpload(ctx, "bucket", "full", PutOptions{ChecksumAlgorithm: tc.algo, ChecksumType: tc.typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []byte
+		var parts []CompletePart
+		for n, size := range []int{MinPartSize, 777} {
+			body := randBytes(r, size)
+			all = append(all, body...)
+			pi, err := e.PutObjectPart(ctx, "bucket", "full", id, n+1, bytes.NewReader(body), int64(size), PartOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, CompletePart{Number: n + 1, ETag: pi.ETag})
+		}
+		info, err := e.CompleteMultipartUpload(ctx, "bucket", "full", id, parts, PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Checksum.Type != tc.want {
+			t.Fatalf("%s: checksum type %q, want %q", tc.algo, info.Checksum.Type, tc.want)
+		}
+		if tc.want == "FULL_OBJECT" {
+			h, _ := hashing.NewChecksum(tc.algo)
+			h.Write(all)
+			if want := base64.StdEncoding.EncodeToString(h.Sum(nil)); info.Checksum.Value != want {
+				t.Fatalf("%s: full-object checksum %s, hashing the object gives %s", tc.algo, info.Checksum.Value, want)
+			}
+		}
+	}
+	if _, err := e.NewMultipartUpload(ctx, "bucket", "x", PutOptions{ChecksumAlgorithm: "SHA256", ChecksumType: "FULL_OBJECT"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("SHA256 FULL_OBJECT: %v", err)
+	}
+	if _, err := e.NewMultipartUpload(ctx, "bucket", "x", PutOptions{ChecksumAlgorithm: "CRC64NVME", ChecksumType: "COMPOSITE"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("CRC64NVME COMPOSITE: %v", err)
 	}
 }

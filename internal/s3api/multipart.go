@@ -34,6 +34,7 @@ func handleCreateMultipartUpload(q *request) error {
 		}
 	}
 	opts.ChecksumAlgorithm = alg
+	opts.ChecksumType = q.r.Header.Get("X-Amz-Checksum-Type")
 	id, err := q.s.cfg.Store.NewMultipartUpload(q.ctx, q.bucket, q.key, opts)
 	if err != nil {
 		return fmt.Errorf("create upload %s/%s: %w", q.bucket, q.key, err)
