@@ -201,26 +201,13 @@ func (v *Verifier) verifyPresignedV2(r *http.Request, q url.Values) (*Request, *
 	return v2Result(r, id, true)
 }
 
-// sigV2Matches computes the signature over the resource as sent and, when
-// the client escaped its path differently from S3's canonical escaping,
-// over the canonical form too (some signers sign the escaping they would
-// have produced rather than the bytes on the wire; both name the same
-// object). The comparison is constant-time.
+// sigV2Matches recomputes the signature and compares it in constant time.
+// The path is signed exactly as it came on the wire, as AWS specifies
+// (botocore, minio-go and the AWS examples all sign the bytes they send).
 func (v *Verifier) sigV2Matches(r *http.Request, key []byte, sig, md5, ctype, date string, amz []string) bool {
-	bucket := v.vhostBucket(r)
-	query := rawQueryOf(r)
-	raw := rawPathOf(r)
-	paths := []string{raw}
-	if c := canonicalURI(r.URL.Path); c != raw {
-		paths = append(paths, c)
-	}
-	for _, p := range paths {
-		sts := stringToSignV2(r.Method, md5, ctype, date, amz, canonicalResourceV2(bucket, p, query))
-		if subtle.ConstantTimeCompare([]byte(signV2(key, sts)), []byte(sig)) == 1 {
-			return true
-		}
-	}
-	return false
+	resource := canonicalResourceV2(v.vhostBucket(r), rawPathOf(r), rawQueryOf(r))
+	want := signV2(key, stringToSignV2(r.Method, md5, ctype, date, amz, resource))
+	return subtle.ConstantTimeCompare([]byte(want), []byte(sig)) == 1
 }
 
 // v2Result builds the verified request. A SigV2 signature does not cover

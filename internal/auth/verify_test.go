@@ -63,12 +63,12 @@ func TestVerifyErrors(t *testing.T) {
 			r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), "SignedHeaders=host;", "SignedHeaders=", 1))
 			return r
 		}, CodeAccessDenied, 403},
-		{"sigv2", func() *http.Request {
+		{"sigv2 without a date", func() *http.Request {
 			r := httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil)
 			r.Header.Set("Authorization", "AWS AKTESTUSER:frJIUN8DYpKDtOLCwo//yllqDzg=")
 			return r
 		}, CodeAccessDenied, 403},
-		{"sigv2 presigned", func() *http.Request {
+		{"sigv2 presigned expired in 1970", func() *http.Request {
 			return httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k?AWSAccessKeyId=AKTESTUSER&Expires=1&Signature=abc", nil)
 		}, CodeAccessDenied, 403},
 		{"unknown scheme", func() *http.Request {
