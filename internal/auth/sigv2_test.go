@@ -38,8 +38,8 @@ func v2ExampleVerifier(now time.Time) *Verifier {
 func TestAWSExamplesV2Header(t *testing.T) {
 	cases := []struct {
 		name, method, target, host, date string
-		headers                           map[string]string
-		sig                               string
+		headers                          map[string]string
+		sig                              string
 	}{
 		{"object GET", "GET", "/photos/puppy.jpg", "johnsmith.s3.amazonaws.com", "Tue, 27 Mar 2007 19:36:42 +0000", nil, "bWq2s1WEIj+Ydj0vQ697zp+IXMU="},
 		{"object PUT", "PUT", "/photos/puppy.jpg", "johnsmith.s3.amazonaws.com", "Tue, 27 Mar 2007 21:15:45 +0000",
@@ -79,7 +79,7 @@ func TestAWSExamplesV2Header(t *testing.T) {
 				t.Fatalf("request = %+v", req)
 			}
 			// The same request 16 minutes later is too skewed.
-			_, err = v2ExampleVerifier(now.Add(16*time.Minute)).Verify(build())
+			_, err = v2ExampleVerifier(now.Add(16 * time.Minute)).Verify(build())
 			wantCodes(t, err, CodeRequestTimeTooSkewed)
 			// One flipped signature character: mismatch.
 			r := build()
@@ -396,7 +396,9 @@ func TestV2HeaderRejections(t *testing.T) {
 		specSignHeader(r, testID, "", now)
 		return r
 	}
-	base := func() *http.Request { return signed("PUT", "http://127.0.0.1/bucket/key?uploadId=u1&partNumber=1", nil) }
+	base := func() *http.Request {
+		return signed("PUT", "http://127.0.0.1/bucket/key?uploadId=u1&partNumber=1", nil)
+	}
 	if _, err := v.Verify(base()); err != nil {
 		t.Fatalf("untampered request: %v", err)
 	}
@@ -455,8 +457,16 @@ func TestV2HeaderRejections(t *testing.T) {
 		{"no date", func() *http.Request { r := base(); r.Header.Del("Date"); return r }, CodeAccessDenied, 403},
 		{"bad date", func() *http.Request { r := base(); r.Header.Set("Date", "yesterday"); return r }, CodeAccessDenied, 403},
 		{"no colon", func() *http.Request { r := base(); r.Header.Set("Authorization", "AWS "+testID.AccessKey); return r }, CodeInvalidArgument, 400},
-		{"empty signature", func() *http.Request { r := base(); r.Header.Set("Authorization", "AWS "+testID.AccessKey+":"); return r }, CodeInvalidArgument, 400},
-		{"not base64", func() *http.Request { r := base(); r.Header.Set("Authorization", "AWS "+testID.AccessKey+":!!!"); return r }, CodeSignatureDoesNotMatch, 403},
+		{"empty signature", func() *http.Request {
+			r := base()
+			r.Header.Set("Authorization", "AWS "+testID.AccessKey+":")
+			return r
+		}, CodeInvalidArgument, 400},
+		{"not base64", func() *http.Request {
+			r := base()
+			r.Header.Set("Authorization", "AWS "+testID.AccessKey+":!!!")
+			return r
+		}, CodeSignatureDoesNotMatch, 403},
 		{"session token", func() *http.Request {
 			return signed("GET", "http://127.0.0.1/bucket/key", func(r *http.Request) { r.Header.Set("X-Amz-Security-Token", "tok") })
 		}, CodeInvalidToken, 400},
