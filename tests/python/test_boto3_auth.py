@@ -57,16 +57,7 @@ PRESIGN_STYLES = {
     "s3v4": ({"signature_version": "s3v4"}, "X-Amz-Signature="),
 }
 
-SIGV2_MISSING = pytest.mark.xfail(
-    reason="server lacks SigV2 query-string presigned URLs (AWSAccessKeyId/Signature/Expires), "
-    "which boto3 generate_presigned_url and aws cli v1 `aws s3 presign` produce at default settings; "
-    "it answers AccessDenied 'presign with Signature Version 4'",
-)
-
-
-@pytest.fixture(
-    params=[pytest.param("default-config", marks=SIGV2_MISSING), "s3v4"],
-)
+@pytest.fixture(params=list(PRESIGN_STYLES))
 def presigner(request, server):
     config, marker = PRESIGN_STYLES[request.param]
     return server.client(**config), marker
