@@ -93,6 +93,7 @@ func RunDriveCommand(ctx context.Context, args []string, cli CLI) error {
 	seed := fs.Uint64("seed", 1, "seed for the random object contents")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shardstore bench drive [flags] [DRIVE...]\n\n"+
 			"Sequential write, then sequential read with -failed drives offline, through the real engine\n"+
@@ -132,9 +133,16 @@ func RunDriveCommand(ctx context.Context, args []string, cli CLI) error {
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
 	progress, finish := newProgress(cli, *quiet, "bench drive", total)
 	rep, err := RunDrive(ctx, opts, progress)
 	finish()
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strconv"
 
 	"github.com/schollz/progressbar/v3"
@@ -52,6 +54,29 @@ func newProgress(cli CLI, quiet bool, desc string, total int) (progress func(don
 	return func(done, _ int) { _ = bar.Set(done) }, func() { _ = bar.Finish() }
 }
 
+// startCPUProfile writes a CPU profile of the run to path (for go tool
+// pprof) until the returned stop is called; an empty path does nothing.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return nil
+	}, nil
+}
+
 // RunPutCommand is `shardstore bench put`: it parses args, runs RunPut
 // and prints the table (or JSON). It returns flag.ErrHelp after -h.
 func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
@@ -71,6 +96,7 @@ func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
 	seed := fs.Uint64("seed", 1, "seed for the random object contents")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shardstore bench put [flags]\n\n"+
 			"Measures the engine's PUT path (no HTTP) for every object size x concurrency x GOMAXPROCS x\n"+
@@ -112,9 +138,16 @@ func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
 	progress, finish := newProgress(cli, *quiet, "bench put", total)
 	rep, err := RunPut(ctx, opts, progress)
 	finish()
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
 	if err != nil {
 		return err
 	}
