@@ -203,11 +203,24 @@ func (v *Verifier) verifyPresignedV2(r *http.Request, q url.Values) (*Request, *
 
 // sigV2Matches recomputes the signature and compares it in constant time.
 // The path is signed exactly as it came on the wire, as AWS specifies
-// (botocore, minio-go and the AWS examples all sign the bytes they send).
+// (botocore, minio-go and the AWS examples all sign the bytes they send),
+// with one exception: a path-style request for a bucket itself sent as
+// "/bucket" is signed by botocore as "/bucket/" (the form its
+// virtual-host requests have, and which S3 accepts), so that form is tried
+// as well; both name the same bucket.
 func (v *Verifier) sigV2Matches(r *http.Request, key []byte, sig, md5, ctype, date string, amz []string) bool {
-	resource := canonicalResourceV2(v.vhostBucket(r), rawPathOf(r), rawQueryOf(r))
-	want := signV2(key, stringToSignV2(r.Method, md5, ctype, date, amz, resource))
-	return subtle.ConstantTimeCompare([]byte(want), []byte(sig)) == 1
+	bucket, path, query := v.vhostBucket(r), rawPathOf(r), rawQueryOf(r)
+	paths := []string{path}
+	if bucket == "" && len(path) > 1 && strings.IndexByte(path[1:], '/') < 0 {
+		paths = append(paths, path+"/")
+	}
+	for _, p := range paths {
+		want := signV2(key, stringToSignV2(r.Method, md5, ctype, date, amz, canonicalResourceV2(bucket, p, query)))
+		if subtle.ConstantTimeCompare([]byte(want), []byte(sig)) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // v2Result builds the verified request. A SigV2 signature does not cover
