@@ -104,3 +104,24 @@ type FileWriter interface {
 	// Abort discards the file.
 	Abort()
 }
+
+// BuffersWriter is implemented by writers that can write several buffers
+// in one call (writev): a shard record is a checksum and a chunk that
+// live in different buffers, and one syscall per record halves the
+// syscalls of the PUT path.
+type BuffersWriter interface {
+	WriteBuffers(bufs [][]byte) error
+}
+
+// WriteBuffers writes bufs in order, in one call when w supports it.
+func WriteBuffers(w io.Writer, bufs [][]byte) error {
+	if bw, ok := w.(BuffersWriter); ok {
+		return bw.WriteBuffers(bufs)
+	}
+	for _, b := range bufs {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

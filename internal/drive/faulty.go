@@ -333,6 +333,13 @@ func (w *faultyWriter) Write(p []byte) (int, error) {
 	return w.w.Write(p)
 }
 
+func (w *faultyWriter) WriteBuffers(bufs [][]byte) error {
+	if err := w.f.check(OpWrite); err != nil {
+		return err
+	}
+	return WriteBuffers(w.w, bufs)
+}
+
 func (w *faultyWriter) Close() error {
 	if err := w.f.check(OpSync); err != nil {
 		w.w.Abort()

@@ -366,6 +366,22 @@ func (w *healthWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteBuffers applies the deadline to one vectored write.
+func (w *healthWriter) WriteBuffers(bufs [][]byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	err, done := w.h.call(OpWrite, true, func() error { return WriteBuffers(w.w, bufs) })
+	if err != nil {
+		w.err = err
+		if !isClosed(done) {
+			w.dead = done
+		}
+		return err
+	}
+	return nil
+}
+
 func (w *healthWriter) Close() error {
 	if w.err != nil {
 		w.Abort()

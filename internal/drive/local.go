@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 )
 
 const formatFile = "format.json"
@@ -345,6 +346,39 @@ func (w *localWriter) Write(p []byte) (int, error) {
 		return n, w.err
 	}
 	return n, nil
+}
+
+// WriteBuffers writes bufs with writev, resuming after short writes.
+func (w *localWriter) WriteBuffers(bufs [][]byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	iov := make([][]byte, 0, len(bufs))
+	for _, b := range bufs {
+		if len(b) > 0 {
+			iov = append(iov, b)
+		}
+	}
+	for len(iov) > 0 {
+		n, err := unix.Writev(int(w.f.Fd()), iov)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			w.err = classify(&os.PathError{Op: "writev", Path: w.name, Err: err})
+			return w.err
+		}
+		for n > 0 && len(iov) > 0 {
+			if n >= len(iov[0]) {
+				n -= len(iov[0])
+				iov = iov[1:]
+				continue
+			}
+			iov[0] = iov[0][n:]
+			n = 0
+		}
+	}
+	return nil
 }
 
 func (w *localWriter) Close() error {

@@ -191,7 +191,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		algo = up.ChecksumAlgo
 	}
 	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, tmpID: uuid.NewString(), file: partFile(part)}
-	defer e.cleanupTmp(set, plan.tmpID)
+	defer e.cleanupTmp(plan)
 	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: algo})
 	if err != nil {
 		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w", part, bucket, key, err)

@@ -34,6 +34,8 @@ type writePlan struct {
 	file string
 	// inlineOK allows keeping small data in the metadata file instead.
 	inlineOK bool
+	// created records that shard files were opened under tmp.
+	created bool
 }
 
 func (p *writePlan) tmpPath(rel string) string { return drive.TmpDir + "/" + p.tmpID + "/" + rel }
@@ -302,17 +304,18 @@ type shardJob struct{ pb *pooledBlock }
 // times receives the bitrot and write durations.
 func (e *Engine) shardWriter(s shardSink, shard int, jobs <-chan shardJob, errp *error, times *[2]time.Duration) {
 	var sum [32]byte
+	var bufs [2][]byte
 	for j := range jobs {
 		if *errp == nil {
 			data := j.pb.blk.Shards[shard]
 			t0 := time.Now()
-			h := e.bitrot.Sum(sum[:], data)
+			bufs[0] = e.bitrot.Sum(sum[:], data)
+			bufs[1] = data
 			t1 := time.Now()
-			if _, err := s.Write(h); err != nil {
-				*errp = err
-			} else if _, err := s.Write(data); err != nil {
+			if err := drive.WriteBuffers(s, bufs[:]); err != nil {
 				*errp = err
 			}
+			bufs[1] = nil
 			times[0] += t1.Sub(t0)
 			times[1] += time.Since(t1)
 		}
@@ -330,6 +333,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, si
 		}
 		return nil
 	}
+	plan.created = true
 	var wg sync.WaitGroup
 	for p, d := range plan.set.drives {
 		wg.Add(1)
@@ -359,10 +363,22 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, si
 	return nil
 }
 
-// cleanupTmp removes a write's tmp directory from every drive.
-func (e *Engine) cleanupTmp(set *erasureSet, tmpID string) {
-	forEachDrive(set.drives, func(i int, d drive.Drive) error {
-		return d.Delete(context.Background(), drive.SystemVolume, drive.TmpDir+"/"+tmpID, true)
+// cleanupTmp removes a write's tmp directory from every drive. After a
+// commit it is empty (its contents were renamed into place), so a plain
+// remove does; only failed writes need the recursive delete. Inline
+// writes never created one.
+func (e *Engine) cleanupTmp(plan *writePlan) {
+	if !plan.created {
+		return
+	}
+	dir := drive.TmpDir + "/" + plan.tmpID
+	forEachDrive(plan.set.drives, func(i int, d drive.Drive) error {
+		ctx := context.Background()
+		err := d.Delete(ctx, drive.SystemVolume, dir, false)
+		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+			err = d.Delete(ctx, drive.SystemVolume, dir, true)
+		}
+		return err
 	})
 }
 
@@ -442,7 +458,7 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	dataDir := dataDirPrefix + uuid.NewString()
 	plan := &writePlan{set: set, coder: coder, dist: e.distribution(key, len(set.drives)),
 		tmpID: uuid.NewString(), file: dataDir + "/part.1", inlineOK: true}
-	defer e.cleanupTmp(set, plan.tmpID)
+	defer e.cleanupTmp(plan)
 	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: opts.ChecksumAlgorithm})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
