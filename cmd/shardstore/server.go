@@ -214,7 +214,7 @@ func runServer(args []string) error {
 		}
 	}()
 
-	verifier := &auth.Verifier{Region: o.region, Users: users}
+	verifier := &auth.Verifier{Region: o.region, Users: users, Domain: o.domain}
 	srv, err := s3api.New(s3api.Config{
 		Store:       eng,
 		Auth:        s3api.SigV4{Verifier: verifier},
