@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/shardstore/shardstore/internal/auth"
 )
@@ -19,6 +20,9 @@ func (a SigV4) Authenticate(r *http.Request) (*AuthResult, error) {
 	req, err := a.Verifier.Verify(r)
 	if err != nil {
 		return nil, authError(err)
+	}
+	if req.Presigned {
+		promoteSignedQuery(r)
 	}
 	res := &AuthResult{
 		Caller: Caller{
@@ -56,4 +60,33 @@ func (b authBody) Read(p []byte) (int, error) {
 		err = authError(err)
 	}
 	return n, err
+}
+
+// promoteSignedQuery moves request headers that a presigner hoisted into
+// the query string (botocore does so for Content-MD5, Content-Type and
+// x-amz-* headers) back into the header, where the handlers read them.
+// The signature covers the query, so these values are authenticated;
+// headers the client really sent win.
+func promoteSignedQuery(r *http.Request) {
+	for k, vs := range r.URL.Query() {
+		lk := strings.ToLower(k)
+		if len(vs) == 0 || !promotable(lk) || r.Header.Get(lk) != "" {
+			continue
+		}
+		r.Header.Set(lk, vs[0])
+	}
+}
+
+func promotable(k string) bool {
+	switch k {
+	case "content-md5", "content-type", "cache-control", "content-disposition",
+		"content-encoding", "content-language", "expires":
+		return true
+	}
+	// Auth parameters stay in the query; everything else x-amz-* (meta,
+	// acl, storage class, checksums) is a header hoisted by the signer.
+	return strings.HasPrefix(k, "x-amz-") && !strings.HasPrefix(k, "x-amz-signature") &&
+		k != "x-amz-algorithm" && k != "x-amz-credential" && k != "x-amz-date" &&
+		k != "x-amz-expires" && k != "x-amz-signedheaders" && k != "x-amz-security-token" &&
+		k != "x-amz-content-sha256"
 }
