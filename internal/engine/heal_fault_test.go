@@ -74,7 +74,7 @@ func (r *faultRig) open() {
 			r.t.Fatal(err)
 		}
 		f := drive.NewFaulty(l)
-		h := drive.NewHealth(f, drive.HealthConfig{OpTimeout: 2 * time.Second, ProbeInterval: 20 * time.Millisecond})
+		h := drive.NewHealth(f, drive.HealthConfig{OpTimeout: r.opTimeout(), ProbeInterval: 20 * time.Millisecond})
 		r.faulty = append(r.faulty, f)
 		r.healths = append(r.healths, h)
 		drives = append(drives, h)
@@ -86,6 +86,16 @@ func (r *faultRig) open() {
 		r.t.Fatal(err)
 	}
 	r.e = e
+}
+
+// opTimeout is the drive deadline: Config.DriveTimeout when a test sets
+// it (hung-drive tests want a short one), else long enough that a loaded
+// CI machine does not take healthy drives offline mid-test.
+func (r *faultRig) opTimeout() time.Duration {
+	if r.cfg.DriveTimeout > 0 {
+		return r.cfg.DriveTimeout
+	}
+	return 10 * time.Second
 }
 
 func (r *faultRig) close() {
@@ -123,7 +133,7 @@ func (r *faultRig) healthy(objs map[string][]byte) {
 	r.t.Helper()
 	// A drive the loaded test machine made miss a deadline is offline
 	// for a probe interval; wait for it rather than call that damage.
-	waitUntil(r.t, "all drives online", 10*time.Second, func() bool {
+	waitUntil(r.t, "all drives online", 90*time.Second, func() bool {
 		for _, h := range r.healths {
 			if !h.Online() {
 				return false
@@ -236,7 +246,7 @@ func TestFaultDrivesGone(t *testing.T) {
 				}
 				// Nobody asks for a heal: the queue and the drive monitor
 				// (refill of blank replacements) must restore every shard.
-				waitUntil(t, "background repair", 20*time.Second, func() bool {
+				waitUntil(t, "background repair", 90*time.Second, func() bool {
 					if r.e.PendingHeals() > 0 || !r.e.RefillsDone() {
 						return false
 					}
@@ -252,7 +262,7 @@ func TestFaultDrivesGone(t *testing.T) {
 					// (writes that missed them) must have fixed it.
 					r.healthy(objs)
 				} else {
-					waitUntil(t, "refill of replaced drives", 20*time.Second, func() bool {
+					waitUntil(t, "refill of replaced drives", 90*time.Second, func() bool {
 						for _, v := range victims {
 							b, err := os.ReadFile(filepath.Join(r.paths[v], drive.SystemVolume, driveHealFile))
 							var st driveHealState
@@ -336,7 +346,7 @@ func TestFaultCorruptionScannerRepairs(t *testing.T) {
 	r.cfg.Heal = HealConfig{ScanInterval: 10 * time.Millisecond, DeepScanEvery: 1,
 		QueueDelay: time.Hour, MonitorInterval: time.Hour} // only the scanner may repair
 	r.open()
-	waitUntil(t, "a deep scanner cycle", 30*time.Second, func() bool { return r.e.HealStatus().ScanCycles >= 1 })
+	waitUntil(t, "a deep scanner cycle", 120*time.Second, func() bool { return r.e.HealStatus().ScanCycles >= 1 })
 	st := r.e.HealStatus()
 	if st.LastScan.Damaged != len(corrupted) || st.LastScan.Failed != 0 {
 		t.Fatalf("scanner found %d damaged objects (%d failed), %d were corrupted with %d flips: %+v",
@@ -429,7 +439,9 @@ func TestFaultQuorumLoss(t *testing.T) {
 		if !errors.Is(err, ErrReadQuorum) {
 			t.Fatalf("get below quorum: %v", err)
 		}
-		if took := time.Since(start); took > 2*time.Second {
+		// Failing fast means well under one drive deadline (10 s here),
+		// with room for a loaded machine.
+		if took := time.Since(start); took > 5*time.Second {
 			t.Fatalf("get below quorum took %v", took)
 		}
 	}
@@ -445,7 +457,7 @@ func TestFaultQuorumLoss(t *testing.T) {
 	for _, rm := range removes {
 		rm()
 	}
-	waitUntil(t, "service to resume", 10*time.Second, func() bool { return r.e.Status().ReadQuorumOK && r.e.Status().WriteQuorumOK })
+	waitUntil(t, "service to resume", 90*time.Second, func() bool { return r.e.Status().ReadQuorumOK && r.e.Status().WriteQuorumOK })
 	objs["new"] = randBytes(rnd, 3*rigBlock)
 	if err := r.put("new", objs["new"]); err != nil {
 		t.Fatalf("put after drives returned: %v", err)
@@ -457,7 +469,7 @@ func TestFaultQuorumLoss(t *testing.T) {
 // deadline, never a hung request; slow fsyncs only slow things down; an
 // EIO on the nth write fails one shard, which the queue repairs.
 func TestFaultHungSlowAndNthWrite(t *testing.T) {
-	r := newRig(t, Config{})
+	r := newRig(t, Config{DriveTimeout: 2 * time.Second})
 	rnd := rand.New(rand.NewSource(21))
 	objs := map[string][]byte{}
 	for i := 0; i < 3; i++ {
@@ -477,7 +489,9 @@ func TestFaultHungSlowAndNthWrite(t *testing.T) {
 		t.Fatalf("put with hung drives: %v", err)
 	}
 	r.verify(objs)
-	if took := time.Since(start); took > 10*time.Second {
+	// Two deadlines (open, then write) at most, with room for a loaded
+	// machine; a hung request would never return.
+	if took := time.Since(start); took > 20*time.Second {
 		t.Fatalf("hung drives stalled requests for %v", took)
 	}
 	for _, f := range release {
@@ -487,7 +501,7 @@ func TestFaultHungSlowAndNthWrite(t *testing.T) {
 	rmSlow := slow.Inject(drive.Fault{Ops: []drive.Op{drive.OpSync}, Delay: 50 * time.Millisecond})
 	eio := r.faulty[hung[1]]
 	rmEIO := eio.Inject(drive.Fault{Ops: []drive.Op{drive.OpWrite}, After: 3, Times: 1, Err: drive.ErrInjectedEIO})
-	waitUntil(t, "hung drives back", 10*time.Second, func() bool { return r.healths[hung[0]].Online() && r.healths[hung[1]].Online() })
+	waitUntil(t, "hung drives back", 90*time.Second, func() bool { return r.healths[hung[0]].Online() && r.healths[hung[1]].Online() })
 	objs["slow"] = randBytes(rnd, 5*rigBlock)
 	if err := r.put("slow", objs["slow"]); err != nil {
 		t.Fatalf("put with a slow fsync and an EIO: %v", err)
@@ -498,7 +512,7 @@ func TestFaultHungSlowAndNthWrite(t *testing.T) {
 	rmSlow()
 	rmEIO()
 	r.verify(objs)
-	waitUntil(t, "queue drained", 20*time.Second, func() bool {
+	waitUntil(t, "queue drained", 90*time.Second, func() bool {
 		return r.e.PendingHeals() == 0 && r.healths[hung[1]].Online()
 	})
 	r.healthy(objs)
@@ -520,11 +534,11 @@ func TestFaultQueuePersisted(t *testing.T) {
 		t.Fatalf("%d queued, want 2", n)
 	}
 	rm()
-	waitUntil(t, "drive back", 5*time.Second, r.healths[3].Online)
+	waitUntil(t, "drive back", 90*time.Second, r.healths[3].Online)
 	r.close() // persists the queue
 	r.cfg.Heal.QueueDelay = 0
 	r.open()
-	waitUntil(t, "persisted queue healed", 10*time.Second, func() bool { return r.e.PendingHeals() == 0 })
+	waitUntil(t, "persisted queue healed", 90*time.Second, func() bool { return r.e.PendingHeals() == 0 })
 	r.healthy(objs)
 }
 
@@ -549,7 +563,7 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	r.open()
 	statePath := filepath.Join(r.paths[slot], drive.SystemVolume, driveHealFile)
 	var st driveHealState
-	waitUntil(t, "refill progress recorded", 30*time.Second, func() bool {
+	waitUntil(t, "refill progress recorded", 120*time.Second, func() bool {
 		b, err := os.ReadFile(statePath)
 		return err == nil && json.Unmarshal(b, &st) == nil && st.Objects >= 5
 	})
@@ -562,7 +576,7 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	resumedAt := st.Objects
 	r.cfg.Heal.ScanThrottle = 0
 	r.open()
-	waitUntil(t, "refill done", 30*time.Second, func() bool {
+	waitUntil(t, "refill done", 120*time.Second, func() bool {
 		b, err := os.ReadFile(statePath)
 		return err == nil && json.Unmarshal(b, &st) == nil && st.Done
 	})
