@@ -205,18 +205,34 @@ type responseWriter struct {
 	http.ResponseWriter
 	status  int
 	written int64
+	// unreadContinue reports a request that asked for 100-continue and
+	// whose body the handler did not read to the end.
+	unreadContinue func() bool
 }
 
 func (w *responseWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		w.beforeHeader()
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// beforeHeader closes the connection after answering a 100-continue
+// request without its body. net/http would otherwise read the body
+// before sending our answer (it no longer sees its own expect-continue
+// reader under our counting wrapper), so a refused PUT from boto3 or the
+// aws cli would stall until the client gave up waiting for 100 Continue.
+func (w *responseWriter) beforeHeader() {
+	if w.unreadContinue != nil && w.unreadContinue() {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+		w.beforeHeader()
 	}
 	n, err := w.ResponseWriter.Write(p)
 	w.written += int64(n)
@@ -233,12 +249,16 @@ func (w *responseWriter) Flush() {
 // countingReader counts request body bytes read.
 type countingReader struct {
 	io.ReadCloser
-	n int64
+	n   int64
+	eof bool
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
 	c.n += int64(n)
+	if err == io.EOF { //nolint:errorlint // io.EOF is returned unwrapped by contract
+		c.eof = true
+	}
 	return n, err
 }
 
@@ -275,6 +295,9 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		counted = &countingReader{ReadCloser: r.Body}
 		r.Body = counted
+		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") && r.ContentLength != 0 {
+			w.unreadContinue = func() bool { return !counted.eof }
+		}
 	}
 	s.serve(q)
 }

@@ -270,11 +270,6 @@ def test_garbage_requests(server, bucket, witnesses):
     witnesses()
 
 
-@pytest.mark.xfail(
-    reason="server sends neither 100 Continue nor its final error for a refused PUT with "
-    "Expect: 100-continue until the body arrives (RFC 9110 10.1.1 requires one of them at once); "
-    "boto3 and the aws cli then stall 1 s on every refused PUT"
-)
 def test_expect_100_continue_is_answered_before_the_body(server, bucket):
     """A client that sends Expect: 100-continue waits for the server before
     sending the body; the server must answer 100 Continue or a final status
