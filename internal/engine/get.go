@@ -24,6 +24,9 @@ type objectState struct {
 	fi    *meta.Object
 	metas []*meta.Object
 	errs  []error
+	// fromPrev marks drives whose record of fi is their previous record
+	// (an interrupted commit left another current record there).
+	fromPrev []bool
 }
 
 // readObject reads every drive's metadata for key and picks the version
@@ -130,13 +133,15 @@ func (e *Engine) readWithPrevious(ctx context.Context, set *erasureSet, bucket, 
 	if best == nil || votes < best.Erasure.DataShards {
 		return nil
 	}
-	out := &objectState{fi: best, metas: make([]*meta.Object, len(set.drives)), errs: make([]error, len(set.drives))}
+	n := len(set.drives)
+	out := &objectState{fi: best, metas: make([]*meta.Object, n), errs: make([]error, n), fromPrev: make([]bool, n)}
 	for p := range out.metas {
 		switch {
 		case st.metas[p] != nil && st.metas[p].SameVersion(best):
 			out.metas[p] = st.metas[p]
 		case prev[p] != nil && prev[p].SameVersion(best):
 			out.metas[p] = prev[p]
+			out.fromPrev[p] = true
 		default:
 			out.errs[p] = st.errs[p]
 			if out.errs[p] == nil {

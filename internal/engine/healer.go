@@ -103,6 +103,7 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 	case err != nil:
 		return err
 	}
+	e.promotePrevious(ctx, set, bucket, key, st, res)
 	fi := st.fi
 	res.Size = fi.Size
 	n := len(set.drives)
@@ -160,6 +161,28 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 	}
 	e.removeOrphans(ctx, set, bucket, key, fi.DataDir, status, res)
 	return nil
+}
+
+// promotePrevious finishes what an interrupted commit left: a drive whose
+// readable record is its previous one gets it back as its current record
+// (the data it names is still there), and the previous record goes.
+func (e *Engine) promotePrevious(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, res *HealResult) {
+	if st.fromPrev == nil {
+		return
+	}
+	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if !st.fromPrev[p] {
+			return nil
+		}
+		if err := d.WriteFile(ctx, bucket, objectMetaPath(key), st.metas[p].Marshal()); err != nil {
+			st.metas[p], st.errs[p] = nil, err
+			return err
+		}
+		d.Delete(ctx, bucket, prevMetaPath(key), false)
+		st.fromPrev[p] = false
+		return nil
+	})
+	res.Recovered = true
 }
 
 // checkDataDirs marks positions whose data directory lacks a part file.

@@ -543,6 +543,14 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	dir := objectDir(key)
 	olds := make([]*meta.Object, n)
 	oldRaw := make([][]byte, n)
+	// The version readers see now is what each drive keeps as its previous
+	// record while this commit is in flight: a drive's own current record
+	// may be stale (left by an earlier interrupted commit), and keeping
+	// that instead would cost the readable version its quorum.
+	var cur *objectState
+	if st, err := e.readObject(ctx, set, bucket, key); err == nil {
+		cur = st
+	}
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
@@ -559,10 +567,12 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if err == nil {
 			oldRaw[p] = raw
 			olds[p], _ = meta.Unmarshal(raw)
+		}
+		if cur != nil && cur.metas[p] != nil {
 			// Keep the previous record until the commit reaches quorum:
 			// a crash in between must leave the old version readable
 			// (for inline objects the record is the data).
-			if err := d.WriteFile(ctx, bucket, prevPath, raw); err != nil {
+			if err := d.WriteFile(ctx, bucket, prevPath, cur.metas[p].Marshal()); err != nil {
 				return err
 			}
 		}
@@ -584,10 +594,9 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			if errs[p] != nil {
 				return nil
 			}
+			// The previous record stays: it names the readable version.
 			if oldRaw[p] != nil {
-				if d.WriteFile(ctx, bucket, metaPath, oldRaw[p]) == nil {
-					d.Delete(ctx, bucket, prevPath, false)
-				}
+				d.WriteFile(ctx, bucket, metaPath, oldRaw[p])
 			} else {
 				d.Delete(ctx, bucket, metaPath, false)
 			}
@@ -599,14 +608,26 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		return quorumError("commit", errs, ok, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if errs[p] != nil || olds[p] == nil {
+		if errs[p] != nil {
+			return nil
+		}
+		replaced := map[string]bool{}
+		if olds[p] != nil {
+			replaced[olds[p].DataDir] = true
+		}
+		if cur != nil && cur.metas[p] != nil {
+			replaced[cur.metas[p].DataDir] = true
+		}
+		if len(replaced) == 0 {
 			return nil
 		}
 		// The previous record goes first: it must never outlive the data
 		// directory it points to.
 		d.Delete(ctx, bucket, prevPath, false)
-		if olds[p].DataDir != "" && olds[p].DataDir != m.DataDir {
-			d.Delete(ctx, bucket, dir+"/"+olds[p].DataDir, true)
+		for dd := range replaced {
+			if dd != "" && dd != m.DataDir {
+				d.Delete(ctx, bucket, dir+"/"+dd, true)
+			}
 		}
 		return nil
 	})
