@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/bitrot"
@@ -91,6 +92,11 @@ type Engine struct {
 	healths []*drive.Health // wrappers New created; closed by Close
 	// uncleanStart is set when the last run was killed: a recovery sweep runs.
 	uncleanStart bool
+	// listVerify makes listings confirm every key with a quorum read
+	// instead of trusting agreeing walked drives: after a kill, a commit
+	// cut short can leave a key on the walked drives without quorum until
+	// the recovery sweep has removed or repaired it.
+	listVerify atomic.Bool
 }
 
 // New opens (formatting on first use) the drives in cfg and returns the engine.
@@ -173,6 +179,7 @@ func New(cfg Config) (*Engine, error) {
 	e.heal = newHealQueue()
 	e.loadQueue(context.Background())
 	e.uncleanStart = e.markRunning(context.Background())
+	e.listVerify.Store(e.uncleanStart)
 	e.startBackground(cfg.Heal)
 	return e, nil
 }

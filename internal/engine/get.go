@@ -29,6 +29,9 @@ type objectState struct {
 	fromPrev []bool
 }
 
+// isPrev reports whether drive p's record of the version is its previous one.
+func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.fromPrev[p] }
+
 // readObject reads every drive's metadata for key and picks the version
 // held by at least its data-shard count of drives. When no version has
 // quorum (an overwrite or metadata update interrupted mid-commit), each

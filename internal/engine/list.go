@@ -266,7 +266,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 				agreed = false
 			}
 		}
-		if agreed {
+		if agreed && !sl.e.listVerify.Load() {
 			return &listEntry{key: key}, metas[0], nil
 		}
 		st, err := sl.e.readObject(ctx, sl.set, sl.bucket, key)

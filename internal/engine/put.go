@@ -197,7 +197,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 	}
 	inline := last && plan.inlineOK && e.inlineLimit > 0 &&
 		int64(c.ShardSize(got)+e.bitrot.Size()) <= e.inlineLimit
-	if err := e.openSinks(ctx, plan, inline, sinks, res.errs); err != nil {
+	if err := e.openSinks(ctx, plan, inline, e.bitrot.Size()+c.ShardSize(got), sinks, res.errs); err != nil {
 		return nil, err
 	}
 	started = true
@@ -326,10 +326,12 @@ func (e *Engine) shardWriter(s shardSink, shard int, jobs <-chan shardJob, errp 
 // openSinks opens one shard file per drive in parallel (or memory sinks
 // for inline data). A drive that cannot open its file is marked failed;
 // the stream goes on while write quorum remains.
-func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, sinks []shardSink, errs []error) error {
+func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, inlineSize int, sinks []shardSink, errs []error) error {
 	if inline {
 		for p := range sinks {
-			sinks[p] = &memSink{}
+			m := &memSink{}
+			m.Grow(inlineSize)
+			sinks[p] = m
 		}
 		return nil
 	}
@@ -537,20 +539,23 @@ func (e *Engine) commitObject(ctx context.Context, set *erasureSet, bucket, key 
 // directory, into place first when set) with write quorum, rolling back on
 // failure and removing the replaced version's data on success. res may be
 // nil when every drive is to be written.
+//
+// While the commit is in flight every drive keeps the record of the
+// version readers see now as <meta>.prev (readObject counts it when no
+// version has quorum), so a crash mid-commit leaves that version readable.
+// A drive's current record of that version is renamed aside (no copy); a
+// drive whose readable record already is its previous one keeps it.
 func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, srcDir string, dist []int, res *writeResult) error {
 	n := len(set.drives)
 	metaPath, prevPath := objectMetaPath(key), prevMetaPath(key)
 	dir := objectDir(key)
-	olds := make([]*meta.Object, n)
-	oldRaw := make([][]byte, n)
-	// The version readers see now is what each drive keeps as its previous
-	// record while this commit is in flight: a drive's own current record
-	// may be stale (left by an earlier interrupted commit), and keeping
-	// that instead would cost the readable version its quorum.
 	var cur *objectState
 	if st, err := e.readObject(ctx, set, bucket, key); err == nil {
 		cur = st
 	}
+	renamed := make([]bool, n)    // current record moved to prev
+	staleRaw := make([][]byte, n) // a stale current record, for rollback
+	replaced := make([]map[string]bool, n)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
@@ -560,20 +565,35 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if res != nil && res.inline != nil {
 			dm.Inline = res.inline[p]
 		}
-		raw, err := d.ReadFile(ctx, bucket, metaPath)
-		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-			return err
+		replaced[p] = map[string]bool{}
+		var readable *meta.Object
+		if cur != nil {
+			readable = cur.metas[p]
 		}
-		if err == nil {
-			oldRaw[p] = raw
-			olds[p], _ = meta.Unmarshal(raw)
-		}
-		if cur != nil && cur.metas[p] != nil {
-			// Keep the previous record until the commit reaches quorum:
-			// a crash in between must leave the old version readable
-			// (for inline objects the record is the data).
-			if err := d.WriteFile(ctx, bucket, prevPath, cur.metas[p].Marshal()); err != nil {
+		switch {
+		case readable != nil && !cur.isPrev(p):
+			if err := d.Rename(ctx, bucket, metaPath, bucket, prevPath); err != nil {
 				return err
+			}
+			renamed[p] = true
+			replaced[p][readable.DataDir] = true
+		default:
+			// No readable current record here: keep what the drive has (a
+			// stale version, or nothing) for rollback and cleanup. A drive
+			// that does not hold the readable version's shard gets no
+			// previous record: it must not count towards that version.
+			raw, err := d.ReadFile(ctx, bucket, metaPath)
+			if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+				return err
+			}
+			if err == nil {
+				staleRaw[p] = raw
+				if old, err := meta.Unmarshal(raw); err == nil {
+					replaced[p][old.DataDir] = true
+				}
+			}
+			if readable != nil {
+				replaced[p][readable.DataDir] = true // already the prev record
 			}
 		}
 		if srcDir != "" {
@@ -591,16 +611,17 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	})
 	if ok := countNil(errs); ok < writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards) {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
-			if errs[p] != nil {
+			switch {
+			case renamed[p]:
+				d.Rename(ctx, bucket, prevPath, bucket, metaPath)
+			case errs[p] != nil:
 				return nil
-			}
-			// The previous record stays: it names the readable version.
-			if oldRaw[p] != nil {
-				d.WriteFile(ctx, bucket, metaPath, oldRaw[p])
-			} else {
+			case staleRaw[p] != nil:
+				d.WriteFile(ctx, bucket, metaPath, staleRaw[p])
+			default:
 				d.Delete(ctx, bucket, metaPath, false)
 			}
-			if m.DataDir != "" && (olds[p] == nil || olds[p].DataDir != m.DataDir) {
+			if errs[p] == nil && m.DataDir != "" && !replaced[p][m.DataDir] {
 				d.Delete(ctx, bucket, dir+"/"+m.DataDir, true)
 			}
 			return nil
@@ -608,23 +629,13 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		return quorumError("commit", errs, ok, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if errs[p] != nil {
-			return nil
-		}
-		replaced := map[string]bool{}
-		if olds[p] != nil {
-			replaced[olds[p].DataDir] = true
-		}
-		if cur != nil && cur.metas[p] != nil {
-			replaced[cur.metas[p].DataDir] = true
-		}
-		if len(replaced) == 0 {
+		if errs[p] != nil || len(replaced[p]) == 0 {
 			return nil
 		}
 		// The previous record goes first: it must never outlive the data
 		// directory it points to.
 		d.Delete(ctx, bucket, prevPath, false)
-		for dd := range replaced {
+		for dd := range replaced[p] {
 			if dd != "" && dd != m.DataDir {
 				d.Delete(ctx, bucket, dir+"/"+dd, true)
 			}

@@ -136,6 +136,9 @@ func (e *Engine) startBackground(cfg HealConfig) {
 			ctx, cancel := b.context()
 			defer cancel()
 			rep, err := e.heal0(ctx, HealRequest{}, b.cfg.ScanThrottle/4, nil)
+			if err == nil && rep.Failed == 0 {
+				e.listVerify.Store(false)
+			}
 			e.log.Warn("recovery sweep after unclean shutdown done", "objects", rep.Objects, "damaged", rep.Damaged,
 				"recovered", rep.Recovered, "dangling", rep.Dangling, "failed", rep.Failed, "err", err)
 		}()
