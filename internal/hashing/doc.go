@@ -48,7 +48,7 @@
 //  1. Streams with only cheap hashes stay inline.
 //  2. Offload only when the CPU is the bottleneck: Load.Busy() at or above
 //     BusyThreshold, or more heavy streams than CPUs. Then, for objects of
-//     at least MinOffloadSize (8 MiB), a device lane if one is free (never
+//     at least MinOffloadSize (2 MiB), a device lane if one is free (never
 //     waiting for one); else the multi-lane service if at least
 //     MultibufferMinStreams heavy streams of at least MultibufferMinSize
 //     (1 MiB) are active: it saves CPU per byte, so unlike a device it

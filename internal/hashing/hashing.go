@@ -165,7 +165,8 @@ type Config struct {
 	// pipelined and device backends, since handing a few blocks to another
 	// goroutine or device overlaps little (the multi-lane service, which
 	// saves CPU rather than overlapping, has MultibufferMinSize). Default
-	// 8 MiB.
+	// 2 MiB (measured with `bench put` on 2 cores: a lone 4 MiB PUT ran
+	// 8-10 % faster pipelined than inline at the same CPU per byte).
 	MinOffloadSize int64
 	// BusyThreshold is the Load.Busy() level from which auto treats the
 	// CPU as the bottleneck. Default 0.8.
@@ -225,7 +226,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Load = idleLoad{}
 	}
 	if c.MinOffloadSize <= 0 {
-		c.MinOffloadSize = 8 << 20
+		c.MinOffloadSize = 2 << 20
 	}
 	if c.BusyThreshold <= 0 {
 		c.BusyThreshold = 0.8

@@ -37,8 +37,11 @@ func TestAutoPolicyRules(t *testing.T) {
 	if b := backendOf(t, e, large); b != BackendPipelined {
 		t.Errorf("lone large stream, idle CPU: %s, want pipelined", b)
 	}
-	if b := backendOf(t, e, Request{Size: 4 << 20, ETag: true}); b != BackendInline {
-		t.Errorf("4 MiB stream: %s, want inline", b)
+	if b := backendOf(t, e, Request{Size: 1 << 20, ETag: true}); b != BackendInline {
+		t.Errorf("1 MiB stream: %s, want inline", b)
+	}
+	if b := backendOf(t, e, Request{Size: 4 << 20, ETag: true}); b != BackendPipelined {
+		t.Errorf("lone 4 MiB stream, idle CPU: %s, want pipelined", b)
 	}
 	if b := backendOf(t, e, Request{Size: 64 << 20, Checksum: CRC32C}); b != BackendInline {
 		t.Errorf("CRC-only stream: %s, want inline", b)
@@ -287,10 +290,12 @@ func TestDeviceInflightCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	dev.Pause()
-	time.AfterFunc(50*time.Millisecond, dev.Resume)
 	rng := rand.New(rand.NewPCG(8, 8))
 	data := randomData(rng, 3<<20)
+	// The pause must outlast handing the first blocks to the device, even
+	// on a loaded machine under -race (50 ms did not always).
+	dev.Pause()
+	time.AfterFunc(500*time.Millisecond, dev.Resume)
 	s, err := e.NewStream(Request{Size: -1, ETag: true})
 	if err != nil {
 		t.Fatal(err)
