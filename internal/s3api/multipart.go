@@ -46,6 +46,18 @@ func handleCreateMultipartUpload(q *request) error {
 	return nil
 }
 
+// partTarget reads the partNumber and uploadId parameters of UploadPart
+// and UploadPartCopy.
+func (q *request) partTarget() (part int, uploadID string, err error) {
+	if part, err = q.partNumber(); err != nil {
+		return 0, "", err
+	}
+	if uploadID, err = q.uploadID(); err != nil {
+		return 0, "", err
+	}
+	return part, uploadID, nil
+}
+
 // partNumber reads and validates the partNumber parameter.
 func (q *request) partNumber() (int, error) {
 	n, err := strconv.Atoi(q.param("partNumber"))
@@ -67,11 +79,7 @@ func handleUploadPart(q *request) error {
 	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
 		return err
 	}
-	part, err := q.partNumber()
-	if err != nil {
-		return err
-	}
-	id, err := q.uploadID()
+	part, id, err := q.partTarget()
 	if err != nil {
 		return err
 	}
@@ -80,14 +88,11 @@ func handleUploadPart(q *request) error {
 		return err
 	}
 	var opts engine.PartOptions
-	if opts.ContentMD5, err = parseContentMD5(q.r.Header); err != nil {
-		return err
-	}
-	cs, err := parseChecksum(q.r.Header)
+	md5sum, cs, err := q.bodyDigests()
 	if err != nil {
 		return err
 	}
-	opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
+	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
 	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("upload part %d of %s/%s: %w", part, q.bucket, q.key, err)
@@ -106,11 +111,7 @@ func handleUploadPartCopy(q *request) error {
 	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
 		return err
 	}
-	part, err := q.partNumber()
-	if err != nil {
-		return err
-	}
-	id, err := q.uploadID()
+	part, id, err := q.partTarget()
 	if err != nil {
 		return err
 	}

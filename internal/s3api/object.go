@@ -32,6 +32,20 @@ func (q *request) bodySize() (int64, error) {
 	return q.length, nil
 }
 
+// bodyDigests reads what the client says about the body: Content-MD5
+// and an x-amz-checksum-* header or announced trailer.
+func (q *request) bodyDigests() ([]byte, checksumSpec, error) {
+	md5sum, err := parseContentMD5(q.r.Header)
+	if err != nil {
+		return nil, checksumSpec{}, err
+	}
+	cs, err := parseChecksum(q.r.Header)
+	if err != nil {
+		return nil, checksumSpec{}, err
+	}
+	return md5sum, cs, nil
+}
+
 func handlePutObject(q *request) error {
 	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
 		return err
@@ -47,14 +61,11 @@ func handlePutObject(q *request) error {
 	if opts.ACL == "" {
 		opts.ACL = "private"
 	}
-	if opts.ContentMD5, err = parseContentMD5(q.r.Header); err != nil {
-		return err
-	}
-	cs, err := parseChecksum(q.r.Header)
+	md5sum, cs, err := q.bodyDigests()
 	if err != nil {
 		return err
 	}
-	opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
+	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
 	if inm := strings.TrimSpace(q.r.Header.Get("If-None-Match")); inm != "" {
 		if inm != "*" {
 			return errNotImplemented("If-None-Match other than * on PUT")
@@ -255,11 +266,7 @@ func handleDeleteObjects(q *request) error {
 	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
 		return err
 	}
-	md5sum, err := parseContentMD5(q.r.Header)
-	if err != nil {
-		return err
-	}
-	cs, err := parseChecksum(q.r.Header)
+	md5sum, cs, err := q.bodyDigests()
 	if err != nil {
 		return err
 	}
