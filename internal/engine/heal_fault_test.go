@@ -246,7 +246,7 @@ func TestFaultDrivesGone(t *testing.T) {
 				}
 				// Nobody asks for a heal: the queue and the drive monitor
 				// (refill of blank replacements) must restore every shard.
-				waitUntil(t, "background repair", 90*time.Second, func() bool {
+				waitUntil(t, "background repair", 180*time.Second, func() bool {
 					if r.e.PendingHeals() > 0 || !r.e.RefillsDone() {
 						return false
 					}
@@ -262,7 +262,7 @@ func TestFaultDrivesGone(t *testing.T) {
 					// (writes that missed them) must have fixed it.
 					r.healthy(objs)
 				} else {
-					waitUntil(t, "refill of replaced drives", 90*time.Second, func() bool {
+					waitUntil(t, "refill of replaced drives", 240*time.Second, func() bool {
 						for _, v := range victims {
 							b, err := os.ReadFile(filepath.Join(r.paths[v], drive.SystemVolume, driveHealFile))
 							var st driveHealState
