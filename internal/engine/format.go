@@ -94,6 +94,9 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize int, log *sl
 		if err := d.WriteFormat(ctx, f); err != nil {
 			return layout{}, fmt.Errorf("engine: format replacement drive %s: %w", d, err)
 		}
+		if err := markRefillNeeded(ctx, d, f.DriveID); err != nil {
+			return layout{}, fmt.Errorf("engine: %w", err)
+		}
 		log.Info("blank drive adopted as replacement; it will be healed", "drive", d.String(), "set", f.SetIndex+1, "slot", f.DriveIndex+1)
 	}
 	return layout{deploymentID: depID}, nil

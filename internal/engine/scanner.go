@@ -555,7 +555,22 @@ func (e *Engine) adoptDrive(ctx context.Context, si, i int, d drive.Drive) error
 	if err := d.WriteFormat(ctx, f); err != nil {
 		return fmt.Errorf("format: %w", err)
 	}
+	if err := markRefillNeeded(ctx, d, f.DriveID); err != nil {
+		return err
+	}
 	e.log.Warn("blank drive adopted as replacement; refilling it", "drive", d.String(), "set", si+1, "slot", i+1)
+	return nil
+}
+
+// markRefillNeeded records, right after a blank drive is formatted, that
+// it must be refilled. Deciding later from what the drive holds would race
+// with writers that put bucket records or objects on it first, and the
+// drive would then never be refilled.
+func markRefillNeeded(ctx context.Context, d drive.Drive, driveID string) error {
+	raw, _ := json.Marshal(driveHealState{DriveID: driveID, Started: time.Now().UTC()})
+	if err := d.WriteFile(ctx, drive.SystemVolume, driveHealFile, raw); err != nil {
+		return fmt.Errorf("record refill of %s: %w", d, err)
+	}
 	return nil
 }
 
