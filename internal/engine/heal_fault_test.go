@@ -594,3 +594,30 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	}
 	r.verify(objs)
 }
+
+// A heal whose rewrite of a shard fails (EIO on that drive's write) must
+// not count as done: the queue keeps the object and repairs it later.
+func TestFaultHealRewriteFailureRetried(t *testing.T) {
+	r := newRig(t, Config{Heal: HealConfig{QueueDelay: 50 * time.Millisecond}})
+	rnd := rand.New(rand.NewSource(31))
+	objs := map[string][]byte{"obj": randBytes(rnd, 5*rigBlock)}
+	if err := r.put("obj", objs["obj"]); err != nil {
+		t.Fatal(err)
+	}
+	victim := 5
+	os.RemoveAll(filepath.Join(r.paths[victim], "bucket", "obj"))
+	// The heal's writes to the victim fail once the first time round.
+	remove := r.faulty[victim].Inject(drive.Fault{Ops: drive.WriteOps, Times: 1, Err: drive.ErrInjectedEIO})
+	defer remove()
+	res, err := r.e.HealObject(context.Background(), "bucket", "obj", HealOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Offline == 0 {
+		t.Fatalf("a failed shard rewrite was reported as healed: %+v", res)
+	}
+	// The queue gets it and retries until the drive takes the write.
+	r.e.heal.add("bucket", "obj")
+	waitUntil(t, "queue drained", 90*time.Second, func() bool { return r.e.PendingHeals() == 0 })
+	r.healthy(objs)
+}

@@ -449,6 +449,9 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 		} else {
 			e.log.Warn("heal: cannot rewrite shard", "bucket", bucket, "key", key, "drive", set.drives[p].String(), "err", errs[p])
 			status[p] = posOffline
+			// Not repaired: callers (the heal queue) must retry, as for a
+			// drive that did not answer.
+			res.Offline++
 		}
 	}
 	return nil
