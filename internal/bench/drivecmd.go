@@ -133,21 +133,6 @@ func RunDriveCommand(ctx context.Context, args []string, cli CLI) error {
 	if err != nil {
 		return err
 	}
-	stopProfile, err := startCPUProfile(*cpuProfile)
-	if err != nil {
-		return err
-	}
-	progress, finish := newProgress(cli, *quiet, "bench drive", total)
-	rep, err := RunDrive(ctx, opts, progress)
-	finish()
-	if perr := stopProfile(); err == nil {
-		err = perr
-	}
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return rep.WriteJSON(cli.Stdout)
-	}
-	return rep.WriteTable(cli.Stdout)
+	return runAndPrint(cli, *quiet, *cpuProfile, "bench drive", total, *asJSON,
+		func(progress func(done, total int)) (DriveReport, error) { return RunDrive(ctx, opts, progress) })
 }

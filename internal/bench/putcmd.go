@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -77,6 +78,35 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
+// report is what an engine bench prints.
+type report interface {
+	WriteJSON(w io.Writer) error
+	WriteTable(w io.Writer) error
+}
+
+// runAndPrint runs an engine bench of total steps under an optional CPU
+// profile, with a progress bar, and prints its report as a table or JSON.
+func runAndPrint[R report](cli CLI, quiet bool, profile, desc string, total int, asJSON bool,
+	run func(progress func(done, total int)) (R, error)) error {
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		return err
+	}
+	progress, finish := newProgress(cli, quiet, desc, total)
+	rep, err := run(progress)
+	finish()
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return rep.WriteJSON(cli.Stdout)
+	}
+	return rep.WriteTable(cli.Stdout)
+}
+
 // RunPutCommand is `shardstore bench put`: it parses args, runs RunPut
 // and prints the table (or JSON). It returns flag.ErrHelp after -h.
 func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
@@ -138,21 +168,6 @@ func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
 	if err != nil {
 		return err
 	}
-	stopProfile, err := startCPUProfile(*cpuProfile)
-	if err != nil {
-		return err
-	}
-	progress, finish := newProgress(cli, *quiet, "bench put", total)
-	rep, err := RunPut(ctx, opts, progress)
-	finish()
-	if perr := stopProfile(); err == nil {
-		err = perr
-	}
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return rep.WriteJSON(cli.Stdout)
-	}
-	return rep.WriteTable(cli.Stdout)
+	return runAndPrint(cli, *quiet, *cpuProfile, "bench put", total, *asJSON,
+		func(progress func(done, total int)) (PutReport, error) { return RunPut(ctx, opts, progress) })
 }
