@@ -436,20 +436,30 @@ func handleCopyObject(q *request) error {
 	return nil
 }
 
-func handleGetObjectACL(q *request) error {
+// objectACLTarget loads the bucket and object of an object-ACL request;
+// only the bucket owner or the object's owner may read or change it.
+func (q *request) objectACLTarget() (engine.BucketInfo, engine.ObjectInfo, error) {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
-		return fmt.Errorf("bucket %q: %w", q.bucket, err)
+		return bi, engine.ObjectInfo{}, fmt.Errorf("bucket %q: %w", q.bucket, err)
 	}
 	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
 	if err != nil {
 		if !q.ownsBucket(bi) {
-			return errAccessDenied()
+			return bi, oi, errAccessDenied()
 		}
-		return fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
+		return bi, oi, fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
 	}
 	if !q.ownsBucket(bi) && (q.caller.Anonymous || oi.Owner != q.caller.AccessKey) {
-		return errAccessDenied()
+		return bi, oi, errAccessDenied()
+	}
+	return bi, oi, nil
+}
+
+func handleGetObjectACL(q *request) error {
+	bi, oi, err := q.objectACLTarget()
+	if err != nil {
+		return err
 	}
 	owner := oi.Owner
 	if owner == "" {
@@ -460,19 +470,8 @@ func handleGetObjectACL(q *request) error {
 }
 
 func handlePutObjectACL(q *request) error {
-	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
-	if err != nil {
-		return fmt.Errorf("bucket %q: %w", q.bucket, err)
-	}
-	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
-	if err != nil {
-		if !q.ownsBucket(bi) {
-			return errAccessDenied()
-		}
-		return fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
-	}
-	if !q.ownsBucket(bi) && (q.caller.Anonymous || oi.Owner != q.caller.AccessKey) {
-		return errAccessDenied()
+	if _, _, err := q.objectACLTarget(); err != nil {
+		return err
 	}
 	acl, err := q.cannedACLForPut()
 	if err != nil {
