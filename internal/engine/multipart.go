@@ -453,20 +453,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	})}
 	unlock := e.locks.Lock(lockName(bucket, key))
 	defer unlock()
-	if opts.IfNoneMatchAny || opts.IfMatch != "" {
-		cur, err := e.readObject(ctx, set, bucket, key)
-		exists := err == nil
-		if err != nil && !errors.Is(err, ErrObjectNotFound) {
-			return ObjectInfo{}, err
-		}
-		if opts.IfNoneMatchAny && exists {
-			return ObjectInfo{}, fmt.Errorf("%w: object exists and If-None-Match is *", ErrPreconditionFailed)
-		}
-		if opts.IfMatch != "" && (!exists || !etagMatches(opts.IfMatch, cur.fi.ETag)) {
-			return ObjectInfo{}, fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, opts.IfMatch)
-		}
-	}
-	if err := e.commitMeta(ctx, set, bucket, key, &om, upDir+"/data", up.Erasure.Distribution, res); err != nil {
+	if err := e.commitMeta(ctx, set, bucket, key, &om, upDir+"/data", up.Erasure.Distribution, res, opts); err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {

@@ -515,43 +515,54 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 func (e *Engine) commitObject(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, plan *writePlan, res *writeResult, opts PutOptions) error {
 	unlock := e.locks.Lock(lockName(bucket, key))
 	defer unlock()
-	if opts.IfNoneMatchAny || opts.IfMatch != "" {
-		cur, err := e.readObject(ctx, set, bucket, key)
-		exists := err == nil
-		if err != nil && !errors.Is(err, ErrObjectNotFound) {
-			return err
-		}
-		if opts.IfNoneMatchAny && exists {
-			return fmt.Errorf("%w: object exists and If-None-Match is *", ErrPreconditionFailed)
-		}
-		if opts.IfMatch != "" && (!exists || !etagMatches(opts.IfMatch, cur.fi.ETag)) {
-			return fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, opts.IfMatch)
-		}
-	}
 	var srcDir string
 	if m.DataDir != "" {
 		srcDir = plan.tmpPath(m.DataDir)
 	}
-	return e.commitMeta(ctx, set, bucket, key, m, srcDir, plan.dist, res)
+	return e.commitMeta(ctx, set, bucket, key, m, srcDir, plan.dist, res, opts)
+}
+
+// checkPutConditions applies If-None-Match: * and If-Match to the object
+// as read under the commit's lock (readErr is readObject's error).
+func checkPutConditions(cur *objectState, readErr error, opts PutOptions) error {
+	if !opts.IfNoneMatchAny && opts.IfMatch == "" {
+		return nil
+	}
+	exists := readErr == nil
+	if readErr != nil && !errors.Is(readErr, ErrObjectNotFound) {
+		return readErr
+	}
+	if opts.IfNoneMatchAny && exists {
+		return fmt.Errorf("%w: object exists and If-None-Match is *", ErrPreconditionFailed)
+	}
+	if opts.IfMatch != "" && (!exists || !etagMatches(opts.IfMatch, cur.fi.ETag)) {
+		return fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, opts.IfMatch)
+	}
+	return nil
 }
 
 // commitMeta writes per-drive metadata (moving srcDir, a tmp data
 // directory, into place first when set) with write quorum, rolling back on
 // failure and removing the replaced version's data on success. res may be
-// nil when every drive is to be written.
+// nil when every drive is to be written. The caller holds the object's
+// write lock; cond's preconditions are checked against the same read the
+// commit uses.
 //
 // While the commit is in flight every drive keeps the record of the
 // version readers see now as <meta>.prev (readObject counts it when no
 // version has quorum), so a crash mid-commit leaves that version readable.
 // A drive's current record of that version is renamed aside (no copy); a
 // drive whose readable record already is its previous one keeps it.
-func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, srcDir string, dist []int, res *writeResult) error {
+func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, srcDir string, dist []int, res *writeResult, cond PutOptions) error {
 	n := len(set.drives)
 	metaPath, prevPath := objectMetaPath(key), prevMetaPath(key)
 	dir := objectDir(key)
-	var cur *objectState
-	if st, err := e.readObject(ctx, set, bucket, key); err == nil {
-		cur = st
+	cur, err := e.readObject(ctx, set, bucket, key)
+	if err := checkPutConditions(cur, err, cond); err != nil {
+		return err
+	}
+	if err != nil {
+		cur = nil // nothing readable to keep as the previous version
 	}
 	renamed := make([]bool, n)    // current record moved to prev
 	staleRaw := make([][]byte, n) // a stale current record, for rollback
