@@ -126,7 +126,7 @@ func BenchmarkMD5Lanes(b *testing.B) {
 		block[i] = byte(i * 7)
 	}
 	for _, streams := range []int{1, 2, 4, 8, 16, 32} {
-		for _, kind := range []string{"crypto-md5", "md5-simd"} {
+		for _, kind := range []string{"crypto-md5", "md5lanes"} {
 			b.Run(fmt.Sprintf("streams=%d/%s", streams, kind), func(b *testing.B) {
 				p := newSIMDPool(1)
 				defer p.close()
@@ -139,7 +139,7 @@ func BenchmarkMD5Lanes(b *testing.B) {
 						go func() {
 							defer wg.Done()
 							var h hash.Hash = md5.New()
-							if kind == "md5-simd" {
+							if kind == "md5lanes" {
 								sh := p.newHash()
 								defer sh.Close()
 								h = sh

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/md5lanes"
 )
 
 // startBackend opens a stream and reports the backend it started on,
@@ -254,29 +256,42 @@ func TestStuckDeviceTimesOut(t *testing.T) {
 	}
 }
 
-// The multi-lane service is retired after hashersPerServer hashers and
-// closed when idle, so md5-simd's per-hasher bookkeeping stays bounded.
-func TestSIMDPoolRecycles(t *testing.T) {
-	p := newSIMDPool(1)
-	defer p.close()
-	for range 3*hashersPerServer + 5 {
+// Multi-lane hashers are packed onto one service until its lanes are
+// full, a closed pool hands out none, and services stop when their last
+// hasher ends after the pool closed.
+func TestSIMDPoolPacksAndCloses(t *testing.T) {
+	if !md5lanes.Available() {
+		t.Skip("no multi-lane MD5 kernel on this CPU (needs AVX2): the pool hands out no hashers and the policy hashes on the CPU")
+	}
+	p := newSIMDPool(2)
+	var hs []*simdHasher
+	for range md5lanes.Lanes + 1 {
 		h := p.newHash()
 		h.Write([]byte("abc"))
 		if got := hex.EncodeToString(h.Sum(nil)); got != "900150983cd24fb0d6963f7d28e17f72" {
 			t.Fatalf("md5(abc) = %s", got)
 		}
-		h.Close()
-		h.Close()
+		hs = append(hs, h)
 	}
 	p.mu.Lock()
-	n := len(p.servers)
+	n, first := len(p.servers), p.servers[0].active
 	p.mu.Unlock()
-	if n > 1 {
-		t.Errorf("%d services alive, want at most 1", n)
+	if n != 2 || first != md5lanes.Lanes {
+		t.Fatalf("%d services, first with %d hashers; want 2, the first full (%d)", n, first, md5lanes.Lanes)
 	}
 	p.close()
 	if p.newHash() != nil {
 		t.Error("closed pool handed out a hasher")
+	}
+	for _, h := range hs {
+		h.Close()
+		h.Close()
+	}
+	p.mu.Lock()
+	n = len(p.servers)
+	p.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d services still running after the pool closed and its hashers ended", n)
 	}
 }
 

@@ -3,25 +3,14 @@ package hashing
 import (
 	"sync"
 
-	md5simd "github.com/minio/md5-simd"
+	"github.com/shardstore/shardstore/internal/md5lanes"
 )
 
-// hashersPerServer is how many hashers one md5-simd service hands out
-// before it is retired. md5-simd v1.1.2 never forgets a finished hasher
-// (its client table and digest map keep an entry per hasher, and every
-// scheduling round rescans the client table), so a service that lives
-// forever gets slower and larger with every upload. Retiring it after a
-// bounded number of hashers, and closing it when its last one ends, keeps
-// both bounded at the cost of starting a service (1.5 MiB of buffers, one
-// goroutine) every few hundred uploads. Measured with 64 KiB hashes one
-// after another: a single long-lived service went from 1.5 ms per hasher
-// (first 3000) to 19.5 ms (hashers 9000-12000); recycled, a steady
-// 0.2-0.3 ms.
-const hashersPerServer = 256
-
-// simdPool runs the shared multi-lane MD5 services. Streams are packed
-// onto the fullest service that still has a free lane (16 lanes each), so
-// lanes fill up rather than several services each running half empty.
+// simdPool runs the shared multi-lane MD5 services (internal/md5lanes).
+// Streams are packed onto the fullest service that still has a free lane
+// (16 lanes each), so lanes fill up rather than several services each
+// running half empty; a service costs one goroutine, which computes on
+// one core.
 type simdPool struct {
 	mu      sync.Mutex
 	max     int
@@ -30,21 +19,19 @@ type simdPool struct {
 }
 
 type simdServer struct {
-	srv     md5simd.Server
-	active  int // hashers not yet closed
-	handed  int // hashers ever handed out
-	retired bool
+	srv    *md5lanes.Service
+	active int // hashers not yet closed
 }
-
-// simdLanes is the number of streams one md5-simd service computes at
-// once (16 with AVX-512, 2x8 with AVX2).
-const simdLanes = 16
 
 func newSIMDPool(max int) *simdPool { return &simdPool{max: max} }
 
 // newHash returns a hasher on a shared service, or nil when the engine is
-// closed.
+// closed or the CPU has no multi-lane kernel (the caller then hashes on
+// the CPU another way).
 func (p *simdPool) newHash() *simdHasher {
+	if !md5lanes.Available() {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -54,13 +41,8 @@ func (p *simdPool) newHash() *simdHasher {
 	// allowed; failing that, the least loaded one (lanes are shared in
 	// turns, so an overfull service is slower per stream, never stuck).
 	var best, least *simdServer
-	live := 0
 	for _, s := range p.servers {
-		if s.retired {
-			continue
-		}
-		live++
-		if s.active < simdLanes && (best == nil || s.active > best.active) {
+		if s.active < md5lanes.Lanes && (best == nil || s.active > best.active) {
 			best = s
 		}
 		if least == nil || s.active < least.active {
@@ -68,34 +50,35 @@ func (p *simdPool) newHash() *simdHasher {
 		}
 	}
 	if best == nil {
-		if live < p.max || least == nil {
-			best = &simdServer{srv: md5simd.NewServer()}
+		if len(p.servers) < p.max || least == nil {
+			best = &simdServer{srv: md5lanes.NewService()}
 			p.servers = append(p.servers, best)
 		} else {
 			best = least
 		}
 	}
 	best.active++
-	best.handed++
-	if best.handed >= hashersPerServer {
-		best.retired = true
-	}
-	return &simdHasher{Hasher: best.srv.NewHash(), pool: p, server: best}
+	return &simdHasher{Hasher: best.srv.New(), pool: p, server: best}
 }
 
-// done is called when a hasher closes; it shuts a retired service down
-// once its last hasher is gone.
+// done is called when a hasher closes; once the pool is closed it stops a
+// service when its last hasher is gone.
 func (p *simdPool) done(s *simdServer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s.active--
-	if s.active == 0 && (s.retired || p.closed) {
-		s.srv.Close()
-		for i, x := range p.servers {
-			if x == s {
-				p.servers = append(p.servers[:i], p.servers[i+1:]...)
-				break
-			}
+	if s.active == 0 && p.closed {
+		p.stop(s)
+	}
+}
+
+// stop closes s and drops it from the pool; p.mu is held.
+func (p *simdPool) stop(s *simdServer) {
+	s.srv.Close()
+	for i, x := range p.servers {
+		if x == s {
+			p.servers = append(p.servers[:i], p.servers[i+1:]...)
+			break
 		}
 	}
 }
@@ -108,26 +91,23 @@ func (p *simdPool) close() {
 		return
 	}
 	p.closed = true
-	kept := p.servers[:0]
-	for _, s := range p.servers {
+	for _, s := range append([]*simdServer(nil), p.servers...) {
 		if s.active == 0 {
-			s.srv.Close()
-			continue
+			p.stop(s)
 		}
-		kept = append(kept, s)
 	}
-	p.servers = kept
 }
 
-// simdHasher is an md5-simd hasher that reports back to its pool.
+// simdHasher is a multi-lane MD5 stream that reports back to its pool.
 type simdHasher struct {
-	md5simd.Hasher
+	*md5lanes.Hasher
 	pool   *simdPool
 	server *simdServer
 	once   sync.Once
 }
 
-// Close frees the hasher's lane; safe to call more than once.
+// Close frees the hasher's place on its service; safe to call more than
+// once.
 func (h *simdHasher) Close() {
 	h.once.Do(func() {
 		h.Hasher.Close()

@@ -1,0 +1,357 @@
+package md5lanes
+
+import (
+	"encoding/binary"
+	"hash"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxChunk bounds the bytes per lane of one kernel call, so a stream that
+// arrives while long writes are running waits at most one short call for
+// a free lane.
+const maxChunk = 64 << 10
+
+// Lanes is how many streams one Service hashes at once.
+const Lanes = 16
+
+// zeroPad backs idle lanes: the kernels always read every lane.
+var zeroPad [maxChunk]byte
+
+// Available reports whether the multi-lane kernels run on this CPU. When
+// false, a Service still works, hashing each stream with a scalar block
+// function on the writer's goroutine (slower than crypto/md5).
+func Available() bool { return haveSIMD }
+
+// DefaultMaxWait is how long a Service holds a partly filled set of lanes
+// waiting for the other open streams' next writes.
+const DefaultMaxWait = 20 * time.Millisecond
+
+// Service runs the multi-lane kernel for the hashers it hands out. It is
+// safe for concurrent use.
+//
+// A kernel call costs the same whether 1 or 8 (16) lanes carry data, so
+// the service batches: while fewer lanes have work than there are open
+// hashers (at most 16), it waits for the others' next writes, up to
+// maxWait from when the first of the waiting writes arrived. Uploads feed
+// their blocks at network speed, far below the kernel's, so without the
+// wait nearly every call would run one or two lanes and cost several
+// times crypto/md5 per byte. The wait is bounded so that an open stream
+// that stopped writing (a slow client) delays the others by at most
+// maxWait per block; writers hold their blocks until hashed, which is
+// what the caller's queue depth is for.
+type Service struct {
+	maxWait time.Duration
+	open    atomic.Int64 // hashers handed out and not closed
+
+	reqs chan *Hasher
+	quit chan struct{}
+	done chan struct{}
+
+	mu     sync.RWMutex // held shared while submitting, exclusively by Close
+	closed bool
+
+	calls, laneBlocks atomic.Uint64
+}
+
+// NewService starts a service with DefaultMaxWait; Close stops it.
+func NewService() *Service { return NewServiceWait(DefaultMaxWait) }
+
+// NewServiceWait starts a service that waits at most maxWait for lanes to
+// fill (0: never waits, every call runs the lanes that have work).
+func NewServiceWait(maxWait time.Duration) *Service {
+	s := &Service{
+		maxWait: maxWait,
+		reqs:    make(chan *Hasher, 4*Lanes),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if haveSIMD {
+		go s.run()
+	} else {
+		close(s.done)
+	}
+	return s
+}
+
+// Close stops the service once the writes already submitted are hashed.
+// Hashers keep working after Close, on their writers' goroutines.
+func (s *Service) Close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.quit)
+	}
+	s.mu.Unlock()
+	<-s.done
+}
+
+// Stats reports kernel calls and the 64-byte lane blocks they hashed
+// (useful ones, not idle lanes): blocks per call over 16 is the lane fill.
+func (s *Service) Stats() (calls, laneBlocks uint64) {
+	return s.calls.Load(), s.laneBlocks.Load()
+}
+
+// submit hands h.work to the service and waits until it is hashed; false
+// when the service is closed (the caller hashes it itself).
+func (s *Service) submit(h *Hasher) bool {
+	s.mu.RLock()
+	if s.closed || !haveSIMD {
+		s.mu.RUnlock()
+		return false
+	}
+	s.reqs <- h
+	s.mu.RUnlock()
+	<-h.wake
+	return true
+}
+
+// run is the service goroutine: it keeps up to 16 lanes busy with the
+// pending writes, in arrival order, and wakes each writer when its bytes
+// are hashed.
+func (s *Service) run() {
+	defer close(s.done)
+	var (
+		lanes  [Lanes]*Hasher
+		n      int // lanes in use, packed at the front
+		st16   [64]uint32
+		p16    [Lanes]*byte
+		st8    [32]uint32
+		p8     [8]*byte
+		quit   = s.quit
+		closed bool
+	)
+	add := func(h *Hasher) {
+		lanes[n] = h
+		n++
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var waitStart time.Time // when the lanes now waiting began to wait
+	for {
+		if n == 0 {
+			waitStart = time.Time{}
+			if closed {
+				// Submitters finished sending before Close took the
+				// lock; whatever they sent is in the buffer.
+				select {
+				case h := <-s.reqs:
+					add(h)
+				default:
+					return
+				}
+			} else {
+				select {
+				case h := <-s.reqs:
+					add(h)
+				case <-quit:
+					closed, quit = true, nil
+					continue
+				}
+			}
+		}
+	fill:
+		for n < Lanes {
+			select {
+			case h := <-s.reqs:
+				add(h)
+			default:
+				break fill
+			}
+		}
+		if waitStart.IsZero() {
+			waitStart = time.Now()
+		}
+		// Wait for the other open streams, see Service.
+		if target := min(Lanes, int(s.open.Load())); n < target && !closed && s.maxWait > 0 {
+			if left := s.maxWait - time.Since(waitStart); left > 0 {
+				timer.Reset(left)
+			wait:
+				for n < target {
+					select {
+					case h := <-s.reqs:
+						add(h)
+					case <-timer.C:
+						break wait
+					case <-quit:
+						closed, quit = true, nil
+						break wait
+					}
+				}
+				if !timer.Stop() {
+					select {
+					case <-timer.C:
+					default:
+					}
+				}
+			}
+		}
+		// Every lane hashes the same number of bytes per call: the
+		// shortest pending write, at most maxChunk.
+		step := maxChunk
+		for _, h := range lanes[:n] {
+			step = min(step, len(h.work))
+		}
+		if n > 8 {
+			for l := 0; l < Lanes; l++ {
+				if l < n {
+					h := lanes[l]
+					for r := 0; r < 4; r++ {
+						st16[r*16+l] = h.s[r]
+					}
+					p16[l] = &h.work[0]
+				} else {
+					p16[l] = &zeroPad[0]
+				}
+			}
+			blockX16(&st16, &p16, step)
+			for l, h := range lanes[:n] {
+				for r := 0; r < 4; r++ {
+					h.s[r] = st16[r*16+l]
+				}
+			}
+		} else {
+			for l := 0; l < 8; l++ {
+				if l < n {
+					h := lanes[l]
+					for r := 0; r < 4; r++ {
+						st8[r*8+l] = h.s[r]
+					}
+					p8[l] = &h.work[0]
+				} else {
+					p8[l] = &zeroPad[0]
+				}
+			}
+			blockX8(&st8, &p8, step)
+			for l, h := range lanes[:n] {
+				for r := 0; r < 4; r++ {
+					h.s[r] = st8[r*8+l]
+				}
+			}
+		}
+		s.calls.Add(1)
+		s.laneBlocks.Add(uint64(n * step / 64))
+		// Advance every lane; wake and drop the finished ones, keeping
+		// the rest packed in order.
+		kept := 0
+		for _, h := range lanes[:n] {
+			h.work = h.work[step:]
+			if len(h.work) == 0 {
+				h.wake <- struct{}{}
+				continue
+			}
+			lanes[kept] = h
+			kept++
+		}
+		for i := kept; i < n; i++ {
+			lanes[i] = nil
+		}
+		if kept < n {
+			// Freed lanes wait for refills from now on.
+			waitStart = time.Now()
+		}
+		n = kept
+		p16, p8 = [Lanes]*byte{}, [8]*byte{}
+	}
+}
+
+// Size and BlockSize are MD5's.
+const (
+	Size      = 16
+	BlockSize = 64
+)
+
+var initState = [4]uint32{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476}
+
+// Hasher is one stream's MD5 on a Service; it implements hash.Hash. A
+// Hasher is used by one goroutine at a time.
+type Hasher struct {
+	svc    *Service
+	s      [4]uint32
+	x      [BlockSize]byte // carried partial block
+	nx     int
+	len    uint64
+	work   []byte        // bytes the service is hashing for this stream
+	wake   chan struct{} // the service's "done"
+	closed bool
+}
+
+var _ hash.Hash = (*Hasher)(nil)
+
+// New returns a fresh MD5 stream on s. Close it when done: the service
+// waits for open streams' writes to fill its lanes.
+func (s *Service) New() *Hasher {
+	h := &Hasher{svc: s, wake: make(chan struct{}, 1)}
+	h.Reset()
+	s.open.Add(1)
+	return h
+}
+
+// Close tells the service this stream writes no more; Sum still works.
+// Safe to call more than once.
+func (h *Hasher) Close() {
+	if !h.closed {
+		h.closed = true
+		h.svc.open.Add(-1)
+	}
+}
+
+// Reset implements hash.Hash.
+func (h *Hasher) Reset() {
+	h.s, h.nx, h.len = initState, 0, 0
+}
+
+// Size implements hash.Hash.
+func (h *Hasher) Size() int { return Size }
+
+// BlockSize implements hash.Hash.
+func (h *Hasher) BlockSize() int { return BlockSize }
+
+// Write implements hash.Hash: whole blocks go to the service (the call
+// returns once they are hashed), a partial block is carried over.
+func (h *Hasher) Write(p []byte) (int, error) {
+	total := len(p)
+	h.len += uint64(total)
+	if h.nx > 0 {
+		c := copy(h.x[h.nx:], p)
+		h.nx += c
+		p = p[c:]
+		if h.nx < BlockSize {
+			return total, nil
+		}
+		blockScalar(&h.s, h.x[:])
+		h.nx = 0
+	}
+	if bulk := len(p) &^ (BlockSize - 1); bulk > 0 {
+		h.work = p[:bulk]
+		if !h.svc.submit(h) {
+			blockScalar(&h.s, h.work)
+		}
+		h.work = nil
+		p = p[bulk:]
+	}
+	h.nx = copy(h.x[:], p)
+	return total, nil
+}
+
+// Sum implements hash.Hash: it appends the digest of the bytes written so
+// far and leaves the stream as it was.
+func (h *Hasher) Sum(in []byte) []byte {
+	s := h.s
+	var tail [2 * BlockSize]byte
+	k := copy(tail[:], h.x[:h.nx])
+	tail[k] = 0x80
+	end := BlockSize
+	if k >= BlockSize-8 {
+		end = 2 * BlockSize
+	}
+	binary.LittleEndian.PutUint64(tail[end-8:], h.len<<3)
+	blockScalar(&s, tail[:end])
+	var out [Size]byte
+	for i, v := range s {
+		binary.LittleEndian.PutUint32(out[4*i:], v)
+	}
+	return append(in, out[:]...)
+}
