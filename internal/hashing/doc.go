@@ -19,13 +19,15 @@
 //     waits for it. The queue holds at most QueueDepth blocks, so a slow
 //     hasher applies back-pressure instead of draining the pool.
 //   - multibuffer: the per-stream goroutine feeds a shared multi-lane MD5
-//     service (minio/md5-simd: 16 lanes per service, computed as 2x8 with
-//     AVX2 or 16 with AVX-512). Measured on the 2-core AVX2 machine this
-//     was written on: one stream runs at about half the speed of
-//     crypto/md5 and costs 1.8x its CPU per byte; 4 streams break even;
-//     8 streams cost half, 16 streams a third of crypto/md5's CPU per
-//     byte. This is why MinIO's experiment lost (it paid for lanes it
-//     could not fill) and why the policy gates it on stream count.
+//     service (internal/md5lanes: 16 streams per service goroutine, an
+//     AVX2 kernel over 8 or 2x8 lanes that reads the pooled blocks in
+//     place). A kernel call costs the same however many lanes carry data,
+//     so the service waits (boundedly) for every open stream's next block
+//     and the count of streams decides the price: measured on the 2-core
+//     AVX2 machine this was written on, one stream costs 1.5x crypto/md5's
+//     CPU per byte, two 0.78x, four 0.4x, sixteen about 0.15x. Paying for
+//     lanes it could not fill is why MinIO's multi-buffer experiment lost,
+//     and why the policy gates this backend on stream count.
 //   - device: an accelerator with a bounded queue (Device; SimDevice
 //     simulates one). Because MD5 is sequential, a stream takes a whole
 //     device lane at its start; a full queue mid-stream, or more than
@@ -47,12 +49,12 @@
 //
 //  1. Streams with only cheap hashes stay inline.
 //  2. Offload only when the CPU is the bottleneck: Load.Busy() at or above
-//     BusyThreshold, or more heavy streams than CPUs. Then, for objects of
+//     BusyThreshold, or as many heavy streams as CPUs. Then, for objects of
 //     at least MinOffloadSize (2 MiB), a device lane if one is free (never
 //     waiting for one); else the multi-lane service if at least
-//     MultibufferMinStreams heavy streams of at least MultibufferMinSize
-//     (1 MiB) are active: it saves CPU per byte, so unlike a device it
-//     pays for 4 MiB objects too.
+//     MultibufferMinStreams (2) heavy streams of at least
+//     MultibufferMinSize (1 MiB) are active: it saves CPU per byte, so
+//     unlike a device it pays for 4 MiB objects too.
 //  3. Large objects with fewer heavy streams than CPUs: pipelined, so a
 //     lone upload overlaps MD5 with erasure coding instead of paying for
 //     it in series. The hand-off costs microseconds per MiB, so if other

@@ -80,7 +80,7 @@ const (
 	// BackendPipelined hashes on a goroutine of its own per stream.
 	BackendPipelined Backend = "pipelined"
 	// BackendMultibuffer feeds a per-stream goroutine into a shared
-	// multi-lane SIMD MD5 service (minio/md5-simd).
+	// multi-lane SIMD MD5 service (internal/md5lanes).
 	BackendMultibuffer Backend = "multibuffer"
 	// BackendDevice computes MD5 on an accelerator (Config.Device).
 	BackendDevice Backend = "device"
@@ -173,9 +173,11 @@ type Config struct {
 	BusyThreshold float64
 	// MultibufferMinStreams is how many heavy streams must be active
 	// (this one included) before auto uses the multi-lane service.
-	// Default 8 (measured: md5-simd on AVX2 costs more CPU per byte than
-	// crypto/md5 below ~4 streams, breaks even at 4, wins ~2x at 8; and
-	// up to 8 streams it computes on one core, 2x8 lanes above).
+	// Default 2: a kernel call costs the same for 1 or 8 busy lanes, so
+	// one stream alone pays 8 lanes (0.41 GB/s per core against
+	// crypto/md5's 0.64), two already cost 0.78x crypto/md5 per byte,
+	// four 0.4x and sixteen about 0.15x (internal/md5lanes, 2-core AMD
+	// EPYC with AVX2).
 	MultibufferMinStreams int
 	// MultibufferMinSize: streams smaller than this never use the
 	// multi-lane service (registering a hasher and a goroutine costs more
@@ -189,8 +191,9 @@ type Config struct {
 	// than as lone uploads (streams cannot change backend mid-stream). A
 	// lone stream is always counted as one. Default 2 s.
 	ConcurrencyWindow time.Duration
-	// MultibufferServers is how many md5-simd services to run; each one
-	// batches up to 16 streams. Default max(1, Procs/2).
+	// MultibufferServers is how many multi-lane MD5 services to run; each
+	// one is a goroutine batching up to 16 streams on one core (about
+	// 4 GB/s with AVX2). Default max(1, Procs/2).
 	MultibufferServers int
 	// QueueDepth is how many blocks a pipelined or multibuffer stream may
 	// hold queued before Write waits; the engine's block pool is finite,
@@ -232,7 +235,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.BusyThreshold = 0.8
 	}
 	if c.MultibufferMinStreams <= 0 {
-		c.MultibufferMinStreams = 8
+		c.MultibufferMinStreams = 2
 	}
 	if c.MultibufferMinSize <= 0 {
 		c.MultibufferMinSize = 1 << 20

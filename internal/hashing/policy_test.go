@@ -109,8 +109,28 @@ func TestAutoPolicyRules(t *testing.T) {
 		t.Errorf("second stream of a new burst: %s, want multibuffer", b)
 	}
 
+	// Default settings: two streams on two CPUs are CPU-bound (a core
+	// each already), and two lanes already hash cheaper than crypto/md5.
+	if md5lanes.Available() {
+		e3, err := New(Config{Load: newLoad(0), Procs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e3.Close()
+		other, err := e3.NewStream(large)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := backendOf(t, e3, large); b != BackendMultibuffer {
+			t.Errorf("2 large streams on 2 CPUs, default settings: %s, want multibuffer", b)
+		}
+		other.Close()
+	}
+
 	// With a device: busy CPU sends streams to it while a lane is free.
-	e2, err := New(Config{Load: load, Procs: 2, Device: dev})
+	// MultibufferMinStreams is raised so that the CPU fallback is inline
+	// and the rules under test are the device's alone.
+	e2, err := New(Config{Load: load, Procs: 2, Device: dev, MultibufferMinStreams: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ type block struct {
 
 // asyncStream hashes on a goroutine of its own, fed through a small
 // bounded queue: used by the pipelined backend (crypto/md5) and the
-// multibuffer backend (an md5-simd hasher, whose Write blocks while the
+// multibuffer backend (an md5lanes hasher, whose Write blocks while the
 // shared service works through its lanes, so it needs its own goroutine
 // to overlap with the caller just the same).
 type asyncStream struct {
