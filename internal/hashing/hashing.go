@@ -350,7 +350,7 @@ func (e *Engine) Stats() Stats {
 
 // NewStream starts hashing one object, on the backend the policy picks.
 func (e *Engine) NewStream(req Request) (Stream, error) {
-	h := hashes{etag: req.ETag}
+	h := hashes{etag: req.ETag, size: req.Size}
 	if req.Checksum != "" {
 		sum, err := NewChecksum(req.Checksum)
 		if err != nil {

@@ -20,6 +20,7 @@ type hashes struct {
 	sum  hash.Hash // the S3 checksum, or nil
 	fast *xxh3.Hasher
 	etag bool
+	size int64 // expected length, -1 when unknown
 
 	n    int64
 	busy time.Duration // HashTime
@@ -173,6 +174,12 @@ func (s *asyncStream) work() {
 	for b := range s.ch {
 		if !s.abort.Load() {
 			s.h.write(b.p)
+			if s.h.size >= 0 && s.h.n >= s.h.size {
+				// The last byte is in: tell a shared multi-lane service
+				// now, not at Sum, so its batches stop waiting for us
+				// while the upload finishes its own writes.
+				s.h.closeMD5()
+			}
 		}
 		b.release()
 	}

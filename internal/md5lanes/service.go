@@ -32,18 +32,24 @@ const DefaultMaxWait = 20 * time.Millisecond
 // safe for concurrent use.
 //
 // A kernel call costs the same whether 1 or 8 (16) lanes carry data, so
-// the service batches: while fewer lanes have work than there are open
-// hashers (at most 16), it waits for the others' next writes, up to
-// maxWait from when the first of the waiting writes arrived. Uploads feed
-// their blocks at network speed, far below the kernel's, so without the
-// wait nearly every call would run one or two lanes and cost several
-// times crypto/md5 per byte. The wait is bounded so that an open stream
-// that stopped writing (a slow client) delays the others by at most
-// maxWait per block; writers hold their blocks until hashed, which is
-// what the caller's queue depth is for.
+// the service batches: it holds a partly filled set of lanes while other
+// open streams are expected to write soon, up to maxWait from when the
+// first waiting write arrived. Uploads feed their blocks at network
+// speed, far below the kernel's, so without the wait nearly every call
+// would run one or two lanes and cost several times crypto/md5 per byte.
+//
+// "Expected soon" is predicted per stream: the service keeps each
+// stream's think time (from its previous write being hashed to its next
+// write arriving, smoothed) and counts a stream only if its next write is
+// due before the deadline and not long overdue. A slow client's stream,
+// which writes every 100 ms, is not waited for; a stream that stops
+// writing delays the others by at most one maxWait. Streams that know
+// they are finished say so with Close, so nobody waits for them at all.
 type Service struct {
 	maxWait time.Duration
-	open    atomic.Int64 // hashers handed out and not closed
+
+	regMu sync.Mutex
+	reg   map[*Hasher]struct{} // open hashers, for the batching estimate
 
 	reqs chan *Hasher
 	quit chan struct{}
@@ -52,7 +58,7 @@ type Service struct {
 	mu     sync.RWMutex // held shared while submitting, exclusively by Close
 	closed bool
 
-	calls, laneBlocks atomic.Uint64
+	calls, laneBlocks, expired atomic.Uint64
 }
 
 // NewService starts a service with DefaultMaxWait; Close stops it.
@@ -63,6 +69,7 @@ func NewService() *Service { return NewServiceWait(DefaultMaxWait) }
 func NewServiceWait(maxWait time.Duration) *Service {
 	s := &Service{
 		maxWait: maxWait,
+		reg:     make(map[*Hasher]struct{}),
 		reqs:    make(chan *Hasher, 4*Lanes),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -87,10 +94,44 @@ func (s *Service) Close() {
 	<-s.done
 }
 
-// Stats reports kernel calls and the 64-byte lane blocks they hashed
-// (useful ones, not idle lanes): blocks per call over 16 is the lane fill.
-func (s *Service) Stats() (calls, laneBlocks uint64) {
-	return s.calls.Load(), s.laneBlocks.Load()
+// target is how many lanes are worth waiting for: the n in use plus the
+// open streams whose next write is due by deadline and not overdue by
+// more than maxWait (a stream that went quiet is not waited for again).
+func (s *Service) target(n int, deadline time.Time) int {
+	now := time.Now()
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	for h := range s.reg {
+		if n >= Lanes {
+			break
+		}
+		if h.inLane {
+			continue
+		}
+		due := h.lastDone.Add(h.think)
+		if !due.After(deadline) && now.Sub(due) <= s.maxWait {
+			n++
+		}
+	}
+	return n
+}
+
+// Stats are a service's cumulative counters.
+type Stats struct {
+	// Calls is the number of kernel calls.
+	Calls uint64
+	// LaneBlocks is the number of 64-byte blocks they hashed for streams
+	// (idle lanes not counted); LaneBlocks*64/Calls over the bytes per
+	// lane of a call is the average lane fill.
+	LaneBlocks uint64
+	// ExpiredWaits counts batches that waited the whole maxWait for
+	// streams that did not write in time.
+	ExpiredWaits uint64
+}
+
+// Stats returns the service's counters.
+func (s *Service) Stats() Stats {
+	return Stats{Calls: s.calls.Load(), LaneBlocks: s.laneBlocks.Load(), ExpiredWaits: s.expired.Load()}
 }
 
 // submit hands h.work to the service and waits until it is hashed; false
@@ -123,6 +164,15 @@ func (s *Service) run() {
 		closed bool
 	)
 	add := func(h *Hasher) {
+		now := time.Now()
+		think := now.Sub(h.lastDone)
+		if h.writes == 0 {
+			h.think = think
+		} else {
+			h.think = (3*h.think + think) / 4
+		}
+		h.writes++
+		h.inLane = true
 		lanes[n] = h
 		n++
 	}
@@ -164,16 +214,21 @@ func (s *Service) run() {
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 		}
-		// Wait for the other open streams, see Service.
-		if target := min(Lanes, int(s.open.Load())); n < target && !closed && s.maxWait > 0 {
-			if left := s.maxWait - time.Since(waitStart); left > 0 {
+		// Wait for the other streams expected to write soon, see Service.
+		if !closed && s.maxWait > 0 && n < Lanes {
+			deadline := waitStart.Add(s.maxWait)
+			if left := time.Until(deadline); left > 0 && n < s.target(n, deadline) {
 				timer.Reset(left)
 			wait:
-				for n < target {
+				for {
 					select {
 					case h := <-s.reqs:
 						add(h)
+						if n >= s.target(n, deadline) {
+							break wait
+						}
 					case <-timer.C:
+						s.expired.Add(1)
 						break wait
 					case <-quit:
 						closed, quit = true, nil
@@ -236,9 +291,14 @@ func (s *Service) run() {
 		// Advance every lane; wake and drop the finished ones, keeping
 		// the rest packed in order.
 		kept := 0
+		var now time.Time
 		for _, h := range lanes[:n] {
 			h.work = h.work[step:]
 			if len(h.work) == 0 {
+				if now.IsZero() {
+					now = time.Now()
+				}
+				h.inLane, h.lastDone = false, now
 				h.wake <- struct{}{}
 				continue
 			}
@@ -276,6 +336,13 @@ type Hasher struct {
 	work   []byte        // bytes the service is hashing for this stream
 	wake   chan struct{} // the service's "done"
 	closed bool
+
+	// Owned by the service goroutine (set by New before it registers):
+	// the batching estimate of when this stream writes next.
+	lastDone time.Time     // when its previous write was hashed (or New)
+	think    time.Duration // smoothed lastDone-to-next-write time
+	writes   int
+	inLane   bool
 }
 
 var _ hash.Hash = (*Hasher)(nil)
@@ -283,18 +350,22 @@ var _ hash.Hash = (*Hasher)(nil)
 // New returns a fresh MD5 stream on s. Close it when done: the service
 // waits for open streams' writes to fill its lanes.
 func (s *Service) New() *Hasher {
-	h := &Hasher{svc: s, wake: make(chan struct{}, 1)}
+	h := &Hasher{svc: s, wake: make(chan struct{}, 1), lastDone: time.Now()}
 	h.Reset()
-	s.open.Add(1)
+	s.regMu.Lock()
+	s.reg[h] = struct{}{}
+	s.regMu.Unlock()
 	return h
 }
 
-// Close tells the service this stream writes no more; Sum still works.
-// Safe to call more than once.
+// Close tells the service this stream writes no more, so batches stop
+// waiting for it; Sum still works. Safe to call more than once.
 func (h *Hasher) Close() {
 	if !h.closed {
 		h.closed = true
-		h.svc.open.Add(-1)
+		h.svc.regMu.Lock()
+		delete(h.svc.reg, h)
+		h.svc.regMu.Unlock()
 	}
 }
 

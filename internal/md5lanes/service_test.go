@@ -63,8 +63,8 @@ func TestConcurrentStreamsMatchCryptoMD5(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if calls, blocks := svc.Stats(); haveSIMD && (calls == 0 || blocks == 0) {
-		t.Fatalf("the service ran no kernel calls (%d calls, %d blocks)", calls, blocks)
+	if st := svc.Stats(); haveSIMD && (st.Calls == 0 || st.LaneBlocks == 0) {
+		t.Fatalf("the service ran no kernel calls (%+v)", st)
 	}
 }
 
@@ -159,6 +159,36 @@ func TestIdleOpenStreamsDoNotBlockWriters(t *testing.T) {
 	}
 }
 
+// A stream that writes rarely (a slow client) is not waited for: its next
+// write is predicted from its think time and falls after the deadline, so
+// a busy stream's writes run at once instead of waiting maxWait each.
+func TestSlowStreamIsNotWaitedFor(t *testing.T) {
+	if !haveSIMD {
+		t.Skip("no AVX2: writes are hashed by the scalar function, nothing is batched")
+	}
+	svc := NewServiceWait(50 * time.Millisecond)
+	defer svc.Close()
+	slow := svc.New()
+	defer slow.Close()
+	p := make([]byte, 64<<10)
+	for range 3 {
+		time.Sleep(300 * time.Millisecond)
+		slow.Write(p)
+	}
+	before := svc.Stats()
+	fast := svc.New()
+	defer fast.Close()
+	for range 40 {
+		fast.Write(p)
+	}
+	st := svc.Stats()
+	// The first write of the fast stream may still find the slow one
+	// "due" (its think time is smoothed); after that, none may wait.
+	if n := st.ExpiredWaits - before.ExpiredWaits; n > 1 {
+		t.Fatalf("%d of 40 writes waited the full maxWait for a stream that writes every 300 ms", n)
+	}
+}
+
 // With as many writing streams as lanes, the service waits for all of
 // them and runs full calls: the batching that makes it cheaper than
 // crypto/md5 per byte.
@@ -185,9 +215,9 @@ func TestLanesFillWhenStreamsWrite(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	calls, blocks := svc.Stats()
-	if fill := float64(blocks) / float64(calls) / (maxChunk / 64); fill < Lanes/2 {
-		t.Fatalf("average %.1f lanes per call (%d calls), want most of %d", fill, calls, Lanes)
+	st := svc.Stats()
+	if fill := float64(st.LaneBlocks) / float64(st.Calls) / (maxChunk / 64); fill < Lanes/2 {
+		t.Fatalf("average %.1f lanes per call (%+v), want most of %d", fill, st, Lanes)
 	}
 }
 
