@@ -200,6 +200,9 @@ func runServer(args []string) error {
 	if err := registry.Register(cpustat.NewCollector(sampler)); err != nil {
 		return fmt.Errorf("register CPU metrics: %w", err)
 	}
+	if err := metrics.RegisterHashing(registry, hasher.Stats); err != nil {
+		return err
+	}
 
 	eng, err := engine.New(engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
 		InlineLimit: o.inlineLimit, Logger: logger.With("component", "engine"),

@@ -190,6 +190,11 @@ type PutTarget struct {
 	Cell   string `json:"cell"`
 	Pass   bool   `json:"pass"`
 	Detail string `json:"detail"`
+	// SameBackend is set on a comparison auto lost while running the very
+	// backend it was compared with on every PUT: the policy chose what
+	// won, and the gap is run-to-run noise, not a worse choice. Pass
+	// stays false; the table prints "same" instead of "FAIL".
+	SameBackend bool `json:"same_backend,omitempty"`
 }
 
 // PutReport is the outcome of RunPut.

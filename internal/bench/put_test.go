@@ -159,6 +159,27 @@ func TestEvaluatePutTargets(t *testing.T) {
 	if got := EvaluatePutTargets(res[:3]); got[1].Pass {
 		t.Errorf("auto at 0.75x inline CPU passed the 0.6x check: %s", got[1].Detail)
 	}
+	for _, tg := range got {
+		if tg.SameBackend {
+			t.Errorf("%s %s marked same-backend without backend counts", tg.Name, tg.Cell)
+		}
+	}
+	// A loss to the very backend auto ran is marked as such, still not
+	// passed; a loss to a different backend is not.
+	res[3].Backends = map[string]int{"inline": 4}
+	res[5].Backends = map[string]int{"inline": 4}
+	res[4].Backends = map[string]int{"pipelined": 4}
+	got = EvaluatePutTargets(res[3:])
+	if len(got) != 2 || got[0].Pass || got[1].Pass {
+		t.Fatalf("checks %+v: want two failures", got)
+	}
+	if !got[1].SameBackend {
+		t.Errorf("auto ran inline like inline and lost: not marked same-backend: %s", got[1].Detail)
+	}
+	res[4].GBps = 1.2 // now pipelined is the best fixed backend
+	if got := EvaluatePutTargets(res[3:]); got[0].SameBackend {
+		t.Errorf("auto (inline) lost to pipelined but was marked same-backend: %s", got[0].Detail)
+	}
 }
 
 func TestMedianPut(t *testing.T) {

@@ -66,8 +66,9 @@ func EvaluatePutTargets(results []PutResult) []PutTarget {
 		}
 		if bestName != "" {
 			ratio := a.GBps / best
-			out = append(out, PutTarget{Name: "auto within 5% of best fixed", Cell: g.name(), Pass: ratio >= 0.95,
-				Detail: fmt.Sprintf("auto %.3f GB/s, best %s %.3f GB/s: %.2fx", a.GBps, bestName, best, ratio)})
+			t := PutTarget{Name: "auto within 5% of best fixed", Cell: g.name(), Pass: ratio >= 0.95,
+				Detail: fmt.Sprintf("auto %.3f GB/s, best %s %.3f GB/s: %.2fx", a.GBps, bestName, best, ratio)}
+			out = append(out, sameBackend(t, a, g.byPolicy[bestName]))
 		}
 		in, ok := g.byPolicy[inline]
 		if !ok || in.GBps == 0 {
@@ -85,11 +86,37 @@ func EvaluatePutTargets(results []PutResult) []PutTarget {
 		}
 		if g.conc == 1 {
 			tr := a.GBps / in.GBps
-			out = append(out, PutTarget{Name: "conc 1: auto not slower than inline", Cell: g.name(), Pass: tr >= 1,
-				Detail: fmt.Sprintf("auto %.3f GB/s, inline %.3f GB/s: %.2fx", a.GBps, in.GBps, tr)})
+			t := PutTarget{Name: "conc 1: auto not slower than inline", Cell: g.name(), Pass: tr >= 1,
+				Detail: fmt.Sprintf("auto %.3f GB/s, inline %.3f GB/s: %.2fx", a.GBps, in.GBps, tr)}
+			out = append(out, sameBackend(t, a, in))
 		}
 	}
 	return out
+}
+
+// sameBackend marks a failed comparison where auto and the cell it was
+// compared with ran one and the same backend on every PUT.
+func sameBackend(t PutTarget, auto, other PutResult) PutTarget {
+	if t.Pass {
+		return t
+	}
+	a, b := onlyBackend(auto.Backends), onlyBackend(other.Backends)
+	if a != "" && a == b {
+		t.SameBackend = true
+		t.Detail += fmt.Sprintf("; both ran %s on every PUT: run-to-run noise", a)
+	}
+	return t
+}
+
+// onlyBackend is the backend that ran every PUT of a cell, or "".
+func onlyBackend(m map[string]int) string {
+	if len(m) != 1 {
+		return ""
+	}
+	for b := range m {
+		return b
+	}
+	return ""
 }
 
 // Header describes the run and the units.
@@ -125,8 +152,11 @@ func (r PutReport) WriteTable(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range r.Targets {
 			verdict := "FAIL"
-			if t.Pass {
+			switch {
+			case t.Pass:
 				verdict = "pass"
+			case t.SameBackend:
+				verdict = "same"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", verdict, t.Name, t.Cell, t.Detail)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/md5lanes"
 	"github.com/zeebo/xxh3"
 )
 
@@ -280,6 +281,10 @@ type Stats struct {
 	// DeviceRefused counts streams auto wanted on the device but found
 	// no free lane (or backing off) and kept on the CPU.
 	DeviceRefused uint64
+	// Multibuffer sums the multi-lane MD5 services' counters: kernel
+	// calls, the 64-byte blocks they hashed, batches that waited out
+	// their deadline.
+	Multibuffer md5lanes.Stats
 	// Active is the number of streams now open; ActiveHeavy those of them
 	// with a heavy hash (MD5, SHA1, SHA256) and at least
 	// MultibufferMinSize (or unknown size), the ones the policy counts.
@@ -337,6 +342,7 @@ func (e *Engine) Stats() Stats {
 		HashTime:        make(map[Backend]time.Duration, len(allBackends)),
 		DeviceFallbacks: e.c.fallbacks.Load(),
 		DeviceRefused:   e.c.refused.Load(),
+		Multibuffer:     e.simd.stats(),
 		Active:          e.c.active.Load(),
 		ActiveHeavy:     e.c.activeHeavy.Load(),
 	}

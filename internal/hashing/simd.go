@@ -16,6 +16,7 @@ type simdPool struct {
 	max     int
 	servers []*simdServer
 	closed  bool
+	retired md5lanes.Stats // counters of services already stopped
 }
 
 type simdServer struct {
@@ -72,9 +73,27 @@ func (p *simdPool) done(s *simdServer) {
 	}
 }
 
+// stats sums the counters of every service the pool ran.
+func (p *simdPool) stats() md5lanes.Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.retired
+	for _, s := range p.servers {
+		addStats(&t, s.srv.Stats())
+	}
+	return t
+}
+
+func addStats(t *md5lanes.Stats, s md5lanes.Stats) {
+	t.Calls += s.Calls
+	t.LaneBlocks += s.LaneBlocks
+	t.ExpiredWaits += s.ExpiredWaits
+}
+
 // stop closes s and drops it from the pool; p.mu is held.
 func (p *simdPool) stop(s *simdServer) {
 	s.srv.Close()
+	addStats(&p.retired, s.srv.Stats())
 	for i, x := range p.servers {
 		if x == s {
 			p.servers = append(p.servers[:i], p.servers[i+1:]...)

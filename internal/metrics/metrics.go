@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/hashing"
 )
 
 // PutPhases records engine.PutPhases as histograms.
@@ -65,4 +66,41 @@ func (m *PutPhases) Observe(p engine.PutPhases) {
 		backend = "none"
 	}
 	m.puts.WithLabelValues(backend).Inc()
+}
+
+// RegisterHashing exports the hashing engine's counters, read from stats
+// at every scrape: how full the multi-lane MD5 service keeps its lanes
+// (the number that decides whether it saves CPU), device fallbacks and
+// the streams now open.
+func RegisterHashing(reg prometheus.Registerer, stats func() hashing.Stats) error {
+	counter := func(name, help string, v func(hashing.Stats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(stats())) })
+	}
+	gauge := func(name, help string, v func(hashing.Stats) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+			func() float64 { return float64(v(stats())) })
+	}
+	for _, c := range []prometheus.Collector{
+		counter("shardstore_hash_multibuffer_kernel_calls_total",
+			"Calls of the multi-lane MD5 kernel (each hashes up to 16 uploads at once).",
+			func(s hashing.Stats) uint64 { return s.Multibuffer.Calls }),
+		counter("shardstore_hash_multibuffer_bytes_total",
+			"Bytes the multi-lane MD5 kernel hashed for uploads; divided by kernel calls, the lane fill.",
+			func(s hashing.Stats) uint64 { return 64 * s.Multibuffer.LaneBlocks }),
+		counter("shardstore_hash_multibuffer_expired_waits_total",
+			"Multi-lane MD5 batches that waited their whole deadline for uploads that did not write in time.",
+			func(s hashing.Stats) uint64 { return s.Multibuffer.ExpiredWaits }),
+		counter("shardstore_hash_device_fallbacks_total",
+			"Uploads that left the hashing device mid-stream because its queue was full.",
+			func(s hashing.Stats) uint64 { return s.DeviceFallbacks }),
+		gauge("shardstore_hash_active_streams",
+			"Hashing streams (uploads) open now.",
+			func(s hashing.Stats) int64 { return s.Active }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("metrics: register hashing: %w", err)
+		}
+	}
+	return nil
 }

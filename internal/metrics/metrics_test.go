@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/hashing"
 )
 
 func TestObserve(t *testing.T) {
@@ -36,6 +37,39 @@ shardstore_put_bytes_total 1024
 		t.Fatal(err)
 	}
 	if _, err := NewPutPhases(reg); err == nil {
+		t.Fatal("registering twice on one registry must fail")
+	}
+}
+
+func TestRegisterHashing(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	st := hashing.Stats{Active: 3, DeviceFallbacks: 2}
+	st.Multibuffer.Calls, st.Multibuffer.LaneBlocks, st.Multibuffer.ExpiredWaits = 10, 100, 1
+	if err := RegisterHashing(reg, func() hashing.Stats { return st }); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP shardstore_hash_multibuffer_bytes_total Bytes the multi-lane MD5 kernel hashed for uploads; divided by kernel calls, the lane fill.
+# TYPE shardstore_hash_multibuffer_bytes_total counter
+shardstore_hash_multibuffer_bytes_total 6400
+# HELP shardstore_hash_active_streams Hashing streams (uploads) open now.
+# TYPE shardstore_hash_active_streams gauge
+shardstore_hash_active_streams 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"shardstore_hash_multibuffer_bytes_total", "shardstore_hash_active_streams"); err != nil {
+		t.Fatal(err)
+	}
+	st.Multibuffer.Calls = 11 // read at scrape time, not registration time
+	want = `
+# HELP shardstore_hash_multibuffer_kernel_calls_total Calls of the multi-lane MD5 kernel (each hashes up to 16 uploads at once).
+# TYPE shardstore_hash_multibuffer_kernel_calls_total counter
+shardstore_hash_multibuffer_kernel_calls_total 11
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "shardstore_hash_multibuffer_kernel_calls_total"); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterHashing(reg, func() hashing.Stats { return st }); err == nil {
 		t.Fatal("registering twice on one registry must fail")
 	}
 }
