@@ -177,6 +177,10 @@ type PutResult struct {
 	// Backends counts the PUTs per hashing backend that ran their MD5
 	// (what auto chose).
 	Backends map[string]int `json:"backends"`
+	// LaneFill is the multi-lane MD5 service's useful share of its kernel
+	// work in the measured pass (1 = every lane of every call carried
+	// data), or 0 when it did not run.
+	LaneFill float64 `json:"lane_fill,omitempty"`
 	// RunsGBps and RunsCPUPerGiB list every repeat; the fields above are
 	// from the repeat with the median throughput.
 	RunsGBps      []float64 `json:"runs_gb_per_s"`
@@ -446,6 +450,7 @@ func runPutCell(ctx context.Context, opts *PutOptions, data []byte, size int64, 
 	}
 	perWorker := int(max(1, (opts.Bytes+size*int64(conc)-1)/(size*int64(conc))))
 	runtime.GC()
+	lanes0 := be.hasher.Stats().Multibuffer
 	before, cpuErr := cpustat.TakeMark(opts.ProcRoot)
 	phases.measuring.Store(true)
 	start := time.Now()
@@ -472,6 +477,9 @@ func runPutCell(ctx context.Context, opts *PutOptions, data []byte, size int64, 
 	}
 	res.Phases = phases.perGiB(res.Bytes)
 	res.Backends = phases.backends
+	if lanes := be.hasher.Stats().Multibuffer; lanes.KernelBlocks > lanes0.KernelBlocks {
+		res.LaneFill = float64(lanes.LaneBlocks-lanes0.LaneBlocks) / float64(lanes.KernelBlocks-lanes0.KernelBlocks)
+	}
 	return res, nil
 }
 

@@ -126,7 +126,8 @@ func (r PutReport) Header() string {
 		r.Drives, r.Data, r.Parity, r.Dir, humanBytes(r.CellBytes), r.Repeat, r.Started.Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "CPU: %s, %d cores. GB = 10^9 bytes. CPU s/GiB: this process's CPU seconds (getrusage) per GiB written.\n", r.CPU, r.Cores)
 	b.WriteString("Phases in seconds per GiB: RECV, ENC, SYNC, COMMIT are request wall time; HASH, BITROT, WRITE are work summed over goroutines.\n" +
-		"BACKENDS: PUTs per hashing backend that ran the MD5 (i=inline p=pipelined m=multibuffer d=device).\n")
+		"BACKENDS: PUTs per hashing backend that ran the MD5 (i=inline p=pipelined m=multibuffer d=device).\n" +
+		"LANES: useful share of the multi-lane MD5 kernel's work (100% = every lane of every call carried data).\n")
 	return b.String()
 }
 
@@ -136,13 +137,13 @@ func (r PutReport) WriteTable(w io.Writer) error {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SIZE\tCONC\tPROCS\tPOLICY\tGB/s\tCPU s/GiB\tPROC\tRECV\tHASH\tHWAIT\tENC\tBITROT\tWRITE\tSYNC\tCOMMIT\tBACKENDS\tRUNS GB/s\t")
+	fmt.Fprintln(tw, "SIZE\tCONC\tPROCS\tPOLICY\tGB/s\tCPU s/GiB\tPROC\tRECV\tHASH\tHWAIT\tENC\tBITROT\tWRITE\tSYNC\tCOMMIT\tBACKENDS\tLANES\tRUNS GB/s\t")
 	for _, res := range r.Results {
 		ph := res.Phases
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.3f\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.3f\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
 			humanBytes(res.Size), res.Concurrency, res.Procs, res.Policy, res.GBps, res.CPUPerGiB, res.ProcessCores,
 			ph.Receive, ph.Hash, ph.HashWait, ph.Encode, ph.Bitrot, ph.Write, ph.Sync, ph.Commit,
-			formatBackends(res.Backends), formatRuns(res.RunsGBps))
+			formatBackends(res.Backends), formatFill(res.LaneFill), formatRuns(res.RunsGBps))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
@@ -165,6 +166,14 @@ func (r PutReport) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// formatFill prints the multi-lane service's lane fill as a percentage.
+func formatFill(f float64) string {
+	if f == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
 }
 
 func formatBackends(m map[string]int) string {

@@ -346,3 +346,46 @@ func TestDeviceInflightCap(t *testing.T) {
 		t.Errorf("fellBack %v ETag %s, want fallback and %s", d.FellBack, d.ETag, md5Hex(data))
 	}
 }
+
+// A multi-lane stream of known size gives its place on the service back
+// as soon as its last byte is hashed, before Sum: the service's batches
+// must not wait for an upload that is only finishing its own writes.
+func TestMultibufferStreamLeavesServiceAtLastByte(t *testing.T) {
+	if !md5lanes.Available() {
+		t.Skip("no multi-lane MD5 kernel on this CPU (needs AVX2): multibuffer falls back to pipelined")
+	}
+	e, err := New(Config{Policy: PolicyMultibuffer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewPCG(11, 12))
+	data := randomData(rng, 3<<20+5)
+	s, err := e.NewStream(Request{Size: int64(len(data)), ETag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := newPool(t, 4, 1<<20)
+	p.write(s, data, rng, 1<<20)
+	active := func() int {
+		e.simd.mu.Lock()
+		defer e.simd.mu.Unlock()
+		n := 0
+		for _, srv := range e.simd.servers {
+			n += srv.active
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for active() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := active(); n != 0 {
+		t.Fatalf("%d hashers still held on the service after the last byte, before Sum", n)
+	}
+	d, err := s.Sum()
+	if err != nil || d.ETag != md5Hex(data) || d.Backend != BackendMultibuffer {
+		t.Fatalf("Sum: %v, ETag %s (want %s), backend %s", err, d.ETag, md5Hex(data), d.Backend)
+	}
+}

@@ -87,6 +87,7 @@ func (p *simdPool) stats() md5lanes.Stats {
 func addStats(t *md5lanes.Stats, s md5lanes.Stats) {
 	t.Calls += s.Calls
 	t.LaneBlocks += s.LaneBlocks
+	t.KernelBlocks += s.KernelBlocks
 	t.ExpiredWaits += s.ExpiredWaits
 }
 

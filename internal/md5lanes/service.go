@@ -3,6 +3,7 @@ package md5lanes
 import (
 	"encoding/binary"
 	"hash"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +25,21 @@ var zeroPad [maxChunk]byte
 // function on the writer's goroutine (slower than crypto/md5).
 func Available() bool { return haveSIMD }
 
-// DefaultMaxWait is how long a Service holds a partly filled set of lanes
-// waiting for the other open streams' next writes.
-const DefaultMaxWait = 20 * time.Millisecond
+// How long NewService's services hold a partly filled set of lanes: the
+// time the open streams need to bring their next writes grows with how
+// many of them share each CPU (each gets that share of a core to read,
+// encode and write its next block), so the limit is WaitPerStream times
+// the open streams per GOMAXPROCS, at most MaxWaitCap. Measured with
+// `shardstore bench put` on 2 cores: 16 uploads of 32 MiB filled 71 % of
+// the lanes with a fixed 20 ms on GOMAXPROCS 1 and 98 % with 50 ms, but
+// 50 ms left 4 MiB uploads on GOMAXPROCS 2 waiting on idle cores (1.49
+// cores busy instead of 1.89). 3 ms per stream per core gives 24 ms for
+// 16 streams on 2 cores and 48 ms on 1: 98-100 % fill in both, with the
+// 4 MiB case keeping its cores busy (1.90).
+const (
+	WaitPerStream = 3 * time.Millisecond
+	MaxWaitCap    = 100 * time.Millisecond
+)
 
 // Service runs the multi-lane kernel for the hashers it hands out. It is
 // safe for concurrent use.
@@ -46,7 +59,8 @@ const DefaultMaxWait = 20 * time.Millisecond
 // writing delays the others by at most one maxWait. Streams that know
 // they are finished say so with Close, so nobody waits for them at all.
 type Service struct {
-	maxWait time.Duration
+	maxWait   time.Duration // fixed limit, or 0 with perStream set
+	perStream time.Duration // scaled limit, see WaitPerStream
 
 	regMu sync.Mutex
 	reg   map[*Hasher]struct{} // open hashers, for the batching estimate
@@ -58,21 +72,25 @@ type Service struct {
 	mu     sync.RWMutex // held shared while submitting, exclusively by Close
 	closed bool
 
-	calls, laneBlocks, expired atomic.Uint64
+	calls, laneBlocks, kernelBlocks, expired atomic.Uint64
 }
 
-// NewService starts a service with DefaultMaxWait; Close stops it.
-func NewService() *Service { return NewServiceWait(DefaultMaxWait) }
+// NewService starts a service whose wait scales with the open streams
+// per CPU (WaitPerStream); Close stops it.
+func NewService() *Service { return newService(0, WaitPerStream) }
 
 // NewServiceWait starts a service that waits at most maxWait for lanes to
 // fill (0: never waits, every call runs the lanes that have work).
-func NewServiceWait(maxWait time.Duration) *Service {
+func NewServiceWait(maxWait time.Duration) *Service { return newService(maxWait, 0) }
+
+func newService(maxWait, perStream time.Duration) *Service {
 	s := &Service{
-		maxWait: maxWait,
-		reg:     make(map[*Hasher]struct{}),
-		reqs:    make(chan *Hasher, 4*Lanes),
-		quit:    make(chan struct{}),
-		done:    make(chan struct{}),
+		maxWait:   maxWait,
+		perStream: perStream,
+		reg:       make(map[*Hasher]struct{}),
+		reqs:      make(chan *Hasher, 4*Lanes),
+		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 	if haveSIMD {
 		go s.run()
@@ -94,10 +112,22 @@ func (s *Service) Close() {
 	<-s.done
 }
 
+// waitLimit is how long a partly filled batch may wait now.
+func (s *Service) waitLimit() time.Duration {
+	if s.perStream == 0 {
+		return s.maxWait
+	}
+	s.regMu.Lock()
+	open := len(s.reg)
+	s.regMu.Unlock()
+	procs := runtime.GOMAXPROCS(0)
+	return min(MaxWaitCap, time.Duration((open+procs-1)/procs)*s.perStream)
+}
+
 // target is how many lanes are worth waiting for: the n in use plus the
 // open streams whose next write is due by deadline and not overdue by
-// more than maxWait (a stream that went quiet is not waited for again).
-func (s *Service) target(n int, deadline time.Time) int {
+// more than limit (a stream that went quiet is not waited for again).
+func (s *Service) target(n int, deadline time.Time, limit time.Duration) int {
 	now := time.Now()
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
@@ -109,7 +139,7 @@ func (s *Service) target(n int, deadline time.Time) int {
 			continue
 		}
 		due := h.lastDone.Add(h.think)
-		if !due.After(deadline) && now.Sub(due) <= s.maxWait {
+		if !due.After(deadline) && now.Sub(due) <= limit {
 			n++
 		}
 	}
@@ -124,6 +154,10 @@ type Stats struct {
 	// (idle lanes not counted); LaneBlocks*64/Calls over the bytes per
 	// lane of a call is the average lane fill.
 	LaneBlocks uint64
+	// KernelBlocks is the number of 64-byte blocks the kernel computed,
+	// idle lanes included: LaneBlocks/KernelBlocks is the lane fill, the
+	// fraction of the kernel's work that was useful.
+	KernelBlocks uint64
 	// ExpiredWaits counts batches that waited the whole maxWait for
 	// streams that did not write in time.
 	ExpiredWaits uint64
@@ -131,7 +165,8 @@ type Stats struct {
 
 // Stats returns the service's counters.
 func (s *Service) Stats() Stats {
-	return Stats{Calls: s.calls.Load(), LaneBlocks: s.laneBlocks.Load(), ExpiredWaits: s.expired.Load()}
+	return Stats{Calls: s.calls.Load(), LaneBlocks: s.laneBlocks.Load(),
+		KernelBlocks: s.kernelBlocks.Load(), ExpiredWaits: s.expired.Load()}
 }
 
 // submit hands h.work to the service and waits until it is hashed; false
@@ -215,16 +250,16 @@ func (s *Service) run() {
 			waitStart = time.Now()
 		}
 		// Wait for the other streams expected to write soon, see Service.
-		if !closed && s.maxWait > 0 && n < Lanes {
-			deadline := waitStart.Add(s.maxWait)
-			if left := time.Until(deadline); left > 0 && n < s.target(n, deadline) {
+		if limit := s.waitLimit(); !closed && limit > 0 && n < Lanes {
+			deadline := waitStart.Add(limit)
+			if left := time.Until(deadline); left > 0 && n < s.target(n, deadline, limit) {
 				timer.Reset(left)
 			wait:
 				for {
 					select {
 					case h := <-s.reqs:
 						add(h)
-						if n >= s.target(n, deadline) {
+						if n >= s.target(n, deadline, limit) {
 							break wait
 						}
 					case <-timer.C:
@@ -262,6 +297,7 @@ func (s *Service) run() {
 				}
 			}
 			blockX16(&st16, &p16, step)
+			s.kernelBlocks.Add(uint64(Lanes * step / 64))
 			for l, h := range lanes[:n] {
 				for r := 0; r < 4; r++ {
 					h.s[r] = st16[r*16+l]
@@ -280,6 +316,7 @@ func (s *Service) run() {
 				}
 			}
 			blockX8(&st8, &p8, step)
+			s.kernelBlocks.Add(uint64(8 * step / 64))
 			for l, h := range lanes[:n] {
 				for r := 0; r < 4; r++ {
 					h.s[r] = st8[r*8+l]
