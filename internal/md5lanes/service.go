@@ -191,10 +191,8 @@ func (s *Service) run() {
 	var (
 		lanes  [Lanes]*Hasher
 		n      int // lanes in use, packed at the front
-		st16   [64]uint32
-		p16    [Lanes]*byte
-		st8    [32]uint32
-		p8     [8]*byte
+		st     [4 * Lanes]uint32
+		ptrs   [Lanes]*byte
 		quit   = s.quit
 		closed bool
 	)
@@ -284,43 +282,32 @@ func (s *Service) run() {
 		for _, h := range lanes[:n] {
 			step = min(step, len(h.work))
 		}
+		// The narrowest kernel that holds the lanes in use; the state
+		// is laid out A[0..w-1], B[0..w-1], C..., D... for width w.
+		w := 8
 		if n > 8 {
-			for l := 0; l < Lanes; l++ {
-				if l < n {
-					h := lanes[l]
-					for r := 0; r < 4; r++ {
-						st16[r*16+l] = h.s[r]
-					}
-					p16[l] = &h.work[0]
-				} else {
-					p16[l] = &zeroPad[0]
-				}
-			}
-			blockX16(&st16, &p16, step)
-			s.kernelBlocks.Add(uint64(Lanes * step / 64))
-			for l, h := range lanes[:n] {
+			w = Lanes
+		}
+		for l := 0; l < w; l++ {
+			if l < n {
+				h := lanes[l]
 				for r := 0; r < 4; r++ {
-					h.s[r] = st16[r*16+l]
+					st[r*w+l] = h.s[r]
 				}
+				ptrs[l] = &h.work[0]
+			} else {
+				ptrs[l] = &zeroPad[0]
 			}
+		}
+		if w == Lanes {
+			blockX16(&st, &ptrs, step)
 		} else {
-			for l := 0; l < 8; l++ {
-				if l < n {
-					h := lanes[l]
-					for r := 0; r < 4; r++ {
-						st8[r*8+l] = h.s[r]
-					}
-					p8[l] = &h.work[0]
-				} else {
-					p8[l] = &zeroPad[0]
-				}
-			}
-			blockX8(&st8, &p8, step)
-			s.kernelBlocks.Add(uint64(8 * step / 64))
-			for l, h := range lanes[:n] {
-				for r := 0; r < 4; r++ {
-					h.s[r] = st8[r*8+l]
-				}
+			blockX8((*[32]uint32)(st[:32]), (*[8]*byte)(ptrs[:8]), step)
+		}
+		s.kernelBlocks.Add(uint64(w * step / 64))
+		for l, h := range lanes[:n] {
+			for r := 0; r < 4; r++ {
+				h.s[r] = st[r*w+l]
 			}
 		}
 		s.calls.Add(1)
@@ -350,7 +337,7 @@ func (s *Service) run() {
 			waitStart = time.Now()
 		}
 		n = kept
-		p16, p8 = [Lanes]*byte{}, [8]*byte{}
+		ptrs = [Lanes]*byte{}
 	}
 }
 
