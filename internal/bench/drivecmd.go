@@ -94,16 +94,12 @@ func RunDriveCommand(ctx context.Context, args []string, cli CLI) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: shardstore bench drive [flags] [DRIVE...]\n\n"+
-			"Sequential write, then sequential read with -failed drives offline, through the real engine\n"+
-			"on DRIVE... (ellipsis patterns like /mnt/d{1...16} expand; default: -drives directories under\n"+
-			"a temporary directory in -dir), at every -queues count. Per row: throughput, machine and\n"+
-			"process CPU per core in the study's \"most consumed cores\" form, CPU seconds per GiB, and\n"+
-			"per-thread attribution. Objects the bench writes on given drives are deleted at the end.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "usage: shardstore bench drive [flags] [DRIVE...]\n\n"+
+		"Sequential write, then sequential read with -failed drives offline, through the real engine\n"+
+		"on DRIVE... (ellipsis patterns like /mnt/d{1...16} expand; default: -drives directories under\n"+
+		"a temporary directory in -dir), at every -queues count. Per row: throughput, machine and\n"+
+		"process CPU per core in the study's \"most consumed cores\" form, CPU seconds per GiB, and\n"+
+		"per-thread attribution. Objects the bench writes on given drives are deleted at the end.", true); err != nil {
 		return err
 	}
 	opts := DriveOptions{Depth: *depth, Failed: *failed, Duration: *duration, Objects: *objects, Drives: *drives,

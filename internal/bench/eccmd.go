@@ -82,19 +82,11 @@ func RunECCommand(ctx context.Context, args []string, cli CLI) error {
 	asCSV := fs.Bool("csv", false, "print the results as CSV instead of a table")
 	chart := fs.String("chart", "", "also draw throughput vs threads to `FILE` (.png or .svg)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: shardstore bench ec [flags]\n\n"+
-			"Measures Reed-Solomon GF(2^8) encode and reconstruct throughput per erasure config,\n"+
-			"thread count and instruction set, with the machine's per-core CPU use.\n"+
-			"Throughput counts user data bytes (not parity); GB = 10^9 bytes.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "usage: shardstore bench ec [flags]\n\n"+
+		"Measures Reed-Solomon GF(2^8) encode and reconstruct throughput per erasure config,\n"+
+		"thread count and instruction set, with the machine's per-core CPU use.\n"+
+		"Throughput counts user data bytes (not parity); GB = 10^9 bytes.", false); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	if *asJSON && *asCSV {
 		return errors.New("-json and -csv are exclusive")

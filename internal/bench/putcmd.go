@@ -84,6 +84,24 @@ type report interface {
 	WriteTable(w io.Writer) error
 }
 
+// parseFlags gives fs a usage text (usage, then the flag list), parses
+// args and, unless positional, refuses arguments left after the flags.
+// The bench subcommands share it.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, positional bool) error {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage+"\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !positional && fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return nil
+}
+
 // runAndPrint runs an engine bench of total steps under an optional CPU
 // profile, with a progress bar, and prints its report as a table or JSON.
 func runAndPrint[R report](cli CLI, quiet bool, profile, desc string, total int, asJSON bool,
@@ -127,19 +145,11 @@ func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: shardstore bench put [flags]\n\n"+
-			"Measures the engine's PUT path (no HTTP) for every object size x concurrency x GOMAXPROCS x\n"+
-			"hashing policy, each cell on a fresh 12+4 engine: throughput, CPU seconds per GiB and where\n"+
-			"the time went (receive, hash, encode, bitrot checksum, write, sync, commit).\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "usage: shardstore bench put [flags]\n\n"+
+		"Measures the engine's PUT path (no HTTP) for every object size x concurrency x GOMAXPROCS x\n"+
+		"hashing policy, each cell on a fresh 12+4 engine: throughput, CPU seconds per GiB and where\n"+
+		"the time went (receive, hash, encode, bitrot checksum, write, sync, commit).", false); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	opts := PutOptions{Drives: *drives, Parity: *parity, Dir: *dir, Repeat: *repeat, LoadInterval: *loadInterval, Seed: *seed}
 	var err error

@@ -57,20 +57,12 @@ func runS3Command(ctx context.Context, args []string, cli CLI, getenv func(strin
 	maxErrors := fs.Int("max-errors", DefaultS3MaxErrors, "stop a phase after this many failed operations (negative: never)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: shardstore bench s3 [flags]\n\n"+
-			"Drives PUT, GET, mixed or small-object load against any S3 endpoint (shardstore, MinIO, AWS)\n"+
-			"with aws-sdk-go-v2 at its default settings, and reports throughput, ops/s, latency\n"+
-			"percentiles, time to first byte and, with -pid, the server's CPU seconds per GiB.\n"+
-			"Objects go under a fresh prefix and are deleted at the end unless -keep.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "usage: shardstore bench s3 [flags]\n\n"+
+		"Drives PUT, GET, mixed or small-object load against any S3 endpoint (shardstore, MinIO, AWS)\n"+
+		"with aws-sdk-go-v2 at its default settings, and reports throughput, ops/s, latency\n"+
+		"percentiles, time to first byte and, with -pid, the server's CPU seconds per GiB.\n"+
+		"Objects go under a fresh prefix and are deleted at the end unless -keep.", false); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	m, err := ParseS3Mode(*mode)
 	if err != nil {
