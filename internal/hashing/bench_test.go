@@ -48,52 +48,7 @@ func BenchmarkBackends(b *testing.B) {
 		for _, conc := range []int{1, 4, 16} {
 			for _, be := range backends {
 				name := fmt.Sprintf("size=%dMiB/conc=%d/%s", size>>20, conc, be.name)
-				b.Run(name, func(b *testing.B) {
-					e, err := New(be.cfg())
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer e.Close()
-					release := func() {}
-					req := Request{Size: int64(size), ETag: true}
-					b.SetBytes(int64(size * conc))
-					b.ReportAllocs()
-					cpu0 := processCPU()
-					b.ResetTimer()
-					for range b.N {
-						// All uploads are open before any data flows, as
-						// concurrent uploads are on a server (their data
-						// arrives interleaved); otherwise on 2 CPUs each
-						// goroutine would finish its object before the next
-						// one even opened its stream.
-						var wg, opened sync.WaitGroup
-						opened.Add(conc)
-						for range conc {
-							wg.Add(1)
-							go func() {
-								defer wg.Done()
-								s, err := e.NewStream(req)
-								opened.Done()
-								if err != nil {
-									b.Error(err)
-									return
-								}
-								defer s.Close()
-								opened.Wait()
-								for off := 0; off < size; off += blockSize {
-									s.Write(block, release)
-								}
-								if _, err := s.Sum(); err != nil {
-									b.Error(err)
-								}
-							}()
-						}
-						wg.Wait()
-					}
-					b.StopTimer()
-					gib := float64(b.N) * float64(size*conc) / (1 << 30)
-					b.ReportMetric((processCPU()-cpu0).Seconds()/gib, "cpu-s/GiB")
-				})
+				b.Run(name, func(b *testing.B) { benchStreams(b, be.cfg(), size, conc, block, nil) })
 			}
 		}
 	}
@@ -176,46 +131,60 @@ func BenchmarkOverlap(b *testing.B) {
 	for _, conc := range []int{1, 4, 16} {
 		for _, pol := range []Policy{PolicyInline, PolicyPipelined, PolicyMultibuffer, PolicyAuto} {
 			b.Run(fmt.Sprintf("conc=%d/%s", conc, pol), func(b *testing.B) {
-				e, err := New(Config{Policy: pol})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer e.Close()
-				release := func() {}
-				b.SetBytes(int64(size * conc))
-				b.ReportAllocs()
-				cpu0 := processCPU()
-				b.ResetTimer()
-				for range b.N {
-					var wg, opened sync.WaitGroup
-					opened.Add(conc)
-					for range conc {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							s, err := e.NewStream(Request{Size: size, ETag: true})
-							opened.Done()
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							defer s.Close()
-							opened.Wait()
-							for off := 0; off < size; off += blockSize {
-								s.Write(block, release)
-								crc64.Checksum(block, work)
-							}
-							if _, err := s.Sum(); err != nil {
-								b.Error(err)
-							}
-						}()
-					}
-					wg.Wait()
-				}
-				b.StopTimer()
-				gib := float64(b.N) * float64(size*conc) / (1 << 30)
-				b.ReportMetric((processCPU()-cpu0).Seconds()/gib, "cpu-s/GiB")
+				benchStreams(b, Config{Policy: pol}, size, conc, block, func() { crc64.Checksum(block, work) })
 			})
 		}
 	}
+}
+
+// benchStreams runs conc concurrent ETag streams of size bytes on an
+// engine with cfg, each writing block repeatedly and calling perBlock
+// (if any) after every write on its own goroutine, and reports CPU
+// seconds per GiB beside the timing.
+func benchStreams(b *testing.B, cfg Config, size, conc int, block []byte, perBlock func()) {
+	e, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	release := func() {}
+	b.SetBytes(int64(size * conc))
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	for range b.N {
+		// All uploads are open before any data flows, as concurrent
+		// uploads are on a server (their data arrives interleaved);
+		// otherwise on 2 CPUs each goroutine would finish its object
+		// before the next one even opened its stream.
+		var wg, opened sync.WaitGroup
+		opened.Add(conc)
+		for range conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := e.NewStream(Request{Size: int64(size), ETag: true})
+				opened.Done()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer s.Close()
+				opened.Wait()
+				for off := 0; off < size; off += len(block) {
+					s.Write(block, release)
+					if perBlock != nil {
+						perBlock()
+					}
+				}
+				if _, err := s.Sum(); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	gib := float64(b.N) * float64(size*conc) / (1 << 30)
+	b.ReportMetric((processCPU()-cpu0).Seconds()/gib, "cpu-s/GiB")
 }
