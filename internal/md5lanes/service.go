@@ -151,15 +151,14 @@ type Stats struct {
 	// Calls is the number of kernel calls.
 	Calls uint64
 	// LaneBlocks is the number of 64-byte blocks they hashed for streams
-	// (idle lanes not counted); LaneBlocks*64/Calls over the bytes per
-	// lane of a call is the average lane fill.
+	// (idle lanes not counted).
 	LaneBlocks uint64
 	// KernelBlocks is the number of 64-byte blocks the kernel computed,
 	// idle lanes included: LaneBlocks/KernelBlocks is the lane fill, the
 	// fraction of the kernel's work that was useful.
 	KernelBlocks uint64
-	// ExpiredWaits counts batches that waited the whole maxWait for
-	// streams that did not write in time.
+	// ExpiredWaits counts batches that waited out their whole wait limit
+	// for streams that did not write in time.
 	ExpiredWaits uint64
 }
 

@@ -45,19 +45,24 @@ func TestRegisterHashing(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	st := hashing.Stats{Active: 3, DeviceFallbacks: 2}
 	st.Multibuffer.Calls, st.Multibuffer.LaneBlocks, st.Multibuffer.ExpiredWaits = 10, 100, 1
+	st.Multibuffer.KernelBlocks = 200
 	if err := RegisterHashing(reg, func() hashing.Stats { return st }); err != nil {
 		t.Fatal(err)
 	}
 	want := `
-# HELP shardstore_hash_multibuffer_bytes_total Bytes the multi-lane MD5 kernel hashed for uploads; divided by kernel calls, the lane fill.
+# HELP shardstore_hash_multibuffer_bytes_total Bytes the multi-lane MD5 kernel hashed for uploads; over shardstore_hash_multibuffer_kernel_bytes_total, the lane fill.
 # TYPE shardstore_hash_multibuffer_bytes_total counter
 shardstore_hash_multibuffer_bytes_total 6400
+# HELP shardstore_hash_multibuffer_kernel_bytes_total Bytes the multi-lane MD5 kernel computed, idle lanes included.
+# TYPE shardstore_hash_multibuffer_kernel_bytes_total counter
+shardstore_hash_multibuffer_kernel_bytes_total 12800
 # HELP shardstore_hash_active_streams Hashing streams (uploads) open now.
 # TYPE shardstore_hash_active_streams gauge
 shardstore_hash_active_streams 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"shardstore_hash_multibuffer_bytes_total", "shardstore_hash_active_streams"); err != nil {
+		"shardstore_hash_multibuffer_bytes_total", "shardstore_hash_multibuffer_kernel_bytes_total",
+		"shardstore_hash_active_streams"); err != nil {
 		t.Fatal(err)
 	}
 	st.Multibuffer.Calls = 11 // read at scrape time, not registration time
