@@ -32,8 +32,8 @@ type HealthConfig struct {
 
 // Health wraps a Drive with per-operation deadlines and an online/offline
 // state. A syscall stuck in the kernel cannot be cancelled, so every
-// operation runs in its own goroutine and the caller stops waiting at the
-// deadline; the drive then goes offline. I/O errors (ErrDriveFaulty) take
+// operation runs on a worker goroutine (pooled per drive) and the caller
+// stops waiting at the deadline; the drive then goes offline. I/O errors (ErrDriveFaulty) take
 // it offline too. Offline, operations fail at once with ErrDriveFaulty,
 // except the identity operations ReadFormat, WriteFormat, ListVols and
 // DiskInfo, which pass through (deadline-bounded) so the engine can
@@ -57,6 +57,8 @@ type Health struct {
 	closed  bool
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	workers workerPool
 }
 
 // NewHealth wraps d; the drive starts online. Close stops the prober.
@@ -104,8 +106,9 @@ func (h *Health) State() HealthState {
 // Inner returns the wrapped drive.
 func (h *Health) Inner() Drive { return h.inner }
 
-// Close stops the background prober. Operations still work afterwards,
-// but an offline drive is no longer re-probed.
+// Close stops the background prober and the idle operation workers.
+// Operations still work afterwards, but an offline drive is no longer
+// re-probed.
 func (h *Health) Close() error {
 	h.mu.Lock()
 	if !h.closed {
@@ -114,6 +117,7 @@ func (h *Health) Close() error {
 	}
 	h.mu.Unlock()
 	h.wg.Wait()
+	h.workers.close()
 	return nil
 }
 
@@ -191,32 +195,104 @@ func (h *Health) offlineErr(op Op) error {
 }
 
 // call runs fn with the deadline. gate refuses the call while offline.
-// On timeout fn keeps running in its goroutine (it cannot be stopped);
+// On timeout fn keeps running on its worker (it cannot be stopped);
 // done is closed when it finally returns, so stream wrappers can defer
 // cleanup of the underlying file until then.
 func (h *Health) call(op Op, gate bool, fn func() error) (err error, done <-chan struct{}) {
 	if gate && !h.online.Load() {
-		closed := make(chan struct{})
-		close(closed)
-		return h.offlineErr(op), closed
+		return h.offlineErr(op), closedChan
 	}
-	finished := make(chan struct{})
-	res := make(chan error, 1)
-	go func() {
-		defer close(finished)
-		res <- fn()
-	}()
-	timer := time.NewTimer(h.cfg.OpTimeout)
-	defer timer.Stop()
+	w := h.workers.get()
+	w.jobs <- fn
+	w.timer.Reset(h.cfg.OpTimeout)
 	select {
-	case err := <-res:
+	case err := <-w.res:
+		w.timer.Stop()
+		h.workers.put(w)
 		h.observe(err)
-		return err, finished
-	case <-timer.C:
+		return err, closedChan
+	case <-w.timer.C:
 		h.timeouts.Add(1)
+		finished := make(chan struct{})
+		go func() {
+			<-w.res
+			close(finished)
+			h.workers.put(w)
+		}()
 		err := fmt.Errorf("drive %s: %s did not finish within %v: %w", h.inner, op, h.cfg.OpTimeout, ErrDriveFaulty)
 		h.setOffline(err)
 		return err, finished
+	}
+}
+
+// closedChan is the done channel of every call that has finished.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// maxIdleWorkers bounds the idle operation workers a drive keeps: enough
+// for every concurrent PUT's shard stream to find one waiting.
+const maxIdleWorkers = 32
+
+// opWorker is a long-lived goroutine that runs a drive's operations one
+// at a time, so the caller can stop waiting at the deadline. Reusing it
+// instead of starting a goroutine per operation keeps its grown stack,
+// its timer and its result channel: one shard write costs two channel
+// hand-offs, not a goroutine start, a stack copy, a timer and two
+// channels.
+type opWorker struct {
+	jobs  chan func() error
+	res   chan error // buffered: a worker whose caller gave up never blocks
+	timer *time.Timer
+}
+
+func (w *opWorker) run() {
+	for fn := range w.jobs {
+		w.res <- fn()
+	}
+}
+
+// workerPool holds one drive's idle operation workers.
+type workerPool struct {
+	mu     sync.Mutex
+	idle   []*opWorker
+	closed bool
+}
+
+func (p *workerPool) get() *opWorker {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return w
+	}
+	p.mu.Unlock()
+	w := &opWorker{jobs: make(chan func() error), res: make(chan error, 1), timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	go w.run()
+	return w
+}
+
+// put parks w for reuse, or ends it when the pool is full or closed.
+func (p *workerPool) put(w *opWorker) {
+	p.mu.Lock()
+	if !p.closed && len(p.idle) < maxIdleWorkers {
+		p.idle = append(p.idle, w)
+		w = nil
+	}
+	p.mu.Unlock()
+	if w != nil {
+		close(w.jobs)
+	}
+}
+
+// close ends the idle workers; later calls start (and end) their own.
+func (p *workerPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, w := range idle {
+		close(w.jobs)
 	}
 }
 

@@ -3,7 +3,9 @@ package drive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sync"
 	"testing"
 	"time"
 )
@@ -144,5 +146,58 @@ func TestHealthFullDriveStaysOnline(t *testing.T) {
 	}
 	if !h.Online() {
 		t.Fatal("ENOSPC took the drive offline")
+	}
+}
+
+// Operation workers are reused. A worker whose call ran past its
+// deadline returns to the pool only once that call ends, and its late
+// result never reaches a later caller: every call below must see its own
+// answer, with many callers at once.
+func TestHealthWorkerReuse(t *testing.T) {
+	ctx := context.Background()
+	f := NewFaulty(newLocal(t))
+	h := NewHealth(f, HealthConfig{OpTimeout: 30 * time.Millisecond, ProbeInterval: 5 * time.Millisecond})
+	defer h.Close()
+	if err := h.WriteFile(ctx, "vol", "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	remove := f.Inject(Fault{Ops: []Op{OpReadFile}, Times: 1, Delay: 200 * time.Millisecond, Err: ErrInjectedEIO})
+	_, err := h.ReadFile(ctx, "vol", "k")
+	remove()
+	if !errors.Is(err, ErrDriveFaulty) || h.State().Timeouts != 1 {
+		t.Fatalf("slow read: %v, state %+v", err, h.State())
+	}
+	waitFor(t, "drive back", h.Online)
+	// The slow call is still running; once it ends (with its injected
+	// EIO) its worker goes back to the pool. Calls before and after that
+	// must all read the stored value.
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%8 == 0 {
+				time.Sleep(250 * time.Millisecond)
+			}
+			for range 20 {
+				b, err := h.ReadFile(ctx, "vol", "k")
+				if err != nil || string(b) != "v" {
+					errs <- fmt.Errorf("read %q: %v", b, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	h.workers.mu.Lock()
+	idle := len(h.workers.idle)
+	h.workers.mu.Unlock()
+	if idle == 0 || idle > maxIdleWorkers {
+		t.Fatalf("%d idle workers after the burst, want 1..%d", idle, maxIdleWorkers)
 	}
 }
