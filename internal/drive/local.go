@@ -237,10 +237,7 @@ func (d *Local) DeleteVol(ctx context.Context, vol string, force bool) error {
 // removal is atomic from a reader's view, then deletes it.
 func (d *Local) removeAllViaTmp(p string) error {
 	trash := filepath.Join(d.root, SystemVolume, TmpDir, "trash-"+uuid.NewString())
-	if err := os.MkdirAll(filepath.Dir(trash), 0o755); err != nil {
-		return classify(err)
-	}
-	if err := os.Rename(p, trash); err != nil {
+	if err := withParents(trash, func() error { return os.Rename(p, trash) }); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return ErrFileNotFound
 		}
@@ -281,11 +278,7 @@ func (d *Local) WriteFile(ctx context.Context, vol, p string, data []byte) error
 	if err := d.writeSynced(tmp, data); err != nil {
 		return fmt.Errorf("drive %s: write %s/%s: %w", d.root, vol, p, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("drive %s: write %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	if err := os.Rename(tmp, fp); err != nil {
+	if err := withParents(fp, func() error { return os.Rename(tmp, fp) }); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("drive %s: write %s/%s: %w", d.root, vol, p, classify(err))
 	}
@@ -293,10 +286,11 @@ func (d *Local) WriteFile(ctx context.Context, vol, p string, data []byte) error
 }
 
 func (d *Local) writeSynced(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return classify(err)
-	}
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	var f *os.File
+	err := withParents(name, func() (err error) {
+		f, err = os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		return err
+	})
 	if err != nil {
 		return classify(err)
 	}
@@ -318,15 +312,34 @@ func (d *Local) syncDir(dir string) error {
 	if d.NoSync {
 		return nil
 	}
-	f, err := os.Open(dir)
+	// Raw calls: os.Open would also try (and fail) to register the
+	// directory with the poller, four fcntl and an epoll_ctl per commit
+	// step on every drive.
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return classify(err)
+		return classify(&fs.PathError{Op: "open", Path: dir, Err: err})
 	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return classify(err)
+	err = unix.Fsync(fd)
+	unix.Close(fd)
+	if err != nil {
+		return classify(&fs.PathError{Op: "fsync", Path: dir, Err: err})
 	}
 	return nil
+}
+
+// withParents runs op, which creates path, and when it fails because a
+// parent directory is missing creates the parents and runs it once more.
+// Most calls find their parents in place; this spares them the stat that
+// MkdirAll makes first.
+func withParents(path string, op func() error) error {
+	err := op()
+	if errors.Is(err, fs.ErrNotExist) {
+		if merr := os.MkdirAll(filepath.Dir(path), 0o755); merr != nil {
+			return merr
+		}
+		err = op()
+	}
+	return err
 }
 
 type localWriter struct {
@@ -510,10 +523,7 @@ func (d *Local) Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath str
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("drive %s: rename to %s/%s: %w", d.root, dstVol, dstPath, classify(err))
-	}
-	if err := os.Rename(src, dst); err != nil {
+	if err := withParents(dst, func() error { return os.Rename(src, dst) }); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("drive %s: rename %s/%s: %w", d.root, srcVol, srcPath, ErrFileNotFound)
 		}
