@@ -24,50 +24,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 // binary is the shardstore executable built once by TestMain.
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "shardstore-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "shardstore")
-	root, err := repoRoot()
+	b, cleanup, err := serverbin.Build("shardstore-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", binary, "./cmd/shardstore")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build shardstore:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	binary = b
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
-}
-
-// repoRoot finds the module root from the test's working directory.
-func repoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s", wd)
-		}
-	}
 }
 
 // Credentials the tests start servers with.

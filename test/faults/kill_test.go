@@ -30,6 +30,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 // binary is the shardstore executable built once by TestMain.
@@ -40,22 +42,14 @@ func TestMain(m *testing.M) {
 		binary = b // a prebuilt server, as scripts/test allows
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "shardstore-faults-")
+	b, cleanup, err := serverbin.Build("shardstore-faults-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults: temp dir:", err)
+		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "shardstore")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/shardstore")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "faults: build shardstore:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	binary = b
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
