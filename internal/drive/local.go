@@ -484,6 +484,8 @@ func (d *Local) CreateFile(ctx context.Context, vol, p string) (FileWriter, erro
 	if err != nil {
 		return nil, err
 	}
+	// MkdirAll first, not withParents: shard files go into a fresh
+	// tmp/<id>/ directory, so the parents are almost always missing.
 	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
 		return nil, fmt.Errorf("drive %s: create %s/%s: %w", d.root, vol, p, classify(err))
 	}
