@@ -65,7 +65,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.region, "region", "us-east-1", "`REGION` the server answers for")
 	fs.IntVar(&o.parity, "parity", 0, "parity shards per object (0 = default for the set size)")
 	fs.IntVar(&o.setSize, "set-size", 0, "drives per erasure set (0 = largest of 2..16 dividing the drive count)")
-	fs.Int64Var(&o.inlineLimit, "inline-limit", 0, "per-drive shard size in `BYTES` stored inline in metadata (0 = default, <0 = never)")
+	fs.Int64Var(&o.inlineLimit, "inline-limit", 0, "per-drive shard size in `BYTES` stored inline in the drive index (0 = default 32 KiB, <0 = never)")
 	fs.BoolVar(&o.logRequests, "log-requests", false, "log one line per request")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")

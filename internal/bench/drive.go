@@ -207,9 +207,17 @@ func RunDrive(ctx context.Context, opts DriveOptions, progress func(done, total 
 	switches := make([]*switchDrive, len(paths))
 	var healths []*drive.Health
 	drives := make([]drive.Drive, len(paths))
+	// One index block cache for all the drives, as a server has.
+	cache := drive.NewIndexCache(64 << 20)
+	defer cache.Close()
 	for i, p := range paths {
-		l, err := drive.OpenLocal(p)
+		l, err := drive.OpenLocal(p, drive.LocalOptions{Cache: cache})
 		if err != nil {
+			// Closing the health wrappers closes their drives (and
+			// releases the drive locks).
+			for _, h := range healths {
+				h.Close()
+			}
 			if root != "" {
 				os.RemoveAll(root)
 			}

@@ -90,31 +90,34 @@ func TestDriveCommandErrors(t *testing.T) {
 }
 
 func TestSwitchDrive(t *testing.T) {
-	l, err := drive.OpenLocal(t.TempDir())
+	l, err := drive.OpenLocal(t.TempDir(), drive.LocalOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := newSwitchDrive(l)
+	defer s.Close()
 	ctx := context.Background()
-	if err := s.MakeVol(ctx, "v"); err != nil {
+	if err := s.WriteFormat(ctx, drive.Format{DeploymentID: "d", SetCount: 1, SetSize: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WriteFile(ctx, "v", "f", []byte("x")); err != nil {
+	var b drive.Batch
+	b.Put(drive.TableObjects, "f", []byte("x"))
+	if err := s.Apply(ctx, &b); err != nil {
 		t.Fatal(err)
 	}
 	s.SetOffline(true)
-	if _, err := s.ReadFile(ctx, "v", "f"); !errors.Is(err, drive.ErrDriveFaulty) {
+	if _, err := s.Get(ctx, drive.TableObjects, "f"); !errors.Is(err, drive.ErrDriveFaulty) {
 		t.Errorf("offline read: %v, want ErrDriveFaulty", err)
 	}
 	if _, err := s.ReadFormat(ctx); !errors.Is(err, drive.ErrDriveFaulty) {
 		t.Errorf("offline format read: %v, want ErrDriveFaulty", err)
 	}
-	if _, err := s.CreateFile(ctx, "v", "g"); !errors.Is(err, drive.ErrDriveFaulty) {
+	if _, err := s.CreateShard(ctx, drive.ShardRef{ID: "abcdef12", Part: 0}); !errors.Is(err, drive.ErrDriveFaulty) {
 		t.Errorf("offline create: %v, want ErrDriveFaulty", err)
 	}
 	s.SetOffline(false)
-	if b, err := s.ReadFile(ctx, "v", "f"); err != nil || string(b) != "x" {
-		t.Errorf("back online: %q, %v", b, err)
+	if v, err := s.Get(ctx, drive.TableObjects, "f"); err != nil || string(v) != "x" {
+		t.Errorf("back online: %q, %v", v, err)
 	}
 }
 

@@ -54,88 +54,57 @@ func (s *switchDrive) DiskInfo(ctx context.Context) (drive.DiskInfo, error) {
 	return s.inner.DiskInfo(ctx)
 }
 
-func (s *switchDrive) MakeVol(ctx context.Context, vol string) error {
-	if err := s.fail("make volume"); err != nil {
-		return err
-	}
-	return s.inner.MakeVol(ctx, vol)
-}
-
-func (s *switchDrive) StatVol(ctx context.Context, vol string) (drive.VolInfo, error) {
-	if err := s.fail("stat volume"); err != nil {
-		return drive.VolInfo{}, err
-	}
-	return s.inner.StatVol(ctx, vol)
-}
-
-func (s *switchDrive) ListVols(ctx context.Context) ([]drive.VolInfo, error) {
-	if err := s.fail("list volumes"); err != nil {
+func (s *switchDrive) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
+	if err := s.fail("get"); err != nil {
 		return nil, err
 	}
-	return s.inner.ListVols(ctx)
+	return s.inner.Get(ctx, t, key)
 }
 
-func (s *switchDrive) DeleteVol(ctx context.Context, vol string, force bool) error {
-	if err := s.fail("delete volume"); err != nil {
+func (s *switchDrive) Apply(ctx context.Context, b *drive.Batch) error {
+	if err := s.fail("apply"); err != nil {
 		return err
 	}
-	return s.inner.DeleteVol(ctx, vol, force)
+	return s.inner.Apply(ctx, b)
 }
 
-func (s *switchDrive) ReadFile(ctx context.Context, vol, path string) ([]byte, error) {
-	if err := s.fail("read file"); err != nil {
+func (s *switchDrive) Scan(ctx context.Context, t drive.Table, q drive.ScanQuery) ([]drive.Entry, error) {
+	if err := s.fail("scan"); err != nil {
 		return nil, err
 	}
-	return s.inner.ReadFile(ctx, vol, path)
+	return s.inner.Scan(ctx, t, q)
 }
 
-func (s *switchDrive) WriteFile(ctx context.Context, vol, path string, data []byte) error {
-	if err := s.fail("write file"); err != nil {
-		return err
-	}
-	return s.inner.WriteFile(ctx, vol, path, data)
-}
-
-func (s *switchDrive) CreateFile(ctx context.Context, vol, path string) (drive.FileWriter, error) {
-	if err := s.fail("create file"); err != nil {
+func (s *switchDrive) CreateShard(ctx context.Context, ref drive.ShardRef) (drive.FileWriter, error) {
+	if err := s.fail("create shard"); err != nil {
 		return nil, err
 	}
-	return s.inner.CreateFile(ctx, vol, path)
+	return s.inner.CreateShard(ctx, ref)
 }
 
-func (s *switchDrive) OpenFile(ctx context.Context, vol, path string, offset int64) (io.ReadCloser, error) {
-	if err := s.fail("open file"); err != nil {
+func (s *switchDrive) OpenShard(ctx context.Context, ref drive.ShardRef, offset int64) (io.ReadCloser, error) {
+	if err := s.fail("open shard"); err != nil {
 		return nil, err
 	}
-	return s.inner.OpenFile(ctx, vol, path, offset)
+	return s.inner.OpenShard(ctx, ref, offset)
 }
 
-func (s *switchDrive) Delete(ctx context.Context, vol, path string, recursive bool) error {
-	if err := s.fail("delete"); err != nil {
+func (s *switchDrive) DeleteShards(ctx context.Context, refs []drive.ShardRef) error {
+	if err := s.fail("delete shards"); err != nil {
 		return err
 	}
-	return s.inner.Delete(ctx, vol, path, recursive)
+	return s.inner.DeleteShards(ctx, refs)
 }
 
-func (s *switchDrive) Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath string) error {
-	if err := s.fail("rename"); err != nil {
+func (s *switchDrive) WalkShards(ctx context.Context, fn func(drive.ShardFile) error) error {
+	if err := s.fail("walk shards"); err != nil {
 		return err
 	}
-	return s.inner.Rename(ctx, srcVol, srcPath, dstVol, dstPath)
+	return s.inner.WalkShards(ctx, fn)
 }
 
-func (s *switchDrive) ListDir(ctx context.Context, vol, dir string) ([]string, error) {
-	if err := s.fail("list directory"); err != nil {
-		return nil, err
-	}
-	return s.inner.ListDir(ctx, vol, dir)
-}
-
-func (s *switchDrive) CleanTmp(ctx context.Context) error {
-	if err := s.fail("clean tmp"); err != nil {
-		return err
-	}
-	return s.inner.CleanTmp(ctx)
-}
+// Close closes the wrapped drive whatever the switch says: the bench
+// always gets its drives back.
+func (s *switchDrive) Close() error { return s.inner.Close() }
 
 var _ drive.Drive = (*switchDrive)(nil)

@@ -1,8 +1,11 @@
-// Package drive is one storage device as the engine sees it: a place for
-// a format record, volumes (buckets and the system volume) and files,
-// with durable writes (fsync) and atomic commits (rename). The engine
-// talks only to the Drive interface so a remote drive can replace a local
-// one later; Local implements it on a directory.
+// Package drive is one storage device as the engine sees it, in layout v2:
+// a format record, an ordered crash-safe index (object records, buckets,
+// multipart state, the heal queue) and shard data files addressed by a
+// random id, never by an object key. The drive owns its on-disk format the
+// way an embedded database owns its files; the engine talks only to the
+// Drive interface, so a remote drive can replace a local one later. Local
+// implements it on a directory: a pebble LSM for the index and one file
+// per (data id, part) for shard data.
 package drive
 
 import (
@@ -15,26 +18,30 @@ import (
 // Errors a Drive returns; the engine matches them with errors.Is.
 var (
 	ErrUnformatted     = errors.New("drive is not formatted")
-	ErrVolumeNotFound  = errors.New("volume not found")
-	ErrVolumeExists    = errors.New("volume already exists")
-	ErrVolumeNotEmpty  = errors.New("volume not empty")
-	ErrFileNotFound    = errors.New("file not found")
+	ErrNotFound        = errors.New("not found")
 	ErrFileCorrupt     = errors.New("file corrupt")
 	ErrDriveFull       = errors.New("drive full")
 	ErrDriveFaulty     = errors.New("drive faulty")
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNotBlank refuses to format a directory that holds other data.
+	ErrNotBlank = errors.New("drive is not blank")
+	// ErrOldLayout refuses a drive written by a release that used layout v1.
+	ErrOldLayout = errors.New("drive uses an older on-disk layout")
+	// ErrNewerLayout refuses a drive written by a newer release.
+	ErrNewerLayout = errors.New("drive uses a newer on-disk layout")
+	// ErrLocked refuses a drive another process holds.
+	ErrLocked = errors.New("drive is in use by another process")
 )
 
-// SystemVolume holds the engine's own state on every drive: format,
-// tmp area, multipart uploads and bucket records. It cannot collide with
-// a bucket because bucket names cannot start with a dot.
-const SystemVolume = ".shardstore.sys"
+// ErrFileNotFound is the name older code used for ErrNotFound.
+var ErrFileNotFound = ErrNotFound
 
-// TmpDir is the tmp area inside SystemVolume; it is emptied at start.
-const TmpDir = "tmp"
+// LayoutVersion is the on-disk layout this package writes and reads.
+const LayoutVersion = 2
 
 // Format identifies a drive's place in a deployment.
 type Format struct {
+	// Version is the layout version (LayoutVersion).
 	Version      int    `json:"version"`
 	DeploymentID string `json:"deploymentID"`
 	// SetCount and SetSize describe the whole deployment's layout, so a
@@ -45,12 +52,8 @@ type Format struct {
 	DriveIndex int `json:"driveIndex"`
 	// DriveID is unique per drive; it tells a swapped drive from a moved one.
 	DriveID string `json:"driveID"`
-}
-
-// VolInfo describes a volume.
-type VolInfo struct {
-	Name    string
-	Created time.Time
+	// Parity is the STANDARD parity the deployment was formatted with.
+	Parity int `json:"parity,omitempty"`
 }
 
 // DiskInfo reports capacity.
@@ -58,48 +61,161 @@ type DiskInfo struct {
 	Total, Free, Used uint64
 }
 
-// Drive is one storage device. Paths are slash-separated and relative to a
-// volume; implementations must refuse paths that escape the volume.
+// Table is one keyspace of a drive's index.
+type Table byte
+
+// The index tables. Keys are opaque bytes to the drive, ordered bytewise.
+const (
+	// TableBuckets: bucket name → bucket record.
+	TableBuckets Table = 'b'
+	// TableObjects: ObjectKey(bucket, key) → object record (meta.Record).
+	TableObjects Table = 'o'
+	// TableInline: DataKey(id, part) → bitrot-framed shard data of a small object.
+	TableInline Table = 'i'
+	// TableRefs: data id → who owns it (an object or an upload); a shard
+	// file whose id has no ref is an orphan once it is old enough.
+	TableRefs Table = 'r'
+	// TableUploads: UploadKey(bucket, key, uploadID) → multipart upload record.
+	TableUploads Table = 'u'
+	// TableParts: PartKey(bucket, key, uploadID, n) → part record.
+	TableParts Table = 'p'
+	// TableSystem: engine state (heal queue, markers, refill progress).
+	TableSystem Table = 's'
+)
+
+// ObjectKey is the TableObjects key of bucket/key. Bucket names never
+// contain '/', so one bucket's keys are a contiguous range.
+func ObjectKey(bucket, key string) string { return bucket + "/" + key }
+
+// BucketPrefix is the TableObjects prefix of every key of bucket.
+func BucketPrefix(bucket string) string { return bucket + "/" }
+
+// UploadKey is the TableUploads key of an upload. Object keys never hold
+// NUL, so the uploads of one bucket sort by key, then by upload id.
+func UploadKey(bucket, key, uploadID string) string { return bucket + "/" + key + "\x00" + uploadID }
+
+// PartKey is the TableParts key of part n of an upload; PartPrefix the
+// prefix of all its parts.
+func PartKey(bucket, key, uploadID string, n int) string {
+	s := itoa(n)
+	for len(s) < 5 {
+		s = "0" + s
+	}
+	return PartPrefix(bucket, key, uploadID) + s
+}
+
+// PartPrefix is the TableParts prefix of every part of an upload.
+func PartPrefix(bucket, key, uploadID string) string {
+	return UploadKey(bucket, key, uploadID) + "\x00"
+}
+
+// DataKey is the TableInline key of one part of a data id.
+func DataKey(id string, part int) string { return id + "/" + itoa(part) }
+
+// Change is one change in a batch.
+type Change struct {
+	Table  Table
+	Key    string
+	Value  []byte
+	Delete bool
+}
+
+// Batch is a set of index changes applied atomically and durably.
+type Batch struct {
+	Changes []Change
+	// Lazy applies the batch without waiting for its sync: it becomes
+	// durable with the next synced batch (the log is ordered) or is lost
+	// in a crash. For clean-ups that a crash-recovery sweep redoes.
+	Lazy bool
+}
+
+// Put adds a write of key in t.
+func (b *Batch) Put(t Table, key string, value []byte) {
+	b.Changes = append(b.Changes, Change{Table: t, Key: key, Value: value})
+}
+
+// Delete adds a deletion of key in t.
+func (b *Batch) Delete(t Table, key string) {
+	b.Changes = append(b.Changes, Change{Table: t, Key: key, Delete: true})
+}
+
+// Len is the number of changes.
+func (b *Batch) Len() int { return len(b.Changes) }
+
+// ScanQuery selects index entries of one table in key order.
+type ScanQuery struct {
+	// Prefix limits the scan to keys starting with it.
+	Prefix string
+	// After, when set, starts the scan after this key (exclusive).
+	After string
+	// Delimiter, when set, collapses keys that contain it after Prefix
+	// into one CommonPrefix entry (Prefix up to and including the first
+	// Delimiter), reported once, without visiting the keys below it.
+	Delimiter string
+	// Limit is the most entries to return; 0 means no limit.
+	Limit int
+	// KeysOnly leaves Value nil.
+	KeysOnly bool
+}
+
+// Entry is one scanned key (or collapsed common prefix).
+type Entry struct {
+	Key          string
+	Value        []byte
+	CommonPrefix bool
+}
+
+// ShardRef names one shard file: a data id and a part number.
+type ShardRef struct {
+	ID   string
+	Part int
+}
+
+// ShardFile is a shard file found by WalkShards.
+type ShardFile struct {
+	ShardRef
+	Size    int64
+	ModTime time.Time
+}
+
+// Drive is one storage device.
 type Drive interface {
 	// String names the drive in messages (its path or endpoint).
 	String() string
 
 	ReadFormat(ctx context.Context) (Format, error)
+	// WriteFormat records f; a drive with no format yet is refused with
+	// ErrNotBlank if it holds anything but shardstore's own files.
 	WriteFormat(ctx context.Context, f Format) error
 	DiskInfo(ctx context.Context) (DiskInfo, error)
 
-	MakeVol(ctx context.Context, vol string) error
-	StatVol(ctx context.Context, vol string) (VolInfo, error)
-	ListVols(ctx context.Context) ([]VolInfo, error)
-	// DeleteVol removes a volume; unless force, it must hold no files.
-	DeleteVol(ctx context.Context, vol string, force bool) error
+	// Get returns the value of key in t, or ErrNotFound.
+	Get(ctx context.Context, t Table, key string) ([]byte, error)
+	// Apply applies b atomically; when it returns nil the batch is
+	// durable. Concurrent Applies share one sync (group commit).
+	Apply(ctx context.Context, b *Batch) error
+	// Scan returns the entries of t that q selects, in key order.
+	Scan(ctx context.Context, t Table, q ScanQuery) ([]Entry, error)
 
-	// ReadFile returns a whole (small) file.
-	ReadFile(ctx context.Context, vol, path string) ([]byte, error)
-	// WriteFile durably and atomically replaces a (small) file.
-	WriteFile(ctx context.Context, vol, path string, data []byte) error
-	// CreateFile opens a new file for streaming; Close fsyncs it. Abort
-	// removes what was written.
-	CreateFile(ctx context.Context, vol, path string) (FileWriter, error)
-	// OpenFile opens a file for reading from offset.
-	OpenFile(ctx context.Context, vol, path string, offset int64) (io.ReadCloser, error)
-	// Delete removes a file or, if recursive, a directory tree; empty
-	// parent directories up to the volume are removed too.
-	Delete(ctx context.Context, vol, path string, recursive bool) error
-	// Rename moves a file or directory, creating destination parents and
-	// syncing the destination directory. An existing file is replaced.
-	Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath string) error
-	// ListDir lists a directory's entries sorted by name; directories end
-	// in "/". A missing directory yields ErrFileNotFound.
-	ListDir(ctx context.Context, vol, dir string) ([]string, error)
-	// CleanTmp empties the tmp area of interrupted writes; called at start.
-	CleanTmp(ctx context.Context) error
+	// CreateShard opens a new shard file for streaming; Close makes it
+	// durable (data and directory entry). Abort removes it.
+	CreateShard(ctx context.Context, ref ShardRef) (FileWriter, error)
+	// OpenShard opens a shard file for reading from offset; a missing
+	// file is ErrNotFound.
+	OpenShard(ctx context.Context, ref ShardRef, offset int64) (io.ReadCloser, error)
+	// DeleteShards removes shard files; missing ones are not an error.
+	DeleteShards(ctx context.Context, refs []ShardRef) error
+	// WalkShards calls fn for every shard file on the drive (no order).
+	WalkShards(ctx context.Context, fn func(ShardFile) error) error
+
+	// Close releases the drive (index, lock). Later calls fail.
+	Close() error
 }
 
 // FileWriter is a file being written.
 type FileWriter interface {
 	io.Writer
-	// Close flushes and fsyncs the file.
+	// Close flushes and syncs the file.
 	Close() error
 	// Abort discards the file.
 	Abort()
@@ -124,4 +240,26 @@ func WriteBuffers(w io.Writer, bufs [][]byte) error {
 		}
 	}
 	return nil
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
 }

@@ -16,30 +16,24 @@ type Op string
 
 // The operations a Faulty drive can fail.
 const (
-	OpReadFormat  Op = "ReadFormat"
-	OpWriteFormat Op = "WriteFormat"
-	OpDiskInfo    Op = "DiskInfo"
-	OpMakeVol     Op = "MakeVol"
-	OpStatVol     Op = "StatVol"
-	OpListVols    Op = "ListVols"
-	OpDeleteVol   Op = "DeleteVol"
-	OpReadFile    Op = "ReadFile"
-	OpWriteFile   Op = "WriteFile"
-	OpCreateFile  Op = "CreateFile"
-	OpWrite       Op = "Write" // one Write on a FileWriter
-	OpSync        Op = "Sync"  // FileWriter.Close, which fsyncs
-	OpOpenFile    Op = "OpenFile"
-	OpRead        Op = "Read" // one Read on an opened file
-	OpDelete      Op = "Delete"
-	OpRename      Op = "Rename"
-	OpListDir     Op = "ListDir"
-	OpCleanTmp    Op = "CleanTmp"
+	OpReadFormat   Op = "ReadFormat"
+	OpWriteFormat  Op = "WriteFormat"
+	OpDiskInfo     Op = "DiskInfo"
+	OpGet          Op = "Get"
+	OpApply        Op = "Apply"
+	OpScan         Op = "Scan"
+	OpCreateShard  Op = "CreateShard"
+	OpWrite        Op = "Write" // one Write (or WriteBuffers) on a FileWriter
+	OpSync         Op = "Sync"  // FileWriter.Close, which syncs
+	OpOpenShard    Op = "OpenShard"
+	OpRead         Op = "Read" // one Read on an opened shard
+	OpDeleteShards Op = "DeleteShards"
+	OpWalkShards   Op = "WalkShards"
 )
 
 // WriteOps are the operations that change a drive; a fault limited to
 // them models a full or read-only drive whose reads still work.
-var WriteOps = []Op{OpWriteFormat, OpMakeVol, OpDeleteVol, OpWriteFile, OpCreateFile,
-	OpWrite, OpSync, OpDelete, OpRename}
+var WriteOps = []Op{OpWriteFormat, OpApply, OpCreateShard, OpWrite, OpSync, OpDeleteShards}
 
 // Injected errors with the same classification a Local drive gives the
 // real thing, so the engine cannot tell them apart.
@@ -217,109 +211,74 @@ func (f *Faulty) DiskInfo(ctx context.Context) (DiskInfo, error) {
 	return f.inner.DiskInfo(ctx)
 }
 
-// MakeVol implements Drive.
-func (f *Faulty) MakeVol(ctx context.Context, vol string) error {
-	if err := f.check(OpMakeVol); err != nil {
-		return err
-	}
-	return f.inner.MakeVol(ctx, vol)
-}
-
-// StatVol implements Drive.
-func (f *Faulty) StatVol(ctx context.Context, vol string) (VolInfo, error) {
-	if err := f.check(OpStatVol); err != nil {
-		return VolInfo{}, err
-	}
-	return f.inner.StatVol(ctx, vol)
-}
-
-// ListVols implements Drive.
-func (f *Faulty) ListVols(ctx context.Context) ([]VolInfo, error) {
-	if err := f.check(OpListVols); err != nil {
+// Get implements Drive.
+func (f *Faulty) Get(ctx context.Context, t Table, key string) ([]byte, error) {
+	if err := f.check(OpGet); err != nil {
 		return nil, err
 	}
-	return f.inner.ListVols(ctx)
+	return f.inner.Get(ctx, t, key)
 }
 
-// DeleteVol implements Drive.
-func (f *Faulty) DeleteVol(ctx context.Context, vol string, force bool) error {
-	if err := f.check(OpDeleteVol); err != nil {
+// Apply implements Drive.
+func (f *Faulty) Apply(ctx context.Context, b *Batch) error {
+	if err := f.check(OpApply); err != nil {
 		return err
 	}
-	return f.inner.DeleteVol(ctx, vol, force)
+	return f.inner.Apply(ctx, b)
 }
 
-// ReadFile implements Drive.
-func (f *Faulty) ReadFile(ctx context.Context, vol, path string) ([]byte, error) {
-	if err := f.check(OpReadFile); err != nil {
+// Scan implements Drive.
+func (f *Faulty) Scan(ctx context.Context, t Table, q ScanQuery) ([]Entry, error) {
+	if err := f.check(OpScan); err != nil {
 		return nil, err
 	}
-	return f.inner.ReadFile(ctx, vol, path)
+	return f.inner.Scan(ctx, t, q)
 }
 
-// WriteFile implements Drive.
-func (f *Faulty) WriteFile(ctx context.Context, vol, path string, data []byte) error {
-	if err := f.check(OpWriteFile); err != nil {
-		return err
-	}
-	return f.inner.WriteFile(ctx, vol, path, data)
-}
-
-// CreateFile implements Drive.
-func (f *Faulty) CreateFile(ctx context.Context, vol, path string) (FileWriter, error) {
-	if err := f.check(OpCreateFile); err != nil {
+// CreateShard implements Drive.
+func (f *Faulty) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, error) {
+	if err := f.check(OpCreateShard); err != nil {
 		return nil, err
 	}
-	w, err := f.inner.CreateFile(ctx, vol, path)
+	w, err := f.inner.CreateShard(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	return &faultyWriter{f: f, w: w}, nil
 }
 
-// OpenFile implements Drive.
-func (f *Faulty) OpenFile(ctx context.Context, vol, path string, offset int64) (io.ReadCloser, error) {
-	if err := f.check(OpOpenFile); err != nil {
+// OpenShard implements Drive.
+func (f *Faulty) OpenShard(ctx context.Context, ref ShardRef, offset int64) (io.ReadCloser, error) {
+	if err := f.check(OpOpenShard); err != nil {
 		return nil, err
 	}
-	r, err := f.inner.OpenFile(ctx, vol, path, offset)
+	r, err := f.inner.OpenShard(ctx, ref, offset)
 	if err != nil {
 		return nil, err
 	}
 	return &faultyReader{f: f, r: r}, nil
 }
 
-// Delete implements Drive.
-func (f *Faulty) Delete(ctx context.Context, vol, path string, recursive bool) error {
-	if err := f.check(OpDelete); err != nil {
+// DeleteShards implements Drive.
+func (f *Faulty) DeleteShards(ctx context.Context, refs []ShardRef) error {
+	if err := f.check(OpDeleteShards); err != nil {
 		return err
 	}
-	return f.inner.Delete(ctx, vol, path, recursive)
+	return f.inner.DeleteShards(ctx, refs)
 }
 
-// Rename implements Drive.
-func (f *Faulty) Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath string) error {
-	if err := f.check(OpRename); err != nil {
+// WalkShards implements Drive; a fault hits the walk as a whole, before
+// it starts.
+func (f *Faulty) WalkShards(ctx context.Context, fn func(ShardFile) error) error {
+	if err := f.check(OpWalkShards); err != nil {
 		return err
 	}
-	return f.inner.Rename(ctx, srcVol, srcPath, dstVol, dstPath)
+	return f.inner.WalkShards(ctx, fn)
 }
 
-// ListDir implements Drive.
-func (f *Faulty) ListDir(ctx context.Context, vol, dir string) ([]string, error) {
-	if err := f.check(OpListDir); err != nil {
-		return nil, err
-	}
-	return f.inner.ListDir(ctx, vol, dir)
-}
-
-// CleanTmp implements Drive.
-func (f *Faulty) CleanTmp(ctx context.Context) error {
-	if err := f.check(OpCleanTmp); err != nil {
-		return err
-	}
-	return f.inner.CleanTmp(ctx)
-}
+// Close implements Drive: it closes the wrapped drive; faults do not
+// apply.
+func (f *Faulty) Close() error { return f.inner.Close() }
 
 type faultyWriter struct {
 	f *Faulty

@@ -3,23 +3,20 @@ package drive
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 )
 
-func newLocal(t *testing.T) *Local {
+var testRef = ShardRef{ID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789", Part: 3}
+
+func put(t *testing.T, d Drive, key, value string) {
 	t.Helper()
-	d, err := OpenLocal(t.TempDir())
-	if err != nil {
+	var b Batch
+	b.Put(TableObjects, key, []byte(value))
+	if err := d.Apply(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WriteFormat(context.Background(), Format{Version: 1, DeploymentID: "dep"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.MakeVol(context.Background(), "vol"); err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // The nth write of a stream fails with EIO, and only that one.
@@ -28,12 +25,17 @@ func TestFaultyNthWrite(t *testing.T) {
 	f := NewFaulty(newLocal(t))
 	remove := f.Inject(Fault{Ops: []Op{OpWrite}, After: 2, Times: 1, Err: ErrInjectedEIO})
 	defer remove()
-	w, err := f.CreateFile(ctx, "vol", "a")
+	w, err := f.CreateShard(ctx, testRef)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 4; i++ {
-		_, err := w.Write([]byte("x"))
+		var err error
+		if i%2 == 0 {
+			_, err = w.Write([]byte("x"))
+		} else {
+			err = WriteBuffers(w, [][]byte{[]byte("y"), []byte("z")})
+		}
 		if (i == 2) != (err != nil) {
 			t.Fatalf("write %d: err %v", i, err)
 		}
@@ -45,33 +47,48 @@ func TestFaultyNthWrite(t *testing.T) {
 	if f.Calls(OpWrite) != 4 || f.Hits() != 1 {
 		t.Fatalf("calls %d hits %d", f.Calls(OpWrite), f.Hits())
 	}
+	if _, err := f.OpenShard(ctx, testRef, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("aborted shard: %v", err)
+	}
 }
 
 func TestFaultyENOSPCOnlyWrites(t *testing.T) {
 	ctx := context.Background()
 	f := NewFaulty(newLocal(t))
-	if err := f.WriteFile(ctx, "vol", "keep", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	put(t, f, "keep", "data")
 	f.Inject(Fault{Ops: WriteOps, Err: ErrInjectedENOSPC})
-	if err := f.WriteFile(ctx, "vol", "b", []byte("x")); !errors.Is(err, ErrDriveFull) {
-		t.Fatalf("write on full drive: %v", err)
+	var b Batch
+	b.Put(TableObjects, "b", []byte("x"))
+	if err := f.Apply(ctx, &b); !errors.Is(err, ErrDriveFull) {
+		t.Fatalf("apply on full drive: %v", err)
 	}
-	if b, err := f.ReadFile(ctx, "vol", "keep"); err != nil || string(b) != "data" {
-		t.Fatalf("read on full drive: %q %v", b, err)
+	if _, err := f.CreateShard(ctx, testRef); !errors.Is(err, ErrDriveFull) {
+		t.Fatalf("create on full drive: %v", err)
+	}
+	if err := f.DeleteShards(ctx, []ShardRef{testRef}); !errors.Is(err, ErrDriveFull) {
+		t.Fatalf("delete on full drive: %v", err)
+	}
+	if v, err := f.Get(ctx, TableObjects, "keep"); err != nil || string(v) != "data" {
+		t.Fatalf("read on full drive: %q %v", v, err)
+	}
+	if es, err := f.Scan(ctx, TableObjects, ScanQuery{}); err != nil || len(es) != 1 {
+		t.Fatalf("scan on full drive: %v %v", es, err)
+	}
+	if err := f.WalkShards(ctx, func(ShardFile) error { return nil }); err != nil {
+		t.Fatalf("walk on full drive: %v", err)
 	}
 	f.Clear()
-	if err := f.WriteFile(ctx, "vol", "b", []byte("x")); err != nil {
-		t.Fatalf("write after clear: %v", err)
+	if err := f.Apply(ctx, &b); err != nil {
+		t.Fatalf("apply after clear: %v", err)
 	}
 }
 
 func TestFaultyHangAndDelay(t *testing.T) {
 	ctx := context.Background()
 	f := NewFaulty(newLocal(t))
-	remove := f.Inject(Fault{Ops: []Op{OpReadFile}, Hang: true})
+	remove := f.Inject(Fault{Ops: []Op{OpGet}, Hang: true})
 	done := make(chan error, 1)
-	go func() { _, err := f.ReadFile(ctx, "vol", "x"); done <- err }()
+	go func() { _, err := f.Get(ctx, TableObjects, "x"); done <- err }()
 	select {
 	case err := <-done:
 		t.Fatalf("hung call returned early: %v", err)
@@ -82,7 +99,7 @@ func TestFaultyHangAndDelay(t *testing.T) {
 		t.Fatalf("released hang: %v", err)
 	}
 	f.Inject(Fault{Ops: []Op{OpSync}, Delay: 30 * time.Millisecond})
-	w, err := f.CreateFile(ctx, "vol", "slow")
+	w, err := f.CreateShard(ctx, testRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +109,58 @@ func TestFaultyHangAndDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if time.Since(start) < 30*time.Millisecond {
-		t.Fatal("slow fsync was not slow")
+		t.Fatal("slow sync was not slow")
 	}
-	if b, err := f.ReadFile(ctx, "vol", "slow"); err != nil || string(b) != "abc" {
-		t.Fatalf("slow fsync lost data: %q %v", b, err)
+	r, err := f.OpenShard(ctx, testRef, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if b, err := io.ReadAll(r); err != nil || string(b) != "abc" {
+		t.Fatalf("slow sync lost data: %q %v", b, err)
+	}
+}
+
+// Every operation of the Drive has its fault point.
+func TestFaultyEveryOp(t *testing.T) {
+	ctx := context.Background()
+	f := NewFaulty(newLocal(t))
+	w, err := f.CreateShard(ctx, testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("data"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.OpenShard(ctx, testRef, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f.Inject(Fault{Err: ErrInjectedEIO})
+	before := map[Op]int{OpCreateShard: f.Calls(OpCreateShard), OpOpenShard: f.Calls(OpOpenShard)}
+	calls := map[Op]func() error{
+		OpReadFormat:  func() error { _, err := f.ReadFormat(ctx); return err },
+		OpWriteFormat: func() error { return f.WriteFormat(ctx, testFormat) },
+		OpDiskInfo:    func() error { _, err := f.DiskInfo(ctx); return err },
+		OpGet:         func() error { _, err := f.Get(ctx, TableObjects, "k"); return err },
+		OpApply:       func() error { return f.Apply(ctx, &Batch{}) },
+		OpScan:        func() error { _, err := f.Scan(ctx, TableObjects, ScanQuery{}); return err },
+		OpCreateShard: func() error { _, err := f.CreateShard(ctx, ShardRef{ID: "ffffffff", Part: 0}); return err },
+		OpOpenShard:   func() error { _, err := f.OpenShard(ctx, testRef, 0); return err },
+		OpRead:        func() error { _, err := r.Read(make([]byte, 4)); return err },
+		OpDeleteShards: func() error {
+			return f.DeleteShards(ctx, []ShardRef{testRef})
+		},
+		OpWalkShards: func() error { return f.WalkShards(ctx, func(ShardFile) error { return nil }) },
+	}
+	for op, call := range calls {
+		if err := call(); !errors.Is(err, ErrDriveFaulty) {
+			t.Errorf("%s: %v, want the injected EIO", op, err)
+		}
+		if f.Calls(op)-before[op] != 1 {
+			t.Errorf("%s: %d calls counted", op, f.Calls(op))
+		}
 	}
 }

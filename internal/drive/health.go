@@ -35,8 +35,8 @@ type HealthConfig struct {
 // operation runs on a worker goroutine (pooled per drive) and the caller
 // stops waiting at the deadline; the drive then goes offline. I/O errors (ErrDriveFaulty) take
 // it offline too. Offline, operations fail at once with ErrDriveFaulty,
-// except the identity operations ReadFormat, WriteFormat, ListVols and
-// DiskInfo, which pass through (deadline-bounded) so the engine can
+// except the identity operations ReadFormat, WriteFormat and DiskInfo,
+// which pass through (deadline-bounded) so the engine can
 // recognise and format a replaced drive. A background probe reads the
 // format record every ProbeInterval and brings the drive back online when
 // it answers. ENOSPC (ErrDriveFull) does not take a drive offline: a full
@@ -106,20 +106,28 @@ func (h *Health) State() HealthState {
 // Inner returns the wrapped drive.
 func (h *Health) Inner() Drive { return h.inner }
 
-// Close stops the background prober and the idle operation workers.
-// Operations still work afterwards, but an offline drive is no longer
-// re-probed.
+// Close stops the background prober, closes the wrapped drive (within
+// the deadline: a drive stuck in the kernel is left behind) and ends
+// the idle operation workers. Later operations fail.
 func (h *Health) Close() error {
 	h.mu.Lock()
-	if !h.closed {
+	first := !h.closed
+	if first {
 		h.closed = true
 		close(h.stop)
 	}
 	h.mu.Unlock()
 	h.wg.Wait()
+	var err error
+	if first {
+		err, _ = h.call(opClose, false, h.inner.Close)
+	}
 	h.workers.close()
-	return nil
+	return err
 }
+
+// opClose names Close in deadline messages; it is not a fault point.
+const opClose Op = "Close"
 
 func (h *Health) String() string { return h.inner.String() }
 
@@ -329,89 +337,112 @@ func (h *Health) DiskInfo(ctx context.Context) (DiskInfo, error) {
 	return di, nil
 }
 
-// MakeVol implements Drive.
-func (h *Health) MakeVol(ctx context.Context, vol string) error {
-	return h.do(OpMakeVol, func() error { return h.inner.MakeVol(ctx, vol) })
-}
-
-// StatVol implements Drive.
-func (h *Health) StatVol(ctx context.Context, vol string) (VolInfo, error) {
-	var vi VolInfo
-	if err := h.do(OpStatVol, func() (err error) { vi, err = h.inner.StatVol(ctx, vol); return }); err != nil {
-		return VolInfo{}, err
-	}
-	return vi, nil
-}
-
-// ListVols implements Drive; it passes through while offline.
-func (h *Health) ListVols(ctx context.Context) ([]VolInfo, error) {
-	var vs []VolInfo
-	err, _ := h.call(OpListVols, false, func() (err error) { vs, err = h.inner.ListVols(ctx); return })
-	if err != nil {
+// Get implements Drive.
+func (h *Health) Get(ctx context.Context, t Table, key string) ([]byte, error) {
+	var v []byte
+	if err := h.do(OpGet, func() (err error) { v, err = h.inner.Get(ctx, t, key); return }); err != nil {
 		return nil, err
 	}
-	return vs, nil
+	return v, nil
 }
 
-// DeleteVol implements Drive.
-func (h *Health) DeleteVol(ctx context.Context, vol string, force bool) error {
-	return h.do(OpDeleteVol, func() error { return h.inner.DeleteVol(ctx, vol, force) })
+// Apply implements Drive.
+func (h *Health) Apply(ctx context.Context, b *Batch) error {
+	return h.do(OpApply, func() error { return h.inner.Apply(ctx, b) })
 }
 
-// ReadFile implements Drive.
-func (h *Health) ReadFile(ctx context.Context, vol, path string) ([]byte, error) {
-	var b []byte
-	if err := h.do(OpReadFile, func() (err error) { b, err = h.inner.ReadFile(ctx, vol, path); return }); err != nil {
+// Scan implements Drive.
+func (h *Health) Scan(ctx context.Context, t Table, q ScanQuery) ([]Entry, error) {
+	var es []Entry
+	if err := h.do(OpScan, func() (err error) { es, err = h.inner.Scan(ctx, t, q); return }); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return es, nil
 }
 
-// WriteFile implements Drive.
-func (h *Health) WriteFile(ctx context.Context, vol, path string, data []byte) error {
-	return h.do(OpWriteFile, func() error { return h.inner.WriteFile(ctx, vol, path, data) })
-}
-
-// CreateFile implements Drive.
-func (h *Health) CreateFile(ctx context.Context, vol, path string) (FileWriter, error) {
+// CreateShard implements Drive.
+func (h *Health) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, error) {
 	var w FileWriter
-	if err := h.do(OpCreateFile, func() (err error) { w, err = h.inner.CreateFile(ctx, vol, path); return }); err != nil {
+	if err := h.do(OpCreateShard, func() (err error) { w, err = h.inner.CreateShard(ctx, ref); return }); err != nil {
 		return nil, err
 	}
 	return &healthWriter{h: h, w: w}, nil
 }
 
-// OpenFile implements Drive.
-func (h *Health) OpenFile(ctx context.Context, vol, path string, offset int64) (io.ReadCloser, error) {
+// OpenShard implements Drive.
+func (h *Health) OpenShard(ctx context.Context, ref ShardRef, offset int64) (io.ReadCloser, error) {
 	var r io.ReadCloser
-	if err := h.do(OpOpenFile, func() (err error) { r, err = h.inner.OpenFile(ctx, vol, path, offset); return }); err != nil {
+	if err := h.do(OpOpenShard, func() (err error) { r, err = h.inner.OpenShard(ctx, ref, offset); return }); err != nil {
 		return nil, err
 	}
 	return &healthReader{h: h, r: r}, nil
 }
 
-// Delete implements Drive.
-func (h *Health) Delete(ctx context.Context, vol, path string, recursive bool) error {
-	return h.do(OpDelete, func() error { return h.inner.Delete(ctx, vol, path, recursive) })
+// DeleteShards implements Drive.
+func (h *Health) DeleteShards(ctx context.Context, refs []ShardRef) error {
+	return h.do(OpDeleteShards, func() error { return h.inner.DeleteShards(ctx, refs) })
 }
 
-// Rename implements Drive.
-func (h *Health) Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath string) error {
-	return h.do(OpRename, func() error { return h.inner.Rename(ctx, srcVol, srcPath, dstVol, dstPath) })
-}
+// errWalkAbandoned stops a walk whose caller gave up at the deadline.
+var errWalkAbandoned = errors.New("walk abandoned after its deadline")
 
-// ListDir implements Drive.
-func (h *Health) ListDir(ctx context.Context, vol, dir string) ([]string, error) {
-	var names []string
-	if err := h.do(OpListDir, func() (err error) { names, err = h.inner.ListDir(ctx, vol, dir); return }); err != nil {
-		return nil, err
+// WalkShards implements Drive. A walk of a large drive can take longer
+// than OpTimeout, so the deadline bounds the drive's time between two
+// files (progress), not the whole walk; time spent in fn does not
+// count. After a deadline overrun fn is never called again.
+func (h *Health) WalkShards(ctx context.Context, fn func(ShardFile) error) error {
+	if !h.online.Load() {
+		return h.offlineErr(OpWalkShards)
 	}
-	return names, nil
-}
-
-// CleanTmp implements Drive.
-func (h *Health) CleanTmp(ctx context.Context) error {
-	return h.do(OpCleanTmp, func() error { return h.inner.CleanTmp(ctx) })
+	var (
+		mu        sync.Mutex
+		last      = time.Now()
+		inFn      bool
+		abandoned bool
+	)
+	wrapped := func(sf ShardFile) error {
+		mu.Lock()
+		if abandoned {
+			mu.Unlock()
+			return errWalkAbandoned
+		}
+		inFn = true
+		mu.Unlock()
+		err := fn(sf)
+		mu.Lock()
+		inFn, last = false, time.Now()
+		mu.Unlock()
+		return err
+	}
+	w := h.workers.get()
+	w.jobs <- func() error { return h.inner.WalkShards(ctx, wrapped) }
+	tick := time.NewTicker(min(h.cfg.OpTimeout/4+time.Millisecond, 250*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-w.res:
+			h.workers.put(w)
+			h.observe(err)
+			return err
+		case <-tick.C:
+		}
+		mu.Lock()
+		stuck := !inFn && time.Since(last) > h.cfg.OpTimeout
+		if stuck {
+			abandoned = true
+		}
+		mu.Unlock()
+		if stuck {
+			h.timeouts.Add(1)
+			go func() {
+				<-w.res
+				h.workers.put(w)
+			}()
+			err := fmt.Errorf("drive %s: %s made no progress within %v: %w", h.inner, OpWalkShards, h.cfg.OpTimeout, ErrDriveFaulty)
+			h.setOffline(err)
+			return err
+		}
+	}
 }
 
 // healthWriter applies the deadline to every Write and to Close (fsync).

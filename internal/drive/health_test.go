@@ -28,26 +28,27 @@ func TestHealthOfflineAndBack(t *testing.T) {
 	f := NewFaulty(newLocal(t))
 	h := NewHealth(f, HealthConfig{OpTimeout: time.Second, ProbeInterval: 10 * time.Millisecond})
 	defer h.Close()
-	if err := h.WriteFile(ctx, "vol", "a", []byte("1")); err != nil {
-		t.Fatal(err)
-	}
+	put(t, h, "a", "1")
 	remove := f.Inject(Fault{Err: ErrInjectedEIO})
-	if _, err := h.ReadFile(ctx, "vol", "a"); !errors.Is(err, ErrDriveFaulty) {
+	if _, err := h.Get(ctx, TableObjects, "a"); !errors.Is(err, ErrDriveFaulty) {
 		t.Fatalf("want fault, got %v", err)
 	}
 	if h.Online() {
 		t.Fatal("drive still online after EIO")
 	}
-	before := f.Calls(OpReadFile)
-	if _, err := h.ReadFile(ctx, "vol", "a"); !errors.Is(err, ErrDriveFaulty) {
+	before := f.Calls(OpGet)
+	if _, err := h.Get(ctx, TableObjects, "a"); !errors.Is(err, ErrDriveFaulty) {
 		t.Fatalf("offline drive: %v", err)
 	}
-	if f.Calls(OpReadFile) != before {
+	if f.Calls(OpGet) != before {
 		t.Fatal("offline drive was still asked to read")
+	}
+	if err := h.WalkShards(ctx, func(ShardFile) error { return nil }); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("offline walk: %v", err)
 	}
 	remove()
 	waitFor(t, "drive back online", h.Online)
-	if b, err := h.ReadFile(ctx, "vol", "a"); err != nil || string(b) != "1" {
+	if b, err := h.Get(ctx, TableObjects, "a"); err != nil || string(b) != "1" {
 		t.Fatalf("after recovery: %q %v", b, err)
 	}
 	if st := h.State(); st.Faults == 0 || !st.Online {
@@ -61,7 +62,7 @@ func TestHealthHungDrive(t *testing.T) {
 	f := NewFaulty(newLocal(t))
 	h := NewHealth(f, HealthConfig{OpTimeout: 50 * time.Millisecond, ProbeInterval: 10 * time.Millisecond})
 	defer h.Close()
-	w, err := h.CreateFile(ctx, "vol", "s")
+	w, err := h.CreateShard(ctx, testRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestHealthHungDrive(t *testing.T) {
 	}
 	w.Abort()
 	start = time.Now()
-	if _, err := h.ReadFile(ctx, "vol", "s"); !errors.Is(err, ErrDriveFaulty) {
+	if _, err := h.OpenShard(ctx, testRef, 0); !errors.Is(err, ErrDriveFaulty) {
 		t.Fatalf("read on hung drive: %v", err)
 	}
 	if time.Since(start) > 20*time.Millisecond {
@@ -87,6 +88,11 @@ func TestHealthHungDrive(t *testing.T) {
 	}
 	remove()
 	waitFor(t, "hung drive back", h.Online)
+	// The aborted file is removed once the stuck write let go.
+	waitFor(t, "aborted shard removed", func() bool {
+		_, err := h.OpenShard(ctx, testRef, 0)
+		return errors.Is(err, ErrNotFound)
+	})
 }
 
 // A read stuck past its deadline must not land in the caller's buffer.
@@ -95,10 +101,17 @@ func TestHealthReadDeadline(t *testing.T) {
 	f := NewFaulty(newLocal(t))
 	h := NewHealth(f, HealthConfig{OpTimeout: 30 * time.Millisecond, ProbeInterval: 10 * time.Millisecond})
 	defer h.Close()
-	if err := h.WriteFile(ctx, "vol", "r", []byte("0123456789")); err != nil {
+	w, err := h.CreateShard(ctx, testRef)
+	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := h.OpenFile(ctx, "vol", "r", 2)
+	if err := WriteBuffers(w, [][]byte{[]byte("01234"), []byte("56789")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.OpenShard(ctx, testRef, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,16 +130,16 @@ func TestHealthReadDeadline(t *testing.T) {
 	if string(buf) != "xxx" {
 		t.Fatalf("late read wrote into the caller's buffer: %q", buf)
 	}
-	rest, err := io.ReadAll(mustOpen(t, h, "r"))
-	if err == nil && string(rest) != "0123456789" {
-		t.Fatalf("reopen: %q", rest)
+	rest, err := io.ReadAll(mustOpen(t, h, testRef))
+	if err != nil || string(rest) != "0123456789" {
+		t.Fatalf("reopen: %q %v", rest, err)
 	}
 }
 
-func mustOpen(t *testing.T, h *Health, p string) io.Reader {
+func mustOpen(t *testing.T, h *Health, ref ShardRef) io.Reader {
 	t.Helper()
 	waitFor(t, "online", h.Online)
-	r, err := h.OpenFile(context.Background(), "vol", p, 0)
+	r, err := h.OpenShard(context.Background(), ref, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +154,19 @@ func TestHealthFullDriveStaysOnline(t *testing.T) {
 	h := NewHealth(f, HealthConfig{})
 	defer h.Close()
 	f.Inject(Fault{Ops: WriteOps, Err: ErrInjectedENOSPC})
-	if err := h.WriteFile(ctx, "vol", "x", []byte("1")); !errors.Is(err, ErrDriveFull) {
+	var b Batch
+	b.Put(TableObjects, "x", []byte("1"))
+	if err := h.Apply(ctx, &b); !errors.Is(err, ErrDriveFull) {
+		t.Fatalf("full: %v", err)
+	}
+	if _, err := h.CreateShard(ctx, testRef); !errors.Is(err, ErrDriveFull) {
 		t.Fatalf("full: %v", err)
 	}
 	if !h.Online() {
 		t.Fatal("ENOSPC took the drive offline")
+	}
+	if _, err := h.Get(ctx, TableObjects, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("read on a full drive: %v", err)
 	}
 }
 
@@ -158,11 +179,9 @@ func TestHealthWorkerReuse(t *testing.T) {
 	f := NewFaulty(newLocal(t))
 	h := NewHealth(f, HealthConfig{OpTimeout: 30 * time.Millisecond, ProbeInterval: 5 * time.Millisecond})
 	defer h.Close()
-	if err := h.WriteFile(ctx, "vol", "k", []byte("v")); err != nil {
-		t.Fatal(err)
-	}
-	remove := f.Inject(Fault{Ops: []Op{OpReadFile}, Times: 1, Delay: 200 * time.Millisecond, Err: ErrInjectedEIO})
-	_, err := h.ReadFile(ctx, "vol", "k")
+	put(t, h, "k", "v")
+	remove := f.Inject(Fault{Ops: []Op{OpGet}, Times: 1, Delay: 200 * time.Millisecond, Err: ErrInjectedEIO})
+	_, err := h.Get(ctx, TableObjects, "k")
 	remove()
 	if !errors.Is(err, ErrDriveFaulty) || h.State().Timeouts != 1 {
 		t.Fatalf("slow read: %v, state %+v", err, h.State())
@@ -181,7 +200,7 @@ func TestHealthWorkerReuse(t *testing.T) {
 				time.Sleep(250 * time.Millisecond)
 			}
 			for range 20 {
-				b, err := h.ReadFile(ctx, "vol", "k")
+				b, err := h.Get(ctx, TableObjects, "k")
 				if err != nil || string(b) != "v" {
 					errs <- fmt.Errorf("read %q: %v", b, err)
 					return
@@ -202,6 +221,93 @@ func TestHealthWorkerReuse(t *testing.T) {
 	}
 }
 
+// The walk's deadline is on progress: a long walk with a slow callback
+// passes, a walk stuck in the drive fails, and its callback is not
+// called once the caller has been answered.
+func TestHealthWalkDeadline(t *testing.T) {
+	ctx := context.Background()
+	d := newLocal(t)
+	for i := range 3 {
+		w, err := d.CreateShard(ctx, ShardRef{ID: fmt.Sprintf("%02x000000", i*64), Part: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("x"))
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow := &slowWalk{Drive: d}
+	h := NewHealth(slow, HealthConfig{OpTimeout: 40 * time.Millisecond, ProbeInterval: 10 * time.Millisecond})
+	defer h.Close()
+	n := 0
+	err := h.WalkShards(ctx, func(ShardFile) error {
+		n++
+		time.Sleep(60 * time.Millisecond) // the caller's time: not the drive's
+		return nil
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("slow callback: %d files, %v", n, err)
+	}
+	// Now the drive stalls between files.
+	slow.stall = 200 * time.Millisecond
+	var mu sync.Mutex
+	calls := 0
+	err = h.WalkShards(ctx, func(ShardFile) error {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		return nil
+	})
+	if !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("stalled walk: %v", err)
+	}
+	mu.Lock()
+	after := calls
+	mu.Unlock()
+	time.Sleep(700 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != after {
+		t.Fatalf("callback called %d times after WalkShards returned", calls-after)
+	}
+}
+
+// slowWalk stalls its walk before every file.
+type slowWalk struct {
+	Drive
+	stall time.Duration
+}
+
+func (s *slowWalk) WalkShards(ctx context.Context, fn func(ShardFile) error) error {
+	return s.Drive.WalkShards(ctx, func(sf ShardFile) error {
+		time.Sleep(s.stall)
+		return fn(sf)
+	})
+}
+
+// Close closes the wrapped drive, once.
+func TestHealthCloseClosesDrive(t *testing.T) {
+	ctx := context.Background()
+	d := newLocal(t)
+	h := NewHealth(d, HealthConfig{})
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(ctx, TableObjects, "x"); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("inner drive still open: %v", err)
+	}
+	// Its lock is free again.
+	d2, err := OpenLocal(d.String(), LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2.Close()
+}
+
 // BenchmarkHealthCall is the deadline wrapper's own cost per drive call
 // (the call itself does nothing), with as many callers as -cpu allows.
 // A 32 MiB PUT makes ~700 drive calls across 16 drives.
@@ -212,7 +318,7 @@ func BenchmarkHealthCall(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err, _ := h.call(OpStatVol, true, nop); err != nil {
+			if err, _ := h.call(OpGet, true, nop); err != nil {
 				b.Fatal(err)
 			}
 		}

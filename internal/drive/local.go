@@ -8,27 +8,101 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 )
 
-const formatFile = "format.json"
-
-// Local is a Drive on a local directory.
+// Local is a Drive on a local directory, in layout v2:
+//
+//	.shardstore.sys/format.json         the format record (JSON, version 2)
+//	.shardstore.sys/lock                flock held while open; holds the pid
+//	.shardstore.sys/index/              pebble LSM: every Table of the index
+//	.shardstore.sys/data/<xx>/<id>.<p>  shard files; xx = first 2 chars of id
+//
+// Syscalls of one shard file (CreateShard, Writes, Close), S bytes:
+//
+//	O_DIRECT (disks): openat, one write(2) per 256 KiB staged (the last
+//	one padded to 4 KiB), ftruncate when S is not a multiple of 4 KiB,
+//	fdatasync, close, then openat+fsync+close of the fan-out directory:
+//	6 + ceil(S/256Ki) syscalls, +1 when unaligned: 10 for a 1 MiB shard
+//	(4 writes), 12 for 1 MiB + 1 byte (5 writes and the ftruncate).
+//	buffered (tmpfs, DisableDirectIO): openat, one write/writev per
+//	Write/WriteBuffers call, fdatasync, close, openat+fsync+close of the
+//	fan-out directory: 6 + writes.
+//	NoSync drops fdatasync and the directory's three.
+//
+// Reading one costs openat, one pread per Read, close; deleting one an
+// unlink. An index Apply costs one WAL write and one shared fdatasync per
+// commit group (pebble's group commit); Get and Scan usually none
+// (block cache and OS page cache).
 type Local struct {
-	root string
-	// NoSync skips fsync; only benchmarks on tmpfs set it.
-	NoSync bool
+	root     string
+	sys      string
+	dataDir  string
+	indexDir string
+	opts     LocalOptions
+
+	// noDirect is set once O_DIRECT was refused on this drive, so later
+	// shard files skip the attempt.
+	noDirect atomic.Bool
+	// verifiedAt is when checkIdentity last found the directories to be
+	// the ones opened (unix nanoseconds).
+	verifiedAt atomic.Int64
+
+	mu     sync.RWMutex
+	closed bool
+	lock   *driveLock
+	// rootID and sysID identify the directories this Local is bound to:
+	// a drive swapped under a running process shows as a new inode.
+	rootID, sysID dirID
+	// formatted is true once a v2 format record was read or written:
+	// shard calls work from then on.
+	formatted bool
+	// layoutErr says why the drive is not formatted (old layout, corrupt
+	// or unreadable format record); nil means simply blank.
+	layoutErr error
+	idx       *index
+	// indexErr is why the index did not open; ReadFormat retries.
+	indexErr error
 }
 
-// OpenLocal returns the drive at dir, creating the directory if needed.
-func OpenLocal(dir string) (*Local, error) {
+// LocalOptions configures OpenLocal.
+type LocalOptions struct {
+	// Cache is the index block cache, shared by the drives of a process;
+	// nil gives the drive a private 8 MiB cache.
+	Cache *IndexCache
+	// NoSync skips every fsync and commits the index without syncing its
+	// WAL; only benchmarks on tmpfs set it.
+	NoSync bool
+	// DisableDirectIO writes shard files through the page cache even
+	// where the filesystem supports O_DIRECT.
+	DisableDirectIO bool
+}
+
+const (
+	sysDirName    = ".shardstore.sys"
+	formatFile    = "format.json"
+	lockFileName  = "lock"
+	indexDirName  = "index"
+	dataDirName   = "data"
+	lostAndFound  = "lost+found"
+	oldBucketsDir = "buckets" // layout v1 kept bucket records here
+)
+
+// OpenLocal opens the drive at dir, creating the directory if needed,
+// and takes its lock: a drive another process (or another OpenLocal in
+// this one) holds is refused with ErrLocked. A formatted drive's index
+// is opened at once. A drive that cannot serve (an index that does not
+// open, an older layout) still opens: its calls report why, so one bad
+// drive does not stop a deployment from starting.
+func OpenLocal(dir string, opts LocalOptions) (*Local, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("drive %s: %w", dir, err)
@@ -43,10 +117,185 @@ func OpenLocal(dir string) (*Local, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("drive %s: not a directory: %w", abs, ErrDriveFaulty)
 	}
-	return &Local{root: abs}, nil
+	d := &Local{
+		root:     abs,
+		sys:      filepath.Join(abs, sysDirName),
+		dataDir:  filepath.Join(abs, sysDirName, dataDirName),
+		indexDir: filepath.Join(abs, sysDirName, indexDirName),
+		opts:     opts,
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.bindLocked(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// bindLocked takes the drive's lock, records which directories it is
+// bound to and loads the format (and the index).
+func (d *Local) bindLocked() error {
+	if err := os.Mkdir(d.sys, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("drive %s: %w", d.root, classify(err))
+	}
+	lock, err := acquireLock(d.root, filepath.Join(d.sys, lockFileName))
+	if err != nil {
+		return err
+	}
+	rootID, err := statDir(d.root)
+	if err == nil {
+		d.sysID, err = statDir(d.sys)
+	}
+	if err != nil {
+		lock.release()
+		return fmt.Errorf("drive %s: %w", d.root, classify(err))
+	}
+	d.lock, d.rootID = lock, rootID
+	d.verifiedAt.Store(time.Now().UnixNano())
+	d.loadLocked()
+	return nil
+}
+
+// loadLocked reads the format record and, on a v2 drive, prepares the
+// data directories and opens the index. Failures are recorded, not
+// returned: the calls report them.
+func (d *Local) loadLocked() {
+	_, err := d.readFormat()
+	switch {
+	case err == nil:
+		d.formatted, d.layoutErr = true, nil
+		if d.idx == nil {
+			d.indexErr = d.makeDataDirs()
+			if d.indexErr == nil {
+				d.idx, d.indexErr = d.openIndex(true)
+			}
+		}
+	case errors.Is(err, ErrUnformatted):
+		d.formatted, d.layoutErr = false, nil
+	default:
+		d.formatted, d.layoutErr = false, err
+	}
+}
+
+// dirID is a directory's device and inode.
+type dirID struct{ dev, ino uint64 }
+
+func statDir(path string) (dirID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return dirID{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return dirID{}, &fs.PathError{Op: "stat", Path: path, Err: unix.ENOTDIR}
+	}
+	return dirID{dev: st.Dev, ino: st.Ino}, nil
+}
+
+// errReplaced marks the error of a drive whose directory changed.
+var errReplaced = errors.New("the drive directory was replaced since it was opened")
+
+// identityCheckInterval is how long a successful identity check is
+// trusted by reads; writes (Apply) check every time.
+const identityCheckInterval = 500 * time.Millisecond
+
+// checkIdentity (mu held, read or write) reports a drive whose
+// directory is gone (ErrDriveFaulty) or is no longer the one this Local
+// is bound to (ErrDriveFaulty and errReplaced): a pulled drive, or one
+// swapped under the running process. The index and lock this Local
+// holds belong to the old directory, so nothing may be served from or
+// written to them; ReadFormat and WriteFormat bind to the new one.
+func (d *Local) checkIdentity(force bool) error {
+	now := time.Now().UnixNano()
+	if !force && now-d.verifiedAt.Load() < int64(identityCheckInterval) {
+		return nil
+	}
+	id, err := statDir(d.root)
+	if err != nil {
+		return fmt.Errorf("drive %s: %w: %v", d.root, ErrDriveFaulty, err)
+	}
+	if id == d.rootID {
+		id, err = statDir(d.sys)
+		if err == nil && id == d.sysID {
+			d.verifiedAt.Store(now)
+			return nil
+		}
+	}
+	return fmt.Errorf("drive %s: %w: %w", d.root, ErrDriveFaulty, errReplaced)
+}
+
+// readyLocked (mu held) checks that index and shard calls can run.
+func (d *Local) readyLocked(force bool) error {
+	if d.closed {
+		return d.closedErr()
+	}
+	if err := d.checkIdentity(force); err != nil {
+		return err
+	}
+	if !d.formatted {
+		return d.unformattedErr()
+	}
+	return nil
+}
+
+// rebindIfReplaced binds the drive to the directory now at its path
+// when that is not the one it was bound to: the old index is closed,
+// the old lock released, and the new directory's lock taken and format
+// read. A pulled drive (nothing there) is reported, not rebound.
+func (d *Local) rebindIfReplaced() error {
+	d.mu.RLock()
+	err := d.closedErr()
+	if !d.closed {
+		err = d.checkIdentity(true)
+	}
+	d.mu.RUnlock()
+	if err == nil || !errors.Is(err, errReplaced) {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return d.closedErr()
+	}
+	if err := d.checkIdentity(true); err == nil || !errors.Is(err, errReplaced) {
+		return err // rebound meanwhile, or gone
+	}
+	if d.idx != nil {
+		// Its files may be gone with the old directory: close it on the
+		// side.
+		idx := d.idx
+		go func() { _ = runGuarded(idx.db.Close) }()
+		d.idx = nil
+	}
+	d.lock.release()
+	d.lock = nil
+	d.noDirect.Store(false)
+	d.formatted, d.layoutErr, d.indexErr = false, nil, nil
+	return d.bindLocked()
 }
 
 func (d *Local) String() string { return d.root }
+
+// Close closes the index and releases the lock. Later calls fail.
+func (d *Local) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var err error
+	if d.idx != nil {
+		if cerr := d.idx.close(); cerr != nil {
+			err = d.indexError("close", cerr)
+		}
+		d.idx = nil
+	}
+	if lerr := d.lock.release(); lerr != nil && err == nil {
+		err = fmt.Errorf("drive %s: release lock: %w", d.root, classify(lerr))
+	}
+	d.lock = nil
+	return err
+}
 
 // classify maps OS errors onto the drive error vocabulary, keeping the
 // original error in the chain for messages.
@@ -56,7 +305,7 @@ func classify(err error) error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %v", ErrFileNotFound, err)
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return fmt.Errorf("%w: %v", ErrDriveFull, err)
 	case errors.Is(err, syscall.EIO), errors.Is(err, syscall.EROFS),
@@ -79,44 +328,32 @@ func (d *Local) checkRoot() error {
 	return nil
 }
 
-// validName rejects volume names and paths that could leave the volume.
-func validPath(p string) bool {
-	if p == "" || strings.ContainsRune(p, 0) || strings.HasPrefix(p, "/") {
-		return false
-	}
-	for _, seg := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
+func (d *Local) closedErr() error {
+	return fmt.Errorf("drive %s: closed: %w", d.root, ErrDriveFaulty)
 }
 
-func (d *Local) volPath(vol string) (string, error) {
-	if !validPath(vol) || strings.Contains(vol, "/") {
-		return "", fmt.Errorf("volume %q: %w", vol, ErrInvalidArgument)
+// unformattedErr is what index and shard calls return on a drive with
+// no v2 format: ErrUnformatted, or the reason the format is unusable.
+func (d *Local) unformattedErr() error {
+	if d.layoutErr != nil {
+		return d.layoutErr
 	}
-	return filepath.Join(d.root, vol), nil
+	return fmt.Errorf("drive %s: %w", d.root, ErrUnformatted)
 }
 
-func (d *Local) filePath(vol, p string) (string, error) {
-	vp, err := d.volPath(vol)
-	if err != nil {
-		return "", err
-	}
-	if !validPath(p) {
-		return "", fmt.Errorf("path %q: %w", p, ErrInvalidArgument)
-	}
-	return filepath.Join(vp, filepath.FromSlash(p)), nil
-}
+// oldLayoutMsg is what an operator reads when pointing this release at
+// a drive of the previous one.
+const oldLayoutMsg = "this drive was written by an older shardstore release using layout v1 " +
+	"(one directory per object key); this release reads layout v2 only; copy the objects out " +
+	"with the older release (e.g. `aws s3 sync`) into a new deployment on empty drives"
 
-// ReadFormat reads the drive's format record.
-func (d *Local) ReadFormat(ctx context.Context) (Format, error) {
+// readFormat reads and checks format.json; it touches no state.
+func (d *Local) readFormat() (Format, error) {
 	var f Format
 	if err := d.checkRoot(); err != nil {
 		return f, err
 	}
-	b, err := os.ReadFile(filepath.Join(d.root, SystemVolume, formatFile))
+	b, err := readWhole(filepath.Join(d.sys, formatFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, ErrUnformatted
 	}
@@ -124,197 +361,283 @@ func (d *Local) ReadFormat(ctx context.Context) (Format, error) {
 		return f, fmt.Errorf("drive %s: read format: %w", d.root, classify(err))
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
-		return f, fmt.Errorf("drive %s: format file unreadable: %w: %v", d.root, ErrFileCorrupt, err)
+		return Format{}, fmt.Errorf("drive %s: format record %s unreadable: %w: %v",
+			d.root, filepath.Join(d.sys, formatFile), ErrFileCorrupt, err)
+	}
+	switch {
+	case f.Version == LayoutVersion:
+		return f, nil
+	case f.Version == 1:
+		return Format{}, fmt.Errorf("drive %s: %w: %s", d.root, ErrOldLayout, oldLayoutMsg)
+	case f.Version > LayoutVersion:
+		return Format{}, fmt.Errorf("drive %s: %w: the format record says layout v%d; this release reads layout v%d only: run a newer shardstore",
+			d.root, ErrNewerLayout, f.Version, LayoutVersion)
+	}
+	// No (or a nonsense) version: layout v1's shape says which release
+	// wrote it.
+	if what := d.oldLayoutShape(); what != "" {
+		return Format{}, fmt.Errorf("drive %s: %w: %s (found %s)", d.root, ErrOldLayout, oldLayoutMsg, what)
+	}
+	return Format{}, fmt.Errorf("drive %s: format record %s: %w: layout version %d",
+		d.root, filepath.Join(d.sys, formatFile), ErrFileCorrupt, f.Version)
+}
+
+// oldLayoutShape describes what marks the drive as layout v1 (bucket
+// directories at the top, .shardstore.sys/buckets), or "".
+func (d *Local) oldLayoutShape() string {
+	if fi, err := os.Stat(filepath.Join(d.sys, oldBucketsDir)); err == nil && fi.IsDir() {
+		return filepath.Join(sysDirName, oldBucketsDir)
+	}
+	if others := d.foreignEntries(); len(others) > 0 {
+		return fmt.Sprintf("top-level entry %q", others[0])
+	}
+	return ""
+}
+
+// foreignEntries lists the top-level entries that are not shardstore's.
+func (d *Local) foreignEntries() []string {
+	ents, err := readDir(d.root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if n := e.Name(); n != sysDirName && n != lostAndFound {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadFormat reads the format record. A missing one is ErrUnformatted;
+// layout v1 is ErrOldLayout. On a formatted drive whose index failed to
+// open, it retries the open and reports its failure, so a health probe
+// sees the drive as faulty until the index serves. A drive directory
+// replaced since it was opened (a swapped drive) is bound to afresh.
+func (d *Local) ReadFormat(ctx context.Context) (Format, error) {
+	if err := d.rebindIfReplaced(); err != nil {
+		return Format{}, err
+	}
+	d.mu.RLock()
+	idx := d.idx
+	d.mu.RUnlock()
+	f, err := d.readFormat()
+	if err != nil {
+		return Format{}, err
+	}
+	if idx == nil {
+		return d.reloadFormat()
+	}
+	if b := idx.broken.Load(); b != nil {
+		return Format{}, *b
 	}
 	return f, nil
 }
 
-// WriteFormat durably writes the format record.
+func (d *Local) reloadFormat() (Format, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return Format{}, d.closedErr()
+	}
+	f, err := d.readFormat()
+	if err != nil {
+		return Format{}, err
+	}
+	d.loadLocked()
+	if d.idx == nil {
+		return Format{}, d.indexErr
+	}
+	if b := d.idx.broken.Load(); b != nil {
+		return Format{}, *b
+	}
+	return f, nil
+}
+
+// WriteFormat records f as the drive's format (Version set to
+// LayoutVersion). A drive with no format record yet must be blank:
+// nothing at its top but .shardstore.sys and lost+found, and no index
+// records or shard files left in .shardstore.sys; otherwise it is
+// refused with ErrNotBlank. A layout v1 drive is refused with
+// ErrOldLayout. The record is written atomically (tmp file, fsync,
+// rename, fsync of the directory) after the data directories and the
+// index exist, so a format record always has an index beside it.
 func (d *Local) WriteFormat(ctx context.Context, f Format) error {
+	f.Version = LayoutVersion
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := d.MakeVol(ctx, SystemVolume); err != nil && !errors.Is(err, ErrVolumeExists) {
+	if err := d.rebindIfReplaced(); err != nil {
 		return err
 	}
-	return d.WriteFile(ctx, SystemVolume, formatFile, b)
-}
-
-// DiskInfo reports the filesystem's capacity.
-func (d *Local) DiskInfo(ctx context.Context) (DiskInfo, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(d.root, &st); err != nil {
-		return DiskInfo{}, fmt.Errorf("drive %s: statfs: %w", d.root, classify(err))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return d.closedErr()
 	}
-	total := st.Blocks * uint64(st.Bsize)
-	free := st.Bavail * uint64(st.Bsize)
-	return DiskInfo{Total: total, Free: free, Used: total - st.Bfree*uint64(st.Bsize)}, nil
-}
-
-// MakeVol creates a volume directory.
-func (d *Local) MakeVol(ctx context.Context, vol string) error {
-	vp, err := d.volPath(vol)
-	if err != nil {
-		return err
-	}
-	if err := d.checkRoot(); err != nil {
-		return err
-	}
-	if err := os.Mkdir(vp, 0o755); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return ErrVolumeExists
+	_, cur := d.readFormat()
+	switch {
+	case cur == nil:
+		// A formatted drive: only the record changes.
+	case errors.Is(cur, ErrUnformatted):
+		if err := d.checkBlank(); err != nil {
+			return err
 		}
-		return fmt.Errorf("drive %s: make volume %s: %w", d.root, vol, classify(err))
-	}
-	return d.syncDir(d.root)
-}
-
-// StatVol reports a volume.
-func (d *Local) StatVol(ctx context.Context, vol string) (VolInfo, error) {
-	vp, err := d.volPath(vol)
-	if err != nil {
-		return VolInfo{}, err
-	}
-	fi, err := os.Stat(vp)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if rerr := d.checkRoot(); rerr != nil {
-				return VolInfo{}, rerr
-			}
-			return VolInfo{}, ErrVolumeNotFound
+	case errors.Is(cur, ErrFileCorrupt):
+		// A damaged record on a drive of ours: rewriting it repairs it,
+		// but a foreign drive is still refused.
+		if others := d.foreignEntries(); len(others) > 0 {
+			return d.notBlankErr(others)
 		}
-		return VolInfo{}, fmt.Errorf("drive %s: stat volume %s: %w", d.root, vol, classify(err))
+	default:
+		return cur
 	}
-	return VolInfo{Name: vol, Created: fi.ModTime()}, nil
-}
-
-// ListVols lists volumes, the system volume included.
-func (d *Local) ListVols(ctx context.Context) ([]VolInfo, error) {
-	ents, err := os.ReadDir(d.root)
-	if err != nil {
-		return nil, fmt.Errorf("drive %s: list volumes: %w", d.root, ErrDriveFaulty)
-	}
-	var out []VolInfo
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
+	if d.idx == nil {
+		if err := d.makeDataDirs(); err != nil {
+			return err
 		}
-		fi, err := e.Info()
+		idx, err := d.openIndex(false)
 		if err != nil {
-			continue
+			d.indexErr = err
+			return err
 		}
-		out = append(out, VolInfo{Name: e.Name(), Created: fi.ModTime()})
+		if cur != nil && errors.Is(cur, ErrUnformatted) {
+			if err := d.checkIndexEmpty(idx.db); err != nil {
+				_ = idx.close()
+				return err
+			}
+		}
+		d.idx, d.indexErr = idx, nil
 	}
-	return out, nil
+	if err := d.writeFileAtomic(d.sys, formatFile, b); err != nil {
+		return fmt.Errorf("drive %s: write format: %w", d.root, err)
+	}
+	d.formatted, d.layoutErr = true, nil
+	return nil
 }
 
-// DeleteVol removes a volume.
-func (d *Local) DeleteVol(ctx context.Context, vol string, force bool) error {
-	vp, err := d.volPath(vol)
-	if err != nil {
-		return err
+func (d *Local) notBlankErr(others []string) error {
+	more := ""
+	if len(others) > 1 {
+		more = fmt.Sprintf(" and %d other entries", len(others)-1)
 	}
-	if force {
-		if _, err := os.Stat(vp); errors.Is(err, fs.ErrNotExist) {
-			return ErrVolumeNotFound
-		}
-		return d.removeAllViaTmp(vp)
+	return fmt.Errorf("drive %s: %w: it holds %q%s besides %s; shardstore formats empty drives only",
+		d.root, ErrNotBlank, others[0], more, sysDirName)
+}
+
+// checkBlank refuses a drive with foreign data before its first format.
+func (d *Local) checkBlank() error {
+	if what := d.oldLayoutShape(); strings.HasPrefix(what, sysDirName) {
+		return fmt.Errorf("drive %s: %w: %s (found %s)", d.root, ErrOldLayout, oldLayoutMsg, what)
 	}
-	if err := os.Remove(vp); err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return ErrVolumeNotFound
-		case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
-			return ErrVolumeNotEmpty
-		}
-		return fmt.Errorf("drive %s: delete volume %s: %w", d.root, vol, classify(err))
+	if others := d.foreignEntries(); len(others) > 0 {
+		return d.notBlankErr(others)
+	}
+	// Shard files left by an earlier format whose record is gone: not
+	// ours to overwrite silently.
+	found := ""
+	errFound := errors.New("found")
+	verify := func() error { return d.checkIdentity(true) } // mu is held
+	_ = d.walkShards(context.Background(), verify, func(sf ShardFile) error {
+		found = filepath.Join(sysDirName, dataDirName, sf.ID[:2], sf.ID+"."+itoa(sf.Part))
+		return errFound
+	})
+	if found != "" {
+		return fmt.Errorf("drive %s: %w: it holds shard file %s but no format record; remove %s to reuse the drive",
+			d.root, ErrNotBlank, found, filepath.Join(d.root, sysDirName))
 	}
 	return nil
 }
 
-// removeAllViaTmp renames a tree into the tmp area first so that the
-// removal is atomic from a reader's view, then deletes it.
-func (d *Local) removeAllViaTmp(p string) error {
-	trash := filepath.Join(d.root, SystemVolume, TmpDir, "trash-"+uuid.NewString())
-	if err := withParents(trash, func() error { return os.Rename(p, trash) }); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return ErrFileNotFound
-		}
-		return fmt.Errorf("drive %s: %w", d.root, classify(err))
-	}
-	return classify(os.RemoveAll(trash))
-}
-
-// ReadFile reads a whole file.
-func (d *Local) ReadFile(ctx context.Context, vol, p string) ([]byte, error) {
-	fp, err := d.filePath(vol, p)
-	if err != nil {
-		return nil, err
-	}
-	b, err := readWhole(fp)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			if rerr := d.checkRoot(); rerr != nil {
-				return nil, rerr
-			}
-			return nil, ErrFileNotFound
-		}
-		if errors.Is(err, syscall.EISDIR) {
-			return nil, ErrFileNotFound
-		}
-		return nil, fmt.Errorf("drive %s: read %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	return b, nil
-}
-
-// WriteFile writes data to a tmp file, fsyncs it and renames it into place.
-func (d *Local) WriteFile(ctx context.Context, vol, p string, data []byte) error {
-	fp, err := d.filePath(vol, p)
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(d.root, SystemVolume, TmpDir, uuid.NewString())
-	if err := d.writeSynced(tmp, data); err != nil {
-		return fmt.Errorf("drive %s: write %s/%s: %w", d.root, vol, p, err)
-	}
-	if err := withParents(fp, func() error { return os.Rename(tmp, fp) }); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("drive %s: write %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	return d.syncDir(filepath.Dir(fp))
-}
-
-func (d *Local) writeSynced(name string, data []byte) error {
-	var f *os.File
-	err := withParents(name, func() (err error) {
-		f, err = openFile(name, unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, 0o644)
-		return err
-	})
+// writeFileAtomic durably replaces dir/name with data.
+func (d *Local) writeFileAtomic(dir, name string, data []byte) error {
+	final := filepath.Join(dir, name)
+	tmp := final + ".tmp"
+	f, err := openFile(tmp, unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, 0o644)
 	if err != nil {
 		return classify(err)
 	}
 	_, err = f.Write(data)
-	if err == nil && !d.NoSync {
+	if err == nil && !d.opts.NoSync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
 	if err != nil {
-		os.Remove(name)
+		os.Remove(tmp)
 		return classify(err)
+	}
+	return d.syncDir(dir)
+}
+
+// makeDataDirs creates data/ and its 256 fan-out directories, syncing
+// the parents of any it created.
+func (d *Local) makeDataDirs() error {
+	created := false
+	if err := os.Mkdir(d.dataDir, 0o755); err == nil {
+		created = true
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("drive %s: create data directory: %w", d.root, classify(err))
+	}
+	if created {
+		if err := d.syncDir(d.sys); err != nil {
+			return fmt.Errorf("drive %s: %w", d.root, err)
+		}
+	}
+	made := false
+	for i := range 256 {
+		err := unix.Mkdir(filepath.Join(d.dataDir, fanout[i]), 0o755)
+		if err == nil {
+			made = true
+		} else if err != unix.EEXIST {
+			return fmt.Errorf("drive %s: create data directory: %w", d.root,
+				classify(&fs.PathError{Op: "mkdir", Path: filepath.Join(d.dataDir, fanout[i]), Err: err}))
+		}
+	}
+	if made {
+		if err := d.syncDir(d.dataDir); err != nil {
+			return fmt.Errorf("drive %s: %w", d.root, err)
+		}
 	}
 	return nil
 }
 
+// fanout holds the 256 fan-out directory names, "00" to "ff".
+var fanout = func() (n [256]string) {
+	const hex = "0123456789abcdef"
+	for i := range n {
+		n[i] = string([]byte{hex[i>>4], hex[i&15]})
+	}
+	return n
+}()
+
+// DiskInfo reports the filesystem's capacity.
+func (d *Local) DiskInfo(ctx context.Context) (DiskInfo, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(d.root, &st); err != nil {
+		return DiskInfo{}, fmt.Errorf("drive %s: statfs: %w", d.root, classify(&fs.PathError{Op: "statfs", Path: d.root, Err: err}))
+	}
+	bs := uint64(st.Bsize)
+	total := st.Blocks * bs
+	free := st.Bavail * bs
+	return DiskInfo{Total: total, Free: free, Used: total - st.Bfree*bs}, nil
+}
+
 func (d *Local) syncDir(dir string) error {
-	if d.NoSync {
+	if d.opts.NoSync {
 		return nil
 	}
-	// Raw calls, not even an *os.File: this runs three times per drive
-	// per PUT. See openFile for what os.Open would add.
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// Raw calls, not even an *os.File: this runs once per shard file.
+	// See openFile for what os.Open would add.
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
 	if err != nil {
 		return classify(&fs.PathError{Op: "open", Path: dir, Err: err})
 	}
@@ -330,20 +653,16 @@ func (d *Local) syncDir(dir string) error {
 // runtime's network poller. os.OpenFile does that for every file: it
 // sets O_NONBLOCK, tries epoll_ctl (which refuses regular files and
 // directories) and clears O_NONBLOCK again, four fcntl and a failing
-// epoll_ctl around every open. Listing and metadata reads open two files
-// per key and drive, so those were most of their syscalls. Drive files
-// are never pollable, so nothing is lost.
+// epoll_ctl around every open. Drive files are never pollable, so
+// nothing is lost. (Shard files go further and use raw descriptors:
+// os.NewFile still costs an fcntl to ask whether the fd is
+// non-blocking.)
 func openFile(path string, flag int, perm uint32) (*os.File, error) {
-	for {
-		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, perm)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		return os.NewFile(uintptr(fd), path), nil
+	fd, err := retryEINTR(func() (int, error) { return unix.Open(path, flag|unix.O_CLOEXEC, perm) })
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // readWhole is os.ReadFile through openFile.
@@ -353,28 +672,10 @@ func readWhole(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := 0
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < 1<<30 {
-		size = int(st.Size()) + 1 // +1: the read that sees EOF needs room
-	}
-	size = max(size, 512)
-	b := make([]byte, 0, size)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-	}
+	return io.ReadAll(f)
 }
 
-// readDir is os.ReadDir through openFile, unsorted (the caller sorts).
+// readDir is os.ReadDir through openFile, unsorted.
 func readDir(path string) ([]fs.DirEntry, error) {
 	f, err := openFile(path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -383,258 +684,3 @@ func readDir(path string) ([]fs.DirEntry, error) {
 	defer f.Close()
 	return f.ReadDir(-1)
 }
-
-// withParents runs op, which creates path, and when it fails because a
-// parent directory is missing creates the parents and runs it once more.
-// Most calls find their parents in place; this spares them the stat that
-// MkdirAll makes first.
-func withParents(path string, op func() error) error {
-	err := op()
-	if errors.Is(err, fs.ErrNotExist) {
-		if merr := os.MkdirAll(filepath.Dir(path), 0o755); merr != nil {
-			return merr
-		}
-		err = op()
-	}
-	return err
-}
-
-type localWriter struct {
-	f      *os.File
-	name   string
-	noSync bool
-	err    error
-}
-
-func (w *localWriter) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
-	}
-	n, err := w.f.Write(p)
-	if err != nil {
-		w.err = classify(err)
-		return n, w.err
-	}
-	return n, nil
-}
-
-// WriteBuffers writes bufs with writev, resuming after short writes.
-func (w *localWriter) WriteBuffers(bufs [][]byte) error {
-	if w.err != nil {
-		return w.err
-	}
-	iov := make([][]byte, 0, len(bufs))
-	for _, b := range bufs {
-		if len(b) > 0 {
-			iov = append(iov, b)
-		}
-	}
-	for len(iov) > 0 {
-		n, err := unix.Writev(int(w.f.Fd()), iov)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			w.err = classify(&os.PathError{Op: "writev", Path: w.name, Err: err})
-			return w.err
-		}
-		for n > 0 && len(iov) > 0 {
-			if n >= len(iov[0]) {
-				n -= len(iov[0])
-				iov = iov[1:]
-				continue
-			}
-			iov[0] = iov[0][n:]
-			n = 0
-		}
-	}
-	return nil
-}
-
-func (w *localWriter) Close() error {
-	if w.f == nil {
-		return w.err
-	}
-	err := w.err
-	if err == nil && !w.noSync {
-		err = classify(w.f.Sync())
-	}
-	if cerr := w.f.Close(); err == nil && cerr != nil {
-		err = classify(cerr)
-	}
-	w.f = nil
-	if err != nil {
-		os.Remove(w.name)
-		w.err = err
-	}
-	return err
-}
-
-func (w *localWriter) Abort() {
-	if w.f != nil {
-		w.f.Close()
-		w.f = nil
-	}
-	os.Remove(w.name)
-}
-
-// CreateFile creates (truncating) a file for streaming writes.
-func (d *Local) CreateFile(ctx context.Context, vol, p string) (FileWriter, error) {
-	fp, err := d.filePath(vol, p)
-	if err != nil {
-		return nil, err
-	}
-	// MkdirAll first, not withParents: shard files go into a fresh
-	// tmp/<id>/ directory, so the parents are almost always missing.
-	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
-		return nil, fmt.Errorf("drive %s: create %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	f, err := openFile(fp, unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("drive %s: create %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	return &localWriter{f: f, name: fp, noSync: d.NoSync}, nil
-}
-
-// OpenFile opens a file for reading at offset.
-func (d *Local) OpenFile(ctx context.Context, vol, p string, offset int64) (io.ReadCloser, error) {
-	fp, err := d.filePath(vol, p)
-	if err != nil {
-		return nil, err
-	}
-	f, err := openFile(fp, unix.O_RDONLY, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if rerr := d.checkRoot(); rerr != nil {
-				return nil, rerr
-			}
-			return nil, ErrFileNotFound
-		}
-		return nil, fmt.Errorf("drive %s: open %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	if offset > 0 {
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("drive %s: seek %s/%s: %w", d.root, vol, p, classify(err))
-		}
-	}
-	return &readErrClassifier{f}, nil
-}
-
-type readErrClassifier struct{ f *os.File }
-
-func (r *readErrClassifier) Read(p []byte) (int, error) {
-	n, err := r.f.Read(p)
-	if err != nil && err != io.EOF {
-		err = classify(err)
-	}
-	return n, err
-}
-
-func (r *readErrClassifier) Close() error { return r.f.Close() }
-
-// Delete removes a file or tree and then the empty parents it leaves.
-func (d *Local) Delete(ctx context.Context, vol, p string, recursive bool) error {
-	fp, err := d.filePath(vol, p)
-	if err != nil {
-		return err
-	}
-	if recursive {
-		err = d.removeAllViaTmp(fp)
-	} else {
-		err = os.Remove(fp)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = ErrFileNotFound
-		}
-	}
-	if err != nil {
-		if errors.Is(err, ErrFileNotFound) {
-			if rerr := d.checkRoot(); rerr != nil {
-				return rerr
-			}
-			return ErrFileNotFound
-		}
-		return fmt.Errorf("drive %s: delete %s/%s: %w", d.root, vol, p, classify(err))
-	}
-	vp, _ := d.volPath(vol)
-	d.removeEmptyParents(vp, filepath.Dir(fp))
-	return nil
-}
-
-// removeEmptyParents walks up from dir removing empty directories until
-// it reaches the volume root or a non-empty directory.
-func (d *Local) removeEmptyParents(volRoot, dir string) {
-	for dir != volRoot && strings.HasPrefix(dir, volRoot+string(filepath.Separator)) {
-		if os.Remove(dir) != nil {
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
-}
-
-// Rename moves src to dst, creating dst's parents and syncing its directory.
-func (d *Local) Rename(ctx context.Context, srcVol, srcPath, dstVol, dstPath string) error {
-	src, err := d.filePath(srcVol, srcPath)
-	if err != nil {
-		return err
-	}
-	dst, err := d.filePath(dstVol, dstPath)
-	if err != nil {
-		return err
-	}
-	if err := withParents(dst, func() error { return os.Rename(src, dst) }); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("drive %s: rename %s/%s: %w", d.root, srcVol, srcPath, ErrFileNotFound)
-		}
-		return fmt.Errorf("drive %s: rename %s/%s: %w", d.root, srcVol, srcPath, classify(err))
-	}
-	return d.syncDir(filepath.Dir(dst))
-}
-
-// ListDir lists a directory sorted by name, directories suffixed by "/".
-func (d *Local) ListDir(ctx context.Context, vol, dir string) ([]string, error) {
-	var fp string
-	var err error
-	if dir == "" {
-		fp, err = d.volPath(vol)
-	} else {
-		fp, err = d.filePath(vol, dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ents, err := readDir(fp)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			if rerr := d.checkRoot(); rerr != nil {
-				return nil, rerr
-			}
-			return nil, ErrFileNotFound
-		}
-		return nil, fmt.Errorf("drive %s: list %s/%s: %w", d.root, vol, dir, classify(err))
-	}
-	out := make([]string, 0, len(ents))
-	for _, e := range ents {
-		n := e.Name()
-		if e.IsDir() {
-			n += "/"
-		}
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// CleanTmp empties the tmp area; the engine calls it at start, when no
-// write can be in flight, to drop leftovers of interrupted writes.
-func (d *Local) CleanTmp(ctx context.Context) error {
-	tmp := filepath.Join(d.root, SystemVolume, TmpDir)
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("drive %s: clean tmp: %w", d.root, classify(err))
-	}
-	return classify(os.MkdirAll(tmp, 0o755))
-}
-
-// Join is path.Join for drive paths, kept here so callers don't mix in
-// filepath by accident.
-func Join(elem ...string) string { return path.Join(elem...) }

@@ -1,55 +1,415 @@
 package drive
 
 import (
-	"bytes"
+	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-func TestWriteBuffers(t *testing.T) {
-	d, err := OpenLocal(t.TempDir())
+var testFormat = Format{DeploymentID: "dep", SetCount: 1, SetSize: 4, SetIndex: 0, DriveIndex: 2, DriveID: "drive-2", Parity: 2}
+
+// openLocal opens dir and closes it when the test ends.
+func openLocal(t testing.TB, dir string, opts LocalOptions) *Local {
+	t.Helper()
+	d, err := OpenLocal(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := d.MakeVol(ctx, "v"); err != nil {
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// newLocal returns a formatted drive on a fresh directory.
+func newLocal(t testing.TB) *Local {
+	t.Helper()
+	d := openLocal(t, t.TempDir(), LocalOptions{})
+	if err := d.WriteFormat(context.Background(), testFormat); err != nil {
 		t.Fatal(err)
 	}
-	w, err := d.CreateFile(ctx, "v", "a/b")
-	if err != nil {
+	return d
+}
+
+func writeJSON(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	big := bytes.Repeat([]byte("x"), 1<<20)
-	want := append(append(append([]byte("sum!"), big...), "tail"...), []byte{}...)
-	if err := WriteBuffers(w, [][]byte{[]byte("sum!"), big, nil, []byte("tail")}); err != nil {
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(d.String(), "v", "a", "b"))
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("writev wrote %d bytes, want %d (%v)", len(got), len(want), err)
 	}
 }
 
-func TestPathsCannotEscape(t *testing.T) {
-	d, err := OpenLocal(t.TempDir())
+func TestFormatRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "missing", "d1") // created by OpenLocal
+	d, err := OpenLocal(dir, LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrUnformatted) {
+		t.Fatalf("blank drive: %v, want ErrUnformatted", err)
+	}
+	// Index and shard calls need a format.
+	if _, err := d.Get(ctx, TableObjects, "k"); !errors.Is(err, ErrUnformatted) {
+		t.Errorf("Get on blank drive: %v", err)
+	}
+	if err := d.Apply(ctx, &Batch{Changes: []Change{{Table: TableObjects, Key: "k"}}}); !errors.Is(err, ErrUnformatted) {
+		t.Errorf("Apply on blank drive: %v", err)
+	}
+	if _, err := d.Scan(ctx, TableObjects, ScanQuery{}); !errors.Is(err, ErrUnformatted) {
+		t.Errorf("Scan on blank drive: %v", err)
+	}
+	ref := ShardRef{ID: "0123abcd-0000", Part: 1}
+	if _, err := d.CreateShard(ctx, ref); !errors.Is(err, ErrUnformatted) {
+		t.Errorf("CreateShard on blank drive: %v", err)
+	}
+	if _, err := d.OpenShard(ctx, ref, 0); !errors.Is(err, ErrUnformatted) {
+		t.Errorf("OpenShard on blank drive: %v", err)
+	}
+	if err := d.WalkShards(ctx, func(ShardFile) error { return nil }); !errors.Is(err, ErrUnformatted) {
+		t.Errorf("WalkShards on blank drive: %v", err)
+	}
+	// lost+found does not make a drive non-blank.
+	if err := os.Mkdir(filepath.Join(dir, "lost+found"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := testFormat
+	f.Version = 7 // WriteFormat sets it
+	if err := d.WriteFormat(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	want := testFormat
+	want.Version = LayoutVersion
+	got, err := d.ReadFormat(ctx)
+	if err != nil || got != want {
+		t.Fatalf("ReadFormat: %+v %v, want %+v", got, err, want)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, sysDirName, dataDirName))
+	if err != nil || len(ents) != 256 || ents[0].Name() != "00" || ents[255].Name() != "ff" {
+		t.Fatalf("fan-out directories: %d entries, %v", len(ents), err)
+	}
+	// The index works at once.
+	var b Batch
+	b.Put(TableBuckets, "bkt", []byte("rec"))
+	if err := d.Apply(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	// Rewriting the format of a formatted drive keeps its index.
+	f2 := want
+	f2.DriveIndex = 3
+	if err := d.WriteFormat(ctx, f2); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(ctx, TableBuckets, "bkt"); !errors.Is(err, ErrDriveFaulty) {
+		t.Errorf("Get after Close: %v", err)
+	}
+	d = openLocal(t, dir, LocalOptions{})
+	if got, err := d.ReadFormat(ctx); err != nil || got != f2 {
+		t.Fatalf("after reopen: %+v %v, want %+v", got, err, f2)
+	}
+	if v, err := d.Get(ctx, TableBuckets, "bkt"); err != nil || string(v) != "rec" {
+		t.Fatalf("index after reopen: %q %v", v, err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, sysDirName, formatFile))
+	if !strings.Contains(string(raw), `"version": 2`) {
+		t.Errorf("format.json does not record version 2:\n%s", raw)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sysDirName, formatFile+".tmp")); !os.IsNotExist(err) {
+		t.Errorf("tmp format file left behind: %v", err)
+	}
+	di, err := d.DiskInfo(ctx)
+	if err != nil || di.Total == 0 || di.Free > di.Total {
+		t.Errorf("DiskInfo %+v %v", di, err)
+	}
+}
+
+func TestOldLayoutRefused(t *testing.T) {
 	ctx := context.Background()
-	d.MakeVol(ctx, "v")
-	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "a//b", "./a", "a\x00b", ""} {
-		if err := d.WriteFile(ctx, "v", p, []byte("x")); err == nil {
-			t.Errorf("path %q was accepted", p)
+	for _, tc := range []struct {
+		name, format string
+	}{
+		{"version1", `{"version":1,"deploymentID":"old","setCount":1,"setSize":4}`},
+		{"noVersion", `{"deploymentID":"old","setCount":1,"setSize":4}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeJSON(t, filepath.Join(dir, sysDirName, formatFile), tc.format)
+			if err := os.MkdirAll(filepath.Join(dir, "photos", "2024", "a.jpg"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, sysDirName, "buckets"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			d := openLocal(t, dir, LocalOptions{})
+			_, err := d.ReadFormat(ctx)
+			if !errors.Is(err, ErrOldLayout) {
+				t.Fatalf("ReadFormat: %v, want ErrOldLayout", err)
+			}
+			for _, want := range []string{"layout v1", "one directory per object key", "aws s3 sync", "new deployment on empty drives", dir} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("message %q lacks %q", err, want)
+				}
+			}
+			if err := d.WriteFormat(ctx, testFormat); !errors.Is(err, ErrOldLayout) {
+				t.Errorf("WriteFormat over layout v1: %v", err)
+			}
+			if _, err := d.Get(ctx, TableObjects, "photos/x"); !errors.Is(err, ErrOldLayout) {
+				t.Errorf("Get on layout v1: %v", err)
+			}
+			// Nothing of the old drive was touched.
+			if _, err := os.Stat(filepath.Join(dir, "photos", "2024", "a.jpg")); err != nil {
+				t.Error(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, sysDirName, indexDirName)); !os.IsNotExist(err) {
+				t.Errorf("an index was created on a layout v1 drive: %v", err)
+			}
+		})
+	}
+}
+
+func TestFormatErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, sysDirName, formatFile)
+	writeJSON(t, path, `{"version":3,"deploymentID":"future"}`)
+	d := openLocal(t, dir, LocalOptions{})
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrNewerLayout) || !strings.Contains(err.Error(), "v3") {
+		t.Errorf("newer layout: %v", err)
+	}
+	writeJSON(t, path, `{"version":2,"deploymentID":`)
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrFileCorrupt) {
+		t.Errorf("truncated format: %v", err)
+	}
+	// A damaged record is repaired by writing the format again.
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatalf("rewriting a corrupt format: %v", err)
+	}
+	if _, err := d.ReadFormat(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNotBlankRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "holiday.mkv"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := openLocal(t, dir, LocalOptions{})
+	err := d.WriteFormat(ctx, testFormat)
+	if !errors.Is(err, ErrNotBlank) || !strings.Contains(err.Error(), "holiday.mkv") {
+		t.Fatalf("WriteFormat on a used directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sysDirName, formatFile)); !os.IsNotExist(err) {
+		t.Fatalf("format written anyway: %v", err)
+	}
+}
+
+// A drive whose format record vanished but whose index still holds
+// records is not formatted over silently.
+func TestFormatRefusesLeftoverIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	var b Batch
+	b.Put(TableObjects, "bkt/key", []byte("v"))
+	if err := d.Apply(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := os.Remove(filepath.Join(dir, sysDirName, formatFile)); err != nil {
+		t.Fatal(err)
+	}
+	d = openLocal(t, dir, LocalOptions{})
+	if err := d.WriteFormat(ctx, testFormat); !errors.Is(err, ErrNotBlank) || !strings.Contains(err.Error(), "bkt/key") {
+		t.Fatalf("format over a leftover index: %v", err)
+	}
+}
+
+func TestLockSameProcess(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenLocal(dir, LocalOptions{})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	for _, want := range []string{dir, "pid " + strconv.Itoa(os.Getpid()), "stop it first"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
 		}
 	}
-	for _, v := range []string{"..", "a/b", "", "."} {
-		if err := d.MakeVol(ctx, v); err == nil {
-			t.Errorf("volume %q was accepted", v)
-		}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatalf("open after Close: %v", err)
+	}
+	d2.Close()
+}
+
+// TestLockHelperProcess holds a drive for TestLockOtherProcess.
+func TestLockHelperProcess(t *testing.T) {
+	dir := os.Getenv("SHARDSTORE_LOCK_HELPER_DIR")
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	d, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("locked")
+	bufio.NewReader(os.Stdin).ReadString('\n') // until the parent lets go
+	d.Close()
+	os.Exit(0)
+}
+
+func TestLockOtherProcess(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelperProcess$")
+	cmd.Env = append(os.Environ(), "SHARDSTORE_LOCK_HELPER_DIR="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "locked" {
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	_, err = OpenLocal(dir, LocalOptions{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("(pid %d)", cmd.Process.Pid)) {
+		t.Fatalf("open of a drive held by pid %d: %v", cmd.Process.Pid, err)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	d, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatalf("open after the holder exited: %v", err)
+	}
+	d.Close()
+}
+
+// A drive swapped under the running process: the old directory's index
+// and lock are let go, nothing is written to them, and the new
+// directory is bound to and formatted.
+func TestDriveReplaced(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "d1")
+	d := openLocal(t, dir, LocalOptions{})
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	put(t, d, "old", "1")
+	if err := os.Rename(dir, dir+".pulled"); err != nil {
+		t.Fatal(err)
+	}
+	var b Batch
+	b.Put(TableObjects, "lost", []byte("x"))
+	if err := d.Apply(ctx, &b); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("Apply on a pulled drive: %v", err)
+	}
+	if _, err := d.CreateShard(ctx, testRef); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("CreateShard on a pulled drive: %v", err)
+	}
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("ReadFormat on a pulled drive: %v", err)
+	}
+	// A blank drive goes in.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Apply(ctx, &b); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("Apply on a swapped drive before ReadFormat: %v", err)
+	}
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrUnformatted) {
+		t.Fatalf("ReadFormat on the new blank drive: %v", err)
+	}
+	if _, err := d.Get(ctx, TableObjects, "old"); !errors.Is(err, ErrUnformatted) {
+		t.Fatalf("Get on the new blank drive: %v", err)
+	}
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(ctx, TableObjects, "old"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the new drive sees the old one's records: %v", err)
+	}
+	put(t, d, "new", "2")
+	// The old directory is free: its lock was released, and it holds
+	// what it held.
+	old, err := OpenLocal(dir+".pulled", LocalOptions{})
+	if err != nil {
+		t.Fatalf("old directory still locked: %v", err)
+	}
+	defer old.Close()
+	// (The old index closes on the side; its pebble lock may lag.)
+	waitFor(t, "old index to open", func() bool { _, err := old.ReadFormat(ctx); return err == nil })
+	if v, err := old.Get(ctx, TableObjects, "old"); err != nil || string(v) != "1" {
+		t.Fatalf("old drive: %q %v", v, err)
+	}
+	if _, err := old.Get(ctx, TableObjects, "lost"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a write to the pulled drive landed: %v", err)
+	}
+	// And the new one is locked by d.
+	if _, err := OpenLocal(dir, LocalOptions{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("new directory not locked: %v", err)
+	}
+}
+
+// A drive briefly replaced by a file and put back is the same drive.
+func TestDriveBackInPlace(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "d1")
+	d := openLocal(t, dir, LocalOptions{})
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	put(t, d, "k", "v")
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dir, []byte("not a drive"), 0o644)
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("ReadFormat with a file in place: %v", err)
+	}
+	os.Remove(dir)
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ReadFormat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := d.Get(ctx, TableObjects, "k"); err != nil || string(v) != "v" {
+		t.Fatalf("after the drive came back: %q %v", v, err)
 	}
 }

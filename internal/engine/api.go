@@ -32,6 +32,7 @@ var (
 	ErrInvalidArgument     = errors.New("invalid argument")
 	ErrStorageFull         = errors.New("not enough free space on write quorum drives")
 	ErrMalformedCompletion = errors.New("malformed multipart completion")
+	ErrBusy                = errors.New("object is busy; retry")
 )
 
 // Limits S3 imposes that the engine enforces.

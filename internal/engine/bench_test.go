@@ -8,7 +8,11 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/shardstore/shardstore/internal/drive"
 )
 
 // benchEngine builds a 16-drive 12+4 engine. Set SHARDSTORE_BENCH_DIR to a
@@ -87,7 +91,10 @@ func BenchmarkGet(b *testing.B) {
 				removed := 0
 				for p, m := range st.metas {
 					if removed < missing && m.Erasure.Index <= m.Erasure.DataShards {
-						os.RemoveAll(filepath.Join(paths[p], "bucket", "obj"))
+						for _, f := range shardPaths(b, paths[p], e.sets[0].drives[p], "obj") {
+							os.Remove(f)
+						}
+						dropRecord(b, e.sets[0].drives[p], "obj")
 						removed++
 					}
 				}
@@ -153,4 +160,92 @@ func BenchmarkList(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
 		})
 	}
+}
+
+// BenchmarkPutInline measures small-object PUTs (16 concurrent writers,
+// distinct keys) with the data inline in the index or in shard files, and
+// reports what inlining costs the LSM: index bytes written to the device
+// (WAL, flushes, compactions) per object byte. The inline threshold was
+// chosen from it (docs/performance.md).
+//
+//	go test ./internal/engine -run XXX -bench PutInline -benchtime 2000x
+func BenchmarkPutInline(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, 256 << 10, 1 << 20} {
+		for _, limit := range []int64{-1, 16 << 10, 128 << 10} {
+			b.Run(fmt.Sprintf("%dKiB/limit=%d", size>>10, limit), func(b *testing.B) {
+				root := b.TempDir()
+				if d := os.Getenv("SHARDSTORE_BENCH_DIR"); d != "" {
+					var err error
+					if root, err = os.MkdirTemp(d, "inlinebench"); err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { os.RemoveAll(root) })
+				}
+				var locals []*drive.Local
+				var drives []drive.Drive
+				for i := 0; i < 16; i++ {
+					l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { l.Close() })
+					locals = append(locals, l)
+					drives = append(drives, l)
+				}
+				e, err := New(Config{Drives: drives, InlineLimit: limit, Heal: HealConfig{Disabled: true}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { e.Close() })
+				ctx := context.Background()
+				if err := e.MakeBucket(ctx, "bucket", BucketOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				data := make([]byte, size)
+				rand.New(rand.NewSource(1)).Read(data)
+				before := indexWritten(b, locals)
+				var next atomic.Int64
+				b.SetBytes(int64(size))
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for w := 0; w < 16; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1)
+							if i > int64(b.N) {
+								return
+							}
+							key := fmt.Sprintf("obj/%08d", i)
+							if _, err := e.PutObject(ctx, "bucket", key, bytes.NewReader(data), int64(size), PutOptions{}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				for _, l := range locals {
+					l.Flush() // what the memtables hold is written eventually too
+				}
+				written := indexWritten(b, locals) - before
+				b.ReportMetric(float64(written)/float64(int64(b.N)*int64(size)), "index-B/obj-B")
+			})
+		}
+	}
+}
+
+// indexWritten sums what the drives' indexes wrote to the device.
+func indexWritten(b *testing.B, locals []*drive.Local) uint64 {
+	var n uint64
+	for _, l := range locals {
+		m, err := l.IndexMetrics()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += m.WALBytesWritten + m.FlushBytes + m.CompactionBytes
+	}
+	return n
 }

@@ -3,20 +3,17 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/meta"
 )
 
-// Bucket records live on every drive at SystemVolume/buckets/<name>, and
-// every drive has a volume per bucket. A bucket exists when a majority of
-// all drives hold its record. Records are cached in memory: this process
-// is the only writer.
-const bucketsDir = "buckets"
+// Bucket records live in every drive's index (TableBuckets). A bucket
+// exists when a majority of all drives hold its record. Records are cached
+// in memory: this process is the only writer.
 
 type bucketRecord struct {
 	Name    string    `json:"name"`
@@ -40,25 +37,16 @@ func (e *Engine) loadBuckets(ctx context.Context) error {
 	counts := map[string]int{}
 	records := map[string]bucketRecord{}
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		names, err := d.ListDir(ctx, drive.SystemVolume, bucketsDir)
-		if errors.Is(err, drive.ErrFileNotFound) {
-			return nil
-		}
+		ents, err := d.Scan(ctx, drive.TableBuckets, drive.ScanQuery{})
 		if err != nil {
 			return err
 		}
-		for _, n := range names {
-			if strings.HasSuffix(n, "/") {
-				continue
-			}
-			b, err := d.ReadFile(ctx, drive.SystemVolume, bucketsDir+"/"+n)
-			if err != nil {
-				continue
-			}
+		for _, ent := range ents {
 			var r bucketRecord
-			if json.Unmarshal(b, &r) != nil || r.Name != n {
+			if json.Unmarshal(ent.Value, &r) != nil || r.Name != ent.Key {
 				continue
 			}
+			n := ent.Key
 			e.bucketsMu.Lock()
 			counts[n]++
 			if old, ok := records[n]; !ok || r.Created.After(old.Created) {
@@ -79,16 +67,13 @@ func (e *Engine) loadBuckets(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo, create bool) error {
+func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo) error {
 	rec, _ := json.Marshal(bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL})
 	drives := e.allDrives()
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		if create {
-			if err := d.MakeVol(ctx, info.Name); err != nil && !errors.Is(err, drive.ErrVolumeExists) {
-				return err
-			}
-		}
-		return d.WriteFile(ctx, drive.SystemVolume, bucketsDir+"/"+info.Name, rec)
+		b := &drive.Batch{}
+		b.Put(drive.TableBuckets, info.Name, rec)
+		return d.Apply(ctx, b)
 	})
 	if countNil(errs) < e.bucketQuorum() {
 		return fmt.Errorf("bucket %s: %w: %v", info.Name, ErrWriteQuorum, firstErr(errs))
@@ -114,7 +99,7 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 		acl = "private"
 	}
 	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl}
-	if err := e.writeBucketRecord(ctx, info, true); err != nil {
+	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
 	}
 	e.bucketsMu.Lock()
@@ -166,18 +151,14 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 	}
 	drives := e.allDrives()
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		if err := d.Delete(ctx, drive.SystemVolume, bucketsDir+"/"+bucket, false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+		b := &drive.Batch{}
+		b.Delete(drive.TableBuckets, bucket)
+		if err := d.Apply(ctx, b); err != nil {
 			return err
 		}
-		// Leftovers of failed writes must not keep a deleted bucket's
-		// directory alive, so the volume goes with force.
-		if err := d.DeleteVol(ctx, bucket, true); err != nil && !errors.Is(err, drive.ErrVolumeNotFound) {
-			return err
-		}
-		if err := d.Delete(ctx, drive.SystemVolume, multipartDir+"/"+bucket, true); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-			return err
-		}
-		return nil
+		// Leftovers of failed writes (records on fewer than quorum
+		// drives) and in-progress uploads must not outlive the bucket.
+		return e.purgeBucket(ctx, d, bucket)
 	})
 	e.bucketsMu.Lock()
 	delete(e.buckets, bucket)
@@ -197,11 +178,48 @@ func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
 		return err
 	}
 	info.ACL = acl
-	if err := e.writeBucketRecord(ctx, info, false); err != nil {
+	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
 	}
 	e.bucketsMu.Lock()
 	e.buckets[bucket] = info
 	e.bucketsMu.Unlock()
+	return nil
+}
+
+// purgeBucket removes every object record, upload and part of bucket from
+// one drive, with their data.
+func (e *Engine) purgeBucket(ctx context.Context, d drive.Drive, bucket string) error {
+	for _, t := range []drive.Table{drive.TableObjects, drive.TableUploads, drive.TableParts} {
+		for {
+			ents, err := d.Scan(ctx, t, drive.ScanQuery{Prefix: drive.BucketPrefix(bucket), Limit: 1000})
+			if err != nil {
+				return err
+			}
+			if len(ents) == 0 {
+				break
+			}
+			b := &drive.Batch{}
+			var versions []*meta.Object
+			for _, ent := range ents {
+				b.Delete(t, ent.Key)
+				switch t {
+				case drive.TableObjects:
+					if r, err := meta.UnmarshalRecord(ent.Value); err == nil {
+						versions = append(versions, r.Versions...)
+					}
+				case drive.TableParts:
+					if m, err := meta.Unmarshal(ent.Value); err == nil {
+						versions = append(versions, m)
+					}
+				}
+			}
+			dropVersions(b, versions, nil)
+			if err := d.Apply(ctx, b); err != nil {
+				return err
+			}
+			e.freeData(d, versions, nil)
+		}
+	}
 	return nil
 }

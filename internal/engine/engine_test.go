@@ -12,8 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/meta"
 )
 
 // testEngine starts an engine on n fresh drive directories with small
@@ -108,19 +112,18 @@ func TestLossAndCorruption(t *testing.T) {
 			damage = k + 1
 		}
 		for _, i := range r.Perm(16)[:damage] {
-			dir := filepath.Join(paths[i], "bucket", "k")
-			if r.Intn(2) == 0 {
-				os.RemoveAll(dir)
-				continue
+			p := drivePos(e, "k", paths[i])
+			switch r.Intn(3) {
+			case 0:
+				dropRecord(t, engineDrive(e, "k", p), "k")
+			case 1:
+				corruptRecord(t, r, engineDrive(e, "k", p), "k")
+			default:
+				// Corrupt the shard file, or the inline data.
+				if !corruptShardData(t, r, e, paths[i], "k", p) {
+					dropRecord(t, engineDrive(e, "k", p), "k")
+				}
 			}
-			// Corrupt the shard file, or the metadata file for inline objects.
-			files, _ := filepath.Glob(filepath.Join(dir, ".ss.d.*", "part.1"))
-			if len(files) == 0 {
-				files = []string{filepath.Join(dir, metaFile)}
-			}
-			b, _ := os.ReadFile(files[0])
-			b[r.Intn(len(b))] ^= 0xff
-			os.WriteFile(files[0], b, 0o644)
 		}
 		got, err := getAll(t, e, "k", GetOptions{})
 		if damage <= k {
@@ -154,6 +157,18 @@ func TestFormatChecks(t *testing.T) {
 	swapped[0], swapped[1] = swapped[1], swapped[0]
 	if _, err := New(Config{Paths: swapped}); err == nil || !strings.Contains(err.Error(), "order changed") {
 		t.Fatalf("swapped drives: %v", err)
+	}
+	// Another parity than the drives were formatted with.
+	if _, err := New(Config{Paths: paths, Parity: 2}); err == nil || !strings.Contains(err.Error(), "formatted with parity 4") {
+		t.Fatalf("changed parity: %v", err)
+	}
+	// A drive of the previous release (layout v1) is refused with advice.
+	old := t.TempDir()
+	os.MkdirAll(filepath.Join(old, "d1", ".shardstore.sys", "buckets"), 0o755)
+	os.MkdirAll(filepath.Join(old, "d1", "photos", "a.jpg"), 0o755)
+	os.WriteFile(filepath.Join(old, "d1", ".shardstore.sys", "format.json"), []byte(`{"version":1,"deploymentID":"x","setCount":1,"setSize":2,"setIndex":0,"driveIndex":0,"driveID":"y"}`), 0o644)
+	if _, err := New(Config{Paths: []string{filepath.Join(old, "d1"), filepath.Join(old, "d2")}}); err == nil || !strings.Contains(err.Error(), "layout v1") {
+		t.Fatalf("layout v1 drive: %v", err)
 	}
 	// Changed count.
 	if _, err := New(Config{Paths: paths[:4]}); err == nil || !strings.Contains(err.Error(), "drive count") {
@@ -189,7 +204,7 @@ func TestFormatChecks(t *testing.T) {
 func TestNames(t *testing.T) {
 	e, _ := testEngine(t, 4, Config{})
 	ctx := context.Background()
-	for _, key := range []string{"../x", "a/../b", "/abs", "a//b", "x\x00y", ".ss.meta", "a/.ss.d.1/part.1", "./a", strings.Repeat("k", 1025)} {
+	for _, key := range []string{"", "x\x00y", "\xff\xfe", strings.Repeat("k", 1025)} {
 		if _, err := e.PutObject(ctx, "bucket", key, strings.NewReader("x"), 1, PutOptions{}); !errors.Is(err, ErrInvalidObjectName) {
 			t.Errorf("key %q: %v", key, err)
 		}
@@ -199,13 +214,41 @@ func TestNames(t *testing.T) {
 			t.Errorf("bucket %q: %v", b, err)
 		}
 	}
-	for _, key := range []string{"dir/", "a b/c+d", "ünï/cødé", "a-b", "a", "a/b"} {
+	// Every key S3 accepts is stored as itself, distinct from its
+	// neighbours: layout v2 never turns a key into a path.
+	keys := []string{"dir/", "a b/c+d", "ünï/cødé", "a-b", "a", "a/b", "../x", "a/../b", "/abs", "/",
+		"//", "a//b", "a/", "a/./b", ".", "..", "./a", ".ss.meta", "a/.ss.d.1/part.1", "a/b/",
+		strings.Repeat("s", 300) + "/" + strings.Repeat("t", 300), strings.Repeat("k", 1024)}
+	for _, key := range keys {
 		if _, err := e.PutObject(ctx, "bucket", key, strings.NewReader(key), int64(len(key)), PutOptions{}); err != nil {
 			t.Errorf("key %q: %v", key, err)
 		}
+	}
+	for _, key := range keys {
 		if got, err := getAll(t, e, key, GetOptions{}); err != nil || string(got) != key {
 			t.Errorf("get %q: %q %v", key, got, err)
 		}
+	}
+	res, err := e.ListObjects(ctx, "bucket", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string(nil), keys...)
+	sort.Strings(want)
+	var got []string
+	for _, o := range res.Objects {
+		got = append(got, o.Key)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("listing:\n got %q\nwant %q", got, want)
+	}
+	for _, key := range keys {
+		if err := e.DeleteObject(ctx, "bucket", key); err != nil {
+			t.Errorf("delete %q: %v", key, err)
+		}
+	}
+	if res, err := e.ListObjects(ctx, "bucket", ListOptions{}); err != nil || len(res.Objects) != 0 {
+		t.Fatalf("after deleting every key: %+v %v", res, err)
 	}
 }
 
@@ -368,71 +411,64 @@ func TestInterruptedOverwriteKeepsOldVersion(t *testing.T) {
 			// Snapshot the old per-drive state, overwrite, then put the
 			// old state back on 10 drives: as if the commit had reached
 			// only 6 drives (fewer than M=12) when the process died,
-			// after the new record and the kept previous record were
-			// written there.
-			snap := make([]string, 16)
-			for i, p := range paths {
-				snap[i] = t.TempDir()
-				copyTree(t, filepath.Join(p, "bucket", "k"), snap[i])
+			// after the new record (with the old version kept as the
+			// previous one) was applied there and before the old data
+			// was freed.
+			set := e.setFor("bucket", "k")
+			okey := drive.ObjectKey("bucket", "k")
+			oldRaw := make([][]byte, 16)
+			oldData := make([][]byte, 16)
+			oldVer := make([]*meta.Object, 16)
+			for p, d := range set.drives {
+				raw, err := d.Get(ctx, drive.TableObjects, okey)
+				if err != nil {
+					t.Fatal(err)
+				}
+				oldRaw[p] = raw
+				oldVer[p] = recordOn(t, d, "k").Current()
+				if inline {
+					oldData[p], err = d.Get(ctx, drive.TableInline, drive.DataKey(oldVer[p].DataID, 1))
+				} else {
+					oldData[p], err = os.ReadFile(drive.ShardPath(paths[p], drive.ShardRef{ID: oldVer[p].DataID, Part: 1}))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			nv := bytes.Repeat([]byte("new!"), 1000)
 			if _, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(nv), int64(len(nv)), PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			for i, p := range paths {
-				dir := filepath.Join(p, "bucket", "k")
-				if i < 6 {
-					// Committed drive: new record plus the kept previous one
-					// and, for non-inline data, the old data directory.
-					prev, _ := os.ReadFile(filepath.Join(snap[i], metaFile))
-					os.WriteFile(filepath.Join(dir, metaFile+".prev"), prev, 0o644)
-					copyTree(t, snap[i], dir+".tmpold")
-					entries, _ := os.ReadDir(dir + ".tmpold")
-					for _, en := range entries {
-						if strings.HasPrefix(en.Name(), dataDirPrefix) {
-							os.Rename(filepath.Join(dir+".tmpold", en.Name()), filepath.Join(dir, en.Name()))
-						}
-					}
-					os.RemoveAll(dir + ".tmpold")
-					continue
+			newRaw := make([][]byte, 16)
+			for p, d := range set.drives {
+				if p < 6 {
+					rec := recordOn(t, d, "k")
+					newRaw[p] = rec.Marshal()
+					pv := *oldVer[p]
+					pv.Flags |= meta.FlagPrev
+					rec.Versions = append(rec.Versions, &pv)
+					putRaw(t, d, drive.TableObjects, okey, rec.Marshal())
+				} else {
+					putRaw(t, d, drive.TableObjects, okey, oldRaw[p])
 				}
-				os.RemoveAll(dir)
-				copyTree(t, snap[i], dir)
+				if inline {
+					putRaw(t, d, drive.TableInline, drive.DataKey(oldVer[p].DataID, 1), oldData[p])
+				} else if err := os.WriteFile(drive.ShardPath(paths[p], drive.ShardRef{ID: oldVer[p].DataID, Part: 1}), oldData[p], 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			got, err := getAll(t, e, "k", GetOptions{})
 			if err != nil || !bytes.Equal(got, old) {
 				t.Fatalf("after an interrupted overwrite: err %v, old version intact %v", err, bytes.Equal(got, old))
 			}
-			// Without the kept records the old version would have no quorum.
-			for i := 0; i < 6; i++ {
-				os.Remove(filepath.Join(paths[i], "bucket", "k", metaFile+".prev"))
+			// Without the kept versions the old one would have no quorum.
+			for p := 0; p < 6; p++ {
+				putRaw(t, set.drives[p], drive.TableObjects, okey, newRaw[p])
 			}
 			if _, err := getAll(t, e, "k", GetOptions{}); err == nil {
 				t.Fatal("the test setup does not reproduce an interrupted commit")
 			}
 		})
-	}
-}
-
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -460,8 +496,8 @@ func TestListingAfterUncleanStartHidesPartialCommits(t *testing.T) {
 		}
 	}
 	// "partial" keeps its record only on the 5 drives listings walk.
-	for _, p := range paths[5:] {
-		os.RemoveAll(filepath.Join(p, "bucket", "partial"))
+	for p := 5; p < 16; p++ {
+		dropRecord(t, engineDrive(e, "partial", p), "partial")
 	}
 	keys := func(e *Engine) string {
 		res, err := e.ListObjects(ctx, "bucket", ListOptions{})
@@ -477,8 +513,10 @@ func TestListingAfterUncleanStartHidesPartialCommits(t *testing.T) {
 	if got := keys(e); got != "partial,whole" {
 		t.Fatalf("setup: a clean engine's fast listing shows %q", got)
 	}
-	// Simulate a kill: the first engine never closes; a new one starts on
-	// the same drives and finds the running marker.
+	// Simulate a kill: the first engine releases its drives without a
+	// clean stop (the running marker stays); a new one starts on the same
+	// drives and finds the marker.
+	e.closeHealths()
 	e2, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -14,12 +14,15 @@ import (
 
 type layout struct {
 	deploymentID string
+	// parity is the STANDARD parity recorded in the formats (0: none
+	// recorded).
+	parity int
 }
 
 // loadFormats reads every drive's format record, formats a fresh
 // deployment, adopts blank drives into their slots, and refuses any drive
 // that belongs elsewhere with an error naming it and the problem.
-func loadFormats(ctx context.Context, drives []drive.Drive, setSize int, log *slog.Logger) (layout, error) {
+func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int, log *slog.Logger) (layout, error) {
 	n := len(drives)
 	formats := make([]drive.Format, n)
 	errs := make([]error, n)
@@ -42,13 +45,18 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize int, log *sl
 			formatted++
 		}
 	}
+	for i := range drives {
+		if errors.Is(errs[i], drive.ErrOldLayout) {
+			return layout{}, fmt.Errorf("engine: %w", errs[i])
+		}
+	}
 	if formatted == 0 {
 		for i := range drives {
 			if errs[i] != nil && !errors.Is(errs[i], drive.ErrUnformatted) {
 				return layout{}, fmt.Errorf("engine: drive %s: %w", drives[i], errs[i])
 			}
 		}
-		return formatFresh(ctx, drives, setSize)
+		return formatFresh(ctx, drives, setSize, parity)
 	}
 	var depID string
 	for id, v := range votes {
@@ -86,11 +94,8 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize int, log *sl
 		if !errors.Is(errs[i], drive.ErrUnformatted) {
 			continue
 		}
-		if err := checkBlank(ctx, d); err != nil {
-			return layout{}, err
-		}
-		f := drive.Format{Version: 1, DeploymentID: depID, SetCount: n / setSize, SetSize: setSize,
-			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString()}
+		f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: n / setSize, SetSize: setSize,
+			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString(), Parity: parity}
 		if err := d.WriteFormat(ctx, f); err != nil {
 			return layout{}, fmt.Errorf("engine: format replacement drive %s: %w", d, err)
 		}
@@ -99,35 +104,34 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize int, log *sl
 		}
 		log.Info("blank drive adopted as replacement; it will be healed", "drive", d.String(), "set", f.SetIndex+1, "slot", f.DriveIndex+1)
 	}
-	return layout{deploymentID: depID}, nil
+	return layout{deploymentID: depID, parity: recordedParity(formats, errs, depID)}, nil
 }
 
-// checkBlank refuses to format a drive that holds data without a format
-// record: it may be someone else's data.
-func checkBlank(ctx context.Context, d drive.Drive) error {
-	vols, err := d.ListVols(ctx)
-	if err != nil {
-		return fmt.Errorf("engine: drive %s: %w", d, err)
-	}
-	for _, v := range vols {
-		if v.Name != drive.SystemVolume {
-			return fmt.Errorf("engine: drive %s has no format record but holds %q: refusing to format a drive that is not blank", d, v.Name)
+// recordedParity is the parity most formatted drives of the deployment record.
+func recordedParity(formats []drive.Format, errs []error, depID string) int {
+	votes := map[int]int{}
+	best := 0
+	for i, f := range formats {
+		if errs[i] == nil && f.DeploymentID == depID && f.Parity > 0 {
+			votes[f.Parity]++
+			if votes[f.Parity] > votes[best] {
+				best = f.Parity
+			}
 		}
 	}
-	return nil
+	return best
 }
 
-func formatFresh(ctx context.Context, drives []drive.Drive, setSize int) (layout, error) {
+// formatFresh formats every drive of a new deployment. Drive.WriteFormat
+// refuses a directory that holds anything but shardstore's own files.
+func formatFresh(ctx context.Context, drives []drive.Drive, setSize, parity int) (layout, error) {
 	depID := uuid.NewString()
 	for i, d := range drives {
-		if err := checkBlank(ctx, d); err != nil {
-			return layout{}, err
-		}
-		f := drive.Format{Version: 1, DeploymentID: depID, SetCount: len(drives) / setSize, SetSize: setSize,
-			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString()}
+		f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: len(drives) / setSize, SetSize: setSize,
+			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString(), Parity: parity}
 		if err := d.WriteFormat(ctx, f); err != nil {
 			return layout{}, fmt.Errorf("engine: format drive %s: %w", d, err)
 		}
 	}
-	return layout{deploymentID: depID}, nil
+	return layout{deploymentID: depID, parity: parity}, nil
 }

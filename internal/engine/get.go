@@ -24,37 +24,74 @@ type objectState struct {
 	fi    *meta.Object
 	metas []*meta.Object
 	errs  []error
-	// fromPrev marks drives whose record of fi is their previous record
-	// (an interrupted commit left another current record there).
+	// fromPrev marks drives whose record of fi is their previous version
+	// (an interrupted commit left another current version there).
 	fromPrev []bool
+	// recs and raws are each drive's whole record as read (nil where the
+	// drive has none or could not be read), and readErrs the errors of
+	// those reads, for commits and rollbacks.
+	recs     []*meta.Record
+	raws     [][]byte
+	readErrs []error
 }
 
 // isPrev reports whether drive p's record of the version is its previous one.
 func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.fromPrev[p] }
 
-// readObject reads every drive's metadata for key and picks the version
-// held by at least its data-shard count of drives. When no version has
-// quorum (an overwrite or metadata update interrupted mid-commit), each
-// drive's previous record (kept until a commit reaches quorum) counts too,
-// so the last acknowledged version stays readable without waiting for a
-// heal.
-func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key string) (*objectState, error) {
+// readRecords reads every drive's record of key.
+func readRecords(ctx context.Context, set *erasureSet, bucket, key string) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
-	st := &objectState{metas: make([]*meta.Object, n)}
-	path := objectMetaPath(key)
-	st.errs = forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		m, err := readMeta(ctx, d, bucket, path)
-		st.metas[p] = m
+	recs, raws := make([]*meta.Record, n), make([][]byte, n)
+	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		rec, raw, err := readRecord(ctx, d, bucket, key)
+		recs[p], raws[p] = rec, raw
 		return err
 	})
+	return recs, raws, errs
+}
+
+// readRecord reads one drive's record of bucket/key.
+func readRecord(ctx context.Context, d drive.Drive, bucket, key string) (*meta.Record, []byte, error) {
+	raw, err := d.Get(ctx, drive.TableObjects, drive.ObjectKey(bucket, key))
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := meta.UnmarshalRecord(raw)
+	if err != nil {
+		return nil, raw, fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, err)
+	}
+	return rec, raw, nil
+}
+
+// readObject reads every drive's record of key and picks the version held
+// as current by at least its data-shard count of drives. When no version
+// has quorum (an overwrite or metadata update interrupted mid-commit),
+// each drive's previous version (kept until a commit reaches quorum)
+// counts too, so the last acknowledged version stays readable without
+// waiting for a heal.
+func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key string) (*objectState, error) {
+	n := len(set.drives)
+	recs, raws, errs := readRecords(ctx, set, bucket, key)
+	st := &objectState{metas: make([]*meta.Object, n), errs: errs, recs: recs, raws: raws,
+		readErrs: append([]error(nil), errs...)}
+	prev := make([]*meta.Object, n)
+	for p, r := range recs {
+		if r == nil {
+			continue
+		}
+		st.metas[p], prev[p] = r.Current(), r.Prev()
+		if st.metas[p] == nil && st.errs[p] == nil {
+			st.errs[p] = drive.ErrNotFound
+		}
+	}
 	best, votes := pickVersion(st.metas, nil)
 	if best == nil || votes < best.Erasure.DataShards {
-		if fb := e.readWithPrevious(ctx, set, bucket, key, st); fb != nil {
+		if fb := e.readWithPrevious(bucket, key, st, prev); fb != nil {
 			return fb, nil
 		}
 		notFound := 0
 		for _, err := range st.errs {
-			if errors.Is(err, drive.ErrFileNotFound) {
+			if errors.Is(err, drive.ErrNotFound) {
 				notFound++
 			}
 		}
@@ -62,10 +99,12 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 		if best != nil {
 			need = best.Erasure.DataShards
 		}
+		// st goes back with the error: a commit needs each drive's record
+		// even when no version is readable.
 		if notFound > n-need {
-			return nil, fmt.Errorf("%s/%s: %w", bucket, key, ErrObjectNotFound)
+			return st, fmt.Errorf("%s/%s: %w", bucket, key, ErrObjectNotFound)
 		}
-		return nil, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
+		return st, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
 			bucket, key, ErrReadQuorum, votes, n, need, firstErr(st.errs))
 	}
 	for p, m := range st.metas {
@@ -76,18 +115,6 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 	}
 	st.fi = best
 	return st, nil
-}
-
-func readMeta(ctx context.Context, d drive.Drive, bucket, path string) (*meta.Object, error) {
-	raw, err := d.ReadFile(ctx, bucket, path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := meta.Unmarshal(raw)
-	if err != nil {
-		return nil, fmt.Errorf("drive %s: %s/%s: %w", d, bucket, path, err)
-	}
-	return m, nil
 }
 
 // pickVersion returns the version most drives hold (newest on a tie) and
@@ -119,25 +146,19 @@ func pickVersion(cur, prev []*meta.Object) (*meta.Object, int) {
 	return best, bestVotes
 }
 
-// readWithPrevious retries a quorum-less read counting previous records;
+// readWithPrevious retries a quorum-less read counting previous versions;
 // it returns nil when that does not reach quorum either.
-func (e *Engine) readWithPrevious(ctx context.Context, set *erasureSet, bucket, key string, st *objectState) *objectState {
-	prev := make([]*meta.Object, len(set.drives))
-	path := prevMetaPath(key)
-	found := countNil(forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		m, err := readMeta(ctx, d, bucket, path)
-		prev[p] = m
-		return err
-	}))
-	if found == 0 {
+func (e *Engine) readWithPrevious(bucket, key string, st *objectState, prev []*meta.Object) *objectState {
+	if countObjects(prev) == 0 {
 		return nil
 	}
 	best, votes := pickVersion(st.metas, prev)
 	if best == nil || votes < best.Erasure.DataShards {
 		return nil
 	}
-	n := len(set.drives)
-	out := &objectState{fi: best, metas: make([]*meta.Object, n), errs: make([]error, n), fromPrev: make([]bool, n)}
+	n := len(st.metas)
+	out := &objectState{fi: best, metas: make([]*meta.Object, n), errs: make([]error, n), fromPrev: make([]bool, n),
+		recs: st.recs, raws: st.raws, readErrs: st.readErrs}
 	for p := range out.metas {
 		switch {
 		case st.metas[p] != nil && st.metas[p].SameVersion(best):
@@ -155,6 +176,16 @@ func (e *Engine) readWithPrevious(ctx context.Context, set *erasureSet, bucket, 
 	e.log.Warn("object read from previous records: a commit was interrupted", "bucket", bucket, "key", key)
 	e.heal.add(bucket, key)
 	return out
+}
+
+func countObjects(ms []*meta.Object) int {
+	n := 0
+	for _, m := range ms {
+		if m != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // etagMatches compares an If-Match / If-None-Match value with an ETag.
@@ -201,8 +232,10 @@ func (e *Engine) HeadObject(ctx context.Context, bucket, key string, opts GetOpt
 
 // GetObject opens an object for reading, evaluating opts.Conditions
 // (ErrPreconditionFailed / ErrNotModified) and resolving opts.Range
-// (ErrInvalidRange when unsatisfiable). The object stays read-locked until
-// the reader is closed, so a concurrent PUT never tears it.
+// (ErrInvalidRange when unsatisfiable). The reader pins the version it
+// resolved instead of holding a lock: an overwrite or delete of the key
+// goes ahead while the body streams, and the old version's data is removed
+// only when the last reader of it closes.
 func (e *Engine) GetObject(ctx context.Context, bucket, key string, opts GetOptions) (*ObjectReader, error) {
 	return e.openObject(ctx, bucket, key, opts, true)
 }
@@ -215,7 +248,13 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 		return nil, err
 	}
 	set := e.setFor(bucket, key)
-	unlock := e.locks.RLock(lockName(bucket, key))
+	// The read lock covers only resolving and pinning the version, so a
+	// commit (which decides under the write lock whether old data can go)
+	// never frees data a reader has resolved but not yet pinned.
+	unlock, err := e.locks.RLockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return nil, err
+	}
 	st, err := e.readObject(ctx, set, bucket, key)
 	if err != nil {
 		unlock()
@@ -242,9 +281,12 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 		unlock()
 		return nil, err
 	}
+	ids := st.fi.DataIDs()
+	e.pins.pin(ids)
+	unlock()
 	or.ReadCloser = &objectReader{e: e, ctx: ctx, set: set, bucket: bucket, key: key, st: st,
 		coder: coder, algo: bitrot.Algorithm(st.fi.Erasure.Bitrot), offset: start, remaining: length,
-		unlock: unlock, failed: make([]bool, len(set.drives))}
+		release: func() { e.pins.unpin(ids) }, failed: make([]bool, len(set.drives))}
 	return or, nil
 }
 
@@ -312,7 +354,7 @@ type objectReader struct {
 	partIdx  int            // part the shard readers are open on
 	readers  []*shardReader // per drive position, for partIdx
 	failed   []bool         // positions that failed during this read
-	unlock   func()
+	release  func()         // unpins the version's data
 	closed   bool
 	degraded bool
 	err      error
@@ -367,7 +409,7 @@ func (r *objectReader) nextBlock() error {
 	if r.blk == nil {
 		r.blk = r.coder.GetBlock()
 	}
-	if err := r.decodeBlock(parts[pi].Number, blockIdx, blockLen); err != nil {
+	if err := r.decodeBlock(pi, blockIdx, blockLen); err != nil {
 		return err
 	}
 	skip := inPart - blockIdx*bs
@@ -378,8 +420,8 @@ func (r *objectReader) nextBlock() error {
 	return nil
 }
 
-// decodeBlock fills r.blk.Buf[:blockLen] with block blockIdx of a part.
-func (r *objectReader) decodeBlock(partNum int, blockIdx int64, blockLen int) error {
+// decodeBlock fills r.blk.Buf[:blockLen] with block blockIdx of part pi.
+func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 	m := r.st.fi
 	data, parity := m.Erasure.DataShards, m.Erasure.ParityShards
 	ss := r.coder.ShardSize(blockLen)
@@ -415,7 +457,7 @@ func (r *objectReader) decodeBlock(partNum int, blockIdx int64, blockLen int) er
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = r.readShard(posOf[s], partNum, blockIdx, ss, r.blk.Buf[s*ss:(s+1)*ss])
+				errs[i] = r.readShard(posOf[s], pi, blockIdx, ss, r.blk.Buf[s*ss:(s+1)*ss])
 			}()
 		}
 		wg.Wait()
@@ -442,21 +484,39 @@ func (r *objectReader) decodeBlock(partNum int, blockIdx int64, blockLen int) er
 	return nil
 }
 
-// readShard reads one verified chunk of a shard into dst.
-func (r *objectReader) readShard(p, partNum int, blockIdx int64, ss int, dst []byte) error {
+// readShard reads one verified chunk of part pi's shard on drive p into dst.
+func (r *objectReader) readShard(p, pi int, blockIdx int64, ss int, dst []byte) error {
 	sr := r.readers[p]
 	if sr == nil {
 		m := r.st.metas[p]
 		sr = &shardReader{d: r.set.drives[p], algo: r.algo,
-			full: int64(r.coder.ShardSize(m.Erasure.BlockSize)), inline: m.Inline, next: -1}
-		if m.DataDir != "" {
-			sr.vol, sr.path = r.bucket, objectDir(r.key)+"/"+m.DataDir+fmt.Sprintf("/part.%d", partNum)
-		} else if m.Inline == nil && m.Size > 0 {
+			full: int64(r.coder.ShardSize(m.Erasure.BlockSize)), next: -1}
+		if m.Inline {
+			data, err := readInline(r.ctx, sr.d, m)
+			if err != nil {
+				return err
+			}
+			sr.inline, sr.isInline = data, true
+		} else if len(m.Parts) > 0 {
+			sr.ref = drive.ShardRef{ID: m.PartDataID(pi), Part: m.Parts[pi].Number}
+		} else {
 			return fmt.Errorf("drive %s: no data for %s/%s", r.set.drives[p], r.bucket, r.key)
 		}
 		r.readers[p] = sr
 	}
 	return sr.readChunk(r.ctx, blockIdx, ss, dst)
+}
+
+// readInline fetches a drive's inline shard data of version m.
+func readInline(ctx context.Context, d drive.Drive, m *meta.Object) ([]byte, error) {
+	if m.InlineData != nil {
+		return m.InlineData, nil
+	}
+	data, err := d.Get(ctx, drive.TableInline, drive.DataKey(m.DataID, 1))
+	if err != nil {
+		return nil, fmt.Errorf("drive %s: inline data %s: %w", d, m.DataID, err)
+	}
+	return data, nil
 }
 
 func (r *objectReader) closeReaders() {
@@ -468,7 +528,7 @@ func (r *objectReader) closeReaders() {
 	r.readers = nil
 }
 
-// Close releases the object lock and buffers, and queues the object for
+// Close unpins the version's data, releases buffers, and queues the object for
 // healing if any shard had to be rebuilt.
 func (r *objectReader) Close() error {
 	if r.closed {
@@ -480,7 +540,7 @@ func (r *objectReader) Close() error {
 		r.coder.PutBlock(r.blk)
 		r.blk = nil
 	}
-	r.unlock()
+	r.release()
 	if r.degraded {
 		r.e.heal.add(r.bucket, r.key)
 	}
@@ -490,21 +550,21 @@ func (r *objectReader) Close() error {
 // shardReader reads [checksum][chunk] records from one shard file (or
 // from inline data) sequentially, reopening only when asked to jump.
 type shardReader struct {
-	d      drive.Drive
-	vol    string
-	path   string
-	inline []byte
-	algo   bitrot.Algorithm
-	full   int64 // shard size of a full block
-	rc     io.ReadCloser
-	next   int64 // block index rc is positioned at
+	d        drive.Drive
+	ref      drive.ShardRef
+	inline   []byte
+	isInline bool
+	algo     bitrot.Algorithm
+	full     int64 // shard size of a full block
+	rc       io.ReadCloser
+	next     int64 // block index rc is positioned at
 }
 
 func (s *shardReader) readChunk(ctx context.Context, blockIdx int64, ss int, dst []byte) error {
 	hs := int64(s.algo.Size())
 	off := blockIdx * (hs + s.full)
 	var sum [32]byte
-	if s.path == "" {
+	if s.isInline {
 		end := off + hs + int64(ss)
 		if end > int64(len(s.inline)) {
 			return fmt.Errorf("drive %s: inline data truncated: %w", s.d, errBitrot)
@@ -516,7 +576,7 @@ func (s *shardReader) readChunk(ctx context.Context, blockIdx int64, ss int, dst
 			if s.rc != nil {
 				s.rc.Close()
 			}
-			rc, err := s.d.OpenFile(ctx, s.vol, s.path, off)
+			rc, err := s.d.OpenShard(ctx, s.ref, off)
 			if err != nil {
 				s.rc = nil
 				return err
@@ -525,16 +585,16 @@ func (s *shardReader) readChunk(ctx context.Context, blockIdx int64, ss int, dst
 		}
 		if _, err := io.ReadFull(s.rc, sum[:hs]); err != nil {
 			s.next = -1
-			return fmt.Errorf("drive %s: %s/%s: %w", s.d, s.vol, s.path, shortRead(err))
+			return fmt.Errorf("drive %s: shard %s.%d: %w", s.d, s.ref.ID, s.ref.Part, shortRead(err))
 		}
 		if _, err := io.ReadFull(s.rc, dst[:ss]); err != nil {
 			s.next = -1
-			return fmt.Errorf("drive %s: %s/%s: %w", s.d, s.vol, s.path, shortRead(err))
+			return fmt.Errorf("drive %s: shard %s.%d: %w", s.d, s.ref.ID, s.ref.Part, shortRead(err))
 		}
 		s.next = blockIdx + 1
 	}
 	if !s.algo.Verify(sum[:hs], dst[:ss]) {
-		return fmt.Errorf("drive %s: %s/%s block %d: %w", s.d, s.vol, s.path, blockIdx, errBitrot)
+		return fmt.Errorf("drive %s: shard %s.%d block %d: %w", s.d, s.ref.ID, s.ref.Part, blockIdx, errBitrot)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (r *faultRig) open() {
 	r.faulty, r.healths = nil, nil
 	var drives []drive.Drive
 	for _, p := range r.paths {
-		l, err := drive.OpenLocal(p)
+		l, err := drive.OpenLocal(p, drive.LocalOptions{})
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func TestFaultDrivesGone(t *testing.T) {
 				} else {
 					waitUntil(t, "refill of replaced drives", 240*time.Second, func() bool {
 						for _, v := range victims {
-							b, err := os.ReadFile(filepath.Join(r.paths[v], drive.SystemVolume, driveHealFile))
+							b, err := sysGet(context.Background(), r.healths[v], driveHealFile)
 							var st driveHealState
 							if err != nil || json.Unmarshal(b, &st) != nil || !st.Done {
 								return false
@@ -284,19 +284,16 @@ func TestFaultDrivesGone(t *testing.T) {
 	}
 }
 
-// corruptFile flips a byte at a random offset of a file.
-func corruptFile(t *testing.T, rnd *rand.Rand, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) == 0 {
-		return
-	}
-	b[rnd.Intn(len(b))] ^= byte(1 + rnd.Intn(255))
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
+// withDrives opens every drive of a closed rig directly and runs fn on it.
+func (r *faultRig) withDrives(fn func(p int, d drive.Drive)) {
+	r.t.Helper()
+	for p, path := range r.paths {
+		l, err := drive.OpenLocal(path, drive.LocalOptions{})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		fn(p, l)
+		l.Close()
 	}
 }
 
@@ -324,15 +321,9 @@ func TestFaultCorruptionScannerRepairs(t *testing.T) {
 		}
 		corrupted[key] = true
 		for _, v := range rnd.Perm(16)[:1+rnd.Intn(4)] {
-			dir := filepath.Join(r.paths[v], "bucket", key)
-			target := filepath.Join(dir, metaFile)
-			if parts, _ := filepath.Glob(filepath.Join(dir, dataDirPrefix+"*", "part.1")); len(parts) > 0 && rnd.Intn(3) > 0 {
-				target = parts[0]
+			if rnd.Intn(3) == 0 || !corruptShardData(t, rnd, r.e, r.paths[v], key, v) {
+				corruptRecord(t, rnd, r.healths[v], key)
 			}
-			if fi, err := os.Stat(target); err == nil && fi.Size() == 0 {
-				target = filepath.Join(dir, metaFile)
-			}
-			corruptFile(t, rnd, target)
 			flips++
 		}
 	}
@@ -340,9 +331,11 @@ func TestFaultCorruptionScannerRepairs(t *testing.T) {
 	// Let the background scanner run a deep cycle, without the queue the
 	// reads above filled (its persisted copies are removed).
 	r.close()
-	for _, p := range r.paths {
-		os.Remove(filepath.Join(p, drive.SystemVolume, mrfFile))
-	}
+	r.withDrives(func(p int, d drive.Drive) {
+		if err := sysDelete(context.Background(), d, mrfFile); err != nil {
+			t.Fatal(err)
+		}
+	})
 	r.cfg.Heal = HealConfig{ScanInterval: 10 * time.Millisecond, DeepScanEvery: 1,
 		QueueDelay: time.Hour, MonitorInterval: time.Hour} // only the scanner may repair
 	r.open()
@@ -360,20 +353,22 @@ func TestFaultCorruptionScannerRepairs(t *testing.T) {
 	t.Logf("%d byte flips in %d objects found and repaired", flips, len(corrupted))
 }
 
-// listDebris returns files of key on every drive and everything in tmp.
+// listDebris returns what a failed write of key may have left on the
+// drives that answer: records of the key, and shard files no index entry
+// references.
 func listDebris(r *faultRig, key string) []string {
+	ctx := context.Background()
 	var out []string
-	for _, p := range r.paths {
-		filepath.Walk(filepath.Join(p, "bucket", key), func(path string, info os.FileInfo, err error) error {
-			if err == nil && !info.IsDir() {
-				out = append(out, path)
+	for p, d := range r.healths {
+		if _, err := d.Get(ctx, drive.TableObjects, drive.ObjectKey("bucket", key)); err == nil {
+			out = append(out, fmt.Sprintf("%s: record of %s", r.paths[p], key))
+		}
+		d.WalkShards(ctx, func(f drive.ShardFile) error {
+			if _, err := d.Get(ctx, drive.TableRefs, f.ID); errors.Is(err, drive.ErrNotFound) {
+				out = append(out, drive.ShardPath(r.paths[p], f.ShardRef))
 			}
 			return nil
 		})
-		ents, _ := os.ReadDir(filepath.Join(p, drive.SystemVolume, drive.TmpDir))
-		for _, e := range ents {
-			out = append(out, filepath.Join(p, drive.SystemVolume, drive.TmpDir, e.Name()))
-		}
 	}
 	sort.Strings(out)
 	return out
@@ -561,15 +556,18 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	// A slow refill (heavy throttle, slow drive) so it can be interrupted.
 	r.cfg.Heal = HealConfig{ScanInterval: -1, MonitorInterval: 20 * time.Millisecond, ScanThrottle: 40}
 	r.open()
-	statePath := filepath.Join(r.paths[slot], drive.SystemVolume, driveHealFile)
 	var st driveHealState
 	waitUntil(t, "refill progress recorded", 120*time.Second, func() bool {
-		b, err := os.ReadFile(statePath)
+		b, err := sysGet(context.Background(), r.healths[slot], driveHealFile)
 		return err == nil && json.Unmarshal(b, &st) == nil && st.Objects >= 5
 	})
 	r.close()
-	b, _ := os.ReadFile(statePath)
-	json.Unmarshal(b, &st)
+	r.withDrives(func(p int, d drive.Drive) {
+		if p == slot {
+			b, _ := sysGet(context.Background(), d, driveHealFile)
+			json.Unmarshal(b, &st)
+		}
+	})
 	if st.Done || st.After == "" {
 		t.Fatalf("refill finished too early to test resumption: %+v", st)
 	}
@@ -577,7 +575,7 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	r.cfg.Heal.ScanThrottle = 0
 	r.open()
 	waitUntil(t, "refill done", 120*time.Second, func() bool {
-		b, err := os.ReadFile(statePath)
+		b, err := sysGet(context.Background(), r.healths[slot], driveHealFile)
 		return err == nil && json.Unmarshal(b, &st) == nil && st.Done
 	})
 	if st.Objects != len(objs) {
@@ -605,7 +603,10 @@ func TestFaultHealRewriteFailureRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := 5
-	os.RemoveAll(filepath.Join(r.paths[victim], "bucket", "obj"))
+	for _, f := range shardPaths(t, r.paths[victim], r.healths[victim], "obj") {
+		os.Remove(f)
+	}
+	dropRecord(t, r.healths[victim], "obj")
 	// The heal's writes to the victim fail once the first time round.
 	remove := r.faulty[victim].Inject(drive.Fault{Ops: drive.WriteOps, Times: 1, Err: drive.ErrInjectedEIO})
 	defer remove()

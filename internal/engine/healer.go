@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
-	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/bitrot"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/erasure"
@@ -73,10 +71,13 @@ func (e *Engine) HealObject(ctx context.Context, bucket, key string, opts HealOp
 		return HealResult{}, err
 	}
 	set := e.setFor(bucket, key)
-	unlock := e.locks.Lock(lockName(bucket, key))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return HealResult{}, err
+	}
 	defer unlock()
 	res := HealResult{Bucket: bucket, Key: key}
-	err := e.healLocked(ctx, set, bucket, key, opts, &res)
+	err = e.healLocked(ctx, set, bucket, key, opts, &res)
 	if err != nil {
 		return res, fmt.Errorf("heal %s/%s: %w", bucket, key, err)
 	}
@@ -112,7 +113,7 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 		switch perr := st.errs[p]; {
 		case st.metas[p] != nil:
 			status[p] = posOK
-		case errors.Is(perr, drive.ErrFileNotFound):
+		case errors.Is(perr, drive.ErrNotFound):
 			status[p] = posMissing
 		case errors.Is(perr, meta.ErrCorrupt):
 			status[p] = posCorrupt
@@ -122,9 +123,7 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 			status[p] = posOffline
 		}
 	}
-	if fi.DataDir != "" {
-		e.checkDataDirs(ctx, set, bucket, key, fi, status)
-	}
+	e.checkShards(ctx, set, st, status)
 	if opts.Deep {
 		for p := range verify {
 			verify[p] = verify[p] || status[p] == posOK
@@ -159,13 +158,13 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 			break
 		}
 	}
-	e.removeOrphans(ctx, set, bucket, key, fi.DataDir, status, res)
 	return nil
 }
 
 // promotePrevious finishes what an interrupted commit left: a drive whose
-// readable record is its previous one gets it back as its current record
-// (the data it names is still there), and the previous record goes.
+// readable version is its previous one gets it back as its current one
+// (the data it names is still there), and the version that never reached
+// quorum goes, with its data.
 func (e *Engine) promotePrevious(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, res *HealResult) {
 	if st.fromPrev == nil {
 		return
@@ -174,46 +173,80 @@ func (e *Engine) promotePrevious(ctx context.Context, set *erasureSet, bucket, k
 		if !st.fromPrev[p] {
 			return nil
 		}
-		if err := d.WriteFile(ctx, bucket, objectMetaPath(key), st.metas[p].Marshal()); err != nil {
+		pv := *st.metas[p]
+		pv.Flags &^= meta.FlagPrev
+		if err := e.replaceRecord(ctx, d, bucket, key, &pv, st.recs[p], nil); err != nil {
 			st.metas[p], st.errs[p] = nil, err
 			return err
 		}
-		d.Delete(ctx, bucket, prevMetaPath(key), false)
+		st.metas[p] = &pv
 		st.fromPrev[p] = false
 		return nil
 	})
 	res.Recovered = true
 }
 
-// checkDataDirs marks positions whose data directory lacks a part file.
-func (e *Engine) checkDataDirs(ctx context.Context, set *erasureSet, bucket, key string, fi *meta.Object, status []int) {
-	dir := objectDir(key) + "/" + fi.DataDir
-	want := partNames(fi)
+// replaceRecord makes m drive d's only version of key (adding ops to the
+// same batch when b is given), dropping the refs, inline data and shard
+// files of every other version in old.
+func (e *Engine) replaceRecord(ctx context.Context, d drive.Drive, bucket, key string, m *meta.Object, old *meta.Record, b *drive.Batch) error {
+	if b == nil {
+		b = &drive.Batch{}
+	}
+	keep := map[string]bool{}
+	for _, id := range m.DataIDs() {
+		keep[id] = true
+		b.Put(drive.TableRefs, id, []byte(objectOwner(bucket, key)))
+	}
+	b.Put(drive.TableObjects, drive.ObjectKey(bucket, key), (&meta.Record{Versions: []*meta.Object{m}}).Marshal())
+	var replaced []*meta.Object
+	if old != nil {
+		for _, v := range old.Versions {
+			if !v.SameVersion(m) {
+				replaced = append(replaced, v)
+			}
+		}
+	}
+	dropVersions(b, replaced, keep)
+	if err := d.Apply(ctx, b); err != nil {
+		return err
+	}
+	e.freeData(d, replaced, keep)
+	return nil
+}
+
+// checkShards marks positions whose shard data (a file per part, or the
+// inline entry) is missing.
+func (e *Engine) checkShards(ctx context.Context, set *erasureSet, st *objectState, status []int) {
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if status[p] != posOK {
 			return nil
 		}
-		names, err := d.ListDir(ctx, bucket, dir)
+		err := shardsPresent(ctx, d, st.metas[p])
 		switch {
-		case errors.Is(err, drive.ErrFileNotFound):
+		case errors.Is(err, drive.ErrNotFound):
 			status[p] = posMissing
-			return nil
 		case err != nil:
 			status[p] = posOffline
-			return nil
-		}
-		have := map[string]bool{}
-		for _, n := range names {
-			have[n] = true
-		}
-		for _, w := range want {
-			if !have[w] {
-				status[p] = posMissing
-				return nil
-			}
 		}
 		return nil
 	})
+}
+
+// shardsPresent checks that drive d has the data of version m.
+func shardsPresent(ctx context.Context, d drive.Drive, m *meta.Object) error {
+	if m.Inline {
+		_, err := d.Get(ctx, drive.TableInline, drive.DataKey(m.DataID, 1))
+		return err
+	}
+	for _, ref := range shardRefs(m) {
+		rc, err := d.OpenShard(ctx, ref, 0)
+		if err != nil {
+			return err
+		}
+		rc.Close()
+	}
+	return nil
 }
 
 func objectParts(fi *meta.Object) []meta.Part {
@@ -223,22 +256,25 @@ func objectParts(fi *meta.Object) []meta.Part {
 	return fi.Parts
 }
 
-func partNames(fi *meta.Object) []string {
-	var out []string
-	for _, pt := range objectParts(fi) {
-		out = append(out, partFile(pt.Number))
-	}
-	return out
-}
-
-// newShardReader opens position p's shard of one part for reading.
-func (e *Engine) newShardReader(set *erasureSet, bucket, key string, m *meta.Object, p int, coder *erasure.Coder, partNum int) *shardReader {
+// newShardReader opens position p's shard of part pi for reading.
+func (e *Engine) newShardReader(ctx context.Context, set *erasureSet, m *meta.Object, p int, coder *erasure.Coder, pi int) (*shardReader, error) {
 	sr := &shardReader{d: set.drives[p], algo: bitrot.Algorithm(m.Erasure.Bitrot),
-		full: int64(coder.ShardSize(m.Erasure.BlockSize)), inline: m.Inline, next: -1}
-	if m.DataDir != "" {
-		sr.vol, sr.path = bucket, objectDir(key)+"/"+m.DataDir+"/"+partFile(partNum)
+		full: int64(coder.ShardSize(m.Erasure.BlockSize)), next: -1}
+	if m.Inline {
+		data, err := readInline(ctx, sr.d, m)
+		if err != nil {
+			return nil, err
+		}
+		sr.inline, sr.isInline = data, true
+		return sr, nil
 	}
-	return sr
+	parts := objectParts(m)
+	id := m.DataID
+	if len(m.Parts) > 0 {
+		id = m.PartDataID(pi)
+	}
+	sr.ref = drive.ShardRef{ID: id, Part: parts[pi].Number}
+	return sr, nil
 }
 
 // verifyShards reads every chunk of the positions marked in verify and
@@ -251,22 +287,24 @@ func (e *Engine) verifyShards(ctx context.Context, set *erasureSet, bucket, key 
 			return nil
 		}
 		buf := make([]byte, coder.ShardSize(fi.Erasure.BlockSize))
-		for _, pt := range objectParts(fi) {
-			sr := e.newShardReader(set, bucket, key, st.metas[p], p, coder, pt.Number)
-			err := func() error {
-				defer func() {
-					if sr.rc != nil {
-						sr.rc.Close()
+		for pi, pt := range objectParts(fi) {
+			sr, err := e.newShardReader(ctx, set, st.metas[p], p, coder, pi)
+			if err == nil {
+				err = func() error {
+					defer func() {
+						if sr.rc != nil {
+							sr.rc.Close()
+						}
+					}()
+					for b := int64(0); b*bs < pt.Size; b++ {
+						ss := coder.ShardSize(int(min(bs, pt.Size-b*bs)))
+						if err := sr.readChunk(ctx, b, ss, buf[:ss]); err != nil {
+							return err
+						}
 					}
+					return nil
 				}()
-				for b := int64(0); b*bs < pt.Size; b++ {
-					ss := coder.ShardSize(int(min(bs, pt.Size-b*bs)))
-					if err := sr.readChunk(ctx, b, ss, buf[:ss]); err != nil {
-						return err
-					}
-				}
-				return nil
-			}()
+			}
 			if err != nil {
 				e.log.Warn("heal: shard failed verification", "bucket", bucket, "key", key, "drive", d.String(), "err", err)
 				if errors.Is(err, drive.ErrDriveFaulty) {
@@ -282,8 +320,8 @@ func (e *Engine) verifyShards(ctx context.Context, set *erasureSet, bucket, key 
 }
 
 // rebuild reconstructs the shards of every bad position from read quorum
-// good ones and commits them: shard files staged in tmp and renamed into
-// place, then that drive's metadata written.
+// good ones and commits them: the drive's old shard files of the version
+// are removed, new ones written and synced, then its record replaced.
 func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, coder *erasure.Coder, status []int, res *HealResult) error {
 	fi := st.fi
 	n := len(set.drives)
@@ -301,15 +339,16 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 		return fmt.Errorf("%w: %d of %d shards intact, %d needed to rebuild", ErrReadQuorum, len(good), n, data)
 	}
 	sources := good[:data]
-	inline := fi.DataDir == ""
-	tmpID := uuid.NewString()
-	tmpDir := drive.TmpDir + "/" + tmpID
-	defer forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if !inline && status[p] != posOK && status[p] != posOffline {
-			d.Delete(context.Background(), drive.SystemVolume, tmpDir, true)
-		}
-		return nil
-	})
+	inline := fi.Inline
+	if !inline {
+		refs := shardRefs(fi)
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			if status[p] == posMissing || status[p] == posStale || status[p] == posCorrupt {
+				return d.DeleteShards(ctx, refs)
+			}
+			return nil
+		})
+	}
 	inlineOut := make([]*bytes.Buffer, n)
 	failed := make([]error, n)
 	bs := int64(fi.Erasure.BlockSize)
@@ -318,7 +357,7 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 	shards := make([][]byte, data+parity)
 	algo := bitrot.Algorithm(fi.Erasure.Bitrot)
 	var sum [32]byte
-	for _, pt := range objectParts(fi) {
+	for pi, pt := range objectParts(fi) {
 		sinks := make([]shardSink, n)
 		for _, p := range bad {
 			if inline {
@@ -331,7 +370,7 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 			if failed[p] != nil {
 				continue
 			}
-			w, err := set.drives[p].CreateFile(ctx, drive.SystemVolume, tmpDir+"/"+fi.DataDir+"/"+partFile(pt.Number))
+			w, err := set.drives[p].CreateShard(ctx, shardRefs(fi)[pi])
 			if err != nil {
 				failed[p] = err
 				continue
@@ -339,66 +378,73 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 			sinks[p] = w
 		}
 		readers := make([]*shardReader, n)
+		var err error
 		for _, p := range sources {
-			readers[p] = e.newShardReader(set, bucket, key, st.metas[p], p, coder, pt.Number)
-		}
-		err := func() error {
-			defer func() {
-				for _, sr := range readers {
-					if sr != nil && sr.rc != nil {
-						sr.rc.Close()
-					}
-				}
-			}()
-			for b := int64(0); b*bs < pt.Size; b++ {
-				ss := coder.ShardSize(int(min(bs, pt.Size-b*bs)))
-				for i := range shards {
-					shards[i] = buf[i*ss : i*ss : (i+1)*ss]
-				}
-				errs := make([]error, n)
-				var wg sync.WaitGroup
-				for _, p := range sources {
-					s := fi.Erasure.Distribution[p] - 1
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						errs[p] = readers[p].readChunk(ctx, b, ss, buf[s*ss:(s+1)*ss])
-					}()
-				}
-				wg.Wait()
-				for _, p := range sources {
-					if errs[p] != nil {
-						if errors.Is(errs[p], drive.ErrDriveFaulty) {
-							status[p] = posOffline
-						} else {
-							status[p] = posCorrupt
-						}
-						return fmt.Errorf("%w: %v", errSourceFailed, errs[p])
-					}
-					s := fi.Erasure.Distribution[p] - 1
-					shards[s] = buf[s*ss : (s+1)*ss]
-				}
-				if err := coder.Reconstruct(shards); err != nil {
-					return err
-				}
-				for _, p := range bad {
-					if sinks[p] == nil {
-						continue
-					}
-					sh := shards[fi.Erasure.Distribution[p]-1]
-					if _, err := sinks[p].Write(algo.Sum(sum[:], sh)); err != nil {
-						failed[p] = err
-					} else if _, err := sinks[p].Write(sh); err != nil {
-						failed[p] = err
-					}
-					if failed[p] != nil {
-						sinks[p].Abort()
-						sinks[p] = nil
-					}
-				}
+			if readers[p], err = e.newShardReader(ctx, set, st.metas[p], p, coder, pi); err != nil {
+				status[p] = posCorrupt
+				err = fmt.Errorf("%w: %v", errSourceFailed, err)
+				break
 			}
-			return nil
-		}()
+		}
+		if err == nil {
+			err = func() error {
+				defer func() {
+					for _, sr := range readers {
+						if sr != nil && sr.rc != nil {
+							sr.rc.Close()
+						}
+					}
+				}()
+				for b := int64(0); b*bs < pt.Size; b++ {
+					ss := coder.ShardSize(int(min(bs, pt.Size-b*bs)))
+					for i := range shards {
+						shards[i] = buf[i*ss : i*ss : (i+1)*ss]
+					}
+					errs := make([]error, n)
+					var wg sync.WaitGroup
+					for _, p := range sources {
+						s := fi.Erasure.Distribution[p] - 1
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							errs[p] = readers[p].readChunk(ctx, b, ss, buf[s*ss:(s+1)*ss])
+						}()
+					}
+					wg.Wait()
+					for _, p := range sources {
+						if errs[p] != nil {
+							if errors.Is(errs[p], drive.ErrDriveFaulty) {
+								status[p] = posOffline
+							} else {
+								status[p] = posCorrupt
+							}
+							return fmt.Errorf("%w: %v", errSourceFailed, errs[p])
+						}
+						s := fi.Erasure.Distribution[p] - 1
+						shards[s] = buf[s*ss : (s+1)*ss]
+					}
+					if err := coder.Reconstruct(shards); err != nil {
+						return err
+					}
+					for _, p := range bad {
+						if sinks[p] == nil {
+							continue
+						}
+						sh := shards[fi.Erasure.Distribution[p]-1]
+						if _, err := sinks[p].Write(algo.Sum(sum[:], sh)); err != nil {
+							failed[p] = err
+						} else if _, err := sinks[p].Write(sh); err != nil {
+							failed[p] = err
+						}
+						if failed[p] != nil {
+							sinks[p].Abort()
+							sinks[p] = nil
+						}
+					}
+				}
+				return nil
+			}()
+		}
 		for _, p := range bad {
 			if sinks[p] == nil {
 				continue
@@ -419,8 +465,6 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 			return err
 		}
 	}
-	metaPath := objectMetaPath(key)
-	dir := objectDir(key)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if status[p] == posOK || status[p] == posOffline {
 			return nil
@@ -430,18 +474,16 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 		}
 		dm := *fi
 		dm.Erasure.Index = fi.Erasure.Distribution[p]
-		dm.Inline = nil
+		dm.InlineData, dm.Flags = nil, dm.Flags&^meta.FlagPrev
+		b := &drive.Batch{}
 		if inline {
-			dm.Inline = inlineOut[p].Bytes()
-		} else {
-			if err := d.Delete(ctx, bucket, dir+"/"+fi.DataDir, true); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-				return err
-			}
-			if err := d.Rename(ctx, drive.SystemVolume, tmpDir+"/"+fi.DataDir, bucket, dir+"/"+fi.DataDir); err != nil {
-				return err
-			}
+			b.Put(drive.TableInline, drive.DataKey(fi.DataID, 1), inlineOut[p].Bytes())
 		}
-		return d.WriteFile(ctx, bucket, metaPath, dm.Marshal())
+		var old *meta.Record
+		if st.recs != nil {
+			old = st.recs[p]
+		}
+		return e.replaceRecord(ctx, d, bucket, key, &dm, old, b)
 	})
 	for _, p := range bad {
 		if errs[p] == nil {
@@ -457,68 +499,40 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 	return nil
 }
 
-// removeOrphans deletes data directories of the object that its current
-// metadata does not reference (keep == "" removes them all).
-func (e *Engine) removeOrphans(ctx context.Context, set *erasureSet, bucket, key, keep string, status []int, res *HealResult) {
-	var mu sync.Mutex
-	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if status != nil && status[p] == posOffline {
-			return nil
-		}
-		names, err := d.ListDir(ctx, bucket, objectDir(key))
-		if err != nil {
-			return nil
-		}
-		for _, nm := range names {
-			nm = strings.TrimSuffix(nm, "/")
-			if !strings.HasPrefix(nm, dataDirPrefix) || nm == keep {
-				continue
-			}
-			if d.Delete(ctx, bucket, objectDir(key)+"/"+nm, true) == nil {
-				mu.Lock()
-				res.Orphans++
-				mu.Unlock()
-			}
-		}
-		return nil
-	})
-}
-
-// rawMetas reads every drive's metadata file for key, whatever version.
-func (e *Engine) rawMetas(ctx context.Context, set *erasureSet, bucket, key string) ([]*meta.Object, []error) {
-	metas := make([]*meta.Object, len(set.drives))
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		raw, err := d.ReadFile(ctx, bucket, objectMetaPath(key))
-		if err != nil {
-			return err
-		}
-		m, err := meta.Unmarshal(raw)
-		if err != nil {
-			return err
-		}
-		metas[p] = m
-		return nil
-	})
-	return metas, errs
+// rawRecords reads every drive's record of key, whatever its versions.
+func (e *Engine) rawRecords(ctx context.Context, set *erasureSet, bucket, key string) ([]*meta.Record, []error) {
+	recs, _, errs := readRecords(ctx, set, bucket, key)
+	return recs, errs
 }
 
 // removeDangling deletes what is left of an object that fewer than read
 // quorum drives hold: it can never be read, and leaving it would let it
 // show up in listings.
 func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, key string, res *HealResult) error {
-	metas, _ := e.rawMetas(ctx, set, bucket, key)
+	recs, _ := e.rawRecords(ctx, set, bucket, key)
+	okey := drive.ObjectKey(bucket, key)
+	var mu sync.Mutex
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if metas[p] == nil {
+		if recs[p] == nil {
 			return errDriveSkipped
 		}
-		return d.Delete(ctx, bucket, objectMetaPath(key), false)
+		b := &drive.Batch{}
+		b.Delete(drive.TableObjects, okey)
+		dropVersions(b, recs[p].Versions, nil)
+		if err := d.Apply(ctx, b); err != nil {
+			return err
+		}
+		e.freeData(d, recs[p].Versions, nil)
+		mu.Lock()
+		res.Orphans += len(recs[p].Versions)
+		mu.Unlock()
+		return nil
 	})
 	removed := countNil(errs)
-	e.removeOrphans(ctx, set, bucket, key, "", nil, res)
-	if removed > 0 || res.Orphans > 0 {
+	if removed > 0 {
 		res.Dangling = true
 		e.log.Warn("heal: removed remnants of an object below read quorum", "bucket", bucket, "key", key,
-			"metadata", removed, "dataDirs", res.Orphans)
+			"records", removed)
 	}
 	return nil
 }
@@ -533,52 +547,56 @@ func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, ke
 // drive answered, the remnants are removed and nil is returned.
 func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, key string, res *HealResult) (*objectState, error) {
 	n := len(set.drives)
-	metas, errs := e.rawMetas(ctx, set, bucket, key)
-	dirs := make([]map[string]bool, n)
+	recs, errs := e.rawRecords(ctx, set, bucket, key)
 	offline := 0
-	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		names, err := d.ListDir(ctx, bucket, objectDir(key))
-		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-			return err
-		}
-		dirs[p] = map[string]bool{}
-		for _, nm := range names {
-			dirs[p][strings.TrimSuffix(nm, "/")] = true
-		}
-		return nil
-	})
 	for p := range errs {
-		if errs[p] != nil && !errors.Is(errs[p], drive.ErrFileNotFound) && !errors.Is(errs[p], meta.ErrCorrupt) {
+		if errs[p] != nil && !errors.Is(errs[p], drive.ErrNotFound) && !errors.Is(errs[p], meta.ErrCorrupt) {
 			offline++
 		}
 	}
+	holds := func(p int, v *meta.Object) bool {
+		if recs[p] == nil {
+			return false
+		}
+		for _, w := range recs[p].Versions {
+			if w.SameVersion(v) {
+				return true
+			}
+		}
+		return false
+	}
 	var best *objectState
-	for _, cand := range metas {
-		if cand == nil || cand.DataDir == "" || (best != nil && cand.ModTime <= best.fi.ModTime) {
+	for _, r := range recs {
+		if r == nil {
 			continue
 		}
-		st := &objectState{fi: cand, metas: make([]*meta.Object, n), errs: make([]error, n)}
-		holders := 0
-		for p := range metas {
-			switch {
-			case metas[p] != nil && metas[p].SameVersion(cand):
-				st.metas[p] = metas[p]
-			case dirs[p] != nil && dirs[p][cand.DataDir]:
-				dm := *cand
-				dm.Erasure.Index = cand.Erasure.Distribution[p]
-				dm.Inline = nil
-				st.metas[p] = &dm
-			default:
+		for _, cand := range r.Versions {
+			if cand.Inline || (best != nil && cand.ModTime <= best.fi.ModTime) {
+				continue
+			}
+			fi := *cand
+			fi.Flags &^= meta.FlagPrev
+			st := &objectState{fi: &fi, metas: make([]*meta.Object, n), errs: make([]error, n), recs: recs}
+			holders := 0
+			for p := range recs {
+				dm := fi
+				dm.Erasure.Index = fi.Erasure.Distribution[p]
+				// A drive counts when its record names the version, or
+				// when the version's shard files are there (the commit
+				// never reached it, but the data did).
+				if holds(p, cand) || (errs[p] == nil || errors.Is(errs[p], drive.ErrNotFound)) && shardsPresent(ctx, set.drives[p], &dm) == nil {
+					st.metas[p] = &dm
+					holders++
+					continue
+				}
 				st.errs[p] = errs[p]
 				if st.errs[p] == nil {
 					st.errs[p] = errors.New("stale version")
 				}
-				continue
 			}
-			holders++
-		}
-		if holders >= cand.Erasure.DataShards {
-			best = st
+			if holders >= fi.Erasure.DataShards {
+				best = st
+			}
 		}
 	}
 	if best != nil {

@@ -4,26 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
 )
 
-// Listing walks the bucket's directory tree on parity+1 drives of each set
-// in byte order and merges the streams. Any object written with quorum is
-// on at least one of those drives, and a deleted one cannot remain on all
-// of them, so a key the walked drives agree on is answered from their
-// metadata and only disagreements pay for a full quorum read.
+// Listing scans the bucket's range of the index on parity+1 drives of each
+// set in key order and merges the streams. Any object written with quorum
+// is on at least one of those drives, and a deleted one cannot remain on
+// all of them, so a key the scanned drives agree on is answered from their
+// records and only disagreements pay for a full quorum read. The drives
+// collapse common prefixes themselves (seeking past them), so a delimiter
+// listing never visits the keys below a prefix.
 
-// listEntry is one item of a drive walk: an object with its raw metadata,
-// or (when the delimiter is "/") a common prefix.
+// listEntry is one item of a drive scan: an object with its raw record,
+// or a common prefix.
 type listEntry struct {
 	key    string
 	prefix bool
 	raw    []byte
 }
+
+// listPage is how many entries a walker asks a drive for at a time.
+const listPage = 500
 
 // walker produces a drive's entries in key order.
 type walker struct {
@@ -31,158 +35,39 @@ type walker struct {
 	bucket string
 	prefix string
 	after  string
-	delim  bool // collapse subtrees below the prefix into common prefixes
+	delim  string
 	out    chan listEntry
 	err    error
 }
 
 func (w *walker) run(ctx context.Context) {
 	defer close(w.out)
-	start := w.prefix[:strings.LastIndex(w.prefix, "/")+1]
-	if start != "" && start == w.prefix && start > w.after {
-		if raw, err := w.d.ReadFile(ctx, w.bucket, objectMetaPath(start)); err == nil {
-			if !w.emit(ctx, listEntry{key: start, raw: raw}) {
+	bp := drive.BucketPrefix(w.bucket)
+	q := drive.ScanQuery{Prefix: bp + w.prefix, Delimiter: w.delim, Limit: listPage}
+	if w.after != "" {
+		q.After = bp + w.after
+	}
+	for {
+		ents, err := w.d.Scan(ctx, drive.TableObjects, q)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				w.err = err
+			}
+			return
+		}
+		for _, ent := range ents {
+			le := listEntry{key: ent.Key[len(bp):], prefix: ent.CommonPrefix, raw: ent.Value}
+			select {
+			case w.out <- le:
+			case <-ctx.Done():
 				return
 			}
 		}
+		if len(ents) < listPage {
+			return
+		}
+		q.After = ents[len(ents)-1].Key
 	}
-	if err := w.walkDir(ctx, start); err != nil && !errors.Is(err, drive.ErrFileNotFound) && !errors.Is(err, context.Canceled) {
-		w.err = err
-	}
-}
-
-func (w *walker) emit(ctx context.Context, e listEntry) bool {
-	select {
-	case w.out <- e:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-type walkItem struct {
-	sortKey string
-	child   string
-	sub     bool
-}
-
-func hasName(names []string, n string) bool {
-	i := sort.SearchStrings(names, n)
-	return i < len(names) && names[i] == n
-}
-
-// walkDir visits the keys under the key prefix dk ("" or ending in "/").
-// Every key is a directory; one listing of it says whether it holds an
-// object (.ss.meta), a folder object (.ss.dirmeta) and deeper keys, so
-// each key costs one directory read plus one metadata read.
-func (w *walker) walkDir(ctx context.Context, dk string) error {
-	names, err := w.d.ListDir(ctx, w.bucket, strings.TrimSuffix(dk, "/"))
-	if err != nil {
-		return err
-	}
-	items := make([]walkItem, 0, 2*len(names))
-	for _, n := range names {
-		if !strings.HasSuffix(n, "/") || strings.HasPrefix(n, reservedPrefix) {
-			continue
-		}
-		c := strings.TrimSuffix(n, "/")
-		items = append(items, walkItem{dk + c, c, false}, walkItem{dk + c + "/", c, true})
-	}
-	// "a" < "a-b" < "a/": objects and subtrees interleave in byte order.
-	sort.Slice(items, func(i, j int) bool { return items[i].sortKey < items[j].sortKey })
-	listed := map[string][]string{}
-	list := func(c string) []string {
-		if l, ok := listed[c]; ok {
-			return l
-		}
-		l, err := w.d.ListDir(ctx, w.bucket, dk+c)
-		if err != nil {
-			l = nil
-		}
-		listed[c] = l
-		return l
-	}
-	for _, it := range items {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s := it.sortKey
-		if !it.sub {
-			if s <= w.after || !strings.HasPrefix(s, w.prefix) || !hasName(list(it.child), metaFile) {
-				continue
-			}
-			raw, err := w.d.ReadFile(ctx, w.bucket, s+"/"+metaFile)
-			if errors.Is(err, drive.ErrFileNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if !w.emit(ctx, listEntry{key: s, raw: raw}) {
-				return ctx.Err()
-			}
-			continue
-		}
-		if !strings.HasPrefix(w.prefix, s) && !strings.HasPrefix(s, w.prefix) {
-			continue
-		}
-		if w.after > s && !strings.HasPrefix(w.after, s) {
-			continue // the whole subtree sorts before after
-		}
-		names := list(it.child)
-		delete(listed, it.child)
-		if w.delim && len(s) > len(w.prefix) {
-			if s > w.after && w.nonEmpty(ctx, s, names) && !w.emit(ctx, listEntry{key: s, prefix: true}) {
-				return ctx.Err()
-			}
-			continue
-		}
-		if s > w.after && strings.HasPrefix(s, w.prefix) && hasName(names, dirMetaFile) {
-			if raw, err := w.d.ReadFile(ctx, w.bucket, objectMetaPath(s)); err == nil {
-				if !w.emit(ctx, listEntry{key: s, raw: raw}) {
-					return ctx.Err()
-				}
-			}
-		}
-		if !hasSubdir(names) {
-			continue
-		}
-		if err := w.walkDir(ctx, s); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-			return err
-		}
-	}
-	return nil
-}
-
-// hasSubdir reports whether a listing holds a key directory.
-func hasSubdir(names []string) bool {
-	for _, n := range names {
-		if strings.HasSuffix(n, "/") && !strings.HasPrefix(n, reservedPrefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// nonEmpty reports whether the subtree at key prefix s (listing names)
-// holds any object: empty directories can linger after a crash mid-delete.
-func (w *walker) nonEmpty(ctx context.Context, s string, names []string) bool {
-	if hasName(names, dirMetaFile) {
-		return true
-	}
-	for _, n := range names {
-		if !strings.HasSuffix(n, "/") || strings.HasPrefix(n, reservedPrefix) {
-			continue
-		}
-		sub, err := w.d.ListDir(ctx, w.bucket, s+strings.TrimSuffix(n, "/"))
-		if err != nil {
-			continue
-		}
-		if hasName(sub, metaFile) || w.nonEmpty(ctx, s+n, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // setLister merges the walks of one set's drives, resolving
@@ -202,11 +87,11 @@ func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket strin
 		if len(sl.walkers) == want {
 			break
 		}
-		if _, err := d.StatVol(ctx, bucket); err != nil {
+		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
 			continue
 		}
 		w := &walker{d: d, bucket: bucket, prefix: opts.Prefix, after: opts.After,
-			delim: opts.Delimiter == "/", out: make(chan listEntry, 64)}
+			delim: opts.Delimiter, out: make(chan listEntry, 64)}
 		go w.run(ctx)
 		sl.walkers = append(sl.walkers, w)
 	}
@@ -249,9 +134,8 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			if h != nil && h.key == key && h.prefix == isPrefix {
 				seen++
 				if !isPrefix {
-					m, err := meta.Unmarshal(h.raw)
-					if err == nil {
-						metas = append(metas, m)
+					if r, err := meta.UnmarshalRecord(h.raw); err == nil && r.Current() != nil {
+						metas = append(metas, r.Current())
 					}
 				}
 				sl.advance(i)

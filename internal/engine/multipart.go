@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -21,21 +20,13 @@ import (
 	"github.com/shardstore/shardstore/internal/meta"
 )
 
-// Multipart uploads live in the system volume of every drive of the
-// object's set:
-//
-//	multipart/<bucket>/<sha256(key)>/<uploadID>/.ss.meta        upload record
-//	multipart/<bucket>/<sha256(key)>/<uploadID>/data/part.N      shard file
-//	multipart/<bucket>/<sha256(key)>/<uploadID>/data/part.N.meta part record
-//
-// Complete moves the data directory under the object and writes its
-// metadata, exactly like a PUT commit.
-const multipartDir = "multipart"
-
-func uploadPath(bucket, key, uploadID string) string {
-	h := sha256.Sum256([]byte(key))
-	return multipartDir + "/" + bucket + "/" + hex.EncodeToString(h[:16]) + "/" + uploadID
-}
+// Multipart uploads live in the index of every drive of the object's set:
+// the upload record under TableUploads (UploadKey), one record per part
+// under TableParts (PartKey). Each upload of a part writes shard files
+// under a fresh data id, so a re-uploaded part never overwrites bytes a
+// concurrent attempt or the completion may still use; the part record
+// names the id. Complete commits an object whose parts point at those
+// ids, exactly like a PUT commit, and drops the upload's records.
 
 // checkUploadID rejects ids that are not ours (and could be path tricks).
 func checkUploadID(id string) error {
@@ -69,15 +60,19 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 	if m.ChecksumType, err = multipartChecksumType(m.ChecksumAlgo, opts.ChecksumType); err != nil {
 		return "", err
 	}
-	path := uploadPath(bucket, key, id) + "/" + metaFile
+	ukey := drive.UploadKey(bucket, key, id)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		dm := *m
 		dm.Erasure.Index = m.Erasure.Distribution[p]
-		return d.WriteFile(ctx, drive.SystemVolume, path, dm.Marshal())
+		b := &drive.Batch{}
+		b.Put(drive.TableUploads, ukey, dm.Marshal())
+		return d.Apply(ctx, b)
 	})
 	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
-			return d.Delete(ctx, drive.SystemVolume, uploadPath(bucket, key, id), true)
+			b := &drive.Batch{}
+			b.Delete(drive.TableUploads, ukey)
+			return d.Apply(context.Background(), b)
 		})
 		return "", quorumError(fmt.Sprintf("new upload %s/%s", bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
 	}
@@ -89,10 +84,10 @@ func (e *Engine) readUpload(ctx context.Context, set *erasureSet, bucket, key, u
 	if err := checkUploadID(uploadID); err != nil {
 		return nil, nil, err
 	}
-	path := uploadPath(bucket, key, uploadID) + "/" + metaFile
+	ukey := drive.UploadKey(bucket, key, uploadID)
 	metas := make([]*meta.Object, len(set.drives))
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		raw, err := d.ReadFile(ctx, drive.SystemVolume, path)
+		raw, err := d.Get(ctx, drive.TableUploads, ukey)
 		if err != nil {
 			return err
 		}
@@ -159,8 +154,6 @@ func multipartChecksumType(algo, want string) (string, error) {
 	return "", fmt.Errorf("%w: checksum type %s is not supported with %s", ErrInvalidArgument, want, algo)
 }
 
-func partFile(n int) string { return "part." + strconv.Itoa(n) }
-
 // PutObjectPart stores one part (1..10000) of an upload.
 func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string, part int, body io.Reader, size int64, opts PartOptions) (PartInfo, error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
@@ -190,8 +183,8 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	if algo == "" {
 		algo = up.ChecksumAlgo
 	}
-	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, tmpID: uuid.NewString(), file: partFile(part)}
-	defer e.cleanupTmp(plan)
+	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, ref: drive.ShardRef{ID: uuid.NewString(), Part: part}}
+	defer e.cleanupShards(plan)
 	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: algo})
 	if err != nil {
 		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w", part, bucket, key, err)
@@ -206,29 +199,73 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	etag := res.digests.ETag
 	now := time.Now()
 	pm := &meta.Object{Size: res.size, ModTime: now.UnixNano(), ETag: etag,
-		Parts: []meta.Part{{Number: part, Size: res.size, ETag: etag, Checksum: checksum}}}
-	dir := uploadPath(bucket, key, uploadID) + "/data/"
+		Parts: []meta.Part{{Number: part, Size: res.size, ETag: etag, Checksum: checksum, DataID: plan.ref.ID}}}
 	// Parts of one upload commit in parallel; the upload lock (shared
 	// here, exclusive in complete/abort) keeps them off a finishing upload.
-	unlock := e.locks.RLock(lockName(bucket, "\x00upload/"+uploadID))
+	unlock, err := e.locks.RLockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
+	if err != nil {
+		return PartInfo{}, err
+	}
 	defer unlock()
 	if _, _, err := e.readUpload(ctx, set, bucket, key, uploadID); err != nil {
 		return PartInfo{}, err
 	}
-	partLock := e.locks.Lock(lockName(bucket, "\x00upload/"+uploadID+"/"+strconv.Itoa(part)))
+	partLock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID+"/"+strconv.Itoa(part)))
+	if err != nil {
+		return PartInfo{}, err
+	}
 	defer partLock()
+	pkey := drive.PartKey(bucket, key, uploadID, part)
+	olds := make([]*meta.Object, len(set.drives))
+	oldRaws := make([][]byte, len(set.drives))
+	owner := []byte(uploadOwner(uploadID))
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if !res.ok(p) {
 			return res.errs[p]
 		}
-		if err := d.Rename(ctx, drive.SystemVolume, plan.tmpPath(plan.file), drive.SystemVolume, dir+partFile(part)); err != nil {
+		raw, err := d.Get(ctx, drive.TableParts, pkey)
+		switch {
+		case err == nil:
+			oldRaws[p] = raw
+			olds[p], _ = meta.Unmarshal(raw)
+		case !errors.Is(err, drive.ErrNotFound):
 			return err
 		}
-		return d.WriteFile(ctx, drive.SystemVolume, dir+partFile(part)+".meta", pm.Marshal())
+		b := &drive.Batch{}
+		b.Put(drive.TableParts, pkey, pm.Marshal())
+		b.Put(drive.TableRefs, plan.ref.ID, owner)
+		return d.Apply(ctx, b)
 	})
 	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			if errs[p] != nil {
+				return nil
+			}
+			b := &drive.Batch{}
+			if oldRaws[p] != nil {
+				b.Put(drive.TableParts, pkey, oldRaws[p])
+			} else {
+				b.Delete(drive.TableParts, pkey)
+			}
+			b.Delete(drive.TableRefs, plan.ref.ID)
+			return d.Apply(context.Background(), b)
+		})
 		return PartInfo{}, quorumError(fmt.Sprintf("upload part %d of %s/%s", part, bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
 	}
+	plan.committed = true
+	// The replaced attempt of this part (if any) is no longer needed.
+	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if errs[p] != nil || olds[p] == nil || olds[p].PartDataID(0) == plan.ref.ID {
+			return nil
+		}
+		b := &drive.Batch{Lazy: true}
+		dropVersions(b, olds[p:p+1], nil)
+		if err := d.Apply(context.Background(), b); err != nil {
+			return err
+		}
+		e.freeData(d, olds[p:p+1], nil)
+		return nil
+	})
 	res.phases.Commit = time.Since(now)
 	e.observe(res.phases)
 	return PartInfo{Number: part, Size: res.size, ETag: etag, ModTime: now.UTC(), Checksum: checksum}, nil
@@ -237,35 +274,21 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 // readParts returns, per part number, the part record most drives hold
 // and which drive positions hold it.
 func (e *Engine) readParts(ctx context.Context, set *erasureSet, bucket, key, uploadID string) (map[int]*meta.Object, map[int][]bool, error) {
-	dir := uploadPath(bucket, key, uploadID) + "/data"
 	n := len(set.drives)
 	perDrive := make([]map[int]*meta.Object, n)
-	var mu sync.Mutex
+	prefix := drive.PartPrefix(bucket, key, uploadID)
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		names, err := d.ListDir(ctx, drive.SystemVolume, dir)
+		ents, err := d.Scan(ctx, drive.TableParts, drive.ScanQuery{Prefix: prefix})
 		if err != nil {
 			return err
 		}
 		got := map[int]*meta.Object{}
-		for _, name := range names {
-			if !strings.HasSuffix(name, ".meta") {
-				continue
-			}
-			num, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "part."), ".meta"))
-			if err != nil {
-				continue
-			}
-			raw, err := d.ReadFile(ctx, drive.SystemVolume, dir+"/"+name)
-			if err != nil {
-				continue
-			}
-			if m, err := meta.Unmarshal(raw); err == nil {
-				got[num] = m
+		for _, ent := range ents {
+			if m, err := meta.Unmarshal(ent.Value); err == nil && len(m.Parts) == 1 {
+				got[m.Parts[0].Number] = m
 			}
 		}
-		mu.Lock()
 		perDrive[p] = got
-		mu.Unlock()
 		return nil
 	})
 	best := map[int]*meta.Object{}
@@ -401,13 +424,14 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 			partCRCs = append(partCRCs, hashing.PartCRC{Sum: b, Size: m.Size})
 		}
 		size += m.Size
-		final[i] = meta.Part{Number: cp.Number, Size: m.Size, ETag: m.ETag, Checksum: pc}
+		final[i] = meta.Part{Number: cp.Number, Size: m.Size, ETag: m.ETag, Checksum: pc, DataID: m.Parts[0].DataID}
 	}
 	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(md5s.Sum(nil)), len(parts))
-	dataDir := dataDirPrefix + uuid.NewString()
 	om := *up
 	om.Bucket, om.Key, om.UploadID = "", "", ""
-	om.Size, om.ETag, om.ModTime, om.Parts, om.DataDir = size, etag, time.Now().UnixNano(), final, dataDir
+	// The version's own DataID names it (no shard files live under it);
+	// the data is under each part's id.
+	om.Size, om.ETag, om.ModTime, om.Parts, om.DataID = size, etag, time.Now().UnixNano(), final, uuid.NewString()
 	switch {
 	case up.ChecksumAlgo == "":
 	case up.ChecksumType == checksumFullObject:
@@ -425,39 +449,46 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		}
 		om.ChecksumVal, om.ChecksumType = v, checksumComposite
 	}
-	// Stage the data directory: drop unlisted parts and part records so
-	// only part.N shard files move under the object.
-	upDir := uploadPath(bucket, key, uploadID)
-	listed := map[string]bool{}
+	listed := map[int]bool{}
 	for _, p := range parts {
-		listed[partFile(p.Number)] = true
+		listed[p.Number] = true
 	}
-	res := &writeResult{errs: forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	res := &writeResult{errs: make([]error, len(set.drives))}
+	for p := range res.errs {
 		for _, cp := range parts {
 			if !holders[cp.Number][p] {
-				return fmt.Errorf("part %d missing or stale on this drive", cp.Number)
+				res.errs[p] = fmt.Errorf("part %d missing or stale on this drive", cp.Number)
+				break
 			}
 		}
-		names, err := d.ListDir(ctx, drive.SystemVolume, upDir+"/data")
-		if err != nil {
-			return err
-		}
-		for _, name := range names {
-			if !listed[name] {
-				if err := d.Delete(ctx, drive.SystemVolume, upDir+"/data/"+name, true); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-					return err
-				}
+	}
+	// Once the object is committed, each drive drops the upload record,
+	// every part record, and the refs and files of unlisted parts.
+	unlisted := make([][]*meta.Object, len(set.drives))
+	ukey := drive.UploadKey(bucket, key, uploadID)
+	extra := func(p int, b *drive.Batch) {
+		b.Delete(drive.TableUploads, ukey)
+		for num, m := range stored {
+			b.Delete(drive.TableParts, drive.PartKey(bucket, key, uploadID, num))
+			if !listed[num] {
+				unlisted[p] = append(unlisted[p], m)
 			}
 		}
-		return nil
-	})}
-	unlock := e.locks.Lock(lockName(bucket, key))
+		dropVersions(b, unlisted[p], nil)
+	}
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	defer unlock()
-	if err := e.commitMeta(ctx, set, bucket, key, &om, upDir+"/data", up.Erasure.Distribution, res, opts); err != nil {
+	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: &om, res: res, cond: opts,
+		owner: objectOwner(bucket, key), priorOwner: uploadOwner(uploadID), extra: extra})
+	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		return d.Delete(ctx, drive.SystemVolume, upDir, true)
+		e.freeData(d, unlisted[p], nil)
+		return nil
 	})
 	return objectInfo(bucket, key, &om), nil
 }
@@ -484,15 +515,41 @@ func (e *Engine) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID
 		return err
 	}
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		err := d.Delete(ctx, drive.SystemVolume, uploadPath(bucket, key, uploadID), true)
-		if errors.Is(err, drive.ErrFileNotFound) {
-			return nil
-		}
-		return err
+		return e.dropUpload(ctx, d, bucket, key, uploadID)
 	})
 	if countNil(errs) == 0 {
 		return fmt.Errorf("abort %s: %w: %v", uploadID, ErrWriteQuorum, firstErr(errs))
 	}
+	return nil
+}
+
+// dropUpload removes an upload's records from one drive, and the data of
+// parts whose ref still names the upload: a part a completed object took
+// over (its ref names the object) is never freed here.
+func (e *Engine) dropUpload(ctx context.Context, d drive.Drive, bucket, key, uploadID string) error {
+	ents, err := d.Scan(ctx, drive.TableParts, drive.ScanQuery{Prefix: drive.PartPrefix(bucket, key, uploadID)})
+	if err != nil {
+		return err
+	}
+	b := &drive.Batch{}
+	b.Delete(drive.TableUploads, drive.UploadKey(bucket, key, uploadID))
+	var owned []*meta.Object
+	for _, ent := range ents {
+		b.Delete(drive.TableParts, ent.Key)
+		m, err := meta.Unmarshal(ent.Value)
+		if err != nil || len(m.Parts) != 1 {
+			continue
+		}
+		ref, err := d.Get(ctx, drive.TableRefs, m.Parts[0].DataID)
+		if err == nil && string(ref) == uploadOwner(uploadID) {
+			owned = append(owned, m)
+		}
+	}
+	dropVersions(b, owned, nil)
+	if err := d.Apply(ctx, b); err != nil {
+		return err
+	}
+	e.freeData(d, owned, nil)
 	return nil
 }
 
@@ -509,32 +566,29 @@ func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts L
 		// of the set see every upload.
 		drives := set.drives[:min(len(set.drives), set.parity+1)]
 		forEachDrive(drives, func(p int, d drive.Drive) error {
-			root := multipartDir + "/" + bucket
-			keyDirs, err := d.ListDir(ctx, drive.SystemVolume, root)
+			ents, err := d.Scan(ctx, drive.TableUploads, drive.ScanQuery{Prefix: drive.BucketPrefix(bucket) + opts.Prefix})
 			if err != nil {
 				return err
 			}
-			for _, kd := range keyDirs {
-				ids, err := d.ListDir(ctx, drive.SystemVolume, root+"/"+strings.TrimSuffix(kd, "/"))
-				if err != nil {
+			for _, ent := range ents {
+				m, err := meta.Unmarshal(ent.Value)
+				if err != nil || m.Bucket != bucket || !strings.HasPrefix(m.Key, opts.Prefix) {
 					continue
 				}
-				for _, id := range ids {
-					raw, err := d.ReadFile(ctx, drive.SystemVolume, root+"/"+strings.TrimSuffix(kd, "/")+"/"+strings.TrimSuffix(id, "/")+"/"+metaFile)
-					if err != nil {
-						continue
-					}
-					m, err := meta.Unmarshal(raw)
-					if err != nil || !strings.HasPrefix(m.Key, opts.Prefix) {
-						continue
-					}
-					mu.Lock()
-					found[m.UploadID] = uploadInfo(m)
-					mu.Unlock()
-				}
+				mu.Lock()
+				found[m.UploadID] = uploadInfo(m)
+				mu.Unlock()
 			}
 			return nil
 		})
+	}
+	// A record seen on a scanned drive may lack quorum (a create or a
+	// completion cut short by a crash): such an upload cannot be used or
+	// aborted, so it is not listed; the scanner removes its remnants.
+	for id, u := range found {
+		if _, _, err := e.readUpload(ctx, e.setFor(bucket, u.Key), bucket, u.Key, id); err != nil {
+			delete(found, id)
+		}
 	}
 	all := make([]MultipartInfo, 0, len(found))
 	for _, u := range found {
@@ -583,4 +637,49 @@ func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts L
 		res.NextKeyMarker, res.NextUploadIDMarker = u.Key, u.UploadID
 	}
 	return res, nil
+}
+
+// sweepUploads removes the remnants of uploads without quorum (a create
+// or a completion cut short by a crash) that are older than grace, so a
+// create still in flight is never touched. It returns how many went.
+func (e *Engine) sweepUploads(ctx context.Context, grace time.Duration) int {
+	removed := 0
+	for _, set := range e.sets {
+		type upload struct{ bucket, key, id string }
+		seen := map[upload]bool{}
+		var mu sync.Mutex
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			ents, err := d.Scan(ctx, drive.TableUploads, drive.ScanQuery{})
+			if err != nil {
+				return err
+			}
+			for _, ent := range ents {
+				m, err := meta.Unmarshal(ent.Value)
+				if err != nil || time.Since(time.Unix(0, m.ModTime)) < grace {
+					continue
+				}
+				mu.Lock()
+				seen[upload{m.Bucket, m.Key, m.UploadID}] = true
+				mu.Unlock()
+			}
+			return nil
+		})
+		for u := range seen {
+			unlock, err := e.locks.LockWait(ctx, lockName(u.bucket, "\x00upload/"+u.id))
+			if err != nil {
+				return removed
+			}
+			// NoSuchUpload means so many drives lack the record that it
+			// can never reach quorum, whatever the offline ones hold.
+			if _, _, err := e.readUpload(ctx, set, u.bucket, u.key, u.id); errors.Is(err, ErrNoSuchUpload) {
+				forEachDrive(set.drives, func(p int, d drive.Drive) error {
+					return e.dropUpload(ctx, d, u.bucket, u.key, u.id)
+				})
+				removed++
+				e.log.Info("scanner removed an upload without quorum", "bucket", u.bucket, "key", u.key, "upload", u.id)
+			}
+			unlock()
+		}
+	}
+	return removed
 }

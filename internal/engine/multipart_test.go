@@ -11,7 +11,9 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/hashing"
 )
 
@@ -289,5 +291,48 @@ func TestMultipartFullObjectChecksum(t *testing.T) {
 	}
 	if _, err := e.NewMultipartUpload(ctx, "bucket", "x", PutOptions{ChecksumAlgorithm: "CRC64NVME", ChecksumType: "COMPOSITE"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("CRC64NVME COMPOSITE: %v", err)
+	}
+}
+
+// An upload whose record reached fewer than quorum drives (a create or a
+// completion cut short by a crash) can be neither used nor aborted: it is
+// not listed, and a full scan removes its remnants once old enough.
+func TestUploadWithoutQuorumSwept(t *testing.T) {
+	e, _ := testEngine(t, 16, Config{BlockSize: 4096, Heal: HealConfig{Disabled: true, OrphanGrace: time.Nanosecond}})
+	ctx := context.Background()
+	id, err := e.NewMultipartUpload(ctx, "bucket", "mp", PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := bytes.Repeat([]byte("p"), 10000)
+	if _, err := e.PutObjectPart(ctx, "bucket", "mp", id, 1, bytes.NewReader(part), int64(len(part)), PartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := e.setFor("bucket", "mp")
+	for p := 4; p < 16; p++ {
+		b := &drive.Batch{}
+		b.Delete(drive.TableUploads, drive.UploadKey("bucket", "mp", id))
+		if err := set.drives[p].Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.ListMultipartUploads(ctx, "bucket", ListUploadsOptions{})
+	if err != nil || len(res.Uploads) != 0 {
+		t.Fatalf("an upload without quorum is listed: %+v %v", res.Uploads, err)
+	}
+	rep, err := e.Heal(ctx, HealRequest{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, d := range set.drives {
+		if _, err := d.Get(ctx, drive.TableUploads, drive.UploadKey("bucket", "mp", id)); !errors.Is(err, drive.ErrNotFound) {
+			t.Fatalf("drive %d still holds the upload record after a scan (%+v): %v", p, rep, err)
+		}
+		if ents, _ := d.Scan(ctx, drive.TableParts, drive.ScanQuery{Prefix: drive.PartPrefix("bucket", "mp", id)}); len(ents) != 0 {
+			t.Fatalf("drive %d still holds %d part records", p, len(ents))
+		}
+	}
+	if rep.Orphans == 0 {
+		t.Fatalf("the scan did not report the removal: %+v", rep)
 	}
 }

@@ -7,16 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// Reserved names inside a bucket's directory tree. Object keys may not
-// contain a segment that starts with reservedPrefix, so user keys can
-// never collide with the engine's own files.
-const (
-	reservedPrefix = ".ss."
-	metaFile       = ".ss.meta"    // metadata of key "a/b" lives in a/b/.ss.meta
-	dirMetaFile    = ".ss.dirmeta" // metadata of key "a/b/" lives in a/b/.ss.dirmeta
-	dataDirPrefix  = ".ss.d."      // data directories: a/b/.ss.d.<uuid>/part.N
-	reservedBucket = "shardstore"
-)
+// reservedBucket is the path prefix of the server's own endpoints.
+const reservedBucket = "shardstore"
 
 // checkBucketName applies S3's bucket naming rules.
 func checkBucketName(name string) error {
@@ -53,8 +45,11 @@ func checkBucketName(name string) error {
 
 func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
-// checkObjectName rejects keys that are not valid S3 keys or that could
-// escape the bucket directory or collide with engine files.
+// checkObjectName rejects keys that are not valid S3 keys. Layout v2 never
+// derives a path from a key, so every key S3 accepts is stored as it is
+// ("a//b", "/x", "../y", "./", segments of any length). NUL alone is
+// refused: XML 1.0 cannot carry it in a listing, and the index uses it as
+// the separator of upload keys.
 func checkObjectName(key string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%w: %s", ErrInvalidObjectName, why)
@@ -71,36 +66,5 @@ func checkObjectName(key string) error {
 	if strings.ContainsRune(key, 0) {
 		return bad("key contains a NUL byte")
 	}
-	trimmed := strings.TrimSuffix(key, "/")
-	if trimmed == "" {
-		return bad("key has no name before its trailing slash")
-	}
-	for _, seg := range strings.Split(trimmed, "/") {
-		switch {
-		case seg == "":
-			return bad("key has an empty path segment (leading or double slash)")
-		case seg == "." || seg == "..":
-			return bad(fmt.Sprintf("key has a %q path segment", seg))
-		case strings.HasPrefix(seg, reservedPrefix):
-			return bad(fmt.Sprintf("key segment %q uses the reserved prefix %q", seg, reservedPrefix))
-		case len(seg) > 255:
-			return bad("key has a path segment longer than 255 bytes")
-		}
-	}
 	return nil
-}
-
-// objectDir is the directory that holds a key's metadata and data.
-func objectDir(key string) string { return strings.TrimSuffix(key, "/") }
-
-// prevMetaPath is where a drive keeps a key's previous metadata while a
-// replacing commit is in flight.
-func prevMetaPath(key string) string { return objectMetaPath(key) + ".prev" }
-
-// objectMetaPath is the metadata file of a key.
-func objectMetaPath(key string) string {
-	if strings.HasSuffix(key, "/") {
-		return objectDir(key) + "/" + dirMetaFile
-	}
-	return key + "/" + metaFile
 }

@@ -15,6 +15,7 @@ import (
 func canonicalAlgo(a string) string { return strings.ToUpper(a) }
 
 // DeleteObject removes an object; ErrObjectNotFound if it did not exist.
+// A reader still streaming the object keeps its data until it closes.
 func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return err
@@ -23,34 +24,29 @@ func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 		return err
 	}
 	set := e.setFor(bucket, key)
-	unlock := e.locks.Lock(lockName(bucket, key))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	st, err := e.readObject(ctx, set, bucket, key)
 	if err != nil {
 		return err
 	}
-	metaPath, dir := objectMetaPath(key), objectDir(key)
+	okey := drive.ObjectKey(bucket, key)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		// Remove whatever version the drive holds, stale ones included.
-		var dataDir string
-		if m := st.metas[p]; m != nil {
-			dataDir = m.DataDir
-		} else if raw, err := d.ReadFile(ctx, bucket, metaPath); err == nil {
-			if m, err := meta.Unmarshal(raw); err == nil {
-				dataDir = m.DataDir
-			}
+		// Remove every version the drive holds, stale ones included.
+		var versions []*meta.Object
+		if r := st.recs[p]; r != nil {
+			versions = r.Versions
 		}
-		if err := d.Delete(ctx, bucket, prevMetaPath(key), false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+		b := &drive.Batch{}
+		b.Delete(drive.TableObjects, okey)
+		dropVersions(b, versions, nil)
+		if err := d.Apply(ctx, b); err != nil {
 			return err
 		}
-		if err := d.Delete(ctx, bucket, metaPath, false); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-			return err
-		}
-		if dataDir != "" {
-			if err := d.Delete(ctx, bucket, dir+"/"+dataDir, true); err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-				return err
-			}
-		}
+		e.freeData(d, versions, nil)
 		return nil
 	})
 	if ok := countNil(errs); ok < writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards) {
@@ -73,7 +69,10 @@ func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Condi
 		return ObjectInfo{}, err
 	}
 	set := e.setFor(bucket, key)
-	unlock := e.locks.Lock(lockName(bucket, key))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	defer unlock()
 	st, err := e.readObject(ctx, set, bucket, key)
 	if err != nil {
@@ -88,37 +87,20 @@ func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Condi
 		}
 	}
 	nm := *st.fi
+	nm.Flags &^= meta.FlagPrev
 	fn(&nm)
-	metaPath := objectMetaPath(key)
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		old := st.metas[p]
-		if old == nil {
-			return st.errs[p]
+	// Only drives holding the version's data take the new record: the
+	// others are healed from it.
+	res := &writeResult{errs: make([]error, len(set.drives))}
+	for p := range res.errs {
+		if st.metas[p] == nil {
+			res.errs[p] = fmt.Errorf("drive does not hold the current version: %w", firstErr([]error{st.errs[p], errDriveSkipped}))
 		}
-		dm := nm
-		dm.Erasure.Index = old.Erasure.Index
-		dm.Inline = old.Inline
-		// As in commitMeta: the previous record survives until quorum.
-		if err := d.WriteFile(ctx, bucket, prevMetaPath(key), old.Marshal()); err != nil {
-			return err
-		}
-		return d.WriteFile(ctx, bucket, metaPath, dm.Marshal())
-	})
-	if ok := countNil(errs); ok < writeQuorum(nm.Erasure.DataShards, nm.Erasure.ParityShards) {
-		forEachDrive(set.drives, func(p int, d drive.Drive) error {
-			if errs[p] == nil && d.WriteFile(ctx, bucket, metaPath, st.metas[p].Marshal()) == nil {
-				d.Delete(ctx, bucket, prevMetaPath(key), false)
-			}
-			return nil
-		})
-		return ObjectInfo{}, fmt.Errorf("update %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
 	}
-	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if errs[p] == nil {
-			d.Delete(ctx, bucket, prevMetaPath(key), false)
-		}
-		return nil
-	})
+	owner := objectOwner(bucket, key)
+	if err := e.commitMeta(ctx, set, bucket, key, commitReq{m: &nm, res: res, owner: owner, priorOwner: owner}); err != nil {
+		return ObjectInfo{}, fmt.Errorf("update %s/%s: %w", bucket, key, err)
+	}
 	return objectInfo(bucket, key, &nm), nil
 }
 

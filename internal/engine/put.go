@@ -29,16 +29,15 @@ type writePlan struct {
 	set   *erasureSet
 	coder *erasure.Coder
 	dist  []int // drive position → 1-based shard number
-	tmpID string
-	// file is the shard file's path under tmp/<tmpID>/ on every drive.
-	file string
-	// inlineOK allows keeping small data in the metadata file instead.
+	// ref names the shard file on every drive: a fresh random data id
+	// and the part number. Nothing about it derives from the key.
+	ref drive.ShardRef
+	// inlineOK allows keeping small data in the index instead.
 	inlineOK bool
-	// created records that shard files were opened under tmp.
-	created bool
+	// created records that shard files were opened; committed that a
+	// record now owns them (otherwise cleanup removes them).
+	created, committed bool
 }
-
-func (p *writePlan) tmpPath(rel string) string { return drive.TmpDir + "/" + p.tmpID + "/" + rel }
 
 // PutPhases is where the time of one PUT (or part upload) went. Receive,
 // Encode, Sync, HashWait and Commit are wall time on the request path;
@@ -341,7 +340,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := d.CreateFile(ctx, drive.SystemVolume, plan.tmpPath(plan.file))
+			w, err := d.CreateShard(ctx, plan.ref)
 			if err != nil {
 				errs[p] = err
 				return
@@ -365,22 +364,15 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 	return nil
 }
 
-// cleanupTmp removes a write's tmp directory from every drive. After a
-// commit it is empty (its contents were renamed into place), so a plain
-// remove does; only failed writes need the recursive delete. Inline
-// writes never created one.
-func (e *Engine) cleanupTmp(plan *writePlan) {
-	if !plan.created {
+// cleanupShards removes a write's shard files from every drive unless a
+// commit made a record own them. Inline writes created none.
+func (e *Engine) cleanupShards(plan *writePlan) {
+	if !plan.created || plan.committed {
 		return
 	}
-	dir := drive.TmpDir + "/" + plan.tmpID
+	refs := []drive.ShardRef{plan.ref}
 	forEachDrive(plan.set.drives, func(i int, d drive.Drive) error {
-		ctx := context.Background()
-		err := d.Delete(ctx, drive.SystemVolume, dir, false)
-		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-			err = d.Delete(ctx, drive.SystemVolume, dir, true)
-		}
-		return err
+		return d.DeleteShards(context.Background(), refs)
 	})
 }
 
@@ -457,10 +449,10 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	dataDir := dataDirPrefix + uuid.NewString()
+	dataID := uuid.NewString()
 	plan := &writePlan{set: set, coder: coder, dist: e.distribution(key, len(set.drives)),
-		tmpID: uuid.NewString(), file: dataDir + "/part.1", inlineOK: true}
-	defer e.cleanupTmp(plan)
+		ref: drive.ShardRef{ID: dataID, Part: 1}, inlineOK: true}
+	defer e.cleanupShards(plan)
 	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: opts.ChecksumAlgorithm})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
@@ -475,14 +467,21 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if opts.ChecksumAlgorithm != "" {
 		m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = canonicalAlgo(opts.ChecksumAlgorithm), checksum, "FULL_OBJECT"
 	}
-	if res.inline == nil {
-		m.DataDir = dataDir
-	}
+	m.DataID, m.Inline = dataID, res.inline != nil
 	if beforeCommit != nil {
 		beforeCommit()
 	}
 	t0 := time.Now()
-	if err := e.commitObject(ctx, set, bucket, key, m, plan, res, opts); err != nil {
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
+	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key)})
+	if err == nil {
+		plan.committed = true
+	}
+	unlock()
+	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
 	res.phases.Commit = time.Since(t0)
@@ -508,20 +507,6 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 	}
 }
 
-// commitObject makes a written object visible: under the object lock it
-// checks preconditions, then on every drive whose shard is complete moves
-// the data directory into place and replaces the metadata file. Fewer than
-// write quorum commits roll back to the previous version.
-func (e *Engine) commitObject(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, plan *writePlan, res *writeResult, opts PutOptions) error {
-	unlock := e.locks.Lock(lockName(bucket, key))
-	defer unlock()
-	var srcDir string
-	if m.DataDir != "" {
-		srcDir = plan.tmpPath(m.DataDir)
-	}
-	return e.commitMeta(ctx, set, bucket, key, m, srcDir, plan.dist, res, opts)
-}
-
 // checkPutConditions applies If-None-Match: * and If-Match to the object
 // as read under the commit's lock (readErr is readObject's error).
 func checkPutConditions(cur *objectState, readErr error, opts PutOptions) error {
@@ -541,122 +526,199 @@ func checkPutConditions(cur *objectState, readErr error, opts PutOptions) error 
 	return nil
 }
 
-// commitMeta writes per-drive metadata (moving srcDir, a tmp data
-// directory, into place first when set) with write quorum, rolling back on
-// failure and removing the replaced version's data on success. res may be
-// nil when every drive is to be written. The caller holds the object's
-// write lock; cond's preconditions are checked against the same read the
-// commit uses.
-//
-// While the commit is in flight every drive keeps the record of the
-// version readers see now as <meta>.prev (readObject counts it when no
-// version has quorum), so a crash mid-commit leaves that version readable.
-// A drive's current record of that version is renamed aside (no copy); a
-// drive whose readable record already is its previous one keeps it.
-func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, m *meta.Object, srcDir string, dist []int, res *writeResult, cond PutOptions) error {
-	n := len(set.drives)
-	metaPath, prevPath := objectMetaPath(key), prevMetaPath(key)
-	dir := objectDir(key)
+// commitReq is one version to commit with commitMeta.
+type commitReq struct {
+	// m is the new version; each drive's copy gets its shard index from
+	// m.Erasure.Distribution.
+	m *meta.Object
+	// res is the per-drive outcome of writing the data (drives that
+	// failed are skipped, and inline data comes from it); nil commits to
+	// every drive.
+	res *writeResult
+	// cond holds the PUT preconditions, checked on the commit's own read.
+	cond PutOptions
+	// owner is the ref the new version's data ids get; priorOwner is what
+	// a rollback restores (empty: delete the refs, the ids were fresh).
+	owner, priorOwner string
+	// extra adds changes to each committed drive's clean-up batch
+	// (multipart completion drops the upload's records there).
+	extra func(p int, b *drive.Batch)
+}
+
+// commitMeta makes a version visible with write quorum. The caller holds
+// the object's write lock. Each drive applies one synced index batch: its
+// record becomes [new version, previous version] (the previous one is what
+// readers see now, kept with FlagPrev so an interrupted commit leaves it
+// readable), with refs for the new data and inline data if any. Fewer than
+// write quorum commits roll back to each drive's old record. Otherwise a
+// second, lazy batch drops the previous version and the refs of replaced
+// data, whose shard files are then removed (once no reader pins them).
+func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, req commitReq) error {
+	m, res := req.m, req.res
+	okey := drive.ObjectKey(bucket, key)
 	cur, err := e.readObject(ctx, set, bucket, key)
-	if err := checkPutConditions(cur, err, cond); err != nil {
+	if err := checkPutConditions(cur, err, req.cond); err != nil {
 		return err
 	}
-	if err != nil {
-		cur = nil // nothing readable to keep as the previous version
+	readable := make([]*meta.Object, len(set.drives))
+	if err == nil {
+		copy(readable, cur.metas)
 	}
-	renamed := make([]bool, n)    // current record moved to prev
-	staleRaw := make([][]byte, n) // a stale current record, for rollback
-	replaced := make([]map[string]bool, n)
+	newIDs := m.DataIDs()
+	versions := make([]*meta.Object, len(set.drives))
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
 		}
+		if rerr := cur.readErrs[p]; rerr != nil && !errors.Is(rerr, drive.ErrNotFound) && !errors.Is(rerr, meta.ErrCorrupt) {
+			return rerr // what this drive holds is unknown: it cannot be replaced safely
+		}
 		dm := *m
-		dm.Erasure.Index = dist[p]
+		dm.Erasure.Index = m.Erasure.Distribution[p]
+		dm.InlineData = nil
+		versions[p] = &dm
+		rec := &meta.Record{Versions: []*meta.Object{&dm}}
+		if old := readable[p]; old != nil && !old.SameVersion(&dm) {
+			pv := *old
+			pv.Flags |= meta.FlagPrev
+			rec.Versions = append(rec.Versions, &pv)
+		}
+		b := &drive.Batch{}
+		b.Put(drive.TableObjects, okey, rec.Marshal())
+		for _, id := range newIDs {
+			b.Put(drive.TableRefs, id, []byte(req.owner))
+		}
 		if res != nil && res.inline != nil {
-			dm.Inline = res.inline[p]
+			b.Put(drive.TableInline, drive.DataKey(m.DataID, 1), res.inline[p])
 		}
-		replaced[p] = map[string]bool{}
-		var readable *meta.Object
-		if cur != nil {
-			readable = cur.metas[p]
-		}
-		switch {
-		case readable != nil && !cur.isPrev(p):
-			if err := d.Rename(ctx, bucket, metaPath, bucket, prevPath); err != nil {
-				return err
+		return d.Apply(ctx, b)
+	})
+	wq := writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
+	if ok := countNil(errs); ok < wq {
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			if errs[p] != nil {
+				return nil
 			}
-			renamed[p] = true
-			replaced[p][readable.DataDir] = true
-		default:
-			// No readable current record here: keep what the drive has (a
-			// stale version, or nothing) for rollback and cleanup. A drive
-			// that does not hold the readable version's shard gets no
-			// previous record: it must not count towards that version.
-			raw, err := d.ReadFile(ctx, bucket, metaPath)
-			if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
-				return err
+			b := &drive.Batch{}
+			if raw := cur.raws[p]; raw != nil {
+				b.Put(drive.TableObjects, okey, raw)
+			} else {
+				b.Delete(drive.TableObjects, okey)
 			}
-			if err == nil {
-				staleRaw[p] = raw
-				if old, err := meta.Unmarshal(raw); err == nil {
-					replaced[p][old.DataDir] = true
+			held := map[string]bool{}
+			if r := cur.recs[p]; r != nil {
+				for _, v := range r.Versions {
+					for _, id := range v.DataIDs() {
+						held[id] = true
+					}
 				}
 			}
-			if readable != nil {
-				replaced[p][readable.DataDir] = true // already the prev record
+			for _, id := range newIDs {
+				switch {
+				case held[id]:
+				case req.priorOwner != "":
+					b.Put(drive.TableRefs, id, []byte(req.priorOwner))
+				default:
+					b.Delete(drive.TableRefs, id)
+				}
 			}
-		}
-		if srcDir != "" {
-			if err := d.Rename(ctx, drive.SystemVolume, srcDir, bucket, dir+"/"+m.DataDir); err != nil {
-				return err
+			if res != nil && res.inline != nil {
+				b.Delete(drive.TableInline, drive.DataKey(m.DataID, 1))
 			}
-		}
-		if err := d.WriteFile(ctx, bucket, metaPath, dm.Marshal()); err != nil {
-			if srcDir != "" {
-				d.Delete(ctx, bucket, dir+"/"+m.DataDir, true)
-			}
-			return err
-		}
-		return nil
-	})
-	if ok := countNil(errs); ok < writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards) {
-		forEachDrive(set.drives, func(p int, d drive.Drive) error {
-			switch {
-			case renamed[p]:
-				d.Rename(ctx, bucket, prevPath, bucket, metaPath)
-			case errs[p] != nil:
-				return nil
-			case staleRaw[p] != nil:
-				d.WriteFile(ctx, bucket, metaPath, staleRaw[p])
-			default:
-				d.Delete(ctx, bucket, metaPath, false)
-			}
-			if errs[p] == nil && m.DataDir != "" && !replaced[p][m.DataDir] {
-				d.Delete(ctx, bucket, dir+"/"+m.DataDir, true)
-			}
-			return nil
+			return d.Apply(context.Background(), b)
 		})
-		return quorumError("commit", errs, ok, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
+		return quorumError("commit", errs, ok, wq)
+	}
+	keep := map[string]bool{}
+	for _, id := range newIDs {
+		keep[id] = true
 	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if errs[p] != nil || len(replaced[p]) == 0 {
+		if errs[p] != nil {
 			return nil
 		}
-		// The previous record goes first: it must never outlive the data
-		// directory it points to.
-		d.Delete(ctx, bucket, prevPath, false)
-		for dd := range replaced[p] {
-			if dd != "" && dd != m.DataDir {
-				d.Delete(ctx, bucket, dir+"/"+dd, true)
+		var replaced []*meta.Object
+		if r := cur.recs[p]; r != nil {
+			for _, v := range r.Versions {
+				if !v.SameVersion(versions[p]) {
+					replaced = append(replaced, v)
+				}
 			}
 		}
+		b := &drive.Batch{Lazy: req.extra == nil}
+		if len(replaced) > 0 {
+			b.Put(drive.TableObjects, okey, (&meta.Record{Versions: []*meta.Object{versions[p]}}).Marshal())
+		}
+		dropVersions(b, replaced, keep)
+		if req.extra != nil {
+			req.extra(p, b)
+		}
+		if b.Len() == 0 {
+			return nil
+		}
+		if err := d.Apply(context.Background(), b); err != nil {
+			e.heal.add(bucket, key)
+			return err
+		}
+		e.freeData(d, replaced, keep)
 		return nil
 	})
-	if countNil(errs) < n {
+	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)
 	}
 	return nil
+}
+
+// objectOwner and uploadOwner are the TableRefs values naming what owns a
+// data id: an object, or a multipart upload still in progress.
+func objectOwner(bucket, key string) string { return "o:" + bucket + "/" + key }
+func uploadOwner(uploadID string) string    { return "u:" + uploadID }
+
+// dropVersions adds to b the removal of the refs and inline data of
+// versions, except data ids in keep.
+func dropVersions(b *drive.Batch, versions []*meta.Object, keep map[string]bool) {
+	for _, v := range versions {
+		for _, id := range v.DataIDs() {
+			if !keep[id] {
+				b.Delete(drive.TableRefs, id)
+			}
+		}
+		if v.Inline && !keep[v.DataID] {
+			b.Delete(drive.TableInline, drive.DataKey(v.DataID, 1))
+		}
+	}
+}
+
+// shardRefs lists the shard files of version m on a drive.
+func shardRefs(m *meta.Object) []drive.ShardRef {
+	if m.Inline {
+		return nil
+	}
+	refs := make([]drive.ShardRef, 0, len(m.Parts))
+	for i, p := range m.Parts {
+		refs = append(refs, drive.ShardRef{ID: m.PartDataID(i), Part: p.Number})
+	}
+	return refs
+}
+
+// freeData removes the shard files of versions from d, except data ids in
+// keep, once no reader pins them.
+func (e *Engine) freeData(d drive.Drive, versions []*meta.Object, keep map[string]bool) {
+	byID := map[string][]drive.ShardRef{}
+	for _, v := range versions {
+		for _, r := range shardRefs(v) {
+			if !keep[r.ID] {
+				byID[r.ID] = append(byID[r.ID], r)
+			}
+		}
+	}
+	for id, refs := range byID {
+		e.pins.free(id, func() {
+			if err := d.DeleteShards(context.Background(), refs); err != nil {
+				e.log.Warn("cannot remove replaced shard files; the scanner will", "drive", d.String(), "id", id, "err", err)
+			}
+		})
+	}
 }
 
 func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {

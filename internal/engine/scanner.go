@@ -35,6 +35,9 @@ type HealConfig struct {
 	// MonitorInterval is how often drives are checked for replacement
 	// (blank drive in a known slot) and missed bucket records; 0 means 5s.
 	MonitorInterval time.Duration
+	// OrphanGrace is how old an unreferenced shard file must be before a
+	// full scan removes it; 0 means OrphanGrace (1 hour).
+	OrphanGrace time.Duration
 }
 
 func (c HealConfig) withDefaults() HealConfig {
@@ -66,12 +69,12 @@ func (e *Engine) markRunning(ctx context.Context) bool {
 	unclean := false
 	var mu sync.Mutex
 	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		if _, err := d.ReadFile(ctx, drive.SystemVolume, runningFile); err == nil {
+		if _, err := sysGet(ctx, d, runningFile); err == nil {
 			mu.Lock()
 			unclean = true
 			mu.Unlock()
 		}
-		return d.WriteFile(ctx, drive.SystemVolume, runningFile, []byte(time.Now().UTC().Format(time.RFC3339)))
+		return sysPut(ctx, d, runningFile, []byte(time.Now().UTC().Format(time.RFC3339)))
 	})
 	return unclean
 }
@@ -79,7 +82,7 @@ func (e *Engine) markRunning(ctx context.Context) bool {
 // markStopped records a clean stop.
 func (e *Engine) markStopped(ctx context.Context) {
 	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		return d.Delete(ctx, drive.SystemVolume, runningFile, false)
+		return sysDelete(ctx, d, runningFile)
 	})
 }
 
@@ -291,7 +294,7 @@ type HealReport struct {
 	ShardsRewritten int // drive positions rewritten
 	Dangling        int // unreadable remnants removed
 	Recovered       int // versions rebuilt without metadata quorum
-	Orphans         int // unreferenced data directories removed
+	Orphans         int // unreferenced shard files and remnant versions removed
 	Unreachable     int // objects with drives that did not answer
 	Failed          int // objects that could not be healed
 	Errors          []string
@@ -354,8 +357,20 @@ func (e *Engine) heal0(ctx context.Context, req HealRequest, throttle float64, p
 			return rep, err
 		}
 	}
+	if req.Bucket == "" && req.Prefix == "" {
+		rep.Orphans += e.sweepOrphans(ctx, e.orphanGrace())
+		rep.Orphans += e.sweepUploads(ctx, e.orphanGrace())
+	}
 	rep.Duration = time.Since(start)
 	return rep, nil
+}
+
+// orphanGrace is OrphanGrace unless the heal config shortens it (tests).
+func (e *Engine) orphanGrace() time.Duration {
+	if g := e.cfg.Heal.OrphanGrace; g > 0 {
+		return g
+	}
+	return OrphanGrace
 }
 
 func (r *HealReport) add(res HealResult, err error) {
@@ -422,7 +437,7 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 			if n == want {
 				break
 			}
-			if _, err := d.StatVol(ctx, bucket); err != nil {
+			if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
 				continue
 			}
 			w := &walker{d: d, bucket: bucket, prefix: prefix, after: after, out: make(chan listEntry, 64)}
@@ -431,7 +446,7 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 			n++
 		}
 		if n == 0 {
-			return nil, false, fmt.Errorf("%w: no drive of set %d has the bucket", ErrReadQuorum, set.index+1)
+			return nil, false, fmt.Errorf("%w: no drive of set %d is online", ErrReadQuorum, set.index+1)
 		}
 	}
 	seen := map[string]bool{}
@@ -451,9 +466,16 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 		}
 	}
 	cancel()
+	var werr error
 	for _, w := range walkers {
 		for range w.out { // let each walker finish
 		}
+		if w.err != nil && werr == nil && ctx.Err() == nil {
+			werr = w.err
+		}
+	}
+	if werr != nil {
+		return nil, false, werr
 	}
 	keys := make([]string, 0, len(seen))
 	for k := range seen {
@@ -465,33 +487,95 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 	return keys, more, parent.Err()
 }
 
-// healBucketRecords gives every drive in drives every bucket's volume and
-// record (a drive that was offline when a bucket was made, or replaced).
+// healBucketRecords gives every drive in drives every bucket's record (a
+// drive that was offline when a bucket was made, or replaced).
 func (e *Engine) healBucketRecords(ctx context.Context, drives []drive.Drive) {
 	all, _ := e.ListBuckets(ctx)
 	forEachDrive(drives, func(i int, d drive.Drive) error {
-		names, err := d.ListDir(ctx, drive.SystemVolume, bucketsDir)
-		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+		have, err := bucketNames(ctx, d)
+		if err != nil {
 			return err
 		}
-		have := map[string]bool{}
-		for _, n := range names {
-			have[n] = true
-		}
+		b := &drive.Batch{}
 		for _, bi := range all {
-			if have[bi.Name] {
-				continue
-			}
-			if err := d.MakeVol(ctx, bi.Name); err != nil && !errors.Is(err, drive.ErrVolumeExists) {
-				return err
-			}
-			rec, _ := json.Marshal(bucketRecord{Name: bi.Name, Created: bi.Created, Owner: bi.Owner, ACL: bi.ACL})
-			if err := d.WriteFile(ctx, drive.SystemVolume, bucketsDir+"/"+bi.Name, rec); err != nil {
-				return err
+			if !have[bi.Name] {
+				rec, _ := json.Marshal(bucketRecord{Name: bi.Name, Created: bi.Created, Owner: bi.Owner, ACL: bi.ACL})
+				b.Put(drive.TableBuckets, bi.Name, rec)
 			}
 		}
+		if b.Len() == 0 {
+			return nil
+		}
+		return d.Apply(ctx, b)
+	})
+}
+
+// bucketNames lists the bucket records a drive holds.
+func bucketNames(ctx context.Context, d drive.Drive) (map[string]bool, error) {
+	ents, err := d.Scan(ctx, drive.TableBuckets, drive.ScanQuery{KeysOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, ent := range ents {
+		have[ent.Key] = true
+	}
+	return have, nil
+}
+
+// sysGet, sysPut and sysDelete keep engine state under TableSystem.
+func sysGet(ctx context.Context, d drive.Drive, name string) ([]byte, error) {
+	return d.Get(ctx, drive.TableSystem, name)
+}
+
+func sysPut(ctx context.Context, d drive.Drive, name string, v []byte) error {
+	b := &drive.Batch{}
+	b.Put(drive.TableSystem, name, v)
+	return d.Apply(ctx, b)
+}
+
+func sysDelete(ctx context.Context, d drive.Drive, name string) error {
+	b := &drive.Batch{}
+	b.Delete(drive.TableSystem, name)
+	return d.Apply(ctx, b)
+}
+
+// OrphanGrace is how old an unreferenced shard file must be before the
+// scanner removes it: a PUT writes its shard files before the index batch
+// that references them, so a young file may belong to a write in flight.
+const OrphanGrace = time.Hour
+
+// sweepOrphans removes shard files no index entry references: left by a
+// crash between writing data and committing its record, or by a delete
+// whose file removal failed. It returns how many files went.
+func (e *Engine) sweepOrphans(ctx context.Context, grace time.Duration) int {
+	var mu sync.Mutex
+	removed := 0
+	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
+		now := time.Now()
+		var orphans []drive.ShardRef
+		err := d.WalkShards(ctx, func(f drive.ShardFile) error {
+			if now.Sub(f.ModTime) < grace || e.pins.pinned(f.ID) {
+				return nil
+			}
+			if _, err := d.Get(ctx, drive.TableRefs, f.ID); errors.Is(err, drive.ErrNotFound) {
+				orphans = append(orphans, f.ShardRef)
+			}
+			return nil
+		})
+		if err != nil || len(orphans) == 0 {
+			return err
+		}
+		if err := d.DeleteShards(ctx, orphans); err != nil {
+			return err
+		}
+		e.log.Info("scanner removed orphan shard files", "drive", d.String(), "files", len(orphans))
+		mu.Lock()
+		removed += len(orphans)
+		mu.Unlock()
 		return nil
 	})
+	return removed
 }
 
 // monitorLoop watches the drives: a blank drive in a known slot is
@@ -535,23 +619,12 @@ func (e *Engine) checkDrives(ctx context.Context) {
 }
 
 // adoptDrive formats a blank drive found in slot i of set si while
-// running. A drive with volumes other than the system volume and known
-// buckets may be someone else's data and is refused.
+// running. A drive holding anything else may be someone else's data and
+// is refused.
 func (e *Engine) adoptDrive(ctx context.Context, si, i int, d drive.Drive) error {
-	vols, err := d.ListVols(ctx)
-	if err != nil {
-		return fmt.Errorf("list volumes: %w", err)
-	}
-	for _, v := range vols {
-		if v.Name == drive.SystemVolume {
-			continue
-		}
-		if _, err := e.BucketInfo(ctx, v.Name); err != nil {
-			return fmt.Errorf("drive has no format record but holds %q: refusing to format a drive that is not blank", v.Name)
-		}
-	}
-	f := drive.Format{Version: 1, DeploymentID: e.deploymentID, SetCount: len(e.sets), SetSize: len(e.sets[si].drives),
-		SetIndex: si, DriveIndex: i, DriveID: uuid.NewString()}
+	// WriteFormat itself refuses a directory that holds anything else.
+	f := drive.Format{Version: drive.LayoutVersion, DeploymentID: e.deploymentID, SetCount: len(e.sets), SetSize: len(e.sets[si].drives),
+		SetIndex: si, DriveIndex: i, DriveID: uuid.NewString(), Parity: e.sets[si].parity}
 	if err := d.WriteFormat(ctx, f); err != nil {
 		return fmt.Errorf("format: %w", err)
 	}
@@ -568,7 +641,7 @@ func (e *Engine) adoptDrive(ctx context.Context, si, i int, d drive.Drive) error
 // drive would then never be refilled.
 func markRefillNeeded(ctx context.Context, d drive.Drive, driveID string) error {
 	raw, _ := json.Marshal(driveHealState{DriveID: driveID, Started: time.Now().UTC()})
-	if err := d.WriteFile(ctx, drive.SystemVolume, driveHealFile, raw); err != nil {
+	if err := sysPut(ctx, d, driveHealFile, raw); err != nil {
 		return fmt.Errorf("record refill of %s: %w", d, err)
 	}
 	return nil
@@ -585,7 +658,7 @@ func (e *Engine) maybeRefill(ctx context.Context, set *erasureSet, d drive.Drive
 		return
 	}
 	var st driveHealState
-	raw, err := d.ReadFile(ctx, drive.SystemVolume, driveHealFile)
+	raw, err := sysGet(ctx, d, driveHealFile)
 	switch {
 	case err == nil:
 		if json.Unmarshal(raw, &st) != nil || st.DriveID != f.DriveID {
@@ -594,13 +667,13 @@ func (e *Engine) maybeRefill(ctx context.Context, set *erasureSet, d drive.Drive
 			e.healBucketRecords(ctx, []drive.Drive{d})
 			return
 		}
-	case errors.Is(err, drive.ErrFileNotFound):
+	case errors.Is(err, drive.ErrNotFound):
 	default:
 		return
 	}
 	if st.DriveID == "" {
-		names, err := d.ListDir(ctx, drive.SystemVolume, bucketsDir)
-		if err != nil && !errors.Is(err, drive.ErrFileNotFound) {
+		names, err := bucketNames(ctx, d)
+		if err != nil {
 			return
 		}
 		all, _ := e.ListBuckets(ctx)
@@ -622,7 +695,7 @@ func (e *Engine) maybeRefill(ctx context.Context, set *erasureSet, d drive.Drive
 
 func (e *Engine) saveDriveHeal(ctx context.Context, d drive.Drive, st *driveHealState) error {
 	raw, _ := json.Marshal(st)
-	return d.WriteFile(ctx, drive.SystemVolume, driveHealFile, raw)
+	return sysPut(ctx, d, driveHealFile, raw)
 }
 
 // refill heals every object of set onto replaced drive d, saving its

@@ -1,7 +1,7 @@
-// Package meta encodes the per-drive object metadata file: a small
-// versioned binary record (magic, format version, payload, checksum) that
-// describes one object's version and this drive's shard of it, and may
-// carry the shard data itself for small objects.
+// Package meta encodes the per-drive object metadata: a small versioned
+// binary record (magic, format version, payload, checksum) that describes
+// one object version and this drive's shard of it, and a Record that holds
+// every version of one key as a drive's index stores it.
 package meta
 
 import (
@@ -15,9 +15,10 @@ import (
 // Magic starts every metadata file.
 var Magic = [4]byte{'S', 'S', 'M', 'T'}
 
-// FormatVersion is the current encoding version. Decoders accept every
-// version up to this one.
-const FormatVersion = 1
+// FormatVersion is the current encoding version. Version 1 belonged to
+// on-disk layout v1 (one metadata file per key directory), which this
+// release refuses at the drive level, so decoders accept version 2 only.
+const FormatVersion = 2
 
 // ErrCorrupt reports a metadata file that fails its checks.
 var ErrCorrupt = errors.New("metadata corrupt")
@@ -43,7 +44,19 @@ type Part struct {
 	Size     int64
 	ETag     string
 	Checksum string
+	// DataID names the shard files of this part when they differ from the
+	// object's DataID (multipart parts keep the id they were uploaded
+	// under); empty means the object's DataID.
+	DataID string
 }
+
+// Flags on an object version.
+const (
+	// FlagPrev marks the version readers saw before an overwrite that is
+	// still being committed: it is kept until the new version has write
+	// quorum, so an interrupted commit leaves it readable.
+	FlagPrev uint8 = 1 << iota
+)
 
 // Object is the metadata of one object version as stored on one drive.
 type Object struct {
@@ -59,13 +72,22 @@ type Object struct {
 	ChecksumAlgo string
 	ChecksumVal  string
 	ChecksumType string
-	// DataDir names the data directory holding part files; empty when the
-	// data is inline.
-	DataDir string
+	// DataID names this version's shard data on every drive: shard files
+	// (id, part) or, when Inline, the index's inline data entry. It is
+	// random, never derived from the key.
+	DataID string
+	// Inline says the data lives in the drive's index (small objects).
+	Inline bool
+	// VersionID is the S3 version id; empty is the null version.
+	VersionID string
+	// Flags holds FlagPrev and later per-version flags.
+	Flags   uint8
 	Erasure Erasure
 	Parts   []Part
-	// Inline is this drive's shard data (bitrot-framed) for small objects.
-	Inline []byte
+	// InlineData is this drive's shard data (bitrot-framed) of an inline
+	// object. It is not encoded in the record (the index keeps it under
+	// its own key so listings never read it); readers fill it in.
+	InlineData []byte
 	// Bucket and Key are recorded for multipart upload records, whose
 	// paths are hashed; plain objects leave them empty.
 	Bucket, Key string
@@ -76,13 +98,35 @@ type Object struct {
 // SameVersion reports whether two drives' records describe the same
 // object version (they differ only in shard index and inline data).
 func (o *Object) SameVersion(p *Object) bool {
-	return o.ModTime == p.ModTime && o.ETag == p.ETag && o.Size == p.Size && o.DataDir == p.DataDir
+	return o.ModTime == p.ModTime && o.ETag == p.ETag && o.Size == p.Size && o.DataID == p.DataID
+}
+
+// PartDataID is the data id of part i's shard files.
+func (o *Object) PartDataID(i int) string {
+	if o.Parts[i].DataID != "" {
+		return o.Parts[i].DataID
+	}
+	return o.DataID
+}
+
+// DataIDs lists every data id the version's data lives under.
+func (o *Object) DataIDs() []string {
+	ids := []string{}
+	if o.DataID != "" {
+		ids = append(ids, o.DataID)
+	}
+	for i := range o.Parts {
+		if id := o.Parts[i].DataID; id != "" && id != o.DataID {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // Marshal encodes o.
 func (o *Object) Marshal() []byte {
 	var e encoder
-	e.buf = make([]byte, 0, 256+len(o.Inline))
+	e.buf = make([]byte, 0, 256)
 	e.buf = append(e.buf, Magic[:]...)
 	e.u16(FormatVersion)
 	e.u32(0) // payload length, patched below
@@ -99,7 +143,10 @@ func (o *Object) Marshal() []byte {
 	e.str(o.ChecksumAlgo)
 	e.str(o.ChecksumVal)
 	e.str(o.ChecksumType)
-	e.str(o.DataDir)
+	e.str(o.DataID)
+	e.bool(o.Inline)
+	e.str(o.VersionID)
+	e.buf = append(e.buf, o.Flags)
 	e.uvarint(uint64(o.Erasure.DataShards))
 	e.uvarint(uint64(o.Erasure.ParityShards))
 	e.uvarint(uint64(o.Erasure.BlockSize))
@@ -115,8 +162,8 @@ func (o *Object) Marshal() []byte {
 		e.varint(p.Size)
 		e.str(p.ETag)
 		e.str(p.Checksum)
+		e.str(p.DataID)
 	}
-	e.bytes(o.Inline)
 	e.str(o.Bucket)
 	e.str(o.Key)
 	e.str(o.UploadID)
@@ -134,7 +181,7 @@ func Unmarshal(b []byte) (*Object, error) {
 	if [4]byte(b[:4]) != Magic {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v == 0 || v > FormatVersion {
+	if v := binary.LittleEndian.Uint16(b[4:]); v != FormatVersion {
 		return nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, v)
 	}
 	n := int(binary.LittleEndian.Uint32(b[6:]))
@@ -158,7 +205,10 @@ func Unmarshal(b []byte) (*Object, error) {
 	o.ChecksumAlgo = d.str()
 	o.ChecksumVal = d.str()
 	o.ChecksumType = d.str()
-	o.DataDir = d.str()
+	o.DataID = d.str()
+	o.Inline = d.byte() != 0
+	o.VersionID = d.str()
+	o.Flags = d.byte()
 	o.Erasure.DataShards = d.count(256)
 	o.Erasure.ParityShards = d.count(256)
 	o.Erasure.BlockSize = d.count(1 << 30)
@@ -177,9 +227,9 @@ func Unmarshal(b []byte) (*Object, error) {
 			o.Parts[i].Size = d.varint()
 			o.Parts[i].ETag = d.str()
 			o.Parts[i].Checksum = d.str()
+			o.Parts[i].DataID = d.str()
 		}
 	}
-	o.Inline = d.bytes()
 	o.Bucket = d.str()
 	o.Key = d.str()
 	o.UploadID = d.str()
@@ -197,6 +247,13 @@ func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
 func (e *encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
 func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
 func (e *encoder) bytes(b []byte)   { e.uvarint(uint64(len(b))); e.buf = append(e.buf, b...) }
+func (e *encoder) bool(v bool) {
+	if v {
+		e.buf = append(e.buf, 1)
+	} else {
+		e.buf = append(e.buf, 0)
+	}
+}
 
 // strMap encodes a map in sorted key order so equal maps encode equally.
 func (e *encoder) strMap(m map[string]string) {

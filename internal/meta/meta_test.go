@@ -14,11 +14,10 @@ func sample() *Object {
 		Headers:      map[string]string{"Cache-Control": "no-cache", "Content-Encoding": "gzip"},
 		UserMeta:     map[string]string{"color": "blue", "ünïcode": "välue"},
 		ChecksumAlgo: "CRC32", ChecksumVal: "AAAAAA==", ChecksumType: "FULL_OBJECT",
-		DataDir: "8d0e1f6a-0000-4000-8000-000000000000",
+		DataID: "8d0e1f6a-0000-4000-8000-000000000000", Inline: true, VersionID: "v1", Flags: FlagPrev,
 		Erasure: Erasure{DataShards: 12, ParityShards: 4, BlockSize: 1 << 20, Index: 3,
 			Distribution: []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1, 2}, Bitrot: 2},
-		Parts:  []Part{{Number: 1, Size: 5 << 20, ETag: "a"}, {Number: 7, Size: 3, ETag: "b", Checksum: "x"}},
-		Inline: []byte("inline shard bytes"),
+		Parts:  []Part{{Number: 1, Size: 5 << 20, ETag: "a"}, {Number: 7, Size: 3, ETag: "b", Checksum: "x", DataID: "p7"}},
 		Bucket: "b", Key: "k/ey", UploadID: "u",
 	}
 }

@@ -112,6 +112,8 @@ func toAPIError(err error) *Error {
 		return m("ServiceUnavailable", 503, "Not enough drives are online to meet write quorum; please retry.")
 	case errors.Is(err, engine.ErrReadQuorum):
 		return m("ServiceUnavailable", 503, "Not enough drives are online to meet read quorum; please retry.")
+	case errors.Is(err, engine.ErrBusy):
+		return m("SlowDown", 503, "The object is busy with another operation; please retry.")
 	case errors.Is(err, engine.ErrBadDigest):
 		return m("BadDigest", 400, "The Content-MD5 you specified did not match what we received.")
 	case errors.Is(err, engine.ErrChecksumMismatch):

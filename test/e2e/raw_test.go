@@ -151,15 +151,33 @@ func TestHostileInput(t *testing.T) {
 		}
 	}
 
-	// Path tricks in keys: refused with a 400, nothing escapes the drives.
-	for _, p := range []string{"/hostile/../escape", "/hostile/a/../../escape", "/hostile/./x", "/hostile/a/./b"} {
-		r := s.signed(t, "PUT", p, []byte("x"))
-		if r.status != 400 {
+	// Path tricks in keys are plain S3 keys: stored under the literal
+	// name (layout v2 never turns a key into a path), nothing escapes the
+	// drives, and each drive's top level holds only the system directory.
+	for p, key := range map[string]string{"/hostile/../escape": "../escape", "/hostile/a/../../escape": "a/../../escape",
+		"/hostile/./x": "./x", "/hostile/a/./b": "a/./b", "/hostile/%2E%2E/escape2": "../escape2"} {
+		r := s.signed(t, "PUT", p, []byte("path:"+key))
+		if r.status != 200 {
 			t.Errorf("PUT %s: %d %s", p, r.status, r.body)
+			continue
+		}
+		if got := getBody(t, c, "hostile", key); string(got) != "path:"+key {
+			t.Errorf("key %q (PUT as %s) read back %q", key, p, got)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(s.drives), "escape")); err == nil {
-		t.Fatal("a path trick wrote outside the drives")
+	for _, name := range []string{"escape", "escape2"} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(s.drives), name)); err == nil {
+			t.Fatal("a path trick wrote outside the drives")
+		}
+	}
+	for i := 1; i <= 4; i++ {
+		ents, err := os.ReadDir(fmt.Sprintf("%s%d", s.drives, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != 1 || ents[0].Name() != ".shardstore.sys" {
+			t.Fatalf("drive %d top level holds %v, want only .shardstore.sys", i, ents)
+		}
 	}
 	// Key length limits.
 	if r := s.signed(t, "PUT", "/hostile/"+strings.Repeat("k", 1025), []byte("x")); r.status != 400 || r.code() != "KeyTooLongError" {

@@ -2,7 +2,10 @@
 // SIGKILL at random moments while clients PUT, overwrite, copy, DELETE
 // and complete multipart uploads; after every restart each acknowledged
 // object must read back byte-identical, nothing unacknowledged may be
-// half-visible, and the tmp leftovers of the killed process must be gone.
+// half-visible, drives keep the v2 layout (nothing but .shardstore.sys at
+// a drive's top, no tmp area), and after a final deep heal and clean stop
+// the shard files on each drive are what the surviving objects need plus
+// at most the debris of the operations the kills cut.
 package faults
 
 import (
@@ -22,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -130,6 +134,21 @@ func (p *proc) kill() {
 	<-p.exited
 }
 
+// stop sends SIGTERM and waits for the process to exit by itself.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		if !p.cmd.ProcessState.Success() {
+			t.Errorf("server exited with %v on SIGTERM:\n%s", p.cmd.ProcessState, p.log())
+		}
+	case <-time.After(30 * time.Second):
+		p.kill()
+		t.Errorf("server did not exit within 30s of SIGTERM:\n%s", p.log())
+	}
+}
+
 func client(endpoint string) *s3.Client {
 	return s3.New(s3.Options{
 		Region:           "us-east-1",
@@ -222,8 +241,64 @@ func serverAnswered(err error) bool {
 
 var sizes = []int{0, 1, 1500, 30_000, 70_000, 300_000}
 
+// counts tallies how operations ended.
+type counts struct {
+	mu sync.Mutex
+	// acked: the server acknowledged the operation.
+	acked int64
+	// refused: the server answered with an error.
+	refused int64
+	// unsent: the operation began after the kill, or its last request
+	// found no server (connection refused): that request never reached
+	// the server. Requests of the operation before it did (a multipart
+	// upload's create and parts), and what they made is referenced by the
+	// upload.
+	unsent int64
+	// cut: sent, but no answer (the kill, or the cancel that follows it):
+	// the operation may have left files the index never came to
+	// reference, or not yet freed the files of the version it replaced.
+	cut int64
+	// debris bounds the shard files per drive the cut operations can
+	// have left: each one's new files plus those of the version it
+	// replaced (see filesFor).
+	debris int64
+}
+
+func (n *counts) add(f *int64, by int64) { n.mu.Lock(); *f += by; n.mu.Unlock() }
+
+// filesFor bounds the shard files per drive of an object of size bytes.
+// Under --inline-limit 2048 a single PUT or copy of 0, 1 or 1500 bytes (at
+// most 125 bytes per drive on 12+4) lives in the index, 30 KB to 300 KB
+// is one file (one part), a multipart object (over 5 MiB) one file per
+// part (2), though a copy of one is a single PUT (1).
+func filesFor(size int) int {
+	switch {
+	case size > 5<<20:
+		return 2
+	case size >= 30_000:
+		return 1
+	}
+	return 0
+}
+
+// filesNow bounds the shard files per drive of key's current version:
+// the most any of its allowed states needs.
+func (m *model) filesNow(key string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	most := 0
+	for st := range m.allowed[key] {
+		if st != absent {
+			most = max(most, filesFor(len(m.data[st])))
+		}
+	}
+	return most
+}
+
 // worker runs random operations until ctx ends.
-func worker(ctx context.Context, c *s3.Client, m *model, rnd *rand.Rand, overwrites bool, acked *int64, mu *sync.Mutex) {
+// up is true while the server the worker talks to runs; it is cleared
+// as soon as the SIGKILL is sent.
+func worker(ctx context.Context, c *s3.Client, m *model, rnd *rand.Rand, overwrites bool, n *counts, up *atomic.Bool) {
 	for ctx.Err() == nil {
 		op := rnd.Intn(10)
 		// Existing keys are deleted; PUT, copy and multipart go to fresh
@@ -236,11 +311,15 @@ func worker(ctx context.Context, c *s3.Client, m *model, rnd *rand.Rand, overwri
 			defer m.release(key)
 			var err error
 			var state string
+			sent := up.Load()      // false: the server was dead before the op began
+			old := m.filesNow(key) // what a cut replacement may leave behind
+			var made int           // what a cut write may leave unreferenced
 			switch {
 			case op < 7: // PUT (new key or overwrite)
 				data := make([]byte, sizes[rnd.Intn(len(sizes))])
 				rnd.Read(data)
 				state = hashOf(data)
+				made = filesFor(len(data))
 				m.begin(key, state, data)
 				_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data)})
 			case op < 8: // DELETE
@@ -254,6 +333,7 @@ func worker(ctx context.Context, c *s3.Client, m *model, rnd *rand.Rand, overwri
 				}
 				defer m.release(src)
 				state = hashOf(data)
+				made = filesFor(len(data))
 				m.begin(key, state, data)
 				_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
 					CopySource: aws.String(bucket + "/" + src)})
@@ -264,16 +344,21 @@ func worker(ctx context.Context, c *s3.Client, m *model, rnd *rand.Rand, overwri
 				rnd.Read(p2)
 				data := append(append([]byte{}, p1...), p2...)
 				state = hashOf(data)
+				made = 2
 				err = multipart(ctx, c, key, p1, p2, func() { m.begin(key, state, data) })
 			}
 			switch {
 			case err == nil:
 				m.ack(key, state)
-				mu.Lock()
-				*acked++
-				mu.Unlock()
+				n.add(&n.acked, 1)
 			case serverAnswered(err) && ctx.Err() == nil:
 				m.fail(key, state)
+				n.add(&n.refused, 1)
+			case !sent || errors.Is(err, syscall.ECONNREFUSED):
+				n.add(&n.unsent, 1)
+			default:
+				n.add(&n.cut, 1)
+				n.add(&n.debris, int64(old+made))
 			}
 		}()
 	}
@@ -321,17 +406,107 @@ func multipart(ctx context.Context, c *s3.Client, key string, p1, p2 []byte, com
 	return err
 }
 
-// tmpEntries lists what the tmp areas hold.
-func tmpEntries(root string) map[string]bool {
-	out := map[string]bool{}
-	dirs, _ := filepath.Glob(filepath.Join(root, "d*", ".shardstore.sys", "tmp"))
-	for _, d := range dirs {
-		ents, _ := os.ReadDir(d)
+// layoutProblems checks every drive under root against layout v2: the
+// top level holds only .shardstore.sys (nothing on disk is named after a
+// bucket or key), and there is no tmp area (shard files are written in
+// place under fresh ids; there is nothing to clean up at start).
+func layoutProblems(root string) (problems []string) {
+	drives, _ := filepath.Glob(filepath.Join(root, "d*"))
+	if len(drives) != 16 {
+		return []string{fmt.Sprintf("%d drive directories under %s, want 16", len(drives), root)}
+	}
+	for _, d := range drives {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
 		for _, e := range ents {
-			out[filepath.Join(d, e.Name())] = true
+			if e.Name() != ".shardstore.sys" {
+				problems = append(problems, fmt.Sprintf("%s: unexpected top-level entry %q", d, e.Name()))
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".shardstore.sys", "tmp")); err == nil {
+			problems = append(problems, fmt.Sprintf("%s: a .shardstore.sys/tmp area exists", d))
 		}
 	}
+	return problems
+}
+
+// shardFileCounts counts the files under each drive's
+// .shardstore.sys/data/<xx>/, by drive directory.
+func shardFileCounts(t *testing.T, root string) map[string]int {
+	t.Helper()
+	drives, _ := filepath.Glob(filepath.Join(root, "d*"))
+	out := map[string]int{}
+	for _, d := range drives {
+		files, err := filepath.Glob(filepath.Join(d, ".shardstore.sys", "data", "*", "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[d] = len(files)
+	}
 	return out
+}
+
+// shardFilesNeeded bounds the shard files each drive must hold for the
+// settled model (see filesFor): low counts a multipart-sized object as one
+// file, in case it is a copy.
+func shardFilesNeeded(m *model) (low, high int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, states := range m.allowed {
+		for st := range states {
+			f := filesFor(len(m.data[st]))
+			low, high = low+min(f, 1), high+f
+		}
+	}
+	return low, high
+}
+
+// abortUploads aborts every multipart upload listed (those cut operations
+// left open), which frees the part files they hold. A listed upload must
+// be abortable: one that is not is debris a client can see.
+func abortUploads(ctx context.Context, c *s3.Client) (aborted int, problems []string) {
+	p := s3.NewListMultipartUploadsPaginator(c, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	var ups []types.MultipartUpload
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return aborted, append(problems, fmt.Sprintf("list uploads: %v", err))
+		}
+		ups = append(ups, page.Uploads...)
+	}
+	for _, u := range ups {
+		if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket),
+			Key: u.Key, UploadId: u.UploadId}); err != nil {
+			holds := "no object"
+			if h, herr := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: u.Key}); herr == nil {
+				holds = fmt.Sprintf("an object of %d bytes, ETag %s", aws.ToInt64(h.ContentLength), aws.ToString(h.ETag))
+			}
+			problems = append(problems, fmt.Sprintf("upload %s of %s (initiated %v) is listed but cannot be aborted (the key holds %s): %v",
+				aws.ToString(u.UploadId), aws.ToString(u.Key), aws.ToTime(u.Initiated), holds, err))
+			continue
+		}
+		aborted++
+	}
+	left, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		return aborted, append(problems, fmt.Sprintf("list uploads: %v", err))
+	}
+	if len(left.Uploads) > 0 {
+		problems = append(problems, fmt.Sprintf("%d uploads still listed after aborting every listed one", len(left.Uploads)))
+	}
+	return aborted, problems
+}
+
+// adminHeal runs `shardstore admin heal --deep` against endpoint.
+func adminHeal(endpoint string) (string, error) {
+	cmd := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
+	cmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+endpoint,
+		"SHARDSTORE_ROOT_USER="+user, "SHARDSTORE_ROOT_PASSWORD="+pass)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // verify checks every key against the model after a restart and settles
@@ -449,32 +624,35 @@ func TestKillRandomly(t *testing.T) {
 		p.kill()
 		t.Fatal(err)
 	}
-	var acked int64
-	var ackMu sync.Mutex
+	var n counts
+	var up atomic.Bool
 	checked, violations, unavailable := 0, 0, 0
 	for round := 1; round <= rounds; round++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
+		up.Store(true)
 		for w := 0; w < 4; w++ {
 			wg.Add(1)
 			wr := rand.New(rand.NewSource(rnd.Int63()))
-			go func() { defer wg.Done(); worker(ctx, c, m, wr, overwrites, &acked, &ackMu) }()
+			go func() { defer wg.Done(); worker(ctx, c, m, wr, overwrites, &n, &up) }()
 		}
 		time.Sleep(time.Duration(100+rnd.Intn(500)) * time.Millisecond)
-		p.kill() // SIGKILL mid-flight
+		p.cmd.Process.Signal(syscall.SIGKILL) // mid-flight
+		// An operation begun from now on cannot be served: once kill(2)
+		// has returned the process is dying and reads no more requests.
+		up.Store(false)
+		<-p.exited
 		cancel()
 		wg.Wait()
-		left := tmpEntries(root)
+		for _, pr := range layoutProblems(root) {
+			t.Errorf("round %d, after the kill: %s", round, pr)
+		}
 		p = start(t, drives)
 		c = client(p.endpoint)
-		for e := range tmpEntries(root) {
-			if left[e] {
-				t.Errorf("round %d: tmp leftover %s survived the restart", round, e)
-			}
-		}
-		problems, n, u := verify(context.Background(), c, m)
-		checked += n
+		problems, k, u := verify(context.Background(), c, m)
+		checked += k
 		unavailable += u
+		problems = append(problems, layoutProblems(root)...)
 		for _, pr := range problems {
 			violations++
 			t.Errorf("round %d: %s", round, pr)
@@ -484,9 +662,69 @@ func TestKillRandomly(t *testing.T) {
 			break
 		}
 	}
-	p.kill()
-	ackMu.Lock()
-	t.Logf("%d kills, %d acknowledged operations, %d object checks, %d keys briefly unavailable (503) after a restart until the recovery sweep, %d violations",
-		rounds, acked, checked, unavailable, violations)
-	ackMu.Unlock()
+	if t.Failed() {
+		p.kill()
+		return
+	}
+
+	// The end state: a deep heal of everything on the last (unclean)
+	// start, every object checked again, the uploads cut mid-way aborted,
+	// and a clean stop, so nothing is in flight when the files are counted.
+	out, err := adminHeal(p.endpoint)
+	if err != nil {
+		p.kill()
+		t.Fatalf("admin heal --deep: %v\n%s\nserver log:\n%s", err, out, p.log())
+	}
+	t.Logf("final deep heal:\n%s", out)
+	problems, _, _ := verify(context.Background(), c, m)
+	for _, pr := range problems {
+		t.Errorf("after the final heal: %s", pr)
+	}
+	aborted, problems := abortUploads(context.Background(), c)
+	for _, pr := range problems {
+		t.Errorf("after the final heal: %s", pr)
+	}
+	p.stop(t)
+	for _, pr := range layoutProblems(root) {
+		t.Errorf("after the clean stop: %s", pr)
+	}
+	// No crash debris on disk beyond what the scanner removes later. A
+	// shard file is either referenced by the index (an object version, or
+	// a multipart upload: all aborted above) or an orphan, and the scanner
+	// removes orphans only after OrphanGrace (an hour), so the orphans of
+	// this run are all still there. The index cannot be read from outside,
+	// so the check is a count per drive, with bounds that hold whatever
+	// the kills' timing:
+	//  - at least the files the surviving objects need: the deep heal
+	//    rebuilt every missing shard on all 16 (online) drives;
+	//  - at most those files plus, per operation a kill cut after it was
+	//    sent, the files it wrote (a PUT or copy 0 or 1, a multipart
+	//    upload its 2 parts, which its completion makes the object's) and
+	//    those of the version it replaced (0 to 2), which it may not have
+	//    freed yet or may have kept as the previous version. Acknowledged
+	//    and refused operations, and requests that never reached a server,
+	//    leave nothing, so a leak per overwrite, delete, abort or failed
+	//    write grows past the bound.
+	low, high := shardFilesNeeded(m)
+	n.mu.Lock()
+	allowance := int(n.debris)
+	n.mu.Unlock()
+	for d, files := range shardFileCounts(t, root) {
+		if files < low || files > high+allowance {
+			t.Errorf("%s holds %d shard files; the surviving objects need %d to %d, plus at most %d of cut operations' debris",
+				d, files, low, high, allowance)
+		}
+	}
+	if t.Failed() {
+		t.Logf("server log:\n%s", p.log())
+	}
+	n.mu.Lock()
+	var counted []int
+	for _, f := range shardFileCounts(t, root) {
+		counted = append(counted, f)
+	}
+	sort.Ints(counted)
+	t.Logf("%d kills, %d acknowledged operations, %d refused, %d cut (debris bound %d files per drive), %d unsent, %d object checks, %d keys briefly unavailable (503) after a restart until the recovery sweep, %d violations, %d uploads aborted at the end, shard files per drive: objects need %d to %d, found %v",
+		rounds, n.acked, n.refused, n.cut, n.debris, n.unsent, checked, unavailable, violations, aborted, low, high, counted)
+	n.mu.Unlock()
 }

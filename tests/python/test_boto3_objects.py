@@ -128,6 +128,28 @@ def test_overwrite_replaces_content(s3, bucket):
     assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"second"
 
 
+# A key of exactly 1024 bytes (S3's limit) whose first segment is 1000 bytes.
+LONG_SEGMENT_1024 = "L" * 1000 + "/" + "t" * 23
+
+# Keys that a file-system path would collapse, fold onto one another or refuse.
+# Layout v2 never derives a path from a key, so S3 stores each one literally.
+# boto3 at default settings (botocore 1.44, urllib3 2.x) sends all of them
+# unchanged on the wire ("/bucket/..", "/bucket//leading-slash", ...), so no
+# raw request is needed here; test_hostile.py covers the raw forms.
+PATH_LIKE_KEYS = [
+    "double//slash",
+    "/leading-slash",
+    "../dotdot",
+    "a/./b",
+    ".",
+    "..",
+    "a/../b",
+    "./a",
+    "a/..",
+    LONG_SEGMENT_1024,
+]
+
+
 @pytest.mark.parametrize(
     "key",
     [
@@ -138,21 +160,34 @@ def test_overwrite_replaces_content(s3, bucket):
         "percent%20not-decoded%2F.txt",
         "trailing-slash/",
         ("s" * 200 + "/") * 4 + "e" * 220,  # 1024 bytes, S3's limit, in segments of <= 255
-        pytest.param(
-            "double//slash",
-            marks=pytest.mark.xfail(
-                reason="server refuses keys with an empty path segment ('//') with InvalidArgument; S3 stores them"
-            ),
-        ),
-        pytest.param(
-            "a" * 900,
-            marks=pytest.mark.xfail(
-                reason="server refuses a key segment over 255 bytes (a file-name limit) with InvalidArgument; "
-                "S3 allows any key up to 1024 bytes"
-            ),
-        ),
+        "double//slash",
+        "a" * 900,
+        "/leading-slash",
+        "../dotdot",
+        "a/./b",
+        ".",
+        "..",
+        "a/../b",
+        LONG_SEGMENT_1024,
     ],
-    ids=["plain", "spaces", "unicode", "symbols", "percent", "trailing-slash", "1024-bytes", "double-slash", "long-segment"],
+    ids=[
+        "plain",
+        "spaces",
+        "unicode",
+        "symbols",
+        "percent",
+        "trailing-slash",
+        "1024-bytes",
+        "double-slash",
+        "long-segment",
+        "leading-slash",
+        "dotdot-prefix",
+        "dot-segment",
+        "dot",
+        "dotdot",
+        "dotdot-segment",
+        "1024-bytes-1000-byte-segment",
+    ],
 )
 def test_key_names_round_trip(s3, bucket, key):
     body = key.encode()
@@ -160,6 +195,35 @@ def test_key_names_round_trip(s3, bucket, key):
     assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == body
     listed = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
     assert listed == [key]
+
+
+def test_path_like_keys_are_distinct(s3, bucket):
+    """All the path-like keys in one bucket, beside the keys a path
+    normalisation would fold them onto ("b", "a/b", "x", "dotdot", ...): each
+    is its own object with its own body, and a prefix listing names exactly
+    the stored keys with that prefix, byte for byte."""
+    assert len(LONG_SEGMENT_1024.encode()) == 1024
+    folds_onto = ["b", "a/b", "a", "a/", "dotdot", "leading-slash", "double/slash", "x", "L" * 1000]
+    keys = PATH_LIKE_KEYS + folds_onto
+    assert len(set(keys)) == len(keys)
+    bodies = {k: f"{i}:{k}".encode() for i, k in enumerate(keys)}
+    for k in keys:
+        s3.put_object(Bucket=bucket, Key=k, Body=bodies[k])
+    for k in keys:
+        assert s3.get_object(Bucket=bucket, Key=k)["Body"].read() == bodies[k], k
+        assert s3.head_object(Bucket=bucket, Key=k)["ContentLength"] == len(bodies[k]), k
+    everything = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert everything == sorted(keys)  # code-point order is UTF-8 byte order
+    for k in PATH_LIKE_KEYS:
+        listed = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=k).get("Contents", [])]
+        assert listed == sorted(x for x in keys if x.startswith(k)), k
+    # Deleting one leaves the keys it would collapse to (and from) alone.
+    s3.delete_object(Bucket=bucket, Key="a/../b")
+    s3.delete_object(Bucket=bucket, Key="..")
+    left = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert left == sorted(set(keys) - {"a/../b", ".."})
+    for k in ("b", ".", "../dotdot", "a/b"):
+        assert s3.get_object(Bucket=bucket, Key=k)["Body"].read() == bodies[k], k
 
 
 def test_key_too_long(s3, bucket):

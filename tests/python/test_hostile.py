@@ -1,7 +1,9 @@
 """Hostile input over raw HTTP: malformed XML, path-traversal keys, bodies
-that lie about their length or hash. In every case the server answers with an
-error (or drops the connection), writes nothing outside its drives, and every
-object stored before still reads back byte-identical."""
+that lie about their length or hash. Malformed requests get an error (or a
+dropped connection); keys with ".." or "." segments are ordinary S3 keys and
+are stored literally (layout v2 never turns a key into a path). In every case
+the server writes nothing outside its drives' own files, and every object
+stored before still reads back byte-identical."""
 
 from __future__ import annotations
 
@@ -58,11 +60,21 @@ def witnesses(s3, bucket):
     return verify
 
 
+# Layout v2: a drive's top level holds only the system directory, and that
+# holds only these; nothing on disk is named after a bucket or a key.
+SYS_DIR = ".shardstore.sys"
+SYS_ENTRIES = {"format.json", "lock", "index", "data"}
+FANOUT = {f"{i:02x}" for i in range(256)}
+
+
 def outside_snapshot(server) -> dict[str, set[str]]:
     """Everything a traversal could reach: the server's base directory (the
     drives' parent), its parent, the drives directory (only d1..d16 belong
-    there) and the top level of every drive, where a key of "../x" joined to
-    a bucket directory would land."""
+    there), the top level of every drive (where a key of "../x" joined to a
+    bucket directory would have landed in layout v1), and the names directly
+    in each drive's system and data directories (where a key joined to a
+    shard path would land). The shard files inside the fan-out directories
+    are the store's own and change with every write, so they are left out."""
     base = server.base
     snap = {
         "base": {p.name for p in base.iterdir()},
@@ -71,7 +83,21 @@ def outside_snapshot(server) -> dict[str, set[str]]:
     }
     for d in server.drives:
         snap[d.name] = {p.name for p in d.iterdir()}
+        snap[f"{d.name}/{SYS_DIR}"] = {p.name for p in (d / SYS_DIR).iterdir()}
+        snap[f"{d.name}/{SYS_DIR}/data"] = {p.name for p in (d / SYS_DIR / "data").iterdir()}
     return snap
+
+
+def assert_drive_layout(server) -> None:
+    """Each drive holds exactly the v2 system directory and nothing else at
+    its top: no bucket or key name ever becomes a path."""
+    for d in server.drives:
+        top = sorted(p.name for p in d.iterdir())
+        assert top == [SYS_DIR], f"{d}: top level holds {top}, want only {SYS_DIR}"
+        sys_entries = {p.name for p in (d / SYS_DIR).iterdir()}
+        assert sys_entries <= SYS_ENTRIES, f"{d / SYS_DIR}: unexpected {sorted(sys_entries - SYS_ENTRIES)}"
+        data = {p.name for p in (d / SYS_DIR / "data").iterdir()}
+        assert data <= FANOUT, f"{d / SYS_DIR / 'data'}: unexpected {sorted(data - FANOUT)}"
 
 
 def diff(before: dict, after: dict) -> dict:
@@ -130,19 +156,24 @@ def test_malformed_xml_delete_objects(server, bucket, witnesses):
     witnesses()
 
 
-# Keys with ".." segments, raw and percent-encoded: the server must refuse.
+# Targets with ".." segments, raw and percent-encoded, and the key each one
+# names. S3 does not resolve dot segments: the path after "/bucket/" is
+# percent-decoded and is the key, byte for byte. Layout v2 stores every such
+# key literally (no key is ever a file-system path), so each PUT must succeed
+# under exactly that key, and nothing may appear outside the index and the
+# shard files.
 TRAVERSAL_TARGETS = [
-    "/{bucket}/../x",
-    "/{bucket}/../../x",
-    "/{bucket}/a/../../x",
-    "/{bucket}/%2E%2E/x",
-    "/{bucket}/%2e%2e/%2e%2e/x",
-    "/{bucket}/..%2Fx",
-    "/{bucket}/..%2F..%2F..%2Fescaped",
-    "/{bucket}/a/%2E%2E/%2E%2E/%2E%2E/escaped",
-    "/{bucket}/..",
-    "/{bucket}/a/..",
-    "/{bucket}/%2E%2E",
+    ("/{bucket}/../x", "../x"),
+    ("/{bucket}/../../x", "../../x"),
+    ("/{bucket}/a/../../x", "a/../../x"),
+    ("/{bucket}/%2E%2E/x", "../x"),
+    ("/{bucket}/%2e%2e/%2e%2e/x", "../../x"),
+    ("/{bucket}/..%2Fx", "../x"),
+    ("/{bucket}/..%2F..%2F..%2Fescaped", "../../../escaped"),
+    ("/{bucket}/a/%2E%2E/%2E%2E/%2E%2E/escaped", "a/../../../escaped"),
+    ("/{bucket}/..", ".."),
+    ("/{bucket}/a/..", "a/.."),
+    ("/{bucket}/%2E%2E", ".."),
 ]
 
 # Odd but traversal-free keys: the server may refuse them or store them under
@@ -156,18 +187,35 @@ ODD_TARGETS = [
 ]
 
 
-@pytest.mark.parametrize("template", TRAVERSAL_TARGETS)
-def test_traversal_keys_rejected(server, s3, bucket, witnesses, template):
+def listed_keys(s3, bucket, prefix):
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
+
+
+@pytest.mark.parametrize("template,key", TRAVERSAL_TARGETS, ids=[t for t, _ in TRAVERSAL_TARGETS])
+def test_traversal_keys_stored_literally(server, s3, bucket, witnesses, template, key):
+    """A ".." target is an ordinary key: stored under the literal decoded
+    name, readable by the same target and by that key through boto3, listed
+    as itself, and nothing is created outside the drives' own files."""
     target = template.format(bucket=bucket)
+    payload = f"TRAVERSAL-PAYLOAD {template}".encode()
+    assert_drive_layout(server)
     before = outside_snapshot(server)
-    resp = signed(server, "PUT", target, body=b"ESCAPED-PAYLOAD")
-    assert 400 <= resp.status < 500, f"PUT {target} was not refused with a 4xx: {resp}"
-    assert outside_snapshot(server) == before, f"PUT {target} changed: {diff(before, outside_snapshot(server))}"
-    keys = witnesses()
-    assert not [k for k in keys if ".." in k.split("/")], keys
-    # A GET of the same path must not read anything from outside either.
-    resp = signed(server, "GET", target)
-    assert resp.status >= 300 or resp.body != b"ESCAPED-PAYLOAD", f"GET {target}: {resp}"
+    resp = signed(server, "PUT", target, body=payload)
+    try:
+        assert resp.status == 200, f"PUT {target} should store key {key!r}: {resp}"
+        assert outside_snapshot(server) == before, f"PUT {target} changed: {diff(before, outside_snapshot(server))}"
+        assert_drive_layout(server)
+        keys = witnesses()  # in particular "x" was not overwritten
+        assert key in keys, (key, keys)
+        assert key in listed_keys(s3, bucket, key)
+        back = signed(server, "GET", target)
+        assert back.status == 200 and back.body == payload, f"GET {target}: {back}"
+        assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == payload
+    finally:
+        s3.delete_object(Bucket=bucket, Key=key)
+    assert key not in listed_keys(s3, bucket, key)
+    assert outside_snapshot(server) == before
+    witnesses()
 
 
 @pytest.mark.parametrize("template", ODD_TARGETS)
@@ -178,6 +226,7 @@ def test_odd_keys_stay_inside(server, s3, bucket, witnesses, template):
     resp = signed(server, "PUT", target, body=b"ODD-PAYLOAD")
     assert resp.status < 500, f"PUT {target}: {resp}"
     assert outside_snapshot(server) == before, f"PUT {target} changed: {diff(before, outside_snapshot(server))}"
+    assert_drive_layout(server)
     keys = set(witnesses())  # in particular "x" was not overwritten
     if 200 <= resp.status < 300:
         back = signed(server, "GET", target)
@@ -189,20 +238,25 @@ def test_odd_keys_stay_inside(server, s3, bucket, witnesses, template):
 
 
 def test_traversal_keys_via_boto3(s3, server, bucket, witnesses):
-    """The same keys through a real client, which may or may not normalise
-    them: the server must refuse or store them as plain names, never follow
-    them out of the bucket."""
-    from botocore.exceptions import ClientError
-
+    """The same keys through a real client. boto3 at default settings sends
+    them unnormalised ("/bucket/../x"), and the server stores each under its
+    literal name, distinct from the witness "x", never following it out of
+    the bucket."""
     before = outside_snapshot(server)
-    for key in ("../x", "../../escaped", "a/../../escaped", "..", "./x"):
-        try:
-            s3.put_object(Bucket=bucket, Key=key, Body=b"ESCAPED-PAYLOAD")
-        except ClientError:
-            continue
+    keys = ["../x", "../../escaped", "a/../../escaped", "..", "./x", "."]
+    try:
+        for k in keys:
+            s3.put_object(Bucket=bucket, Key=k, Body=b"ESCAPED-PAYLOAD " + k.encode())
+        assert outside_snapshot(server) == before, diff(before, outside_snapshot(server))
+        assert_drive_layout(server)
+        listed = witnesses()
+        assert set(keys) <= set(listed), listed
+        for k in keys:
+            assert s3.get_object(Bucket=bucket, Key=k)["Body"].read() == b"ESCAPED-PAYLOAD " + k.encode(), k
+    finally:
+        s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys], "Quiet": True})
+    assert not set(keys) & set(witnesses())
     assert outside_snapshot(server) == before
-    keys = witnesses()
-    assert not [k for k in keys if ".." in k.split("/")], keys
 
 
 def test_truncated_body(server, s3, bucket, witnesses):

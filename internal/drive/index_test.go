@@ -1,0 +1,440 @@
+package drive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+func TestSuccessor(t *testing.T) {
+	for _, tc := range []struct{ in, want []byte }{
+		{[]byte("a"), []byte("b")},
+		{[]byte("a/"), []byte("a0")},
+		{[]byte("a\xff"), []byte("b")},
+		{[]byte("a\xff\xff"), []byte("b")},
+		{[]byte("\xff\xff"), nil},
+		{nil, nil},
+		{[]byte("o\x00"), []byte("o\x01")},
+	} {
+		if got := successor(tc.in); !bytes.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+			t.Errorf("successor(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// model is the index as a map, scanned the obvious way.
+type model map[Table]map[string][]byte
+
+func (m model) apply(b *Batch) {
+	for _, c := range b.Changes {
+		if m[c.Table] == nil {
+			m[c.Table] = map[string][]byte{}
+		}
+		if c.Delete {
+			delete(m[c.Table], c.Key)
+		} else {
+			m[c.Table][c.Key] = append([]byte{}, c.Value...)
+		}
+	}
+}
+
+func (m model) scan(t Table, q ScanQuery) []Entry {
+	var keys []string
+	for k := range m[t] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Entry
+	lastCP := ""
+	for _, k := range keys {
+		if q.Limit > 0 && len(out) >= q.Limit {
+			break
+		}
+		if !strings.HasPrefix(k, q.Prefix) || (q.After != "" && k <= q.After) {
+			continue
+		}
+		if q.Delimiter != "" {
+			rest := k[len(q.Prefix):]
+			if i := strings.Index(rest, q.Delimiter); i >= 0 {
+				cp := q.Prefix + rest[:i+len(q.Delimiter)]
+				if (q.After != "" && cp <= q.After) || cp == lastCP {
+					continue
+				}
+				lastCP = cp
+				out = append(out, Entry{Key: cp, CommonPrefix: true})
+				continue
+			}
+		}
+		e := Entry{Key: k}
+		if !q.KeysOnly {
+			e.Value = m[t][k]
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+var keyTokens = []string{"a", "b", "ab", "/", "//", "..", ".", "é", "日本", "\x00", "\xff", "\xff\xff", "x/y", "-", "z", "\x7f"}
+
+func randKey(r *rand.Rand, maxTokens int) string {
+	var sb strings.Builder
+	for range r.Intn(maxTokens + 1) {
+		sb.WriteString(keyTokens[r.Intn(len(keyTokens))])
+	}
+	return sb.String()
+}
+
+func entriesEqual(a, b []Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || a[i].CommonPrefix != b[i].CommonPrefix || !bytes.Equal(a[i].Value, b[i].Value) ||
+			(a[i].Value == nil) != (b[i].Value == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// Apply, Get and Scan agree with the model across random keys, batches
+// and queries, and across a Close and reopen.
+func TestIndexMatchesModel(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := openLocal(t, dir, LocalOptions{})
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(42))
+	tables := []Table{TableObjects, TableBuckets, Table(0), Table(0xff)}
+	m := model{}
+	var known []string
+	queries := 0
+	for round := range 60 {
+		// A batch: puts and deletes, the same key twice sometimes.
+		var b Batch
+		for range 1 + r.Intn(30) {
+			t := tables[r.Intn(len(tables))]
+			var k string
+			if len(known) > 0 && r.Intn(4) == 0 {
+				k = known[r.Intn(len(known))]
+			} else {
+				k = randKey(r, 4)
+				known = append(known, k)
+			}
+			if r.Intn(5) == 0 {
+				b.Delete(t, k)
+			} else {
+				v := make([]byte, r.Intn(40))
+				r.Read(v)
+				b.Put(t, k, v)
+			}
+		}
+		if round%7 == 0 {
+			b.Lazy = true
+		}
+		if err := d.Apply(ctx, &b); err != nil {
+			t.Fatal(err)
+		}
+		m.apply(&b)
+		if round == 30 {
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round == 40 {
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			d = openLocal(t, dir, LocalOptions{})
+		}
+		for _, k := range known[max(0, len(known)-20):] {
+			for _, tb := range tables {
+				got, err := d.Get(ctx, tb, k)
+				want, ok := m[tb][k]
+				if !ok {
+					if !errors.Is(err, ErrNotFound) {
+						t.Fatalf("Get(%q, %q) = %q, %v; want ErrNotFound", tb, k, got, err)
+					}
+					continue
+				}
+				if err != nil || !bytes.Equal(got, want) || got == nil {
+					t.Fatalf("Get(%q, %q) = %q, %v; want %q", tb, k, got, err, want)
+				}
+			}
+		}
+		for range 40 {
+			tb := tables[r.Intn(len(tables))]
+			q := ScanQuery{Limit: r.Intn(6), KeysOnly: r.Intn(3) == 0}
+			if r.Intn(2) == 0 {
+				q.Prefix = randKey(r, 2)
+			}
+			switch r.Intn(4) {
+			case 0:
+				q.After = randKey(r, 4)
+			case 1:
+				if len(known) > 0 {
+					q.After = known[r.Intn(len(known))]
+				}
+			}
+			q.Delimiter = []string{"", "", "/", "//", "é", "\xff", "a", "..", "\x00"}[r.Intn(9)]
+			got, err := d.Scan(ctx, tb, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := m.scan(tb, q)
+			if !entriesEqual(got, want) {
+				t.Fatalf("round %d: Scan(%q, %s)\n got  %s\n want %s", round, tb, fmtQuery(q), fmtEntries(got), fmtEntries(want))
+			}
+			queries++
+		}
+	}
+	t.Logf("%d keys, %d queries", len(known), queries)
+}
+
+// S3 listing semantics at the edges the property test may hit rarely.
+func TestScanDelimiterEdges(t *testing.T) {
+	ctx := context.Background()
+	d := newLocal(t)
+	var b Batch
+	for _, k := range []string{"", "/", "//", "a", "a/", "a/x", "a/y/z", "a//b", "b", "b/\xff", "b/\xff\xff/c", "c\xff/d", "é/1", "é/2"} {
+		b.Put(TableObjects, k, []byte("v:"+k))
+	}
+	if err := d.Apply(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(es []Entry) string {
+		var s []string
+		for _, e := range es {
+			if e.CommonPrefix {
+				s = append(s, "["+e.Key+"]")
+			} else {
+				s = append(s, e.Key)
+			}
+		}
+		return fmt.Sprintf("%q", s)
+	}
+	for _, tc := range []struct {
+		q    ScanQuery
+		want string
+	}{
+		{ScanQuery{Delimiter: "/"}, `["" "[/]" "a" "[a/]" "b" "[b/]" "[c\xff/]" "[é/]"]`},
+		{ScanQuery{Delimiter: "/", After: "a/x"}, `["b" "[b/]" "[c\xff/]" "[é/]"]`},
+		{ScanQuery{Delimiter: "/", After: "a/"}, `["b" "[b/]" "[c\xff/]" "[é/]"]`},
+		{ScanQuery{Delimiter: "/", After: "a"}, `["[a/]" "b" "[b/]" "[c\xff/]" "[é/]"]`},
+		{ScanQuery{Prefix: "a/", Delimiter: "/"}, `["a/" "[a//]" "a/x" "[a/y/]"]`},
+		{ScanQuery{Prefix: "b/", Delimiter: "\xff"}, `["[b/\xff]"]`},
+		{ScanQuery{Prefix: "b/\xff", Delimiter: "\xff"}, `["b/\xff" "[b/\xff\xff]"]`},
+		{ScanQuery{Delimiter: "/", Limit: 3}, `["" "[/]" "a"]`},
+		{ScanQuery{Delimiter: "/", After: "\xff"}, `[]`},
+		{ScanQuery{Prefix: "zz"}, `[]`},
+		{ScanQuery{Prefix: "a", After: "a/y/z"}, `[]`},
+	} {
+		got, err := d.Scan(ctx, TableObjects, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keys(got) != tc.want {
+			t.Errorf("Scan(%s) = %s, want %s", fmtQuery(tc.q), keys(got), tc.want)
+		}
+		for _, e := range got {
+			if !e.CommonPrefix && string(e.Value) != "v:"+e.Key {
+				t.Errorf("value of %q: %q", e.Key, e.Value)
+			}
+		}
+	}
+	if _, err := d.Scan(ctx, TableObjects, ScanQuery{Limit: -1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("negative limit: %v", err)
+	}
+	// Other tables see none of it.
+	if es, err := d.Scan(ctx, TableBuckets, ScanQuery{}); err != nil || len(es) != 0 {
+		t.Errorf("other table: %v %v", es, err)
+	}
+	// Get returns a copy: changing it changes nothing stored.
+	v, _ := d.Get(ctx, TableObjects, "a")
+	copy(v, "XX")
+	if v2, _ := d.Get(ctx, TableObjects, "a"); string(v2) != "v:a" {
+		t.Errorf("Get returned shared memory: %q", v2)
+	}
+}
+
+// A damaged sstable gives errors, never a wrong value.
+func TestIndexCorruption(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(7))
+	want := map[string][]byte{}
+	for i := 0; i < 2000; i += 100 {
+		var b Batch
+		for j := i; j < i+100; j++ {
+			v := make([]byte, 1000) // random: incompressible
+			r.Read(v)
+			k := fmt.Sprintf("bkt/key-%05d", j)
+			want[k] = v
+			b.Put(TableObjects, k, v)
+		}
+		if err := d.Apply(ctx, &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ssts, _ := filepath.Glob(filepath.Join(dir, sysDirName, indexDirName, "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatal("no sstable after Flush")
+	}
+	damaged := 0
+	for _, p := range ssts {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Size() < 64<<10 {
+			continue
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(bytes.Repeat([]byte{0x5a}, 8192), fi.Size()/2); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		damaged++
+	}
+	if damaged == 0 {
+		t.Fatalf("no sstable large enough to damage among %v", ssts)
+	}
+	d, err = OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatalf("OpenLocal must not fail on a damaged index: %v", err)
+	}
+	defer d.Close()
+	var errs []error
+	if _, err := d.ReadFormat(ctx); err != nil {
+		errs = append(errs, err) // detected at open
+	} else {
+		for k, v := range want {
+			got, err := d.Get(ctx, TableObjects, k)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !bytes.Equal(got, v) {
+				t.Fatalf("damaged index returned a wrong value for %q", k)
+			}
+		}
+		es, err := d.Scan(ctx, TableObjects, ScanQuery{Prefix: "bkt/"})
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			for _, e := range es {
+				if !bytes.Equal(e.Value, want[e.Key]) {
+					t.Fatalf("damaged index scanned a wrong value for %q", e.Key)
+				}
+			}
+		}
+	}
+	if len(errs) == 0 {
+		t.Fatal("damaged index read without any error")
+	}
+	for _, err := range errs {
+		if !errors.Is(err, ErrDriveFaulty) {
+			t.Errorf("error on a damaged index is not ErrDriveFaulty: %v", err)
+		}
+	}
+	if !errors.Is(errs[0], ErrFileCorrupt) {
+		t.Errorf("corruption not reported as ErrFileCorrupt: %v", errs[0])
+	}
+	t.Logf("%d errors, first: %v", len(errs), errs[0])
+}
+
+// An index that vanished under a formatted drive is reported, not
+// silently recreated empty.
+func TestIndexMissing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := OpenLocal(dir, LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := os.RemoveAll(filepath.Join(dir, sysDirName, indexDirName)); err != nil {
+		t.Fatal(err)
+	}
+	d = openLocal(t, dir, LocalOptions{})
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrFileCorrupt) || !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("ReadFormat with the index gone: %v", err)
+	}
+	if _, err := d.Get(ctx, TableObjects, "x"); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("Get with the index gone: %v", err)
+	}
+}
+
+// A fatal pebble error (here: the Fatalf pebble calls when a commit
+// fails) breaks the drive, not the process.
+func TestIndexFatalBreaksDrive(t *testing.T) {
+	ctx := context.Background()
+	d := newLocal(t)
+	err := d.withIndex("apply", true, func(*pebble.DB) error {
+		(&indexLogger{idx: d.idx}).Fatalf("pebble: fatal commit error: %v", "write /x/000002.log: no space left on device")
+		return nil
+	})
+	if !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("fatal inside a call: %v", err)
+	}
+	if _, err := d.Get(ctx, TableObjects, "x"); !errors.Is(err, ErrDriveFaulty) || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("Get after the fatal error: %v", err)
+	}
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("ReadFormat after the fatal error: %v", err)
+	}
+	// A background goroutine's fatal error ends that goroutine only.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		(&indexLogger{idx: d.idx}).Fatalf("MANIFEST sync failed")
+		t.Error("Fatalf returned")
+	}()
+	<-done
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fmtQuery(q ScanQuery) string {
+	return fmt.Sprintf("{Prefix:%q After:%q Delimiter:%q Limit:%d KeysOnly:%v}", q.Prefix, q.After, q.Delimiter, q.Limit, q.KeysOnly)
+}
+
+func fmtEntries(es []Entry) string {
+	var sb strings.Builder
+	for _, e := range es {
+		if e.CommonPrefix {
+			fmt.Fprintf(&sb, "[%q] ", e.Key)
+		} else {
+			fmt.Fprintf(&sb, "%q=%x ", e.Key, e.Value)
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,98 @@
+package meta
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// RecordMagic starts every encoded Record.
+var RecordMagic = [4]byte{'S', 'S', 'R', 'C'}
+
+// RecordVersion is the Record encoding version.
+const RecordVersion = 1
+
+// maxVersions bounds a decoded record so a corrupt length cannot make the
+// decoder allocate without limit.
+const maxVersions = 1 << 20
+
+// Record is what one drive's index holds for one key: every version of it
+// that this drive knows, newest first. Today a key has its current version
+// and, while an overwrite is being committed, the previous one (FlagPrev);
+// versioned buckets will keep more without a format change.
+type Record struct {
+	Versions []*Object
+}
+
+// Current is the newest version not kept as a previous record, or nil.
+func (r *Record) Current() *Object {
+	for _, v := range r.Versions {
+		if v.Flags&FlagPrev == 0 {
+			return v
+		}
+	}
+	return nil
+}
+
+// Prev is the version kept as the previous record, or nil.
+func (r *Record) Prev() *Object {
+	for _, v := range r.Versions {
+		if v.Flags&FlagPrev != 0 {
+			return v
+		}
+	}
+	return nil
+}
+
+// Marshal encodes r: magic, version, count, each version's own encoding
+// (length-prefixed, each with its own checksum), and a CRC32C of all.
+func (r *Record) Marshal() []byte {
+	var e encoder
+	e.buf = make([]byte, 0, 256*len(r.Versions)+16)
+	e.buf = append(e.buf, RecordMagic[:]...)
+	e.u16(RecordVersion)
+	e.uvarint(uint64(len(r.Versions)))
+	for _, v := range r.Versions {
+		e.bytes(v.Marshal())
+	}
+	e.u32(crc32.Checksum(e.buf, castagnoli))
+	return e.buf
+}
+
+// UnmarshalRecord decodes a Record, verifying magic, version and checksums.
+func UnmarshalRecord(b []byte) (*Record, error) {
+	const header = 4 + 2
+	if len(b) < header+1+4 {
+		return nil, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
+	}
+	if [4]byte(b[:4]) != RecordMagic {
+		return nil, fmt.Errorf("%w: bad record magic", ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != RecordVersion {
+		return nil, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
+	}
+	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
+		return nil, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
+	}
+	d := decoder{buf: b[header : len(b)-4]}
+	n := d.count(maxVersions)
+	r := &Record{Versions: make([]*Object, 0, n)}
+	for i := 0; i < n && d.err == nil; i++ {
+		raw := d.bytes()
+		if d.err != nil {
+			break
+		}
+		o, err := Unmarshal(raw)
+		if err != nil {
+			return nil, fmt.Errorf("version %d: %w", i, err)
+		}
+		r.Versions = append(r.Versions, o)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	if len(d.buf) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes in record", ErrCorrupt, len(d.buf))
+	}
+	return r, nil
+}
