@@ -89,7 +89,7 @@ func handleCreateBucket(q *request) error {
 }
 
 func handleHeadBucket(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
 		return err
 	}
 	q.w.Header().Set("X-Amz-Bucket-Region", q.s.cfg.Region)
@@ -98,7 +98,7 @@ func handleHeadBucket(q *request) error {
 }
 
 func handleDeleteBucket(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessOwner); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
 		return err
 	}
 	if err := q.s.cfg.Store.DeleteBucket(q.ctx, q.bucket); err != nil {
@@ -111,7 +111,7 @@ func handleDeleteBucket(q *request) error {
 func handleGetBucketLocation(q *request) error {
 	// Read access suffices (S3 wants the owner) so that clients that ask
 	// for the region before reading a public bucket keep working.
-	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
 		return err
 	}
 	region := q.s.cfg.Region
@@ -123,16 +123,16 @@ func handleGetBucketLocation(q *request) error {
 }
 
 func handleGetBucketACL(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, accessOwner)
+	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
 	if err != nil {
 		return err
 	}
-	q.writeXML(aclPolicy(bi.Owner, bi.ACL))
+	q.writeXML(aclPolicy(bi.Owner, bi.ACL, false, ""))
 	return nil
 }
 
 func handlePutBucketACL(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessOwner); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
 		return err
 	}
 	acl, err := q.cannedACLForPut()

@@ -97,7 +97,7 @@ func storageClass(sc string) string {
 }
 
 func handleListObjectsV1(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-keys")
@@ -122,7 +122,7 @@ func handleListObjectsV1(q *request) error {
 }
 
 func handleListObjectsV2(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-keys")
@@ -167,7 +167,7 @@ func handleListObjectsV2(q *request) error {
 // handleListObjectVersions answers the unversioned form: each object is
 // its only version, "null".
 func handleListObjectVersions(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-keys")

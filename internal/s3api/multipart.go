@@ -17,7 +17,7 @@ import (
 const maxCompleteBody = 4 << 20
 
 func handleCreateMultipartUpload(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	opts, err := q.putOptions()
@@ -76,7 +76,7 @@ func (q *request) uploadID() (string, error) {
 }
 
 func handleUploadPart(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -108,7 +108,7 @@ func handleUploadPart(q *request) error {
 
 // handleUploadPartCopy streams a (range of a) source object into a part.
 func handleUploadPartCopy(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -153,12 +153,38 @@ func handleUploadPartCopy(q *request) error {
 	return nil
 }
 
-func handleListParts(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+// uploadAccess checks the caller may list the parts of or abort upload
+// id: the bucket owner or the upload's initiator. An unknown upload
+// answers NoSuchUpload only to a caller who may write to the bucket.
+func (q *request) uploadAccess(id string) error {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+	if err != nil {
 		return err
 	}
+	res, err := q.s.cfg.Store.ListObjectParts(q.ctx, q.bucket, q.key, id, 0, 1)
+	if err != nil {
+		if !allows(q.caller, opWriteObject, bucketResource(bi)) {
+			return errAccessDenied()
+		}
+		return fmt.Errorf("upload %s of %s/%s: %w", id, q.bucket, q.key, err)
+	}
+	r := bucketResource(bi)
+	r.ObjectOwner = res.Upload.Owner
+	if !allows(q.caller, opManageUpload, r) {
+		return errAccessDenied()
+	}
+	return nil
+}
+
+func handleListParts(q *request) error {
 	id, err := q.uploadID()
 	if err != nil {
+		if _, berr := q.bucketAccess(q.bucket, opWriteObject); berr != nil {
+			return berr
+		}
+		return err
+	}
+	if err := q.uploadAccess(id); err != nil {
 		return err
 	}
 	marker, err := q.intParam("part-number-marker", 0)
@@ -191,7 +217,7 @@ func handleListParts(q *request) error {
 }
 
 func handleCompleteMultipartUpload(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	id, err := q.uploadID()
@@ -244,11 +270,14 @@ func handleCompleteMultipartUpload(q *request) error {
 }
 
 func handleAbortMultipartUpload(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
-		return err
-	}
 	id, err := q.uploadID()
 	if err != nil {
+		if _, berr := q.bucketAccess(q.bucket, opWriteObject); berr != nil {
+			return berr
+		}
+		return err
+	}
+	if err := q.uploadAccess(id); err != nil {
 		return err
 	}
 	if err := q.s.cfg.Store.AbortMultipartUpload(q.ctx, q.bucket, q.key, id); err != nil {
@@ -259,7 +288,7 @@ func handleAbortMultipartUpload(q *request) error {
 }
 
 func handleListMultipartUploads(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessRead); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-uploads")

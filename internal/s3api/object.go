@@ -47,7 +47,7 @@ func (q *request) bodyDigests() ([]byte, checksumSpec, error) {
 }
 
 func handlePutObject(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	size, err := q.bodySize()
@@ -113,11 +113,26 @@ func (q *request) getOptions() (engine.GetOptions, error) {
 	return opts, nil
 }
 
-// objectRead opens (GET) or stats (HEAD) an object after checking access:
-// a caller without read access to the bucket may still read an object
-// whose own ACL is public.
+// readObject opens (GET) or stats (HEAD) an object. Reading needs READ
+// on the object itself (its owner, or a grant in its ACL); the bucket's
+// ACL plays no part, except that a caller who may list the bucket is told
+// NoSuchKey rather than AccessDenied for a missing key. Access is decided
+// before anything about the object is sent: a denied caller learns
+// neither its existence nor its ETag, size or conditions' outcome.
 func handleGetObject(q *request) error  { return q.readObject(false) }
 func handleHeadObject(q *request) error { return q.readObject(true) }
+
+// readDenied is checked when a GET or HEAD's engine call failed (missing
+// object, unmet condition, bad range): it answers AccessDenied if the
+// caller may not read the object or may not learn that it is missing,
+// and nil when the engine's error may be reported as usual.
+func (q *request) readDenied(bi engine.BucketInfo) error {
+	_, err := q.objectAccess(bi, q.key, opReadObject)
+	if err == nil || errors.Is(err, engine.ErrObjectNotFound) {
+		return nil
+	}
+	return err
+}
 
 func (q *request) readObject(head bool) error {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
@@ -128,19 +143,16 @@ func (q *request) readObject(head bool) error {
 	if err != nil {
 		return err
 	}
-	bucketReadable := q.allowed(bi, accessRead)
-	if !bucketReadable {
-		// Check the object's own ACL before evaluating conditions, so a
-		// private object's existence and ETag do not leak.
-		oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
-		if err != nil || !q.canReadObject(bi, oi) {
-			return errAccessDenied()
-		}
-	}
 	if head {
 		oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, opts)
 		if err != nil {
+			if derr := q.readDenied(bi); derr != nil {
+				return derr
+			}
 			return q.readError(err, oi)
+		}
+		if !allows(q.caller, opReadObject, objectResource(bi, oi)) {
+			return errAccessDenied()
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
 		length, status := oi.Size, http.StatusOK
@@ -161,6 +173,9 @@ func (q *request) readObject(head bool) error {
 	}
 	rd, err := q.s.cfg.Store.GetObject(q.ctx, q.bucket, q.key, opts)
 	if err != nil {
+		if derr := q.readDenied(bi); derr != nil {
+			return derr
+		}
 		var oi engine.ObjectInfo
 		if errors.Is(err, engine.ErrInvalidRange) {
 			oi, _ = q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
@@ -168,6 +183,9 @@ func (q *request) readObject(head bool) error {
 		return q.readError(err, oi)
 	}
 	defer rd.Close()
+	if !allows(q.caller, opReadObject, objectResource(bi, rd.Info)) {
+		return errAccessDenied()
+	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
 	if err := q.responseOverrides(); err != nil {
 		return err
@@ -244,7 +262,7 @@ func resolvePart(oi engine.ObjectInfo, opts engine.GetOptions) (start, length in
 }
 
 func handleDeleteObject(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	if err := q.checkVersionID(); err != nil {
@@ -262,9 +280,13 @@ func handleDeleteObject(q *request) error {
 // XML-escaped, plus the envelope.
 const maxDeleteBody = 8 << 20
 
+// handleDeleteObjects deletes up to 1000 keys. As in S3, access is
+// decided for each key (DeleteObject on it): a denied key is reported in
+// the result as AccessDenied and the others go ahead.
 func handleDeleteObjects(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
-		return err
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", q.bucket, err)
 	}
 	md5sum, cs, err := q.bodyDigests()
 	if err != nil {
@@ -299,6 +321,11 @@ func handleDeleteObjects(q *request) error {
 		if o.VersionID != "" && o.VersionID != "null" {
 			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: "NoSuchVersion",
 				Message: "The specified version does not exist."})
+			continue
+		}
+		if !allows(q.caller, opWriteObject, bucketResource(bi)) {
+			ae := errAccessDenied()
+			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
 			continue
 		}
 		err := q.s.cfg.Store.DeleteObject(q.ctx, q.bucket, o.Key)
@@ -361,24 +388,28 @@ func (q *request) copySource() (bucket, key string, err error) {
 	return bucket, key, nil
 }
 
-// checkCopySourceAccess makes sure the caller may read the source object.
+// checkCopySourceAccess makes sure the caller may read the source object
+// (READ on the object, as for GetObject) and that its bucket has the owner
+// x-amz-source-expected-bucket-owner names, if any.
 func (q *request) checkCopySourceAccess(bucket, key string) error {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, bucket)
 	if err != nil {
 		return fmt.Errorf("copy source bucket %q: %w", bucket, err)
 	}
-	if q.allowed(bi, accessRead) {
-		return nil
+	if err := q.checkExpectedOwner(hdrSourceExpectedBucketOwner, bi); err != nil {
+		return err
 	}
-	oi, err := q.s.cfg.Store.HeadObject(q.ctx, bucket, key, engine.GetOptions{})
-	if err != nil || !q.canReadObject(bi, oi) {
-		return errAccessDenied()
+	if _, err := q.objectAccess(bi, key, opReadObject); err != nil {
+		if errors.Is(err, engine.ErrObjectNotFound) {
+			return toAPIError(err)
+		}
+		return err
 	}
 	return nil
 }
 
 func handleCopyObject(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, accessWrite); err != nil {
+	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
 	}
 	srcBucket, srcKey, err := q.copySource()
@@ -436,24 +467,20 @@ func handleCopyObject(q *request) error {
 	return nil
 }
 
-// objectACLTarget loads the bucket and object of an object-ACL request;
-// only the bucket owner or the object's owner may read or change it.
+// objectACLTarget loads the bucket and object of an object-ACL request
+// and checks the caller may read or change the ACL: the object's owner
+// (READ_ACP/WRITE_ACP come with FULL_CONTROL), root, or the bucket owner
+// when the object's ACL is bucket-owner-full-control.
 func (q *request) objectACLTarget() (engine.BucketInfo, engine.ObjectInfo, error) {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
 		return bi, engine.ObjectInfo{}, fmt.Errorf("bucket %q: %w", q.bucket, err)
 	}
-	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
-	if err != nil {
-		if !q.ownsBucket(bi) {
-			return bi, oi, errAccessDenied()
-		}
+	oi, err := q.objectAccess(bi, q.key, opObjectACL)
+	if errors.Is(err, engine.ErrObjectNotFound) {
 		return bi, oi, fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
 	}
-	if !q.ownsBucket(bi) && (q.caller.Anonymous || oi.Owner != q.caller.AccessKey) {
-		return bi, oi, errAccessDenied()
-	}
-	return bi, oi, nil
+	return bi, oi, err
 }
 
 func handleGetObjectACL(q *request) error {
@@ -465,7 +492,7 @@ func handleGetObjectACL(q *request) error {
 	if owner == "" {
 		owner = bi.Owner
 	}
-	q.writeXML(aclPolicy(owner, oi.ACL))
+	q.writeXML(aclPolicy(owner, oi.ACL, true, bi.Owner))
 	return nil
 }
 

@@ -359,6 +359,10 @@ func (s *Server) serve(q *request) {
 	if q.body == nil {
 		q.body = http.NoBody
 	}
+	if err := q.expectedBucketOwner(); err != nil {
+		q.writeError(toAPIError(err))
+		return
+	}
 	if err := rt.handler(q); err != nil {
 		q.writeError(toAPIError(err))
 	}

@@ -415,7 +415,11 @@ func TestAccessControl(t *testing.T) {
 		h.expect(h.do(u, "GET", "/priv/missing", nil), 403, "AccessDenied")
 		h.expect(h.do(u, "GET", "/priv", nil), 403, "AccessDenied")
 		h.expect(h.do(u, "PUT", "/priv/x", []byte("x")), 403, "AccessDenied")
-		h.expect(h.do(u, "GET", "/pub/k", nil), 200, "")
+		// A public-read bucket lets anyone list it, not read its private
+		// objects (issue #12); a missing key there is NoSuchKey.
+		h.expect(h.do(u, "GET", "/pub/k", nil), 403, "AccessDenied")
+		h.expect(h.do(u, "HEAD", "/pub/k", nil), 403, "")
+		h.expect(h.do(u, "GET", "/pub/missing", nil), 404, "NoSuchKey")
 		h.expect(h.do(u, "GET", "/pub?list-type=2", nil), 200, "")
 		h.expect(h.do(u, "PUT", "/pub/x", []byte("x")), 403, "AccessDenied")
 		h.expect(h.do(u, "DELETE", "/pub/k", nil), 403, "AccessDenied")

@@ -605,7 +605,20 @@ func TestUsersAndACLs(t *testing.T) {
 	wantCode(t, err, "AccessDenied", 403)
 	_, err = bob.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("rootpub"), Key: aws.String("x"), Body: strings.NewReader("x")})
 	wantCode(t, err, "AccessDenied", 403)
-	g, err := bob.GetObject(cx, &s3.GetObjectInput{Bucket: aws.String("rootpub"), Key: aws.String("obj")})
+	// A public-read bucket opens listing, not its private objects (issue
+	// #12): reads follow the object's own ACL.
+	if _, err := bob.ListObjectsV2(cx, &s3.ListObjectsV2Input{Bucket: aws.String("rootpub")}); err != nil {
+		t.Fatalf("bob lists a public-read bucket: %v", err)
+	}
+	_, err = bob.GetObject(cx, &s3.GetObjectInput{Bucket: aws.String("rootpub"), Key: aws.String("obj")})
+	wantCode(t, err, "AccessDenied", 403)
+	_, err = bob.HeadObject(cx, &s3.HeadObjectInput{Bucket: aws.String("rootpub"), Key: aws.String("obj")})
+	wantCode(t, err, "", 403)
+	if _, err := root.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("rootpub"), Key: aws.String("open"),
+		Body: strings.NewReader("open"), ACL: types.ObjectCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := bob.GetObject(cx, &s3.GetObjectInput{Bucket: aws.String("rootpub"), Key: aws.String("open")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,10 +634,20 @@ func TestUsersAndACLs(t *testing.T) {
 	}
 	_, err = bob.DeleteBucket(cx, &s3.DeleteBucketInput{Bucket: aws.String("rootpub")})
 	wantCode(t, err, "AccessDenied", 403)
+	_, err = bob.CopyObject(cx, &s3.CopyObjectInput{Bucket: aws.String("bobs"), Key: aws.String("stolen"), CopySource: aws.String("rootpub/obj")})
+	wantCode(t, err, "AccessDenied", 403)
 	// Anonymous access through plain HTTP.
-	resp, err := httpGet(s.endpoint + "/rootpub/obj")
-	if err != nil || resp.status != 200 || resp.body != "secret" {
+	resp, err := httpGet(s.endpoint + "/rootpub/open")
+	if err != nil || resp.status != 200 || resp.body != "open" {
 		t.Fatalf("anonymous public read: %+v %v", resp, err)
+	}
+	resp, err = httpGet(s.endpoint + "/rootpub/obj")
+	if err != nil || resp.status != 403 || !strings.Contains(resp.body, "<Code>AccessDenied</Code>") {
+		t.Fatalf("anonymous read of a private object in a public-read bucket: %+v %v", resp, err)
+	}
+	resp, err = httpGet(s.endpoint + "/rootpub?list-type=2")
+	if err != nil || resp.status != 200 || !strings.Contains(resp.body, "<Key>obj</Key>") {
+		t.Fatalf("anonymous listing of a public-read bucket: %+v %v", resp, err)
 	}
 	resp, err = httpGet(s.endpoint + "/rootpriv/obj")
 	if err != nil || resp.status != 403 || !strings.Contains(resp.body, "<Code>AccessDenied</Code>") {
@@ -649,13 +672,68 @@ func TestUsersAndACLs(t *testing.T) {
 	if err != nil || len(bacl.Grants) != 1 || bacl.Grants[0].Permission != types.PermissionFullControl {
 		t.Fatalf("bucket acl %+v %v", bacl, err)
 	}
-	resp, err = httpGet(s.endpoint + "/rootpub/obj")
+	resp, err = httpGet(s.endpoint + "/rootpub?list-type=2")
 	if err != nil || resp.status != 403 {
-		t.Fatalf("after PutBucketAcl private: %+v %v", resp, err)
+		t.Fatalf("listing after PutBucketAcl private: %+v %v", resp, err)
+	}
+	// The public-read object stays readable: its own ACL decides.
+	resp, err = httpGet(s.endpoint + "/rootpub/open")
+	if err != nil || resp.status != 200 {
+		t.Fatalf("public-read object after PutBucketAcl private: %+v %v", resp, err)
 	}
 	// Wrong secret.
 	_, err = s.client(bobUser, "wrong-secret").ListBuckets(cx, &s3.ListBucketsInput{})
 	wantCode(t, err, "SignatureDoesNotMatch", 403)
 	_, err = s.client("nobody", "whatever-secret").ListBuckets(cx, &s3.ListBucketsInput{})
 	wantCode(t, err, "InvalidAccessKeyId", 403)
+}
+
+// TestExpectedBucketOwner: aws-sdk-go-v2's ExpectedBucketOwner and
+// ExpectedSourceBucketOwner take the owner id ListBuckets reports; any
+// other value is refused with 403 AccessDenied and changes nothing.
+func TestExpectedBucketOwner(t *testing.T) {
+	s := startServer(t)
+	bob := s.client(bobUser, bobPass)
+	cx := ctx(t)
+	createBucket(t, bob, "bobs-bucket")
+	if _, err := bob.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("k"), Body: strings.NewReader("original")}); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := bob.ListBuckets(cx, &s3.ListBucketsInput{})
+	if err != nil || lb.Owner == nil || aws.ToString(lb.Owner.ID) == "" {
+		t.Fatalf("list buckets owner: %+v %v", lb, err)
+	}
+	mine := lb.Owner.ID
+	rootOwner, err := s.root().ListBuckets(cx, &s3.ListBucketsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := rootOwner.Owner.ID
+	_, err = bob.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("k"),
+		Body: strings.NewReader("overwritten"), ExpectedBucketOwner: other})
+	wantCode(t, err, "AccessDenied", 403)
+	_, err = bob.DeleteObject(cx, &s3.DeleteObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("k"), ExpectedBucketOwner: other})
+	wantCode(t, err, "AccessDenied", 403)
+	_, err = bob.HeadObject(cx, &s3.HeadObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("k"), ExpectedBucketOwner: other})
+	wantCode(t, err, "", 403)
+	_, err = bob.ListObjectsV2(cx, &s3.ListObjectsV2Input{Bucket: aws.String("bobs-bucket"), ExpectedBucketOwner: other})
+	wantCode(t, err, "AccessDenied", 403)
+	_, err = bob.CopyObject(cx, &s3.CopyObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("copy"),
+		CopySource: aws.String("bobs-bucket/k"), ExpectedSourceBucketOwner: other})
+	wantCode(t, err, "AccessDenied", 403)
+	g, err := bob.GetObject(cx, &s3.GetObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("k"), ExpectedBucketOwner: mine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustRead(t, g.Body)); got != "original" {
+		t.Fatalf("refused requests changed the object: %q", got)
+	}
+	if _, err := bob.CopyObject(cx, &s3.CopyObjectInput{Bucket: aws.String("bobs-bucket"), Key: aws.String("copy"),
+		CopySource: aws.String("bobs-bucket/k"), ExpectedBucketOwner: mine, ExpectedSourceBucketOwner: mine}); err != nil {
+		t.Fatal(err)
+	}
+	lo, err := bob.ListObjectsV2(cx, &s3.ListObjectsV2Input{Bucket: aws.String("bobs-bucket"), ExpectedBucketOwner: mine})
+	if err != nil || len(lo.Contents) != 2 {
+		t.Fatalf("list with the right owner: %+v %v", lo, err)
+	}
 }

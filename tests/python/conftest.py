@@ -43,6 +43,7 @@ class Creds:
 
 
 ALICE = Creds("e2ealice0001", "alice-secret-key-0001", "Alice Example")
+BOB = Creds("e2ebob0002", "bob-secret-key-0002", "Bob Example")
 
 START_TIMEOUT_S = 60
 READY_TIMEOUT_S = 60
@@ -86,7 +87,9 @@ class Server:
     def start(self) -> None:
         for d in self.drives:
             d.mkdir(parents=True, exist_ok=True)
-        self.users_file.write_text(f"{ALICE.access_key} {ALICE.secret_key} {ALICE.display_name}\n")
+        self.users_file.write_text(
+            "".join(f"{u.access_key} {u.secret_key} {u.display_name}\n" for u in (ALICE, BOB))
+        )
         env = dict(os.environ)
         env["SHARDSTORE_ROOT_USER"] = ROOT_USER
         env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
@@ -315,6 +318,12 @@ def s3(server):
 def s3_alice(server):
     """boto3 client for the second user from the --users file."""
     return server.client(ALICE)
+
+
+@pytest.fixture
+def s3_bob(server):
+    """boto3 client for a third user from the --users file."""
+    return server.client(BOB)
 
 
 @pytest.fixture
