@@ -272,13 +272,7 @@ func TestScanDelimiterEdges(t *testing.T) {
 func TestIndexCorruption(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := OpenLocal(dir, LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.WriteFormat(ctx, testFormat); err != nil {
-		t.Fatal(err)
-	}
+	d := formattedLocal(t, dir)
 	r := rand.New(rand.NewSource(7))
 	want := map[string][]byte{}
 	for i := 0; i < 2000; i += 100 {
@@ -323,7 +317,7 @@ func TestIndexCorruption(t *testing.T) {
 	if damaged == 0 {
 		t.Fatalf("no sstable large enough to damage among %v", ssts)
 	}
-	d, err = OpenLocal(dir, LocalOptions{})
+	d, err := OpenLocal(dir, LocalOptions{})
 	if err != nil {
 		t.Fatalf("OpenLocal must not fail on a damaged index: %v", err)
 	}
@@ -372,13 +366,7 @@ func TestIndexCorruption(t *testing.T) {
 func TestIndexMissing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := OpenLocal(dir, LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.WriteFormat(ctx, testFormat); err != nil {
-		t.Fatal(err)
-	}
+	d := formattedLocal(t, dir)
 	d.Close()
 	if err := os.RemoveAll(filepath.Join(dir, sysDirName, indexDirName)); err != nil {
 		t.Fatal(err)

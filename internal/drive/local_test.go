@@ -29,7 +29,14 @@ func openLocal(t testing.TB, dir string, opts LocalOptions) *Local {
 // newLocal returns a formatted drive on a fresh directory.
 func newLocal(t testing.TB) *Local {
 	t.Helper()
-	d := openLocal(t, t.TempDir(), LocalOptions{})
+	return formattedLocal(t, t.TempDir())
+}
+
+// formattedLocal opens and formats the drive at dir (closed when the test
+// ends; closing it earlier is fine).
+func formattedLocal(t testing.TB, dir string) *Local {
+	t.Helper()
+	d := openLocal(t, dir, LocalOptions{})
 	if err := d.WriteFormat(context.Background(), testFormat); err != nil {
 		t.Fatal(err)
 	}
@@ -220,13 +227,7 @@ func TestNotBlankRefused(t *testing.T) {
 func TestFormatRefusesLeftoverIndex(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := OpenLocal(dir, LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.WriteFormat(ctx, testFormat); err != nil {
-		t.Fatal(err)
-	}
+	d := formattedLocal(t, dir)
 	var b Batch
 	b.Put(TableObjects, "bkt/key", []byte("v"))
 	if err := d.Apply(ctx, &b); err != nil {

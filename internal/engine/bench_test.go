@@ -19,17 +19,7 @@ import (
 // tmpfs path (/dev/shm) to measure the engine rather than the disk.
 func benchEngine(b *testing.B) (*Engine, []string) {
 	b.Helper()
-	root := os.Getenv("SHARDSTORE_BENCH_DIR")
-	if root == "" {
-		root = b.TempDir()
-	} else {
-		var err error
-		root, err = os.MkdirTemp(root, "enginebench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { os.RemoveAll(root) })
-	}
+	root := benchRoot(b)
 	// SHARDSTORE_BENCH_DRIVES changes the drive count (default 16): a
 	// 100k-key listing on 16 tmpfs drives needs more inodes than a
 	// default /dev/shm has.
@@ -50,6 +40,23 @@ func benchEngine(b *testing.B) (*Engine, []string) {
 		b.Fatal(err)
 	}
 	return e, paths
+}
+
+// benchRoot is a fresh directory for a benchmark's drives: under
+// SHARDSTORE_BENCH_DIR when set (a tmpfs path such as /dev/shm measures the
+// engine rather than the disk), else the test's temporary directory.
+func benchRoot(b *testing.B) string {
+	b.Helper()
+	dir := os.Getenv("SHARDSTORE_BENCH_DIR")
+	if dir == "" {
+		return b.TempDir()
+	}
+	root, err := os.MkdirTemp(dir, "enginebench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(root) })
+	return root
 }
 
 func BenchmarkPut(b *testing.B) {
@@ -173,14 +180,7 @@ func BenchmarkPutInline(b *testing.B) {
 	for _, size := range []int{4 << 10, 64 << 10, 256 << 10, 1 << 20} {
 		for _, limit := range []int64{-1, 16 << 10, 128 << 10} {
 			b.Run(fmt.Sprintf("%dKiB/limit=%d", size>>10, limit), func(b *testing.B) {
-				root := b.TempDir()
-				if d := os.Getenv("SHARDSTORE_BENCH_DIR"); d != "" {
-					var err error
-					if root, err = os.MkdirTemp(d, "inlinebench"); err != nil {
-						b.Fatal(err)
-					}
-					b.Cleanup(func() { os.RemoveAll(root) })
-				}
+				root := benchRoot(b)
 				var locals []*drive.Local
 				var drives []drive.Drive
 				for i := 0; i < 16; i++ {

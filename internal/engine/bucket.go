@@ -214,11 +214,9 @@ func (e *Engine) purgeBucket(ctx context.Context, d drive.Drive, bucket string) 
 					}
 				}
 			}
-			dropVersions(b, versions, nil)
-			if err := d.Apply(ctx, b); err != nil {
+			if err := e.applyDropping(ctx, d, b, versions, nil); err != nil {
 				return err
 			}
-			e.freeData(d, versions, nil)
 		}
 	}
 	return nil

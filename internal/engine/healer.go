@@ -89,9 +89,9 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 	verify := make([]bool, len(set.drives)) // positions whose data must be verified
 	switch {
 	case errors.Is(err, ErrObjectNotFound):
-		return e.removeDangling(ctx, set, bucket, key, res)
+		return e.removeDangling(ctx, set, bucket, key, st.recs, res)
 	case errors.Is(err, ErrReadQuorum):
-		st, err = e.recoverVersion(ctx, set, bucket, key, res)
+		st, err = e.recoverVersion(ctx, set, bucket, key, st.recs, st.readErrs, res)
 		if err != nil {
 			return err
 		}
@@ -207,12 +207,7 @@ func (e *Engine) replaceRecord(ctx context.Context, d drive.Drive, bucket, key s
 			}
 		}
 	}
-	dropVersions(b, replaced, keep)
-	if err := d.Apply(ctx, b); err != nil {
-		return err
-	}
-	e.freeData(d, replaced, keep)
-	return nil
+	return e.applyDropping(ctx, d, b, replaced, keep)
 }
 
 // checkShards marks positions whose shard data (a file per part, or the
@@ -499,17 +494,10 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 	return nil
 }
 
-// rawRecords reads every drive's record of key, whatever its versions.
-func (e *Engine) rawRecords(ctx context.Context, set *erasureSet, bucket, key string) ([]*meta.Record, []error) {
-	recs, _, errs := readRecords(ctx, set, bucket, key)
-	return recs, errs
-}
-
 // removeDangling deletes what is left of an object that fewer than read
 // quorum drives hold: it can never be read, and leaving it would let it
 // show up in listings.
-func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, key string, res *HealResult) error {
-	recs, _ := e.rawRecords(ctx, set, bucket, key)
+func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, res *HealResult) error {
 	okey := drive.ObjectKey(bucket, key)
 	var mu sync.Mutex
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
@@ -518,11 +506,9 @@ func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, ke
 		}
 		b := &drive.Batch{}
 		b.Delete(drive.TableObjects, okey)
-		dropVersions(b, recs[p].Versions, nil)
-		if err := d.Apply(ctx, b); err != nil {
+		if err := e.applyDropping(ctx, d, b, recs[p].Versions, nil); err != nil {
 			return err
 		}
-		e.freeData(d, recs[p].Versions, nil)
 		mu.Lock()
 		res.Orphans += len(recs[p].Versions)
 		mu.Unlock()
@@ -545,9 +531,8 @@ func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, ke
 // metadata synthesised where only the data is left, then every shard is
 // verified). The newest such version wins. When none qualifies and every
 // drive answered, the remnants are removed and nil is returned.
-func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, key string, res *HealResult) (*objectState, error) {
+func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, errs []error, res *HealResult) (*objectState, error) {
 	n := len(set.drives)
-	recs, errs := e.rawRecords(ctx, set, bucket, key)
 	offline := 0
 	for p := range errs {
 		if errs[p] != nil && !errors.Is(errs[p], drive.ErrNotFound) && !errors.Is(errs[p], meta.ErrCorrupt) {
@@ -607,5 +592,5 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 	if offline > 0 {
 		return nil, fmt.Errorf("%w: no version has read quorum and %d drives did not answer", ErrReadQuorum, offline)
 	}
-	return nil, e.removeDangling(ctx, set, bucket, key, res)
+	return nil, e.removeDangling(ctx, set, bucket, key, recs, res)
 }

@@ -258,13 +258,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		if errs[p] != nil || olds[p] == nil || olds[p].PartDataID(0) == plan.ref.ID {
 			return nil
 		}
-		b := &drive.Batch{Lazy: true}
-		dropVersions(b, olds[p:p+1], nil)
-		if err := d.Apply(context.Background(), b); err != nil {
-			return err
-		}
-		e.freeData(d, olds[p:p+1], nil)
-		return nil
+		return e.applyDropping(context.Background(), d, &drive.Batch{Lazy: true}, olds[p:p+1], nil)
 	})
 	res.phases.Commit = time.Since(now)
 	e.observe(res.phases)
@@ -545,12 +539,7 @@ func (e *Engine) dropUpload(ctx context.Context, d drive.Drive, bucket, key, upl
 			owned = append(owned, m)
 		}
 	}
-	dropVersions(b, owned, nil)
-	if err := d.Apply(ctx, b); err != nil {
-		return err
-	}
-	e.freeData(d, owned, nil)
-	return nil
+	return e.applyDropping(ctx, d, b, owned, nil)
 }
 
 // ListMultipartUploads lists in-progress uploads of a bucket, sorted by

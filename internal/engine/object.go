@@ -42,12 +42,7 @@ func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 		}
 		b := &drive.Batch{}
 		b.Delete(drive.TableObjects, okey)
-		dropVersions(b, versions, nil)
-		if err := d.Apply(ctx, b); err != nil {
-			return err
-		}
-		e.freeData(d, versions, nil)
-		return nil
+		return e.applyDropping(ctx, d, b, versions, nil)
 	})
 	if ok := countNil(errs); ok < writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards) {
 		e.heal.add(bucket, key)

@@ -649,18 +649,13 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if len(replaced) > 0 {
 			b.Put(drive.TableObjects, okey, (&meta.Record{Versions: []*meta.Object{versions[p]}}).Marshal())
 		}
-		dropVersions(b, replaced, keep)
 		if req.extra != nil {
 			req.extra(p, b)
 		}
-		if b.Len() == 0 {
-			return nil
-		}
-		if err := d.Apply(context.Background(), b); err != nil {
+		if err := e.applyDropping(context.Background(), d, b, replaced, keep); err != nil {
 			e.heal.add(bucket, key)
 			return err
 		}
-		e.freeData(d, replaced, keep)
 		return nil
 	})
 	if countNil(errs) < len(errs) {
@@ -673,6 +668,23 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 // data id: an object, or a multipart upload still in progress.
 func objectOwner(bucket, key string) string { return "o:" + bucket + "/" + key }
 func uploadOwner(uploadID string) string    { return "u:" + uploadID }
+
+// applyDropping applies b on d together with the removal of the refs and
+// inline data of versions (except data ids in keep), and once that batch
+// is in, frees the versions' shard files. The order is the invariant: no
+// index entry may point at a shard file after it is gone. An empty batch
+// is not sent.
+func (e *Engine) applyDropping(ctx context.Context, d drive.Drive, b *drive.Batch, versions []*meta.Object, keep map[string]bool) error {
+	dropVersions(b, versions, keep)
+	if b.Len() == 0 {
+		return nil
+	}
+	if err := d.Apply(ctx, b); err != nil {
+		return err
+	}
+	e.freeData(d, versions, keep)
+	return nil
+}
 
 // dropVersions adds to b the removal of the refs and inline data of
 // versions, except data ids in keep.
