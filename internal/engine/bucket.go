@@ -86,7 +86,10 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	if err := checkBucketName(bucket); err != nil {
 		return err
 	}
-	unlock := e.locks.Lock(lockName(bucket, ""))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	e.bucketsMu.RLock()
 	_, exists := e.buckets[bucket]
@@ -140,7 +143,10 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return err
 	}
-	unlock := e.locks.Lock(lockName(bucket, ""))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	res, err := e.ListObjects(ctx, bucket, ListOptions{MaxKeys: 1})
 	if err != nil {
@@ -171,7 +177,10 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 
 // SetBucketACL replaces a bucket's canned ACL.
 func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
-	unlock := e.locks.Lock(lockName(bucket, ""))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	info, err := e.BucketInfo(ctx, bucket)
 	if err != nil {

@@ -43,20 +43,6 @@ func (l *nsLock) release(name string, e *nsEntry) {
 	l.mu.Unlock()
 }
 
-// Lock takes name exclusively and returns the function that releases it.
-func (l *nsLock) Lock(name string) func() {
-	e := l.acquire(name)
-	e.rw.Lock()
-	return func() { e.rw.Unlock(); l.release(name, e) }
-}
-
-// RLock takes name shared and returns the function that releases it.
-func (l *nsLock) RLock(name string) func() {
-	e := l.acquire(name)
-	e.rw.RLock()
-	return func() { e.rw.RUnlock(); l.release(name, e) }
-}
-
 func lockName(bucket, key string) string { return bucket + "\x00" + key }
 
 // LockTimeout bounds how long a request waits for a key's lock. Commits
@@ -65,12 +51,13 @@ func lockName(bucket, key string) string { return bucket + "\x00" + key }
 // fails with ErrBusy (503 SlowDown) instead of hanging.
 const LockTimeout = 30 * time.Second
 
-// LockWait is Lock bounded by ctx and LockTimeout.
+// LockWait takes name exclusively, waiting at most until ctx ends or
+// LockTimeout passes, and returns the function that releases it.
 func (l *nsLock) LockWait(ctx context.Context, name string) (func(), error) {
 	return l.wait(ctx, name, false)
 }
 
-// RLockWait is RLock bounded by ctx and LockTimeout.
+// RLockWait takes name shared, bounded like LockWait.
 func (l *nsLock) RLockWait(ctx context.Context, name string) (func(), error) {
 	return l.wait(ctx, name, true)
 }

@@ -376,7 +376,10 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		}
 	}
 	set := e.setFor(bucket, key)
-	uploadUnlock := e.locks.Lock(lockName(bucket, "\x00upload/"+uploadID))
+	uploadUnlock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	defer uploadUnlock()
 	up, _, err := e.readUpload(ctx, set, bucket, key, uploadID)
 	if err != nil {
@@ -503,7 +506,10 @@ func (e *Engine) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID
 		return err
 	}
 	set := e.setFor(bucket, key)
-	unlock := e.locks.Lock(lockName(bucket, "\x00upload/"+uploadID))
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	if _, _, err := e.readUpload(ctx, set, bucket, key, uploadID); err != nil {
 		return err
