@@ -31,6 +31,9 @@ var (
 	ErrNewerLayout = errors.New("drive uses a newer on-disk layout")
 	// ErrLocked refuses a drive another process holds.
 	ErrLocked = errors.New("drive is in use by another process")
+	// ErrDriveMissing is a drive whose directory does not exist (a disk
+	// that did not mount); errors carrying it also match ErrDriveFaulty.
+	ErrDriveMissing = errors.New("drive directory does not exist")
 )
 
 // ErrFileNotFound is the name older code used for ErrNotFound.

@@ -71,6 +71,10 @@ type Local struct {
 	idx       *index
 	// indexErr is why the index did not open; ReadFormat retries.
 	indexErr error
+	// createdSys is set when this Local created .shardstore.sys: if the
+	// drive is still unformatted at Close (a refused start), it is
+	// removed again, so the directory is left as it was found.
+	createdSys bool
 }
 
 // LocalOptions configures OpenLocal.
@@ -84,6 +88,13 @@ type LocalOptions struct {
 	// DisableDirectIO writes shard files through the page cache even
 	// where the filesystem supports O_DIRECT.
 	DisableDirectIO bool
+	// NoCreate opens a drive whose directory does not exist as a missing
+	// drive (every call fails with ErrDriveMissing) instead of creating
+	// it: on a deployment that exists, a missing directory is a disk that
+	// did not mount, and filling the parent filesystem in its place would
+	// hide the failure. Once a directory appears at the path it is bound
+	// to like a replaced drive.
+	NoCreate bool
 }
 
 const (
@@ -96,18 +107,33 @@ const (
 	oldBucketsDir = "buckets" // layout v1 kept bucket records here
 )
 
-// OpenLocal opens the drive at dir, creating the directory if needed,
-// and takes its lock: a drive another process (or another OpenLocal in
-// this one) holds is refused with ErrLocked. A formatted drive's index
-// is opened at once. A drive that cannot serve (an index that does not
-// open, an older layout) still opens: its calls report why, so one bad
-// drive does not stop a deployment from starting.
+// OpenLocal opens the drive at dir, creating the directory if needed
+// (unless opts.NoCreate), and takes its lock: a drive another process
+// (or another OpenLocal in this one) holds is refused with ErrLocked. A
+// formatted drive's index is opened at once. A drive that cannot serve
+// (an index that does not open, an older layout, a missing directory
+// with NoCreate) still opens: its calls report why, so one bad drive
+// does not stop a deployment from starting.
 func OpenLocal(dir string, opts LocalOptions) (*Local, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("drive %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	d := &Local{
+		root:     abs,
+		sys:      filepath.Join(abs, sysDirName),
+		dataDir:  filepath.Join(abs, sysDirName, dataDirName),
+		indexDir: filepath.Join(abs, sysDirName, indexDirName),
+		opts:     opts,
+	}
+	if opts.NoCreate {
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			// Unbound: rootID stays zero, so the first identity check
+			// that finds a directory at the path binds to it.
+			d.layoutErr = d.missingErr()
+			return d, nil
+		}
+	} else if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("drive %s: %w", abs, classify(err))
 	}
 	fi, err := os.Stat(abs)
@@ -117,13 +143,6 @@ func OpenLocal(dir string, opts LocalOptions) (*Local, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("drive %s: not a directory: %w", abs, ErrDriveFaulty)
 	}
-	d := &Local{
-		root:     abs,
-		sys:      filepath.Join(abs, sysDirName),
-		dataDir:  filepath.Join(abs, sysDirName, dataDirName),
-		indexDir: filepath.Join(abs, sysDirName, indexDirName),
-		opts:     opts,
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.bindLocked(); err != nil {
@@ -132,16 +151,29 @@ func OpenLocal(dir string, opts LocalOptions) (*Local, error) {
 	return d, nil
 }
 
+// missingErr is what every call of a drive without a directory returns.
+func (d *Local) missingErr() error {
+	return fmt.Errorf("drive %s: %w: %w (a disk that did not mount?); it stays offline until a directory is there",
+		d.root, ErrDriveFaulty, ErrDriveMissing)
+}
+
 // bindLocked takes the drive's lock, records which directories it is
 // bound to and loads the format (and the index).
 func (d *Local) bindLocked() error {
-	if err := os.Mkdir(d.sys, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	created := true
+	if err := os.Mkdir(d.sys, 0o755); errors.Is(err, fs.ErrExist) {
+		created = false
+	} else if err != nil {
 		return fmt.Errorf("drive %s: %w", d.root, classify(err))
 	}
 	lock, err := acquireLock(d.root, filepath.Join(d.sys, lockFileName))
 	if err != nil {
+		if created {
+			_ = os.RemoveAll(d.sys)
+		}
 		return err
 	}
+	d.createdSys = created
 	rootID, err := statDir(d.root)
 	if err == nil {
 		d.sysID, err = statDir(d.sys)
@@ -210,6 +242,9 @@ func (d *Local) checkIdentity(force bool) error {
 		return nil
 	}
 	id, err := statDir(d.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return d.missingErr()
+	}
 	if err != nil {
 		return fmt.Errorf("drive %s: %w: %v", d.root, ErrDriveFaulty, err)
 	}
@@ -268,6 +303,7 @@ func (d *Local) rebindIfReplaced() error {
 	}
 	d.lock.release()
 	d.lock = nil
+	d.createdSys = false
 	d.noDirect.Store(false)
 	d.formatted, d.layoutErr, d.indexErr = false, nil, nil
 	return d.bindLocked()
@@ -289,6 +325,11 @@ func (d *Local) Close() error {
 			err = d.indexError("close", cerr)
 		}
 		d.idx = nil
+	}
+	if d.createdSys && !d.formatted && d.lock != nil && d.checkIdentity(true) == nil {
+		// Removed while the lock is still held, so no other process can
+		// be using what is removed.
+		_ = os.RemoveAll(d.sys)
 	}
 	if lerr := d.lock.release(); lerr != nil && err == nil {
 		err = fmt.Errorf("drive %s: release lock: %w", d.root, classify(lerr))
@@ -408,6 +449,31 @@ func (d *Local) foreignEntries() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// PeekFormat reads the format record of the drive directory dir without
+// creating, locking or opening anything, so a start that is going to be
+// refused can decide before it writes. A directory that does not exist
+// is ErrDriveMissing; one without a record is ErrUnformatted when it is
+// blank and ErrNotBlank when it holds anything but shardstore's files;
+// layout v1 is ErrOldLayout.
+func PeekFormat(dir string) (Format, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Format{}, fmt.Errorf("drive %s: %w", dir, err)
+	}
+	d := &Local{root: abs, sys: filepath.Join(abs, sysDirName)}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return Format{}, d.missingErr()
+	}
+	f, err := d.readFormat()
+	if errors.Is(err, ErrUnformatted) {
+		if others := d.foreignEntries(); len(others) > 0 {
+			return Format{}, d.notBlankErr(others)
+		}
+		return Format{}, fmt.Errorf("drive %s: %w", abs, ErrUnformatted)
+	}
+	return f, err
 }
 
 // ReadFormat reads the format record. A missing one is ErrUnformatted;

@@ -414,3 +414,89 @@ func TestDriveBackInPlace(t *testing.T) {
 		t.Fatalf("after the drive came back: %q %v", v, err)
 	}
 }
+
+func TestPlace(t *testing.T) {
+	root := t.TempDir()
+	// A path that does not exist yet is placed where it would be created.
+	p, err := Place(filepath.Join(root, "a", "b"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.OnRoot || p.Path != filepath.Join(root, "a", "b") {
+		t.Fatalf("placement %+v: want on the given root", p)
+	}
+	// /proc is another filesystem than the temp dir.
+	q, err := Place("/proc/self", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.OnRoot || q.Dev == p.Dev || q.FSType != "proc" {
+		t.Fatalf("/proc placement %+v: want a separate proc filesystem", q)
+	}
+	groups := SharedFilesystems([]Placement{p, q, p})
+	if len(groups) != 1 || len(groups[0]) != 2 || groups[0][0].Dev != p.Dev {
+		t.Fatalf("shared groups %+v", groups)
+	}
+	if d := p.Describe(); d == "" {
+		t.Fatal("empty description")
+	}
+	if got := unescapeMount(`/mnt/my\040disk`); got != "/mnt/my disk" {
+		t.Fatalf("unescape: %q", got)
+	}
+}
+
+func TestPeekFormatAndMissingDrive(t *testing.T) {
+	root := t.TempDir()
+	missing := filepath.Join(root, "gone")
+	if _, err := PeekFormat(missing); !errors.Is(err, ErrDriveMissing) {
+		t.Fatalf("peek of a missing directory: %v", err)
+	}
+	d, err := OpenLocal(missing, LocalOptions{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("NoCreate created the directory: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrDriveMissing) || !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("ReadFormat of a missing drive: %v", err)
+	}
+	if _, err := d.Get(ctx, TableBuckets, "x"); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("Get on a missing drive: %v", err)
+	}
+	// The disk appears (mounted, empty): the drive binds to it and is blank.
+	if err := os.Mkdir(missing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrUnformatted) {
+		t.Fatalf("ReadFormat after the directory appeared: %v", err)
+	}
+	if err := d.WriteFormat(ctx, Format{DeploymentID: "dep", SetCount: 1, SetSize: 1, DriveID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := PeekFormat(missing); err != nil || f.DeploymentID != "dep" {
+		t.Fatalf("peek after format: %+v %v", f, err)
+	}
+
+	// A blank directory opened and closed without a format is left as found.
+	blank := filepath.Join(root, "blank")
+	os.Mkdir(blank, 0o755)
+	b, err := OpenLocal(blank, LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(blank, sysDirName)); err != nil {
+		t.Fatalf("open did not create the system directory: %v", err)
+	}
+	b.Close()
+	if ents, _ := os.ReadDir(blank); len(ents) != 0 {
+		t.Fatalf("unformatted drive not left as found: %v", ents)
+	}
+	// A directory with foreign files is not blank to PeekFormat.
+	os.WriteFile(filepath.Join(blank, "photo.jpg"), []byte("x"), 0o644)
+	if _, err := PeekFormat(blank); !errors.Is(err, ErrNotBlank) {
+		t.Fatalf("peek of a non-blank directory: %v", err)
+	}
+}

@@ -247,11 +247,61 @@ type ListUploadsResult struct {
 
 // Status reports the health the server exposes on its readiness endpoint.
 type Status struct {
-	Drives        int
-	DrivesOnline  int
-	Sets          int
-	WriteQuorumOK bool // every set has at least write quorum drives online
-	ReadQuorumOK  bool
+	Drives        int  `json:"drives"`
+	DrivesOnline  int  `json:"drives_online"`
+	Sets          int  `json:"sets"`
+	WriteQuorumOK bool `json:"write_quorum_ok"` // every set has at least write quorum drives online
+	ReadQuorumOK  bool `json:"read_quorum_ok"`
+	// PerSet is the same, set by set.
+	PerSet []SetStatus `json:"per_set"`
+}
+
+// SetStatus is the health of one erasure set.
+type SetStatus struct {
+	Set           int  `json:"set"` // 1-based
+	Drives        int  `json:"drives"`
+	DrivesOnline  int  `json:"drives_online"`
+	WriteQuorum   int  `json:"write_quorum"` // drives a write needs
+	ReadQuorum    int  `json:"read_quorum"`  // drives a read needs
+	WriteQuorumOK bool `json:"write_quorum_ok"`
+	ReadQuorumOK  bool `json:"read_quorum_ok"`
+}
+
+// Layout is how the deployment places and codes objects.
+type Layout struct {
+	DeploymentID string `json:"deployment_id"`
+	Drives       int    `json:"drives"`
+	Sets         int    `json:"sets"`
+	SetSize      int    `json:"set_size"`
+	// Data and Parity are the shards of a STANDARD object; RRSParity is
+	// the parity of REDUCED_REDUNDANCY objects.
+	Data        int `json:"data"`
+	Parity      int `json:"parity"`
+	RRSParity   int `json:"rrs_parity"`
+	WriteQuorum int `json:"write_quorum"`
+	ReadQuorum  int `json:"read_quorum"`
+	// InlineLimit is the per-drive shard size up to which data is kept
+	// in the drive index (negative: never).
+	InlineLimit int64  `json:"inline_limit"`
+	BlockSize   int    `json:"block_size"`
+	Bitrot      string `json:"bitrot"`
+}
+
+// DriveStatus is one drive as an operator sees it.
+type DriveStatus struct {
+	Path  string `json:"path"`
+	Set   int    `json:"set"`   // 1-based
+	Slot  int    `json:"slot"`  // 1-based position in the set
+	State string `json:"state"` // "online" or "offline"
+	// Since is when the drive last went online or offline.
+	Since time.Time `json:"since"`
+	// Error is why it is offline (or the last error it reported).
+	Error    string `json:"error"`
+	Faults   int64  `json:"faults"`
+	Timeouts int64  `json:"timeouts"`
+	Total    uint64 `json:"total"` // filesystem capacity; 0 when unknown
+	Free     uint64 `json:"free"`
+	Used     uint64 `json:"used"`
 }
 
 // ObjectReader streams (part of) an object; Close must be called.

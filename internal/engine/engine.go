@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +103,9 @@ type Engine struct {
 	// indexCache is the block cache all drives' indexes share, so their
 	// memory is bounded together.
 	indexCache *drive.IndexCache
+	// createdDirs are the drive directories New created for a new
+	// deployment; a failed start removes them.
+	createdDirs []string
 	// uncleanStart is set when the last run was killed: a recovery sweep runs.
 	uncleanStart bool
 	// listVerify makes listings confirm every key with a quorum read
@@ -140,50 +142,33 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: unknown bitrot algorithm %d", e.bitrot)
 	}
 	drives := cfg.Drives
+	setSizeWant, parityWant := cfg.SetSize, cfg.Parity
 	if drives == nil {
-		if len(cfg.Paths) == 0 {
-			return nil, errors.New("engine: no drives given")
+		plan, err := planPaths(cfg.Paths, cfg.SetSize, cfg.Parity)
+		if err != nil {
+			return nil, err
 		}
-		seen := map[string]bool{}
-		for _, p := range cfg.Paths {
-			abs, err := filepath.Abs(p)
-			if err != nil {
-				return nil, fmt.Errorf("engine: drive %s: %w", p, err)
-			}
-			if seen[abs] {
-				return nil, fmt.Errorf("engine: drive %s is given twice", abs)
-			}
-			seen[abs] = true
-		}
-		e.indexCache = drive.NewIndexCache(indexCacheSize)
-		for _, p := range cfg.Paths {
-			d, err := drive.OpenLocal(p, drive.LocalOptions{Cache: e.indexCache})
-			if err != nil {
-				e.closeHealths()
-				return nil, fmt.Errorf("engine: %w", err)
-			}
-			h := drive.NewHealth(d, drive.HealthConfig{OpTimeout: cfg.DriveTimeout,
-				ProbeInterval: cfg.DriveProbeInterval, Logger: e.log})
-			e.healths = append(e.healths, h)
-			drives = append(drives, h)
+		setSizeWant, parityWant = plan.setSize, plan.parity
+		if drives, err = e.openPaths(plan); err != nil {
+			return nil, err
 		}
 	}
-	setSize, err := chooseSetSize(len(drives), cfg.SetSize)
+	setSize, err := chooseSetSize(len(drives), setSizeWant)
 	if err != nil {
-		e.closeHealths()
+		e.abandon()
 		return nil, err
 	}
-	parity := cfg.Parity
+	parity := parityWant
 	if parity == 0 {
 		parity = defaultParity(setSize)
 	}
-	if parity < 0 || parity > setSize/2 {
-		e.closeHealths()
-		return nil, fmt.Errorf("engine: parity %d is invalid for sets of %d drives (at most %d)", parity, setSize, setSize/2)
+	if err := checkParity(parity, setSize); err != nil {
+		e.abandon()
+		return nil, err
 	}
 	layout, err := loadFormats(context.Background(), drives, setSize, parity, e.log)
 	if err != nil {
-		e.closeHealths()
+		e.abandon()
 		return nil, err
 	}
 	// Parity is recorded at format time: a restart without --parity keeps
@@ -191,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 	// new objects silently.
 	if layout.parity > 0 && layout.parity != parity {
 		if cfg.Parity != 0 {
-			e.closeHealths()
+			e.abandon()
 			return nil, fmt.Errorf("engine: the drives were formatted with parity %d, but parity %d was asked for: start with --parity %d (or without --parity)", layout.parity, cfg.Parity, layout.parity)
 		}
 		parity = layout.parity
@@ -202,7 +187,7 @@ func New(cfg Config) (*Engine, error) {
 		e.sets = append(e.sets, &erasureSet{index: s, drives: drives[s*setSize : (s+1)*setSize], parity: parity})
 	}
 	if err := e.loadBuckets(context.Background()); err != nil {
-		e.closeHealths()
+		e.abandon()
 		return nil, err
 	}
 	e.heal = newHealQueue()
@@ -211,6 +196,14 @@ func New(cfg Config) (*Engine, error) {
 	e.listVerify.Store(e.uncleanStart)
 	e.startBackground(cfg.Heal)
 	return e, nil
+}
+
+// checkParity refuses a parity the set size cannot carry.
+func checkParity(parity, setSize int) error {
+	if parity < 0 || parity > setSize/2 {
+		return fmt.Errorf("engine: parity %d is invalid for sets of %d drives (at most %d)", parity, setSize, setSize/2)
+	}
+	return nil
 }
 
 // chooseSetSize returns the set size for n drives.
@@ -316,34 +309,3 @@ func (e *Engine) closeHealths() {
 
 // DeploymentID identifies this deployment (stored in every drive's format).
 func (e *Engine) DeploymentID() string { return e.deploymentID }
-
-// Status reports drive and quorum health.
-func (e *Engine) Status() Status {
-	st := Status{Sets: len(e.sets), WriteQuorumOK: true, ReadQuorumOK: true}
-	ctx := context.Background()
-	for _, s := range e.sets {
-		// A drive with health tracking answers from memory, so a hung
-		// drive cannot stall the readiness probe; others are asked.
-		up := forEachDrive(s.drives, func(i int, d drive.Drive) error {
-			if h, ok := d.(interface{ Online() bool }); ok {
-				if h.Online() {
-					return nil
-				}
-				return drive.ErrDriveFaulty
-			}
-			_, err := d.ReadFormat(ctx)
-			return err
-		})
-		online := countNil(up)
-		st.Drives += len(s.drives)
-		st.DrivesOnline += online
-		data := len(s.drives) - s.parity
-		if online < writeQuorum(data, s.parity) {
-			st.WriteQuorumOK = false
-		}
-		if online < data {
-			st.ReadQuorumOK = false
-		}
-	}
-	return st
-}

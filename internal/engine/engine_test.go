@@ -186,8 +186,10 @@ func TestFormatChecks(t *testing.T) {
 	if _, err := New(Config{Paths: foreign}); err == nil || !strings.Contains(err.Error(), "another shardstore") || !strings.Contains(err.Error(), other+"1") {
 		t.Fatalf("foreign drive: %v", err)
 	}
-	// A blank drive in a known slot is adopted.
+	// A blank drive (an existing, empty directory) in a known slot is
+	// adopted.
 	os.RemoveAll(paths[5])
+	os.Mkdir(paths[5], 0o755)
 	if e, err := New(Config{Paths: paths}); err != nil {
 		t.Fatalf("blank replacement refused: %v", err)
 	} else {
@@ -196,6 +198,9 @@ func TestFormatChecks(t *testing.T) {
 	// An unformatted drive with data is refused.
 	os.RemoveAll(paths[6])
 	os.MkdirAll(filepath.Join(paths[6], "somebucket"), 0o755)
+	if _, err := os.Stat(filepath.Join(paths[5], ".shardstore.sys", "format.json")); err != nil {
+		t.Fatalf("adopted drive has no format: %v", err)
+	}
 	if _, err := New(Config{Paths: paths}); err == nil || !strings.Contains(err.Error(), "not blank") {
 		t.Fatalf("non-blank unformatted drive: %v", err)
 	}

@@ -112,8 +112,13 @@ type background struct {
 	scanCycles  int
 	scanLastEnd time.Time
 	scanStats   HealReport
-	mrfHealed   int
-	mrfFailed   int
+	// scanRunning, scanStarted, scanDone and scanTotal are the progress
+	// of the scanner cycle under way.
+	scanRunning         bool
+	scanStarted         time.Time
+	scanDone, scanTotal int
+	mrfHealed           int
+	mrfFailed           int
 }
 
 // startBackground launches the heal queue worker, the scanner and the
@@ -255,7 +260,17 @@ func (e *Engine) scanLoop() {
 			return
 		}
 		deep := cycle%b.cfg.DeepScanEvery == 0
-		rep, err := e.heal0(ctx, HealRequest{Deep: deep}, b.cfg.ScanThrottle, nil)
+		b.mu.Lock()
+		b.scanRunning, b.scanStarted, b.scanDone, b.scanTotal = true, time.Now(), 0, 0
+		b.mu.Unlock()
+		rep, err := e.heal0(ctx, HealRequest{Deep: deep}, b.cfg.ScanThrottle, func(p HealProgress) {
+			b.mu.Lock()
+			b.scanDone, b.scanTotal = p.Done, p.Total
+			b.mu.Unlock()
+		})
+		b.mu.Lock()
+		b.scanRunning = false
+		b.mu.Unlock()
 		if err != nil && ctx.Err() != nil {
 			return
 		}
@@ -287,18 +302,18 @@ type HealProgress struct {
 
 // HealReport sums up a Heal run.
 type HealReport struct {
-	Deep            bool
-	Buckets         int
-	Objects         int // objects visited
-	Damaged         int // objects that had something to repair
-	ShardsRewritten int // drive positions rewritten
-	Dangling        int // unreadable remnants removed
-	Recovered       int // versions rebuilt without metadata quorum
-	Orphans         int // unreferenced shard files and remnant versions removed
-	Unreachable     int // objects with drives that did not answer
-	Failed          int // objects that could not be healed
-	Errors          []string
-	Duration        time.Duration
+	Deep            bool          `json:"deep"`
+	Buckets         int           `json:"buckets"`
+	Objects         int           `json:"objects"`          // objects visited
+	Damaged         int           `json:"damaged"`          // objects that had something to repair
+	ShardsRewritten int           `json:"shards_rewritten"` // drive positions rewritten
+	Dangling        int           `json:"dangling"`         // unreadable remnants removed
+	Recovered       int           `json:"recovered"`        // versions rebuilt without metadata quorum
+	Orphans         int           `json:"orphans"`          // unreferenced shard files and remnant versions removed
+	Unreachable     int           `json:"unreachable"`      // objects with drives that did not answer
+	Failed          int           `json:"failed"`           // objects that could not be healed
+	Errors          []string      `json:"errors"`
+	Duration        time.Duration `json:"duration_ns"`
 }
 
 // Heal checks (and repairs) every object selected by req, reporting
@@ -780,25 +795,32 @@ func (e *Engine) refill(set *erasureSet, d drive.Drive, st *driveHealState) {
 
 // DriveRefill reports a replaced drive's refill progress.
 type DriveRefill struct {
-	Drive   string
-	Bucket  string
-	After   string
-	Objects int
-	Healed  int
-	Failed  int
+	Drive   string `json:"drive"`
+	Bucket  string `json:"bucket"`
+	After   string `json:"after"`
+	Objects int    `json:"objects"`
+	Healed  int    `json:"healed"`
+	Failed  int    `json:"failed"`
 }
 
 // HealStatus reports the background repair's state.
 type HealStatus struct {
-	Queued        int // objects waiting in the heal queue
-	QueueDropped  int // entries dropped because the queue was full
-	QueueHealed   int
-	QueueRetries  int
-	ScanCycles    int
-	LastScanEnd   time.Time
-	LastScan      HealReport
-	Refills       []DriveRefill // drives being refilled now
-	DrivesOffline []string
+	Queued       int `json:"queued"`        // objects waiting in the heal queue
+	QueueDropped int `json:"queue_dropped"` // entries dropped because the queue was full
+	QueueHealed  int `json:"queue_healed"`
+	QueueRetries int `json:"queue_retries"`
+	ScanCycles   int `json:"scan_cycles"`
+	// ScanRunning is true while a scanner cycle runs; ScanStarted,
+	// ScanDone and ScanTotal are its start and objects visited of those
+	// found so far (the total grows as buckets are walked).
+	ScanRunning   bool          `json:"scan_running"`
+	ScanStarted   time.Time     `json:"scan_started"`
+	ScanDone      int           `json:"scan_done"`
+	ScanTotal     int           `json:"scan_total"`
+	LastScanEnd   time.Time     `json:"last_scan_end"`
+	LastScan      HealReport    `json:"last_scan"`
+	Refills       []DriveRefill `json:"refills"` // drives being refilled now
+	DrivesOffline []string      `json:"drives_offline"`
 }
 
 // HealStatus reports what background repair is doing.
@@ -811,6 +833,7 @@ func (e *Engine) HealStatus() HealStatus {
 		b.mu.Lock()
 		st.QueueHealed, st.QueueRetries = b.mrfHealed, b.mrfFailed
 		st.ScanCycles, st.LastScanEnd, st.LastScan = b.scanCycles, b.scanLastEnd, b.scanStats
+		st.ScanRunning, st.ScanStarted, st.ScanDone, st.ScanTotal = b.scanRunning, b.scanStarted, b.scanDone, b.scanTotal
 		for d, r := range b.refilling {
 			st.Refills = append(st.Refills, DriveRefill{Drive: d.String(), Bucket: r.Bucket, After: r.After,
 				Objects: r.Objects, Healed: r.Healed, Failed: r.Failed})
