@@ -21,54 +21,77 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/schollz/progressbar/v3"
 	"github.com/shardstore/shardstore/internal/admin"
+	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
-// runAdmin operates a running server through its admin API:
-//
-//	shardstore admin heal [--bucket B] [--prefix P] [--deep]
-//	shardstore admin status
-//
-// Requests are SigV4-signed with the root credentials from
-// SHARDSTORE_ROOT_USER / SHARDSTORE_ROOT_PASSWORD (the server defaults
-// when unset); the endpoint comes from --endpoint or SHARDSTORE_ENDPOINT.
+// adminUsage is the synopsis of the admin commands.
+const adminUsage = "shardstore admin status [--json] | shardstore admin heal [--bucket B] [--prefix P] [--deep] [--quiet]"
+
+// adminHead is the help text of `shardstore admin -h`.
+const adminHead = `usage: shardstore admin status [--endpoint URL] [--json]
+       shardstore admin heal [--endpoint URL] [--bucket B] [--prefix P] [--deep] [--quiet]
+
+Operates a running server through its admin API:
+  status  layout, drives (state, free space), quorum, heal queue and scanner
+  heal    repair now, with a progress bar (on a terminal) and a report
+
+The endpoint is --endpoint, or SHARDSTORE_ENDPOINT, or http://127.0.0.1:9000.
+Requests are signed with the root credentials from SHARDSTORE_ROOT_USER /
+SHARDSTORE_ROOT_PASSWORD (or MINIO_ROOT_USER / MINIO_ROOT_PASSWORD), or the
+development defaults when neither is set.`
+
+// runAdmin operates a running server through its admin API.
 func runAdmin(args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(os.Stderr, "usage: shardstore admin heal [--endpoint URL] [--bucket B] [--prefix P] [--deep] [--quiet]\n       shardstore admin status [--endpoint URL]")
-		if len(args) == 0 {
-			return errors.New("missing admin command")
-		}
-		return flag.ErrHelp
+	if len(args) == 0 {
+		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status or heal)")
 	}
-	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`")
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(os.Stdout, adminHead)
+		return flag.ErrHelp
+	case "status", "heal":
+	default:
+		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status or heal)", args[0])
+	}
+	name := args[0]
+	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
+	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL` (default: SHARDSTORE_ENDPOINT or http://127.0.0.1:9000)")
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
 	var bucket, prefix *string
-	var deep, quiet *bool
-	if args[0] == "heal" {
+	var deep, quiet, asJSON *bool
+	var use, head string
+	if name == "heal" {
 		bucket = fs.String("bucket", "", "heal only this `BUCKET`")
 		prefix = fs.String("prefix", "", "heal only keys starting with `PREFIX`")
 		deep = fs.Bool("deep", false, "verify every chunk checksum (reads all data)")
 		quiet = fs.Bool("quiet", false, "no progress bar, only the report")
+		use = "shardstore admin heal [--endpoint URL] [--bucket B] [--prefix P] [--deep] [--quiet]"
+		head = "usage: " + use + "\n\nRepairs objects now: missing or corrupt shards are rewritten, remnants removed.\nA progress bar is drawn on a terminal; the report goes to stdout."
+	} else {
+		asJSON = fs.Bool("json", false, "print the status as JSON (for scripts)")
+		use = "shardstore admin status [--endpoint URL] [--json]"
+		head = "usage: " + use + "\n\nShows the layout (sets, data+parity), each drive's state and free space,\nquorum, the heal queue and the scanner."
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := cli.Parse(fs, args[1:], os.Stdout, use, head); err != nil {
 		return err
 	}
-	user, pass := os.Getenv("SHARDSTORE_ROOT_USER"), os.Getenv("SHARDSTORE_ROOT_PASSWORD")
-	if user == "" && pass == "" {
-		user, pass = defaultRootUser, defaultRootPass
+	if fs.NArg() > 0 {
+		return cli.Usagef(use, "shardstore admin "+name+" -h", "unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	creds, err := rootCredentials(os.Getenv)
+	if err != nil {
+		return err
 	}
 	c := &adminClient{base: strings.TrimSuffix(*endpoint, "/"), region: *region,
-		creds: aws.Credentials{AccessKeyID: user, SecretAccessKey: pass}}
+		creds: aws.Credentials{AccessKeyID: creds.user, SecretAccessKey: creds.pass}}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	switch args[0] {
-	case "heal":
-		return c.heal(ctx, *bucket, *prefix, *deep, *quiet, os.Stdout, os.Stderr)
-	case "status":
-		return c.status(ctx, os.Stdout)
+	if name == "heal" {
+		bar := !*quiet && cli.IsTerminal(os.Stderr)
+		return c.heal(ctx, *bucket, *prefix, *deep, bar, os.Stdout, os.Stderr)
 	}
-	return fmt.Errorf("unknown admin command %q (heal, status)", args[0])
+	return c.status(ctx, *asJSON, os.Stdout)
 }
 
 func envOr(k, def string) string {
@@ -102,21 +125,33 @@ func (c *adminClient) do(ctx context.Context, method, path string, q url.Values)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("admin %s %s: %w", method, path, err)
+		var uerr *url.Error
+		if errors.As(err, &uerr) && ctx.Err() == nil {
+			err = uerr.Err
+		}
+		return nil, fmt.Errorf("%s: cannot reach the server at %s (%v): is it running? Point SHARDSTORE_ENDPOINT (or --endpoint) at its S3 endpoint",
+			path, c.base, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		msg := strings.TrimSpace(string(b))
 		var ev admin.Event
 		if json.Unmarshal(b, &ev) == nil && ev.Err != "" {
-			return nil, fmt.Errorf("admin %s: %s: %s", path, resp.Status, ev.Err)
+			msg = ev.Err
 		}
-		return nil, fmt.Errorf("admin %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
+		if resp.StatusCode == http.StatusForbidden {
+			return nil, fmt.Errorf("%s: the server at %s refused the credentials (%s): %s; set SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD to the server's root credentials",
+				path, c.base, resp.Status, msg)
+		}
+		return nil, fmt.Errorf("%s: the server at %s answered %s: %s", path, c.base, resp.Status, msg)
 	}
 	return resp, nil
 }
 
-func (c *adminClient) heal(ctx context.Context, bucket, prefix string, deep, quiet bool, out, errOut io.Writer) error {
+// heal runs a heal on the server, drawing a progress bar on errOut when
+// bar is set (a terminal) and printing the report to out.
+func (c *adminClient) heal(ctx context.Context, bucket, prefix string, deep, bar bool, out, errOut io.Writer) error {
 	q := url.Values{}
 	if bucket != "" {
 		q.Set("bucket", bucket)
@@ -132,32 +167,32 @@ func (c *adminClient) heal(ctx context.Context, bucket, prefix string, deep, qui
 		return err
 	}
 	defer resp.Body.Close()
-	var bar *progressbar.ProgressBar
+	var pb *progressbar.ProgressBar
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		var ev admin.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return fmt.Errorf("admin heal: bad reply line: %w", err)
+			return fmt.Errorf("heal: bad reply line: %w", err)
 		}
 		switch ev.Type {
 		case "progress":
 			if ev.Err != "" {
-				fmt.Fprintf(errOut, "\nfailed: %s/%s: %s\n", ev.Bucket, ev.Key, ev.Err)
+				fmt.Fprintf(errOut, "failed: %s/%s: %s\n", ev.Bucket, ev.Key, ev.Err)
 			}
-			if quiet {
+			if !bar {
 				continue
 			}
-			if bar == nil {
-				bar = progressbar.NewOptions(ev.Total, progressbar.OptionSetWriter(errOut),
+			if pb == nil {
+				pb = progressbar.NewOptions(ev.Total, progressbar.OptionSetWriter(errOut),
 					progressbar.OptionSetDescription("healing"), progressbar.OptionShowCount(),
 					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
 			}
-			bar.ChangeMax(ev.Total)
-			bar.Set(ev.Done)
+			pb.ChangeMax(ev.Total)
+			pb.Set(ev.Done)
 		case "report", "error":
-			if bar != nil {
-				bar.Finish()
+			if pb != nil {
+				pb.Finish()
 				fmt.Fprintln(errOut)
 			}
 			if ev.Report != nil {
@@ -173,9 +208,9 @@ func (c *adminClient) heal(ctx context.Context, bucket, prefix string, deep, qui
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("admin heal: reading progress: %w", err)
+		return fmt.Errorf("heal: reading progress: %w", err)
 	}
-	return errors.New("admin heal: the server closed the stream before the final report")
+	return errors.New("heal: the server closed the stream before the final report")
 }
 
 func printReport(w io.Writer, r *engine.HealReport) {
@@ -198,7 +233,9 @@ func printReport(w io.Writer, r *engine.HealReport) {
 	fmt.Fprintf(w, "  took               %v\n", r.Duration.Round(time.Millisecond))
 }
 
-func (c *adminClient) status(ctx context.Context, out io.Writer) error {
+// status prints the server's layout, drives, quorum and repair state,
+// or the raw reply as JSON.
+func (c *adminClient) status(ctx context.Context, asJSON bool, out io.Writer) error {
 	resp, err := c.do(ctx, http.MethodGet, "status", nil)
 	if err != nil {
 		return err
@@ -206,23 +243,79 @@ func (c *adminClient) status(ctx context.Context, out io.Writer) error {
 	defer resp.Body.Close()
 	var st admin.StatusReply
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return fmt.Errorf("admin status: %w", err)
+		return fmt.Errorf("status: bad reply: %w", err)
 	}
-	fmt.Fprintf(out, "drives online      %d of %d (%d sets); write quorum %v, read quorum %v\n",
-		st.Status.DrivesOnline, st.Status.Drives, st.Status.Sets, st.Status.WriteQuorumOK, st.Status.ReadQuorumOK)
-	for _, d := range st.Heal.DrivesOffline {
-		fmt.Fprintf(out, "  offline: %s\n", d)
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
 	}
-	fmt.Fprintf(out, "heal queue         %d waiting, %d healed, %d retries, %d dropped\n",
-		st.Heal.Queued, st.Heal.QueueHealed, st.Heal.QueueRetries, st.Heal.QueueDropped)
-	for _, r := range st.Heal.Refills {
+	printStatus(out, st)
+	return nil
+}
+
+// printStatus writes the human form of a status reply.
+func printStatus(out io.Writer, st admin.StatusReply) {
+	l := st.Layout
+	fmt.Fprintf(out, "layout             %s of %d drives, %d data + %d parity (REDUCED_REDUNDANCY %d parity); write quorum %d, read quorum %d\n",
+		plural(l.Sets, "set", "sets"), l.SetSize, l.Data, l.Parity, l.RRSParity, l.WriteQuorum, l.ReadQuorum)
+	inline := "off"
+	if l.InlineLimit >= 0 {
+		inline = "shards up to " + sizeString(l.InlineLimit) + " per drive"
+	}
+	fmt.Fprintf(out, "inline data        %s; chunk checksums %s\n", inline, l.Bitrot)
+	fmt.Fprintf(out, "drives online      %d of %d; write quorum %s, read quorum %s\n",
+		st.Status.DrivesOnline, st.Status.Drives, okWord(st.Status.WriteQuorumOK), okWord(st.Status.ReadQuorumOK))
+	for _, s := range st.Status.PerSet {
+		fmt.Fprintf(out, "  set %-3d          %d of %d online; writes %s (need %d), reads %s (need %d)\n",
+			s.Set, s.DrivesOnline, s.Drives, okWord(s.WriteQuorumOK), s.WriteQuorum, okWord(s.ReadQuorumOK), s.ReadQuorum)
+	}
+	fmt.Fprintf(out, "\n%-4s %-5s %-8s %10s %10s  %s\n", "SET", "SLOT", "STATE", "FREE", "SIZE", "DRIVE")
+	for _, d := range st.Drives {
+		free, size := "-", "-"
+		if d.Total > 0 {
+			free, size = humanBytes(d.Free), humanBytes(d.Total)
+		}
+		fmt.Fprintf(out, "%-4d %-5d %-8s %10s %10s  %s\n", d.Set, d.Slot, d.State, free, size, d.Path)
+		if d.State != "online" && d.Error != "" {
+			fmt.Fprintf(out, "%29s  why: %s\n", "", d.Error)
+		}
+	}
+	h := st.Heal
+	fmt.Fprintf(out, "\nheal queue         %d waiting, %d healed, %d retries, %d dropped\n",
+		h.Queued, h.QueueHealed, h.QueueRetries, h.QueueDropped)
+	for _, r := range h.Refills {
 		fmt.Fprintf(out, "refilling          %s: %d objects, %d shards, at %s/%s\n", r.Drive, r.Objects, r.Healed, r.Bucket, r.After)
 	}
-	last := "never"
-	if !st.Heal.LastScanEnd.IsZero() {
-		last = st.Heal.LastScanEnd.Format(time.RFC3339)
+	if h.ScanRunning {
+		fmt.Fprintf(out, "scanner            running since %s: %d of %d objects checked\n",
+			h.ScanStarted.Format(time.RFC3339), h.ScanDone, h.ScanTotal)
 	}
-	fmt.Fprintf(out, "scanner            %d cycles, last ended %s (%d objects, %d damaged)\n",
-		st.Heal.ScanCycles, last, st.Heal.LastScan.Objects, st.Heal.LastScan.Damaged)
-	return nil
+	last := "never"
+	if !h.LastScanEnd.IsZero() {
+		last = h.LastScanEnd.Format(time.RFC3339)
+	}
+	fmt.Fprintf(out, "scanner            %d cycles done, last ended %s (%d objects, %d damaged)\n",
+		h.ScanCycles, last, h.LastScan.Objects, h.LastScan.Damaged)
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "LOST"
+}
+
+// humanBytes prints a byte count with a binary unit, one decimal.
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for v := n / unit; v >= unit; v /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

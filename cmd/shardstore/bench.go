@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 
 	"github.com/shardstore/shardstore/internal/bench"
+	"github.com/shardstore/shardstore/internal/cli"
 )
 
 // benchCommand is one `shardstore bench NAME` study; run gets the
@@ -31,32 +34,28 @@ func benchCommands() map[string]benchCommand {
 }
 
 func benchUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: shardstore bench NAME [flags]\n\nbenches:")
+	fmt.Fprintln(w, "usage: "+benchUsageLine+"\n\nbenches:")
 	cmds := benchCommands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range benchNames() {
 		fmt.Fprintf(w, "  %-6s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nrun 'shardstore bench NAME -h' for a bench's flags")
 }
 
+// benchUsageLine is the short usage main prints under a usage error.
+const benchUsageLine = "shardstore bench NAME [flags]"
+
 func runBench(args []string) error {
-	if len(args) == 0 {
-		benchUsage(os.Stderr)
-		return fmt.Errorf("missing bench name")
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		benchUsage(os.Stderr)
 		return flag.ErrHelp
 	}
+	if len(args) == 0 {
+		return cli.Usagef(benchUsageLine, "shardstore bench -h", "missing bench name (one of %s)", strings.Join(benchNames(), ", "))
+	}
 	cmd, ok := benchCommands()[args[0]]
 	if !ok {
-		benchUsage(os.Stderr)
-		return fmt.Errorf("unknown bench %q", args[0])
+		return cli.Usagef(benchUsageLine, "shardstore bench -h", "unknown bench %q (benches: %s)", args[0], strings.Join(benchNames(), ", "))
 	}
 	if cmd.run == nil {
 		return fmt.Errorf("%s: not yet written", args[0])
@@ -64,18 +63,49 @@ func runBench(args []string) error {
 	// Ctrl-C stops a long bench between blocks and still exits cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := cmd.run(ctx, args[1:]); err != nil {
-		return fmt.Errorf("%s: %w", args[0], err)
-	}
-	return nil
+	return benchError(args[0], cmd.run(ctx, args[1:]))
 }
 
+// benchNames lists the benches, sorted.
+func benchNames() []string {
+	cmds := benchCommands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// benchError prefixes a bench's error with its name. A usage error
+// stays one, so main still prints it once with the bench's short usage.
+func benchError(name string, err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	var ue *cli.UsageError
+	if errors.As(err, &ue) {
+		return &cli.UsageError{Err: fmt.Errorf("%s: %w", name, ue.Err), Usage: ue.Usage, Help: ue.Help}
+	}
+	return prefixedError{err: err, name: name}
+}
+
+// prefixedError names the bench once: the bench library already starts
+// its errors with "bench NAME: ", which main's "shardstore bench: "
+// would otherwise repeat.
+type prefixedError struct {
+	err  error
+	name string
+}
+
+func (e prefixedError) Error() string {
+	return e.name + ": " + strings.TrimPrefix(e.err.Error(), "bench "+e.name+": ")
+}
+
+func (e prefixedError) Unwrap() error { return e.err }
+
 func runBenchEC(ctx context.Context, args []string) error {
-	return bench.RunECCommand(ctx, args, bench.CLI{
-		Stdout:      os.Stdout,
-		Stderr:      os.Stderr,
-		ProgressBar: isTerminal(os.Stderr),
-	})
+	return bench.RunECCommand(ctx, args, benchCLI())
 }
 
 func runBenchPut(ctx context.Context, args []string) error {
@@ -86,15 +116,9 @@ func runBenchDrive(ctx context.Context, args []string) error {
 	return bench.RunDriveCommand(ctx, args, benchCLI())
 }
 
-// benchCLI is where every bench writes: results to stdout, progress to
-// stderr when it is a terminal.
+// benchCLI is where every bench writes: results to stdout, progress
+// bars to stderr only when it is a terminal (not a pipe, a log file or
+// /dev/null).
 func benchCLI() bench.CLI {
-	return bench.CLI{Stdout: os.Stdout, Stderr: os.Stderr, ProgressBar: isTerminal(os.Stderr)}
-}
-
-// isTerminal reports whether f is a character device (a TTY), where a
-// progress bar helps; in a pipe or a log file it would be noise.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return bench.CLI{Stdout: os.Stdout, Stderr: os.Stderr, ProgressBar: cli.IsTerminal(os.Stderr)}
 }

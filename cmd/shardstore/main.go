@@ -4,61 +4,63 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"os"
-	"sort"
+
+	"github.com/shardstore/shardstore/internal/cli"
 )
 
 // command is one subcommand; run gets the arguments after its name.
 type command struct {
+	name    string
 	summary string
 	run     func(args []string) error
 }
 
-// commands is filled by the files that implement each subcommand.
-func commands() map[string]command {
-	return map[string]command{
-		"server": {"run the S3 server on a set of drives", runServer},
-		"bench":  {"run a benchmark (ec, put, drive, s3)", runBench},
-		"admin":  {"operate a running server (heal, info)", runAdmin},
+// commands lists the subcommands in the order help shows them.
+func commands() []command {
+	return []command{
+		{"server", "run the S3 server on a set of drives", runServer},
+		{"admin", "operate a running server: admin status, admin heal", runAdmin},
+		{"bench", "measure: bench ec, bench put, bench drive, bench s3", runBench},
+		{"version", "print the version, commit and Go version", runVersion},
 	}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: shardstore COMMAND [flags] [args]\n\ncommands:")
-	cmds := commands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: shardstore COMMAND [flags] [args]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, cmds[n].summary)
-	}
-	fmt.Fprintln(os.Stderr, "\nrun 'shardstore COMMAND -h' for a command's flags")
+	fmt.Fprintln(w, "\nrun 'shardstore COMMAND -h' for a command's flags; 'shardstore --version' is 'shardstore version'")
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		if len(os.Args) < 2 {
-			os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches args (without the program name) and returns the exit
+// code: 0 on success and after -h, 2 for a bad command line, 1 when the
+// command failed.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	case "-version", "--version", "-v":
+		args = []string{"version"}
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return cli.Report(stderr, c.name, c.run(args[1:]))
 		}
-		return
 	}
-	cmd, ok := commands()[os.Args[1]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "shardstore: unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
-	}
-	if err := cmd.run(os.Args[2:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
-		fmt.Fprintf(os.Stderr, "shardstore %s: %v\n", os.Args[1], err)
-		os.Exit(1)
-	}
+	fmt.Fprintf(stderr, "shardstore: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
 }

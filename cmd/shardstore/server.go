@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/cpustat"
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/engine"
@@ -29,11 +29,10 @@ import (
 
 // Defaults of the server command.
 const (
-	defaultAddress   = "127.0.0.1:9000"
-	defaultDrives    = "./data/drive{1...16}"
-	defaultRootUser  = "shardstoreadmin"
-	defaultRootPass  = "shardstoreadmin"
-	shutdownDeadline = 30 * time.Second
+	defaultAddress  = "127.0.0.1:9000"
+	defaultDrives   = "./data/drive{1...16}"
+	defaultRootUser = "shardstoreadmin"
+	defaultRootPass = "shardstoreadmin"
 )
 
 // serverOptions are the parsed flags and arguments of `shardstore server`.
@@ -50,36 +49,46 @@ type serverOptions struct {
 	hashOffload  string
 	etagMode     string
 	driveTimeout time.Duration
+	shutdown     time.Duration
+	allowRoot    bool
 	drives       []string
 }
 
+// serverUsage is the one-line synopsis a bad command line is answered with.
+const serverUsage = "shardstore server [flags] [DRIVE...]"
+
+// logLevels are the names --log-level accepts.
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
 // parseServerArgs parses flags that may appear before or after the drive
-// arguments (`server /data{1...4} --address :9000` works too).
+// arguments (`server /data{1...4} --address :9000` works too). -h prints
+// the help to stderr and returns flag.ErrHelp; a bad flag comes back as a
+// *cli.UsageError.
 func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	var o serverOptions
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.address, "address", defaultAddress, "`HOST:PORT` to listen on (port 0 picks a free port)")
 	fs.StringVar(&o.usersFile, "users", "", "`FILE` of extra users, one \"ACCESS SECRET [DISPLAY NAME]\" per line")
 	fs.StringVar(&o.domain, "domain", "", "`DOMAIN` for virtual-host-style requests (BUCKET.DOMAIN)")
 	fs.StringVar(&o.region, "region", "us-east-1", "`REGION` the server answers for")
-	fs.IntVar(&o.parity, "parity", 0, "parity shards per object (0 = default for the set size)")
-	fs.IntVar(&o.setSize, "set-size", 0, "drives per erasure set (0 = largest of 2..16 dividing the drive count)")
+	fs.IntVar(&o.parity, "parity", 0, "parity shards per object (0 = recorded at format time, or the default for the set size)")
+	fs.IntVar(&o.setSize, "set-size", 0, "drives per erasure set (0 = recorded at format time, or the largest of 2..16 dividing the drive count)")
 	fs.Int64Var(&o.inlineLimit, "inline-limit", 0, "per-drive shard size in `BYTES` stored inline in the drive index (0 = default 32 KiB, <0 = never)")
 	fs.BoolVar(&o.logRequests, "log-requests", false, "log one line per request")
-	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	fs.StringVar(&o.logLevel, "log-level", "warn", "log `LEVEL`: debug, info, warn or error")
 	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")
 	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
-	fs.DurationVar(&o.driveTimeout, "drive-timeout", 0, "per-operation deadline after which a hung drive is taken offline (0 = default 15s)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: shardstore server [flags] [DRIVE...]\n\n"+
-			"DRIVE may use ellipses: /data/d{1...16}. Without drives the server uses %s.\n"+
-			"Root credentials come from SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD.\n\nflags:\n", defaultDrives)
-		fs.PrintDefaults()
-	}
+	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
+	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
+	fs.BoolVar(&o.allowRoot, "allow-root-drives", false, "allow drives on the root filesystem (also SHARDSTORE_ALLOW_ROOT_DRIVES=1); meant for tests and trials")
+	head := fmt.Sprintf("usage: %s\n\n"+
+		"Runs the S3 server on the given drive directories.\n"+
+		"DRIVE may use ellipses: /data/d{1...16}. Without drives the server uses %s.\n"+
+		"Root credentials come from SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD\n"+
+		"(MINIO_ROOT_USER / MINIO_ROOT_PASSWORD are accepted too).", serverUsage, defaultDrives)
 	rest := args
 	for {
-		if err := fs.Parse(rest); err != nil {
+		if err := cli.Parse(fs, rest, stderr, serverUsage, head); err != nil {
 			return o, err
 		}
 		rest = fs.Args()
@@ -92,25 +101,12 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	return o, nil
 }
 
+// parseLevel reads --log-level.
 func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return l, fmt.Errorf("bad --log-level %q: %w", s, err)
+	if l, ok := logLevels[strings.ToLower(s)]; ok {
+		return l, nil
 	}
-	return l, nil
-}
-
-// rootIdentity reads the root credentials from the environment; dev is
-// true when the built-in defaults are used.
-func rootIdentity() (id auth.Identity, dev bool, err error) {
-	user, pass := os.Getenv("SHARDSTORE_ROOT_USER"), os.Getenv("SHARDSTORE_ROOT_PASSWORD")
-	switch {
-	case user == "" && pass == "":
-		return auth.Identity{AccessKey: defaultRootUser, SecretKey: defaultRootPass, DisplayName: "root", Root: true}, true, nil
-	case user == "" || pass == "":
-		return id, false, errors.New("set both SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD, or neither")
-	}
-	return auth.Identity{AccessKey: user, SecretKey: pass, DisplayName: "root", Root: true}, false, nil
+	return 0, cli.Usagef(serverUsage, "shardstore server -h", "bad --log-level %q: want debug, info, warn or error", s)
 }
 
 func runServer(args []string) error {
@@ -122,12 +118,12 @@ func runServer(args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.logRequests && level > slog.LevelInfo {
+		level = slog.LevelInfo
+	}
 	// Logs go to stderr so that stdout carries only the endpoint line
 	// that test harnesses parse.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if o.logRequests && level > slog.LevelInfo {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
 
 	drives := o.drives
 	embedded := len(drives) == 0
@@ -139,21 +135,20 @@ func runServer(args []string) error {
 		return fmt.Errorf("drives: %w", err)
 	}
 	if embedded {
-		for _, p := range paths {
-			if err := os.MkdirAll(p, 0o750); err != nil {
-				return fmt.Errorf("create embedded drive: %w", err)
-			}
-		}
 		abs, _ := filepath.Abs(filepath.Dir(paths[0]))
 		fmt.Fprintf(os.Stderr, "No drives given: using the embedded default %s (%d drives under %s)\n",
 			defaultDrives, len(paths), abs)
 	}
+	allowRoot := o.allowRoot || envTrue(os.Getenv("SHARDSTORE_ALLOW_ROOT_DRIVES"))
+	if err := checkPlacement(os.Stderr, paths, "/", allowRoot, embedded); err != nil {
+		return err
+	}
 
-	root, dev, err := rootIdentity()
+	creds, err := rootCredentials(os.Getenv)
 	if err != nil {
 		return err
 	}
-	if dev {
+	if creds.dev() {
 		fmt.Fprint(os.Stderr, strings.Join([]string{
 			"",
 			"######################################################################",
@@ -164,7 +159,10 @@ func runServer(args []string) error {
 			"WARNING: anyone who can reach this server can use them.",
 			"######################################################################",
 			"", ""}, "\n"))
+	} else if creds.alias {
+		logger.Warn("root credentials taken from MINIO_ROOT_USER / MINIO_ROOT_PASSWORD; SHARDSTORE_ROOT_USER / SHARDSTORE_ROOT_PASSWORD take precedence when set")
 	}
+	root := auth.Identity{AccessKey: creds.user, SecretKey: creds.pass, DisplayName: "root", Root: true}
 	users := auth.NewUsers(root)
 	if o.usersFile != "" {
 		if err := users.LoadFile(o.usersFile); err != nil {
@@ -174,11 +172,11 @@ func runServer(args []string) error {
 
 	policy, err := hashing.ParsePolicy(o.hashOffload)
 	if err != nil || policy == hashing.PolicyDevice {
-		return fmt.Errorf("bad --hash-offload %q: want auto, inline, pipelined or multibuffer", o.hashOffload)
+		return cli.Usagef(serverUsage, "shardstore server -h", "bad --hash-offload %q: want auto, inline, pipelined or multibuffer", o.hashOffload)
 	}
 	etagMode, err := hashing.ParseETagMode(o.etagMode)
 	if err != nil {
-		return fmt.Errorf("bad --etag: %w", err)
+		return cli.Usagef(serverUsage, "shardstore server -h", "bad --etag %q: want md5 or fast", o.etagMode)
 	}
 	// The per-core CPU sampler feeds the hashing policy (offload only when
 	// the CPU is busy) and the per-core metrics.
@@ -216,6 +214,10 @@ func runServer(args []string) error {
 			_ = eng.Close()
 		}
 	}()
+	if err := metrics.RegisterStorage(registry, eng); err != nil {
+		return err
+	}
+	printLayout(os.Stderr, eng.Layout(), paths, policy, etagMode)
 
 	verifier := &auth.Verifier{Region: o.region, Users: users, Domain: o.domain}
 	srv, err := s3api.New(s3api.Config{
@@ -231,33 +233,46 @@ func runServer(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Signals are watched before the endpoint is printed, so a stop sent
+	// right after the endpoint line is never missed.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
 	ln, err := net.Listen("tcp", o.address)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.address, err)
 	}
 	fmt.Fprintf(os.Stdout, "S3 endpoint: http://%s\n", endpointHost(ln.Addr()))
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	var sig os.Signal
 	select {
 	case err := <-served:
 		return err
-	case <-ctx.Done():
+	case sig = <-sigs:
 	}
-	logger.Warn("shutting down: finishing in-flight requests", "deadline", shutdownDeadline)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownDeadline)
-	defer cancel()
-	serr := srv.Shutdown(sctx)
+	serr := shutdown(os.Stderr, srv, sig, sigs, o.shutdown, shutdownReportEvery)
 	if err := <-served; err != nil {
 		serr = errors.Join(serr, err)
 	}
 	engineClosed = true
-	if err := eng.Close(); err != nil {
-		serr = errors.Join(serr, fmt.Errorf("close engine: %w", err))
+	if err := closeWithin(eng.Close, engineCloseWait); err != nil {
+		serr = errors.Join(serr, fmt.Errorf("close drives: %w", err))
+	}
+	if serr == nil {
+		fmt.Fprintln(os.Stderr, "shutdown: done")
 	}
 	return serr
+}
+
+// envTrue reads a boolean environment variable (1, true, yes, on).
+func envTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 // rootOnly authorizes admin requests: SigV4-signed by the root user.

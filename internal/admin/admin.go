@@ -25,6 +25,8 @@ type Engine interface {
 	Heal(ctx context.Context, req engine.HealRequest, progress func(engine.HealProgress)) (engine.HealReport, error)
 	HealStatus() engine.HealStatus
 	Status() engine.Status
+	Layout() engine.Layout
+	DriveStatus(ctx context.Context) []engine.DriveStatus
 }
 
 // Handler is the admin API. Create it with NewHandler.
@@ -55,10 +57,12 @@ type Event struct {
 	Report   *engine.HealReport `json:"report,omitempty"`
 }
 
-// StatusReply is the body of GET status.
+// StatusReply is the body of GET status (and of `admin status --json`).
 type StatusReply struct {
-	Status engine.Status     `json:"status"`
-	Heal   engine.HealStatus `json:"heal"`
+	Layout engine.Layout        `json:"layout"`
+	Status engine.Status        `json:"status"`
+	Drives []engine.DriveStatus `json:"drives"`
+	Heal   engine.HealStatus    `json:"heal"`
 }
 
 func writeJSONError(w http.ResponseWriter, code int, msg string) {
@@ -90,7 +94,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(StatusReply{Status: h.eng.Status(), Heal: h.eng.HealStatus()})
+		json.NewEncoder(w).Encode(StatusReply{Layout: h.eng.Layout(), Status: h.eng.Status(),
+			Drives: h.eng.DriveStatus(r.Context()), Heal: h.eng.HealStatus()})
 	default:
 		writeJSONError(w, http.StatusNotFound, "unknown admin call "+r.URL.Path)
 	}

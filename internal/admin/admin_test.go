@@ -23,6 +23,12 @@ func (f *fakeEngine) Heal(ctx context.Context, req engine.HealRequest, progress 
 }
 func (f *fakeEngine) HealStatus() engine.HealStatus { return engine.HealStatus{Queued: 7} }
 func (f *fakeEngine) Status() engine.Status         { return engine.Status{Drives: 16, DrivesOnline: 15} }
+func (f *fakeEngine) Layout() engine.Layout {
+	return engine.Layout{Sets: 1, SetSize: 16, Data: 12, Parity: 4}
+}
+func (f *fakeEngine) DriveStatus(context.Context) []engine.DriveStatus {
+	return []engine.DriveStatus{{Path: "/d1", Set: 1, Slot: 1, State: "offline", Error: "gone"}}
+}
 
 func TestHandler(t *testing.T) {
 	fe := &fakeEngine{}
@@ -69,7 +75,8 @@ func TestHandler(t *testing.T) {
 		t.Fatalf("request %+v", fe.got)
 	}
 	var st StatusReply
-	if err := json.NewDecoder(do("GET", Prefix+"status", true).Body).Decode(&st); err != nil || st.Heal.Queued != 7 || st.Status.DrivesOnline != 15 {
+	if err := json.NewDecoder(do("GET", Prefix+"status", true).Body).Decode(&st); err != nil || st.Heal.Queued != 7 || st.Status.DrivesOnline != 15 ||
+		st.Layout.Parity != 4 || len(st.Drives) != 1 || st.Drives[0].Error != "gone" {
 		t.Fatalf("status %+v %v", st, err)
 	}
 	if resp := do("GET", Prefix+"heal", true); resp.StatusCode != 405 {

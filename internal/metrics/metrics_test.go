@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,61 @@ shardstore_hash_multibuffer_kernel_calls_total 11
 	}
 	if err := RegisterHashing(reg, func() hashing.Stats { return st }); err == nil {
 		t.Fatal("registering twice on one registry must fail")
+	}
+}
+
+// fakeStorage is a fixed storage state for the gauge tests.
+type fakeStorage struct{}
+
+func (fakeStorage) Status() engine.Status {
+	return engine.Status{PerSet: []engine.SetStatus{
+		{Set: 1, Drives: 4, DrivesOnline: 4, WriteQuorum: 3, ReadQuorum: 2, WriteQuorumOK: true, ReadQuorumOK: true},
+		{Set: 2, Drives: 4, DrivesOnline: 2, WriteQuorum: 3, ReadQuorum: 2, ReadQuorumOK: true},
+	}}
+}
+
+func (fakeStorage) DriveStatus(context.Context) []engine.DriveStatus {
+	return []engine.DriveStatus{
+		{Path: "/d1", Set: 1, Slot: 1, State: "online", Total: 1000, Free: 600},
+		{Path: "/d5", Set: 2, Slot: 1, State: "offline", Error: "gone"},
+	}
+}
+
+func (fakeStorage) HealStatus() engine.HealStatus {
+	return engine.HealStatus{Queued: 7, ScanRunning: true, ScanDone: 3, ScanTotal: 10, ScanCycles: 2}
+}
+
+func TestStorageGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if err := RegisterStorage(reg, fakeStorage{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP shardstore_set_drives_offline Drives of the erasure set that are offline (failed, hung, missing).
+# TYPE shardstore_set_drives_offline gauge
+shardstore_set_drives_offline{set="1"} 0
+shardstore_set_drives_offline{set="2"} 2
+# HELP shardstore_set_write_quorum_available 1 when the set has enough drives online to accept writes, else 0.
+# TYPE shardstore_set_write_quorum_available gauge
+shardstore_set_write_quorum_available{set="1"} 1
+shardstore_set_write_quorum_available{set="2"} 0
+# HELP shardstore_drive_free_bytes Free bytes on the drive's filesystem (online drives only).
+# TYPE shardstore_drive_free_bytes gauge
+shardstore_drive_free_bytes{drive="/d1",set="1",slot="1"} 600
+# HELP shardstore_drive_online 1 when the drive serves requests, else 0.
+# TYPE shardstore_drive_online gauge
+shardstore_drive_online{drive="/d1",set="1",slot="1"} 1
+shardstore_drive_online{drive="/d5",set="2",slot="1"} 0
+# HELP shardstore_heal_queue_length Objects waiting in the heal queue.
+# TYPE shardstore_heal_queue_length gauge
+shardstore_heal_queue_length 7
+# HELP shardstore_scanner_cycle_objects_done Objects the running scanner cycle has checked.
+# TYPE shardstore_scanner_cycle_objects_done gauge
+shardstore_scanner_cycle_objects_done 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"shardstore_set_drives_offline", "shardstore_set_write_quorum_available", "shardstore_drive_free_bytes",
+		"shardstore_drive_online", "shardstore_heal_queue_length", "shardstore_scanner_cycle_objects_done"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/shardstore/shardstore/internal/engine"
 )
@@ -21,10 +22,13 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	msg := e.Code + ": " + e.Message
+	// The cause is shown unless it only repeats the code and message
+	// (an auth error carried as is).
+	if e.Err != nil && !strings.Contains(msg, e.Err.Error()) && !strings.Contains(e.Err.Error(), msg) {
+		return msg + ": " + e.Err.Error()
 	}
-	return e.Code + ": " + e.Message
+	return msg
 }
 
 // Unwrap exposes the cause to errors.Is/As.

@@ -68,6 +68,8 @@ type Server struct {
 	metrics  *metrics
 	http     *http.Server
 	reqSeq   atomic.Uint64
+	// active counts requests being served, for Shutdown's progress.
+	active   atomic.Int64
 	idPrefix string
 	hostID   string
 	// copyBufs holds buffers for streaming GET bodies: larger than
@@ -178,6 +180,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// InFlight is the number of requests being served now.
+func (s *Server) InFlight() int { return int(s.active.Load()) }
+
+// Close closes the listeners and every connection at once, cutting
+// requests in flight (their clients see a dropped connection; nothing
+// they had not been answered for is acknowledged).
+func (s *Server) Close() error { return s.http.Close() }
+
 // request is the per-request state the handlers share.
 type request struct {
 	s      *Server
@@ -276,9 +286,11 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 	h.Set("X-Amz-Id-2", s.hostID)
 	h.Set("Server", "ShardStore")
 	s.metrics.inflight.Inc()
+	s.active.Add(1)
 	var counted *countingReader
 	defer func() {
 		s.metrics.inflight.Dec()
+		s.active.Add(-1)
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler { //nolint:errorlint // sentinel compared by identity, as net/http does
 				s.finish(q, start, counted)

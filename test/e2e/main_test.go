@@ -86,7 +86,13 @@ func (b *syncBuffer) String() string {
 // stops it at test end.
 func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
-	dir := t.TempDir()
+	return startIn(t, t.TempDir(), extra...)
+}
+
+// startIn is startServer with the drives (dir/drive{1...4}) and users
+// file in dir, so a test can restart a server on the same drives.
+func startIn(t testing.TB, dir string, extra ...string) *server {
+	t.Helper()
 	users := filepath.Join(dir, "users.txt")
 	if err := os.WriteFile(users, []byte(bobUser+" "+bobPass+" Bob Example\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -94,9 +100,17 @@ func startServer(t testing.TB, extra ...string) *server {
 	drives := filepath.Join(dir, "drive")
 	args := append([]string{"server", "--address", "127.0.0.1:0", "--users", users}, extra...)
 	args = append(args, drives+"{1...4}")
-	s := launch(t, dir, []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass}, args)
+	// Temporary drives are usually on the root filesystem, which the
+	// server refuses unless told it is intended.
+	s := launch(t, dir, serverEnv(), args)
 	s.drives = drives
 	return s
+}
+
+// serverEnv is the environment startServer gives the binary.
+func serverEnv() []string {
+	return []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass,
+		"SHARDSTORE_ALLOW_ROOT_DRIVES=1"}
 }
 
 // startEmbedded runs the server in workdir with no drive arguments and no

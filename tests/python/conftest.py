@@ -93,6 +93,9 @@ class Server:
         env = dict(os.environ)
         env["SHARDSTORE_ROOT_USER"] = ROOT_USER
         env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
+        # The test drives are temporary directories, usually on the root
+        # filesystem, which the server refuses unless told it is intended.
+        env["SHARDSTORE_ALLOW_ROOT_DRIVES"] = "1"
         cmd = [
             str(self.binary),
             "server",
