@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -30,8 +29,15 @@ const (
 // defaults unless said otherwise.
 type DriveOptions struct {
 	// Paths are the drive directories. Empty: Drives directories under a
-	// fresh temporary directory in Dir, removed afterwards.
+	// fresh temporary directory in Dir, removed afterwards. Given ones
+	// must be empty or missing, and are left as found (see prepareDirs).
 	Paths []string
+	// AllowFormatted lets Paths include drives that already belong to a
+	// deployment (they hold .shardstore.sys): the bench then runs on that
+	// deployment, in a bucket it creates (refused if it exists) and
+	// deletes at the end. Without it such drives are refused before
+	// anything is written: the bench would otherwise format or join them.
+	AllowFormatted bool
 	// Dir is where the temporary drives go (default DefaultBenchDir()).
 	Dir string
 	// Drives is the drive count when Paths is empty (default 16).
@@ -196,69 +202,17 @@ func RunDrive(ctx context.Context, opts DriveOptions, progress func(done, total 
 	}
 	total, _ := DriveRows(opts)
 	rep = DriveReport{Started: time.Now().UTC(), CPU: CPUName(), Cores: runtime.NumCPU(), Policy: string(opts.Policy)}
-	root := ""
-	paths := opts.Paths
-	if len(paths) == 0 {
-		if root, paths, err = tempDrives(opts.Dir, opts.Drives); err != nil {
-			return rep, fmt.Errorf("bench drive: %w", err)
-		}
-	}
-	rep.Drives = paths
-	switches := make([]*switchDrive, len(paths))
-	var healths []*drive.Health
-	drives := make([]drive.Drive, len(paths))
-	// One index block cache for all the drives, as a server has.
-	cache := drive.NewIndexCache(64 << 20)
-	defer cache.Close()
-	for i, p := range paths {
-		l, err := drive.OpenLocal(p, drive.LocalOptions{Cache: cache})
-		if err != nil {
-			// Closing the health wrappers closes their drives (and
-			// releases the drive locks).
-			for _, h := range healths {
-				h.Close()
-			}
-			if root != "" {
-				os.RemoveAll(root)
-			}
-			return rep, fmt.Errorf("bench drive: %w", err)
-		}
-		switches[i] = newSwitchDrive(l)
-		// The health wrapper is what a server puts around every drive
-		// (per-operation deadlines, offline state): its cost is part of
-		// the engine's.
-		// A short probe interval brings a drive switched back on online
-		// quickly, so the cleanup reaches every drive.
-		h := drive.NewHealth(switches[i], drive.HealthConfig{ProbeInterval: 100 * time.Millisecond})
-		healths = append(healths, h)
-		drives[i] = h
-	}
-	be, err := newBenchEngine(engine.Config{Drives: drives, Parity: opts.Parity}, root, opts.Policy, 250*time.Millisecond, opts.ProcRoot)
+	dirs, err := prepareDirs(&opts)
 	if err != nil {
-		for _, h := range healths {
-			h.Close()
-		}
-		if root != "" {
-			os.RemoveAll(root)
-		}
 		return rep, fmt.Errorf("bench drive: %w", err)
 	}
-	keys := newKeySet()
+	rep.Drives = dirs.paths
+	rig, err := openDriveRig(dirs, &opts)
+	if err != nil {
+		return rep, fmt.Errorf("bench drive: %w", err)
+	}
 	defer func() {
-		for _, s := range switches {
-			s.SetOffline(false)
-		}
-		// On the user's own drives leave nothing behind; temporary
-		// drives go with their directory.
-		if root == "" {
-			waitOnline(healths, 5*time.Second)
-			cleanupBench(be.eng, keys.list())
-		}
-		cerr := be.close()
-		for _, h := range healths {
-			h.Close()
-		}
-		if cerr != nil && err == nil {
+		if cerr := rig.close(); cerr != nil && err == nil {
 			err = fmt.Errorf("bench drive: cleanup: %w", cerr)
 		}
 	}()
@@ -267,41 +221,125 @@ func RunDrive(ctx context.Context, opts DriveOptions, progress func(done, total 
 	for _, op := range opts.Ops {
 		failed := 0
 		if op == DriveOpRead {
-			if len(keys.list()) == 0 {
-				// Reads need objects: write them unmeasured.
-				if _, err := driveWrite(ctx, be.eng, data, &opts, keys, slicesMax(opts.Queues)*opts.Depth, 2, time.Time{}); err != nil {
-					return rep, fmt.Errorf("bench drive: preparing objects to read: %w", err)
-				}
+			if err := rig.prepareReads(ctx, data, &opts); err != nil {
+				return rep, err
 			}
 			failed = opts.Failed
-			for i, s := range switches {
-				s.SetOffline(i < failed)
-			}
 		}
+		rig.setFailed(failed)
 		for _, q := range opts.Queues {
-			r, err := driveRow(ctx, be.eng, data, &opts, keys, op, q, failed)
+			r, err := driveRow(ctx, rig.be.eng, data, &opts, rig.keys, op, q, failed)
 			if err != nil {
 				return rep, err
 			}
 			rep.Results = append(rep.Results, r)
 			if rep.Data == 0 {
-				// The geometry the engine chose, as recorded per object.
-				if ks := keys.list(); len(ks) > 0 {
-					if info, err := be.eng.HeadObject(ctx, benchBucket, ks[0], engine.GetOptions{}); err == nil {
-						rep.Data, rep.Parity = info.DataShards, info.ParityShards
-					}
-				}
+				rep.Data, rep.Parity = rig.geometry(ctx)
 			}
 			done++
 			if progress != nil {
 				progress(done, total)
 			}
 		}
-		for _, s := range switches {
-			s.SetOffline(false)
-		}
+		rig.setFailed(0)
 	}
 	return rep, nil
+}
+
+// driveRig is a drive bench's engine on its drives, with the off
+// switches that fail drives, the objects written and the directories to
+// restore at the end.
+type driveRig struct {
+	dirs     *benchDirs
+	cache    *drive.IndexCache
+	switches []*switchDrive
+	healths  []*drive.Health
+	be       *benchEngine
+	keys     *keySet
+}
+
+// openDriveRig opens the drives in dirs and an engine on them. On
+// failure everything opened is closed and dirs are restored.
+func openDriveRig(dirs *benchDirs, opts *DriveOptions) (*driveRig, error) {
+	// One index block cache for all the drives, as a server has.
+	r := &driveRig{dirs: dirs, cache: drive.NewIndexCache(64 << 20), keys: newKeySet()}
+	drives := make([]drive.Drive, len(dirs.paths))
+	for i, p := range dirs.paths {
+		l, err := drive.OpenLocal(p, drive.LocalOptions{Cache: r.cache})
+		if err != nil {
+			return nil, errors.Join(err, r.close())
+		}
+		s := newSwitchDrive(l)
+		r.switches = append(r.switches, s)
+		// The health wrapper is what a server puts around every drive
+		// (per-operation deadlines, offline state): its cost is part of
+		// the engine's. A short probe interval brings a drive switched
+		// back on online quickly, so the cleanup reaches every drive.
+		h := drive.NewHealth(s, drive.HealthConfig{ProbeInterval: 100 * time.Millisecond})
+		r.healths = append(r.healths, h)
+		drives[i] = h
+	}
+	be, err := newBenchEngine(engine.Config{Drives: drives, Parity: opts.Parity}, "", opts.Policy, 250*time.Millisecond, opts.ProcRoot)
+	if err != nil {
+		return nil, errors.Join(err, r.close())
+	}
+	r.be = be
+	return r, nil
+}
+
+// setFailed switches the first n drives off and the others on.
+func (r *driveRig) setFailed(n int) {
+	for i, s := range r.switches {
+		s.SetOffline(i < n)
+	}
+}
+
+// prepareReads writes objects to read, unmeasured, when no write row
+// has left any.
+func (r *driveRig) prepareReads(ctx context.Context, data []byte, opts *DriveOptions) error {
+	if len(r.keys.list()) > 0 {
+		return nil
+	}
+	if _, err := driveWrite(ctx, r.be.eng, data, opts, r.keys, slicesMax(opts.Queues)*opts.Depth, 2, time.Time{}); err != nil {
+		return fmt.Errorf("bench drive: preparing objects to read: %w", err)
+	}
+	return nil
+}
+
+// geometry is the data and parity shard counts the engine chose, as
+// recorded in the first object written (0, 0 before any).
+func (r *driveRig) geometry(ctx context.Context) (data, parity int) {
+	ks := r.keys.list()
+	if len(ks) == 0 {
+		return 0, 0
+	}
+	info, err := r.be.eng.HeadObject(ctx, benchBucket, ks[0], engine.GetOptions{})
+	if err != nil {
+		return 0, 0
+	}
+	return info.DataShards, info.ParityShards
+}
+
+// close brings every drive back online, deletes the bench's objects
+// where a deployment stays (formatted drives), closes the engine and
+// the drives (releasing their locks) and then restores the directories.
+func (r *driveRig) close() error {
+	r.setFailed(0)
+	if r.be != nil && r.dirs.formatted {
+		waitOnline(r.healths, 5*time.Second)
+		cleanupBench(r.be.eng, r.keys.list())
+	}
+	var errs []error
+	if r.be != nil {
+		errs = append(errs, r.be.close())
+	}
+	// Closing the health wrappers closes their drives.
+	for _, h := range r.healths {
+		errs = append(errs, h.Close())
+	}
+	r.cache.Close()
+	errs = append(errs, r.dirs.undo())
+	return errors.Join(errs...)
 }
 
 func slicesMax(v []int) int {
@@ -352,7 +390,8 @@ func waitOnline(hs []*drive.Health, limit time.Duration) {
 	}
 }
 
-// cleanupBench deletes the bench's objects and bucket, best effort.
+// cleanupBench deletes the bench's objects and bucket, best effort: on
+// drives of a deployment that stays, what the bench wrote must go.
 func cleanupBench(eng *engine.Engine, keys []string) {
 	ctx := context.Background()
 	for _, k := range keys {

@@ -43,6 +43,9 @@ type threadSampler struct {
 	ticks    int
 	start    time.Time
 	first    []cpustat.TaskTimes
+	// mainComm is the name of the process's main thread: the binary's
+	// name, which every thread the Go runtime starts inherits.
+	mainComm string
 
 	mu      sync.Mutex
 	prev    []cpustat.TaskTimes
@@ -57,7 +60,8 @@ func startThreadSampler(procRoot string, interval time.Duration) (*threadSampler
 		return nil, err
 	}
 	t := &threadSampler{procRoot: procRoot, ticks: cpustat.ClockTicks(procRoot), start: time.Now(), first: first,
-		prev: first, perCore: map[int]time.Duration{}, stop: make(chan struct{}), done: make(chan struct{})}
+		mainComm: mainThreadName(first), prev: first, perCore: map[int]time.Duration{},
+		stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		tk := time.NewTicker(interval)
@@ -92,11 +96,24 @@ func (t *threadSampler) sample() error {
 	return nil
 }
 
+// mainThreadName is the name of the thread whose id is the process id
+// (the main thread), or "" when threads is not this process's.
+func mainThreadName(threads []cpustat.TaskTimes) string {
+	pid := os.Getpid()
+	for _, t := range threads {
+		if t.ID == pid {
+			return t.Name
+		}
+	}
+	return ""
+}
+
 // threadReport is what one measurement's threads did.
 type threadReport struct {
-	elapsed time.Duration
-	threads []cpustat.ThreadUsage // busiest first
-	perCore map[int]time.Duration
+	elapsed  time.Duration
+	threads  []cpustat.ThreadUsage // busiest first
+	perCore  map[int]time.Duration
+	mainComm string
 }
 
 // finish stops sampling, takes a last sample and returns the totals.
@@ -107,25 +124,58 @@ func (t *threadSampler) finish() (threadReport, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	el := time.Since(t.start)
-	return threadReport{elapsed: el, threads: cpustat.ThreadDeltas(t.first, t.prev, el, t.ticks), perCore: t.perCore}, err
+	return threadReport{elapsed: el, threads: cpustat.ThreadDeltas(t.first, t.prev, el, t.ticks), perCore: t.perCore,
+		mainComm: t.mainComm}, err
 }
 
 // DriveThread is one thread's share of a measurement.
 type DriveThread struct {
-	ID   int    `json:"tid"`
+	// ID is the thread id, a detail: Go runtime threads are
+	// interchangeable, so which one did the work says little.
+	ID int `json:"tid"`
+	// Name is the thread's name (comm) in /proc.
 	Name string `json:"name"`
 	// Role is "client" for the bench's named client threads, "server"
 	// for every other thread of the process (the engine's goroutines,
-	// the Go runtime and GC).
-	Role  string  `json:"role"`
+	// the Go runtime and GC): the CLIENT and SERVER columns.
+	Role string `json:"role"`
+	// Label says what the thread does, for people: threadClientLabel,
+	// threadRuntimeLabel, or "thread NAME" for a thread that named
+	// itself (one a C library started, say).
+	Label string  `json:"label"`
 	Cores float64 `json:"cores"`
 }
+
+// Thread labels. A client thread runs one request stream's calls into
+// the engine, and with them the work the engine does on the caller's
+// goroutine: reading the body, erasure coding and inline hashing on
+// PUT, decoding on GET. Every other Go thread carries the name of the
+// binary: the runtime multiplexes the engine's own goroutines (drive
+// writers, hashers, readers) and the garbage collector over them, so
+// none of them has a role of its own.
+const (
+	threadClientLabel  = "client request"
+	threadRuntimeLabel = "engine/Go runtime"
+)
 
 func threadRole(name string) string {
 	if strings.HasPrefix(name, clientThreadName) {
 		return "client"
 	}
 	return "server"
+}
+
+// threadLabel names a thread's role from its name; mainComm is the
+// process's main thread name ("" when unknown: then every thread that
+// is not a client is taken for a Go runtime thread).
+func threadLabel(name, mainComm string) string {
+	switch {
+	case strings.HasPrefix(name, clientThreadName):
+		return threadClientLabel
+	case mainComm == "" || name == mainComm:
+		return threadRuntimeLabel
+	}
+	return "thread " + name
 }
 
 // summarize splits the threads' CPU into client and server cores, lists
@@ -140,7 +190,7 @@ func (r threadReport) summarize(n int, coreIDs []int) (client, server float64, t
 			server += u.Cores
 		}
 		if len(top) < n && u.User+u.System > 0 {
-			top = append(top, DriveThread{ID: u.ID, Name: u.Name, Role: role, Cores: u.Cores})
+			top = append(top, DriveThread{ID: u.ID, Name: u.Name, Role: role, Label: threadLabel(u.Name, r.mainComm), Cores: u.Cores})
 		}
 	}
 	seen := map[int]bool{}

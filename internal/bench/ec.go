@@ -256,6 +256,34 @@ type ecSet struct {
 	work      [][][]byte // [block][shard] -> what the codec sees; reset per op
 }
 
+// ECMemory is about how many bytes RunEC allocates for its buffers, so
+// a user can see before a run whether it fits: the working set of the
+// largest config, since configs run one after the other and each one's
+// arena is released before the next is allocated. Thread counts add
+// only goroutine stacks: the threads split one working set between
+// them, and the codec rebuilds lost shards into that set in place.
+func ECMemory(opts ECOptions) (int64, error) {
+	if err := opts.fill(); err != nil {
+		return 0, err
+	}
+	var most int64
+	for _, c := range opts.Configs {
+		most = max(most, ecSetBytes(c, opts.BlockSize, opts.Blocks))
+	}
+	return most, nil
+}
+
+// ecSetBytes is what newECSet allocates for cfg: the arena of every
+// block's shards, and two views (blocks and work) of slice headers.
+func ecSetBytes(cfg ECConfig, blockSize, blocks int) int64 {
+	const sliceHeader = 24
+	shardSize := int64((blockSize + cfg.Data - 1) / cfg.Data)
+	shards := int64(cfg.Data + cfg.Parity)
+	arena := int64(blocks) * shards * shardSize
+	headers := 2 * int64(blocks) * (shards + 1) * sliceHeader
+	return arena + headers
+}
+
 func newECSet(cfg ECConfig, blockSize, blocks int, rng *rand.ChaCha8) *ecSet {
 	ss := (blockSize + cfg.Data - 1) / cfg.Data
 	total := cfg.Data + cfg.Parity

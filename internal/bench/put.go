@@ -187,8 +187,9 @@ type PutResult struct {
 	RunsCPUPerGiB []float64 `json:"runs_cpu_s_per_gib"`
 }
 
-// PutTarget is one of the issue's acceptance checks evaluated on the
-// results.
+// PutTarget is one comparison of the auto hashing policy with a fixed
+// one in one cell (see EvaluatePutTargets): Name completes "auto is
+// ...", Cell is the size, concurrency and GOMAXPROCS, Detail the numbers.
 type PutTarget struct {
 	Name   string `json:"name"`
 	Cell   string `json:"cell"`
@@ -197,7 +198,7 @@ type PutTarget struct {
 	// SameBackend is set on a comparison auto lost while running the very
 	// backend it was compared with on every PUT: the policy chose what
 	// won, and the gap is run-to-run noise, not a worse choice. Pass
-	// stays false; the table prints "same" instead of "FAIL".
+	// stays false; the table prints "noise" instead of "SHORT".
 	SameBackend bool `json:"same_backend,omitempty"`
 }
 
@@ -395,15 +396,23 @@ func newBenchEngine(ecfg engine.Config, root string, pol hashing.Policy, loadInt
 		b.close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if err := b.eng.MakeBucket(context.Background(), benchBucket, engine.BucketOptions{}); err != nil && !errors.Is(err, engine.ErrBucketExists) {
+	// The bucket must be new: the bench deletes it and everything in it
+	// at the end, so one that exists (on the drives of a deployment that
+	// bench drive was allowed to use) is not the bench's to write into.
+	if err := b.eng.MakeBucket(context.Background(), benchBucket, engine.BucketOptions{}); err != nil {
 		b.close()
+		if errors.Is(err, engine.ErrBucketExists) {
+			return nil, fmt.Errorf("the deployment on these drives already has a bucket %q; the bench writes only into a bucket it creates: %w", benchBucket, err)
+		}
 		return nil, fmt.Errorf("make bucket: %w", err)
 	}
 	return b, nil
 }
 
 // tempDrives creates n drive directories under a fresh temporary
-// directory in dir and returns that directory and the paths.
+// directory in dir and returns that directory and the paths. It makes
+// the drive directories itself rather than count on whoever opens them
+// to: opening a drive need not create a missing one.
 func tempDrives(dir string, n int) (string, []string, error) {
 	root, err := os.MkdirTemp(dir, "shardstore-bench-")
 	if err != nil {
@@ -412,6 +421,10 @@ func tempDrives(dir string, n int) (string, []string, error) {
 	paths := make([]string, n)
 	for i := range paths {
 		paths[i] = filepath.Join(root, fmt.Sprintf("d%d", i+1))
+		if err := os.Mkdir(paths[i], 0o755); err != nil {
+			os.RemoveAll(root)
+			return "", nil, fmt.Errorf("drive directory: %w", err)
+		}
 	}
 	return root, paths, nil
 }

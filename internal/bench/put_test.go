@@ -70,10 +70,10 @@ func TestPutCommandJSON(t *testing.T) {
 	// and the concurrency-1 cells the not-slower check.
 	var within, conc1 int
 	for _, tg := range rep.Targets {
-		switch {
-		case strings.HasPrefix(tg.Name, "auto within"):
+		switch tg.Name {
+		case checkBestFixed:
 			within++
-		case strings.HasPrefix(tg.Name, "conc 1"):
+		case checkSingle:
 			conc1++
 		}
 	}
@@ -91,7 +91,7 @@ func TestPutCommandTableAndCleanup(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	s := out.String()
-	for _, want := range []string{"POLICY", "pipelined", "auto", "Targets:", "median of 3"} {
+	for _, want := range []string{"POLICY", "pipelined", "auto", "Auto hashing policy", "fastest fixed policy", "median of 3"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("table lacks %q:\n%s", want, s)
 		}

@@ -8,9 +8,11 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/hashing"
 )
 
@@ -40,14 +42,16 @@ func parseCounts(name string, l listFlag) ([]int, error) {
 	return out, nil
 }
 
-// newProgress returns a progress callback drawing a bar on cli.Stderr,
-// or nil when there is no terminal to draw on; finish clears it.
-func newProgress(cli CLI, quiet bool, desc string, total int) (progress func(done, total int), finish func()) {
-	if !cli.ProgressBar || quiet {
+// newProgress returns a progress callback drawing a bar on ui.Stderr,
+// or nil when ui.ProgressBar says there is no terminal to draw on (or
+// quiet); finish clears the bar. Every bench draws its bars through
+// here or s3ProgressBar, both gated the same way.
+func newProgress(ui CLI, quiet bool, desc string, total int) (progress func(done, total int), finish func()) {
+	if !ui.ProgressBar || quiet {
 		return nil, func() {}
 	}
 	bar := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(cli.Stderr),
+		progressbar.OptionSetWriter(ui.Stderr),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
@@ -84,33 +88,15 @@ type report interface {
 	WriteTable(w io.Writer) error
 }
 
-// parseFlags gives fs a usage text (usage, then the flag list), parses
-// args and, unless positional, refuses arguments left after the flags.
-// The bench subcommands share it.
-func parseFlags(fs *flag.FlagSet, args []string, usage string, positional bool) error {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage+"\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if !positional && fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	return nil
-}
-
 // runAndPrint runs an engine bench of total steps under an optional CPU
 // profile, with a progress bar, and prints its report as a table or JSON.
-func runAndPrint[R report](cli CLI, quiet bool, profile, desc string, total int, asJSON bool,
+func runAndPrint[R report](ui CLI, quiet bool, profile, desc string, total int, asJSON bool,
 	run func(progress func(done, total int)) (R, error)) error {
 	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
 		return err
 	}
-	progress, finish := newProgress(cli, quiet, desc, total)
+	progress, finish := newProgress(ui, quiet, desc, total)
 	rep, err := run(progress)
 	finish()
 	if perr := stopProfile(); err == nil {
@@ -120,64 +106,88 @@ func runAndPrint[R report](cli CLI, quiet bool, profile, desc string, total int,
 		return err
 	}
 	if asJSON {
-		return rep.WriteJSON(cli.Stdout)
+		return rep.WriteJSON(ui.Stdout)
 	}
-	return rep.WriteTable(cli.Stdout)
+	return rep.WriteTable(ui.Stdout)
 }
 
-// RunPutCommand is `shardstore bench put`: it parses args, runs RunPut
-// and prints the table (or JSON). It returns flag.ErrHelp after -h.
-func RunPutCommand(ctx context.Context, args []string, cli CLI) error {
-	fs := flag.NewFlagSet("bench put", flag.ContinueOnError)
-	fs.SetOutput(cli.Stderr)
-	var sizes, concs, procs, policies listFlag
-	fs.Var(&sizes, "size", "object sizes, comma list (default 4MiB,32MiB,128MiB)")
-	fs.Var(&concs, "concurrency", "concurrent PUTs, comma list (default 1,4,16)")
-	fs.Var(&procs, "procs", "GOMAXPROCS values, comma list (default 1,2)")
-	fs.Var(&policies, "policy", "hashing policies, comma list (default inline,pipelined,multibuffer,auto)")
-	drives := fs.Int("drives", 16, "drive directories per engine")
-	parity := fs.Int("parity", 4, "parity shards")
-	dir := fs.String("dir", DefaultBenchDir(), "where each cell's drive directories are created (tmpfs keeps the disk out of the comparison)")
-	cellBytes := fs.String("bytes", "1GiB", "bytes written per cell (at least one object per concurrent PUT)")
-	repeat := fs.Int("repeat", 1, "run every cell N times and report the median throughput")
-	loadInterval := fs.Duration("load-interval", 0, "CPU-load sampling interval for the auto policy (default 250ms)")
-	seed := fs.Uint64("seed", 1, "seed for the random object contents")
-	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
-	if err := parseFlags(fs, args, "usage: shardstore bench put [flags]\n\n"+
-		"Measures the engine's PUT path (no HTTP) for every object size x concurrency x GOMAXPROCS x\n"+
-		"hashing policy, each cell on a fresh 12+4 engine: throughput, CPU seconds per GiB and where\n"+
-		"the time went (receive, hash, encode, bitrot checksum, write, sync, commit).", false); err != nil {
-		return err
+var putCommand = benchCommand{name: "put", usage: "shardstore bench put [flags]",
+	about: "Measures the engine's PUT path (no HTTP) for every object size x concurrency x GOMAXPROCS x\n" +
+		"hashing policy, each cell on a fresh 12+4 engine: throughput, CPU seconds per GiB and where\n" +
+		"the time went (receive, hash, encode, bitrot checksum, write, sync, commit)."}
+
+// putFlags are the flags of `shardstore bench put`.
+type putFlags struct {
+	sizes, concs, procs, policies listFlag
+	drives, parity, repeat        int
+	dir, bytes, cpuProfile        string
+	loadInterval                  time.Duration
+	seed                          uint64
+	asJSON, quiet                 bool
+}
+
+func (f *putFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.sizes, "size", "object sizes, comma list (default 4MiB,32MiB,128MiB)")
+	fs.Var(&f.concs, "concurrency", "concurrent PUTs, comma list (default 1,4,16)")
+	fs.Var(&f.procs, "procs", "GOMAXPROCS values, comma list (default 1,2)")
+	fs.Var(&f.policies, "policy", "hashing policies, comma list (default inline,pipelined,multibuffer,auto)")
+	fs.IntVar(&f.drives, "drives", 16, "drive directories per engine")
+	fs.IntVar(&f.parity, "parity", 4, "parity shards")
+	fs.StringVar(&f.dir, "dir", DefaultBenchDir(), "where each cell's drive directories are created (tmpfs keeps the disk out of the comparison)")
+	fs.StringVar(&f.bytes, "bytes", "1GiB", "bytes written per cell (at least one object per concurrent PUT)")
+	fs.IntVar(&f.repeat, "repeat", 1, "run every cell N times and report the median throughput")
+	cli.DurationVar(fs, &f.loadInterval, "load-interval", 0, "CPU-load sampling interval for the auto policy, a `DURATION` such as 250ms or 0.25 (seconds) (default 250ms)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed for the random object contents")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON instead of a table")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
+}
+
+// options turns the flags into RunPut's options.
+func (f *putFlags) options() (opts PutOptions, err error) {
+	opts = PutOptions{Drives: f.drives, Parity: f.parity, Dir: f.dir, Repeat: f.repeat, LoadInterval: f.loadInterval, Seed: f.seed}
+	if opts.Sizes, err = parseSizes("size", f.sizes); err != nil {
+		return opts, err
 	}
-	opts := PutOptions{Drives: *drives, Parity: *parity, Dir: *dir, Repeat: *repeat, LoadInterval: *loadInterval, Seed: *seed}
-	var err error
-	if opts.Sizes, err = parseSizes("size", sizes); err != nil {
-		return err
+	if opts.Concurrency, err = parseCounts("concurrency", f.concs); err != nil {
+		return opts, err
 	}
-	if opts.Concurrency, err = parseCounts("concurrency", concs); err != nil {
-		return err
+	if opts.Procs, err = parseCounts("procs", f.procs); err != nil {
+		return opts, err
 	}
-	if opts.Procs, err = parseCounts("procs", procs); err != nil {
-		return err
-	}
-	for _, p := range policies {
+	for _, p := range f.policies {
 		pol, err := hashing.ParsePolicy(p)
 		if err != nil {
-			return fmt.Errorf("-policy: %w", err)
+			return opts, fmt.Errorf("-policy: %w", err)
 		}
 		opts.Policies = append(opts.Policies, pol)
 	}
-	n, err := ParseSize(*cellBytes)
+	n, err := ParseSize(f.bytes)
 	if err != nil {
-		return fmt.Errorf("-bytes: %w", err)
+		return opts, fmt.Errorf("-bytes: %w", err)
 	}
 	opts.Bytes = int64(n)
-	total, err := PutCells(opts)
-	if err != nil {
+	return opts, nil
+}
+
+// RunPutCommand is `shardstore bench put`: it parses args, runs RunPut
+// and prints the table (or JSON). It returns flag.ErrHelp after -h, and
+// a *cli.UsageError for a flag it cannot use.
+func RunPutCommand(ctx context.Context, args []string, ui CLI) error {
+	fs := putCommand.flagSet()
+	var f putFlags
+	f.register(fs)
+	if err := putCommand.parse(fs, args, ui.Stderr); err != nil {
 		return err
 	}
-	return runAndPrint(cli, *quiet, *cpuProfile, "bench put", total, *asJSON,
+	opts, err := f.options()
+	if err != nil {
+		return putCommand.usageError(err)
+	}
+	total, err := PutCells(opts)
+	if err != nil {
+		return putCommand.usageError(err)
+	}
+	return runAndPrint(ui, f.quiet, f.cpuProfile, "bench put", total, f.asJSON,
 		func(progress func(done, total int)) (PutReport, error) { return RunPut(ctx, opts, progress) })
 }

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/shardstore/shardstore/internal/cli"
 )
 
 // defaultS3Key is the server's built-in root user and password, the
@@ -29,85 +32,114 @@ func s3Credentials(getenv func(string) string) (access, secret, source string) {
 
 // RunS3Command is `shardstore bench s3`: it parses args, runs RunS3 with
 // a progress bar and writes the table (or JSON). It returns flag.ErrHelp
-// after printing help for -h.
-func RunS3Command(ctx context.Context, args []string, cli CLI) error {
-	return runS3Command(ctx, args, cli, os.Getenv)
+// after printing help for -h, and a *cli.UsageError for a flag it
+// cannot use.
+func RunS3Command(ctx context.Context, args []string, ui CLI) error {
+	return runS3Command(ctx, args, ui, os.Getenv)
 }
 
-func runS3Command(ctx context.Context, args []string, cli CLI, getenv func(string) string) error {
-	fs := flag.NewFlagSet("bench s3", flag.ContinueOnError)
-	fs.SetOutput(cli.Stderr)
-	endpoint := fs.String("endpoint", DefaultS3Endpoint, "S3 endpoint `URL`; the only host the bench contacts")
-	accessKey := fs.String("access-key", "", "access key (default $AWS_ACCESS_KEY_ID, else $SHARDSTORE_ROOT_USER, else "+defaultS3Key+")")
-	secretKey := fs.String("secret-key", "", "secret key (default $AWS_SECRET_ACCESS_KEY, else $SHARDSTORE_ROOT_PASSWORD, else "+defaultS3Key+")")
-	region := fs.String("region", DefaultS3Region, "region to sign for")
-	bucket := fs.String("bucket", DefaultS3Bucket, "bucket to use; created if missing (and then removed at the end unless -keep)")
-	mode := fs.String("mode", string(S3Put), "load: put, get, mixed, or small (a PUT phase of small objects, then a GET phase reading them)")
-	size := fs.String("size", "", "object size, e.g. 1MiB, 16MiB, 4KiB (default 1MiB; 4KiB for -mode small)")
-	concurrency := fs.Int("concurrency", DefaultS3Concurrency, "operations in flight at once")
-	duration := fs.Duration("duration", 0, "how long each phase runs (default 10s; with -ops only a time limit, default 5m)")
-	ops := fs.Int("ops", 0, "run exactly this many operations per phase instead of for a duration")
-	getFraction := fs.Float64("get-fraction", DefaultS3GetFraction, "share of GETs in -mode mixed, in (0, 1]")
-	objects := fs.Int("objects", 0, "objects get and mixed write first and then read at random (default max(concurrency,16), at most 1 GiB)")
-	pid := fs.Int("pid", 0, "server process id on this machine: report its CPU seconds per GiB from /proc/PID/stat")
-	pathStyle := fs.Bool("path-style", true, "path-style addressing (host/bucket/key); false addresses bucket.host, which needs DNS")
-	keep := fs.Bool("keep", false, "keep the objects written (and a bucket the bench created)")
-	verify := fs.Bool("verify", false, "compare every GET body with what was written, not only its length")
-	seed := fs.Uint64("seed", 0, "seed for the object contents (default: from the clock, fresh data every run)")
-	maxErrors := fs.Int("max-errors", DefaultS3MaxErrors, "stop a phase after this many failed operations (negative: never)")
-	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	if err := parseFlags(fs, args, "usage: shardstore bench s3 [flags]\n\n"+
-		"Drives PUT, GET, mixed or small-object load against any S3 endpoint (shardstore, MinIO, AWS)\n"+
-		"with aws-sdk-go-v2 at its default settings, and reports throughput, ops/s, latency\n"+
-		"percentiles, time to first byte and, with -pid, the server's CPU seconds per GiB.\n"+
-		"Objects go under a fresh prefix and are deleted at the end unless -keep.", false); err != nil {
-		return err
-	}
-	m, err := ParseS3Mode(*mode)
+var s3Command = benchCommand{name: "s3", usage: "shardstore bench s3 [flags]",
+	about: "Drives PUT, GET, mixed or small-object load against any S3 endpoint (shardstore, MinIO, AWS)\n" +
+		"with aws-sdk-go-v2 at its default settings, and reports throughput, ops/s, latency\n" +
+		"percentiles, time to first byte and, with -pid, the server's CPU seconds per GiB.\n" +
+		"Objects go under a fresh prefix and are deleted at the end unless -keep."}
+
+// s3Flags are the flags of `shardstore bench s3`.
+type s3Flags struct {
+	endpoint, accessKey, secretKey, region, bucket, mode, size string
+	concurrency, ops, objects, pid, maxErrors                  int
+	duration                                                   time.Duration
+	getFraction                                                float64
+	pathStyle, keep, verify, asJSON, quiet                     bool
+	seed                                                       uint64
+}
+
+func (f *s3Flags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.endpoint, "endpoint", DefaultS3Endpoint, "S3 endpoint `URL`; the only host the bench contacts")
+	fs.StringVar(&f.accessKey, "access-key", "", "access key (default $AWS_ACCESS_KEY_ID, else $SHARDSTORE_ROOT_USER, else "+defaultS3Key+")")
+	fs.StringVar(&f.secretKey, "secret-key", "", "secret key (default $AWS_SECRET_ACCESS_KEY, else $SHARDSTORE_ROOT_PASSWORD, else "+defaultS3Key+")")
+	fs.StringVar(&f.region, "region", DefaultS3Region, "region to sign for")
+	fs.StringVar(&f.bucket, "bucket", DefaultS3Bucket, "bucket to use; created if missing (and then removed at the end unless -keep)")
+	fs.StringVar(&f.mode, "mode", string(S3Put), "load: put, get, mixed, or small (a PUT phase of small objects, then a GET phase reading them)")
+	fs.StringVar(&f.size, "size", "", "object size, e.g. 1MiB, 16MiB, 4KiB (default 1MiB; 4KiB for -mode small)")
+	fs.IntVar(&f.concurrency, "concurrency", DefaultS3Concurrency, "operations in flight at once")
+	cli.DurationVar(fs, &f.duration, "duration", 0, "how long each phase runs, a `DURATION` such as 10s or 10 (seconds) (default 10s; with -ops only a time limit, default 5m)")
+	fs.IntVar(&f.ops, "ops", 0, "run exactly this many operations per phase instead of for a duration")
+	fs.Float64Var(&f.getFraction, "get-fraction", DefaultS3GetFraction, "share of GETs in -mode mixed, in (0, 1]")
+	fs.IntVar(&f.objects, "objects", 0, "objects get and mixed write first and then read at random (default max(concurrency,16), at most 1 GiB)")
+	fs.IntVar(&f.pid, "pid", 0, "server process id on this machine: report its CPU seconds per GiB from /proc/PID/stat")
+	fs.BoolVar(&f.pathStyle, "path-style", true, "path-style addressing (host/bucket/key); false addresses bucket.host, which needs DNS")
+	fs.BoolVar(&f.keep, "keep", false, "keep the objects written (and a bucket the bench created)")
+	fs.BoolVar(&f.verify, "verify", false, "compare every GET body with what was written, not only its length")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed for the object contents (default: from the clock, fresh data every run)")
+	fs.IntVar(&f.maxErrors, "max-errors", DefaultS3MaxErrors, "stop a phase after this many failed operations (negative: never)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON instead of a table")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+}
+
+// options turns the flags into RunS3's options; getenv supplies the
+// credentials no flag gave.
+func (f *s3Flags) options(getenv func(string) string) (S3Options, error) {
+	m, err := ParseS3Mode(f.mode)
 	if err != nil {
-		return fmt.Errorf("-mode: %w", err)
+		return S3Options{}, fmt.Errorf("-mode: %w", err)
 	}
-	opts := S3Options{Endpoint: *endpoint, AccessKey: *accessKey, SecretKey: *secretKey, Region: *region,
-		Bucket: *bucket, VirtualHost: !*pathStyle, Mode: m, Concurrency: *concurrency, Duration: *duration,
-		Ops: *ops, GetFraction: *getFraction, Objects: *objects, Keep: *keep, Verify: *verify, PID: *pid,
-		Seed: *seed, MaxErrors: *maxErrors}
+	opts := S3Options{Endpoint: f.endpoint, AccessKey: f.accessKey, SecretKey: f.secretKey, Region: f.region,
+		Bucket: f.bucket, VirtualHost: !f.pathStyle, Mode: m, Concurrency: f.concurrency, Duration: f.duration,
+		Ops: f.ops, GetFraction: f.getFraction, Objects: f.objects, Keep: f.keep, Verify: f.verify, PID: f.pid,
+		Seed: f.seed, MaxErrors: f.maxErrors}
 	if opts.AccessKey == "" && opts.SecretKey == "" {
 		opts.AccessKey, opts.SecretKey, _ = s3Credentials(getenv)
 	} else if opts.AccessKey == "" || opts.SecretKey == "" {
-		return fmt.Errorf("-access-key and -secret-key go together")
+		return opts, fmt.Errorf("-access-key and -secret-key go together")
 	}
-	if *size != "" {
-		if opts.Size, err = ParseSize(*size); err != nil {
-			return fmt.Errorf("-size: %w", err)
+	if f.size != "" {
+		if opts.Size, err = ParseSize(f.size); err != nil {
+			return opts, fmt.Errorf("-size: %w", err)
 		}
 	}
-	if *concurrency < 1 {
-		return fmt.Errorf("-concurrency %d: must be >= 1", *concurrency)
-	}
-	if *ops < 0 || *duration < 0 {
-		return fmt.Errorf("-ops and -duration must not be negative")
-	}
-	if m == S3Mixed && (*getFraction <= 0 || *getFraction > 1) {
-		return fmt.Errorf("-get-fraction %v: want (0, 1]; a mix without GETs is -mode put", *getFraction)
-	}
-	if *maxErrors == 0 {
+	return opts, f.check(m)
+}
+
+// check refuses counts the run cannot use.
+func (f *s3Flags) check(m S3Mode) error {
+	switch {
+	case f.concurrency < 1:
+		return fmt.Errorf("-concurrency %d: must be >= 1", f.concurrency)
+	case f.ops < 0:
+		return fmt.Errorf("-ops must not be negative")
+	case m == S3Mixed && (f.getFraction <= 0 || f.getFraction > 1):
+		return fmt.Errorf("-get-fraction %v: want (0, 1]; a mix without GETs is -mode put", f.getFraction)
+	case f.maxErrors == 0:
 		return fmt.Errorf("-max-errors 0 would stop at once; use a positive count or a negative one for never")
 	}
+	return nil
+}
 
+func runS3Command(ctx context.Context, args []string, ui CLI, getenv func(string) string) error {
+	fs := s3Command.flagSet()
+	var f s3Flags
+	f.register(fs)
+	if err := s3Command.parse(fs, args, ui.Stderr); err != nil {
+		return err
+	}
+	opts, err := f.options(getenv)
+	if err != nil {
+		return s3Command.usageError(err)
+	}
 	var progress func(S3Progress)
-	if cli.ProgressBar && !*quiet {
-		progress = s3ProgressBar(cli)
+	if ui.ProgressBar && !f.quiet {
+		progress = s3ProgressBar(ui)
 	}
 	rep, runErr := RunS3(ctx, opts, progress)
 	if len(rep.Phases) > 0 {
 		// Print what was measured even when a phase failed: the error
 		// rows and the first error are the useful part then.
 		var err error
-		if *asJSON {
-			err = rep.WriteJSON(cli.Stdout)
+		if f.asJSON {
+			err = rep.WriteJSON(ui.Stdout)
 		} else {
-			err = rep.WriteTable(cli.Stdout)
+			err = rep.WriteTable(ui.Stdout)
 		}
 		if err != nil {
 			return err
@@ -116,9 +148,10 @@ func runS3Command(ctx context.Context, args []string, cli CLI, getenv func(strin
 	return runErr
 }
 
-// s3ProgressBar draws one bar per phase on cli.Stderr: the share of the
-// phase's duration (or op count) done, with ops and MiB/s so far.
-func s3ProgressBar(cli CLI) func(S3Progress) {
+// s3ProgressBar draws one bar per phase on ui.Stderr: the share of the
+// phase's duration (or op count) done, with ops and MiB/s so far. The
+// caller draws it only when ui.ProgressBar says Stderr is a terminal.
+func s3ProgressBar(ui CLI) func(S3Progress) {
 	var bar *progressbar.ProgressBar
 	phase := ""
 	return func(p S3Progress) {
@@ -128,7 +161,7 @@ func s3ProgressBar(cli CLI) func(S3Progress) {
 			}
 			phase = p.Phase
 			bar = progressbar.NewOptions(1000,
-				progressbar.OptionSetWriter(cli.Stderr),
+				progressbar.OptionSetWriter(ui.Stderr),
 				progressbar.OptionSetDescription("bench s3 "+p.Phase),
 				progressbar.OptionSetPredictTime(false),
 				progressbar.OptionClearOnFinish())
