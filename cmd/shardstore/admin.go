@@ -56,7 +56,7 @@ func runAdmin(args []string) error {
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL` (default: SHARDSTORE_ENDPOINT or http://127.0.0.1:9000)")
+	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
 	var bucket, prefix *string
 	var deep, quiet, asJSON *bool
