@@ -43,7 +43,7 @@ func checkPlacement(w io.Writer, paths []string, rootDir string, allowRoot, embe
 				"A drive should be a disk of its own: on the root filesystem a full drive fills the system's disk,\n"+
 				"and one disk failure takes every such drive with it. Mount a disk at each drive path, or,\n"+
 				"if this is intended (a test, a trial on a laptop), start with --allow-root-drives or set SHARDSTORE_ALLOW_ROOT_DRIVES=1",
-				plural(len(onRoot), "drive is", "drives are"), rootFS, strings.Join(onRoot, ", "))
+				plural(len(onRoot), "drive is", "drives are"), rootFS, listPaths(onRoot))
 		}
 	}
 	for _, g := range drive.SharedFilesystems(places) {
@@ -52,9 +52,18 @@ func checkPlacement(w io.Writer, paths []string, rootDir string, allowRoot, embe
 			names[i] = p.Path
 		}
 		fmt.Fprintf(w, "WARNING: %d drives share one filesystem, %s: %s. Erasure coding cannot protect against the loss of that disk.\n",
-			len(g), g[0].Describe(), strings.Join(names, ", "))
+			len(g), g[0].Describe(), listPaths(names))
 	}
 	return nil
+}
+
+// listPaths names drives for a message: all of them when few, else
+// the first two and the last, so a 16-drive line stays readable.
+func listPaths(paths []string) string {
+	if len(paths) <= 4 {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s, %s, ..., %s", paths[0], paths[1], paths[len(paths)-1])
 }
 
 // plural picks the singular or plural phrase for n things.

@@ -130,12 +130,12 @@ func handleListObjectsV2(q *request) error {
 		return err
 	}
 	after := q.param("start-after")
-	token, hasToken := q.query["continuation-token"]
+	// An empty continuation-token is treated as absent, as S3 does:
+	// some clients send `continuation-token=` on their first page.
+	token := q.param("continuation-token")
+	hasToken := token != ""
 	if hasToken {
-		if len(token) == 0 || token[0] == "" {
-			return errInvalidArgument("The continuation token provided is incorrect")
-		}
-		raw, err := base64.RawURLEncoding.DecodeString(token[0])
+		raw, err := base64.RawURLEncoding.DecodeString(token)
 		if err != nil {
 			return errInvalidArgument("The continuation token provided is incorrect")
 		}
@@ -154,7 +154,7 @@ func handleListObjectsV2(q *request) error {
 		Contents:       p.objects(res, q.param("fetch-owner") == "true"),
 		CommonPrefixes: p.prefixes(res)}
 	if hasToken {
-		out.ContinuationToken = token[0]
+		out.ContinuationToken = token
 	}
 	out.KeyCount = len(out.Contents) + len(out.CommonPrefixes)
 	if res.IsTruncated {
