@@ -1,8 +1,10 @@
 package hashing
 
 import (
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"fmt"
 	"hash"
@@ -11,7 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/minio/crc64nvme"
+	"github.com/zeebo/xxh3"
 )
 
 // S3 flexible checksum algorithm names, as they appear in
@@ -22,7 +26,17 @@ const (
 	CRC64NVME = "CRC64NVME"
 	SHA1      = "SHA1"
 	SHA256    = "SHA256"
+	// The algorithms S3 added in 2025; current SDKs can send them.
+	MD5       = "MD5"
+	SHA512    = "SHA512"
+	XXHASH64  = "XXHASH64"  // XXH64, seed 0
+	XXHASH3   = "XXHASH3"   // XXH3-64, seed 0
+	XXHASH128 = "XXHASH128" // XXH3-128, seed 0
 )
+
+// ChecksumAlgorithms lists every algorithm S3 accepts, in the order its
+// error messages name them.
+var ChecksumAlgorithms = []string{CRC32, CRC32C, CRC64NVME, SHA1, SHA256, MD5, SHA512, XXHASH64, XXHASH3, XXHASH128}
 
 // Reflected CRC polynomials. All three CRCs S3 uses are reflected with an
 // all-ones initial value and final XOR, which is what hash/crc32 and
@@ -44,9 +58,10 @@ var (
 // algorithm, or an error naming the unsupported input.
 func CanonicalChecksum(algorithm string) (string, error) {
 	a := strings.ToUpper(strings.TrimSpace(algorithm))
-	switch a {
-	case CRC32, CRC32C, CRC64NVME, SHA1, SHA256:
-		return a, nil
+	for _, known := range ChecksumAlgorithms {
+		if a == known {
+			return a, nil
+		}
 	}
 	return "", fmt.Errorf("hashing: unsupported checksum algorithm %q", algorithm)
 }
@@ -73,8 +88,18 @@ func NewChecksum(algorithm string) (hash.Hash, error) {
 		return crc64nvme.New(), nil
 	case SHA1:
 		return sha1.New(), nil
-	default:
+	case SHA256:
 		return sha256.New(), nil
+	case MD5:
+		return md5.New(), nil
+	case SHA512:
+		return sha512.New(), nil
+	case XXHASH64:
+		return xxhash.New(), nil
+	case XXHASH3:
+		return xxh3.New(), nil
+	default:
+		return xxh3.New128(), nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"hash/crc64"
 	"math/rand/v2"
 	"slices"
@@ -186,5 +187,36 @@ func TestMultipartETag(t *testing.T) {
 	}
 	if _, err := MultipartETag([]string{"xyz"}); err == nil {
 		t.Error("accepted a bad part ETag")
+	}
+}
+
+// TestNewerChecksumAlgorithms pins the 2025 algorithms to their
+// published check values of the empty input (big-endian digests, as S3
+// carries them base64-encoded).
+func TestNewerChecksumAlgorithms(t *testing.T) {
+	for alg, want := range map[string]string{
+		MD5:       "d41d8cd98f00b204e9800998ecf8427e",
+		SHA512:    "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
+		XXHASH64:  "ef46db3751d8e999",
+		XXHASH3:   "2d06800538d394c2",
+		XXHASH128: "99aa06d3014798d86001c324468d497f",
+	} {
+		h, err := NewChecksum(strings.ToLower(alg))
+		if err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			t.Errorf("%s(\"\") = %s, want %s", alg, got, want)
+		}
+		if IsCRC(alg) {
+			t.Errorf("%s counted as a CRC: its part checksums cannot be combined", alg)
+		}
+		raw, _ := hex.DecodeString(want)
+		if _, err := DecodeChecksum(alg, EncodeChecksum(raw)); err != nil {
+			t.Errorf("%s: %v", alg, err)
+		}
+	}
+	if _, err := CanonicalChecksum("CRC16"); err == nil {
+		t.Fatal("an unknown algorithm was accepted")
 	}
 }
