@@ -70,7 +70,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.address, "address", defaultAddress, "`HOST:PORT` to listen on (port 0 picks a free port)")
 	fs.StringVar(&o.usersFile, "users", "", "`FILE` of extra users, one \"ACCESS SECRET [DISPLAY NAME]\" per line")
 	fs.StringVar(&o.domain, "domain", "", "`DOMAIN` for virtual-host-style requests (BUCKET.DOMAIN)")
-	fs.StringVar(&o.region, "region", "us-east-1", "`REGION` the server answers for")
+	fs.StringVar(&o.region, "region", "", "`REGION` to require: signatures and new buckets must name it (empty = any region; buckets created without one are us-east-1)")
 	fs.IntVar(&o.parity, "parity", 0, "parity shards per object (0 = recorded at format time, or the default for the set size)")
 	fs.IntVar(&o.setSize, "set-size", 0, "drives per erasure set (0 = recorded at format time, or the largest of 2..16 dividing the drive count)")
 	fs.Int64Var(&o.inlineLimit, "inline-limit", 0, "per-drive shard size in `BYTES` stored inline in the drive index (0 = default 32 KiB, <0 = never)")

@@ -25,7 +25,7 @@ func TestParseServerArgsFlagsAnywhere(t *testing.T) {
 		t.Fatalf("parsed %+v", o)
 	}
 	o, err = parseServerArgs(nil, io.Discard)
-	if err != nil || o.address != defaultAddress || o.region != "us-east-1" || len(o.drives) != 0 {
+	if err != nil || o.address != defaultAddress || o.region != "" || len(o.drives) != 0 {
 		t.Fatalf("defaults %+v %v", o, err)
 	}
 	if _, err := parseServerArgs([]string{"--no-such-flag"}, io.Discard); err == nil {

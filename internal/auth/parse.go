@@ -175,16 +175,21 @@ func parsePresigned(q url.Values) (authParams, *Error) {
 	if _, ok := parseAmzDate(p.amzDate); !ok {
 		return p, newErr(code, "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"")
 	}
+	// S3's answers, in S3's words: a number, not negative, not zero (a
+	// URL valid for no time), and at most a week.
 	exp := q.Get(qExpires)
-	if len(exp) > 10 || !isDigits(exp) {
+	digits := strings.TrimPrefix(exp, "-")
+	if len(digits) > 18 || !isDigits(digits) {
 		return p, newErr(code, "X-Amz-Expires should be a number")
 	}
-	secs, _ := strconv.Atoi(exp)
-	if secs < 1 {
+	secs, _ := strconv.ParseInt(exp, 10, 64) // at most 18 digits: fits
+	switch {
+	case secs < 0:
+		return p, newErr(code, "X-Amz-Expires must be non-negative")
+	case secs == 0:
 		return p, newErr(code, "X-Amz-Expires must be positive")
-	}
-	if secs > maxPresignExpires {
-		return p, newErr(code, "X-Amz-Expires must be less than a week (in seconds) that is; %d", maxPresignExpires)
+	case secs > maxPresignExpires:
+		return p, newErr(code, "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than %d seconds", maxPresignExpires)
 	}
 	p.expires = time.Duration(secs) * time.Second
 	if p.signedHeaders, err = parseSignedHeaders(q.Get(qSignedHeaders), code); err != nil {

@@ -51,12 +51,18 @@ type BucketInfo struct {
 	Created time.Time
 	Owner   string // access key of the creating user
 	ACL     string // canned ACL: "private", "public-read", "public-read-write"
+	// Location is the region the bucket was created in (its
+	// LocationConstraint, e.g. "eu-west-1"); empty for buckets created
+	// before regions were recorded, which belong to the server's region.
+	Location string
 }
 
 // BucketOptions are the settings for MakeBucket.
 type BucketOptions struct {
 	Owner string
 	ACL   string
+	// Location is the region to record for the bucket; empty records none.
+	Location string
 }
 
 // ObjectInfo is everything known about an object version.
@@ -126,6 +132,10 @@ type PutOptions struct {
 	// current ETag to equal it. Both are checked under the object lock.
 	IfNoneMatchAny bool
 	IfMatch        string
+	// IfNoneMatch is an If-None-Match ETag list other than *: the PUT
+	// fails with ErrPreconditionFailed when the current ETag is listed.
+	// If-Match on a key that does not exist fails with ErrObjectNotFound.
+	IfNoneMatch string
 }
 
 // GetOptions select what GetObject and HeadObject return.

@@ -20,6 +20,9 @@ type bucketRecord struct {
 	Created time.Time `json:"created"`
 	Owner   string    `json:"owner"`
 	ACL     string    `json:"acl"`
+	// Location is absent from records written before regions were
+	// recorded; those decode to "" (the server's region).
+	Location string `json:"location,omitempty"`
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -61,14 +64,14 @@ func (e *Engine) loadBuckets(ctx context.Context) error {
 	for n, c := range counts {
 		if c >= e.bucketQuorum() {
 			r := records[n]
-			e.buckets[n] = BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL}
+			e.buckets[n] = BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location}
 		}
 	}
 	return nil
 }
 
 func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo) error {
-	rec, _ := json.Marshal(bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL})
+	rec, _ := json.Marshal(bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL, Location: info.Location})
 	drives := e.allDrives()
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
 		b := &drive.Batch{}
@@ -101,7 +104,7 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	if acl == "" {
 		acl = "private"
 	}
-	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl}
+	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl, Location: opts.Location}
 	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
 	}

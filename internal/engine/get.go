@@ -313,7 +313,8 @@ func resolveRange(m *meta.Object, opts GetOptions) (start, length int64, partial
 		return 0, size, false, nil
 	}
 	if size == 0 {
-		return 0, 0, false, nil // nothing to select from: the whole (empty) object
+		// No byte of an empty object can be selected: S3 answers 416.
+		return 0, 0, false, fmt.Errorf("%w: range on an empty object", ErrInvalidRange)
 	}
 	switch {
 	case r.Start < 0:

@@ -382,6 +382,11 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	}
 	defer uploadUnlock()
 	up, _, err := e.readUpload(ctx, set, bucket, key, uploadID)
+	if errors.Is(err, ErrNoSuchUpload) {
+		if oi, ok := e.completedUpload(ctx, set, bucket, key, uploadID, parts); ok {
+			return oi, nil
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -425,7 +430,9 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	}
 	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(md5s.Sum(nil)), len(parts))
 	om := *up
-	om.Bucket, om.Key, om.UploadID = "", "", ""
+	// The version keeps the id of the upload that made it, so a repeated
+	// completion of that upload can be answered (completedUpload).
+	om.Bucket, om.Key = "", ""
 	// The version's own DataID names it (no shard files live under it);
 	// the data is under each part's id.
 	om.Size, om.ETag, om.ModTime, om.Parts, om.DataID = size, etag, time.Now().UnixNano(), final, uuid.NewString()
@@ -488,6 +495,34 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		return nil
 	})
 	return objectInfo(bucket, key, &om), nil
+}
+
+// completedUpload answers a CompleteMultipartUpload repeated after the
+// upload completed (a client whose first answer was lost retries): as in
+// S3, it succeeds with the object's ETag as long as the key's current
+// version is the one that upload produced, from the same part list. The
+// request's If-Match / If-None-Match are not evaluated again: they held
+// when the upload completed, and a retry must get the first answer. The
+// caller holds the upload's lock.
+func (e *Engine) completedUpload(ctx context.Context, set *erasureSet, bucket, key, uploadID string, parts []CompletePart) (ObjectInfo, bool) {
+	if checkUploadID(uploadID) != nil {
+		return ObjectInfo{}, false
+	}
+	unlock, err := e.locks.RLockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return ObjectInfo{}, false
+	}
+	defer unlock()
+	st, err := e.readObject(ctx, set, bucket, key)
+	if err != nil || st.fi.UploadID != uploadID || len(st.fi.Parts) != len(parts) {
+		return ObjectInfo{}, false
+	}
+	for i, p := range parts {
+		if st.fi.Parts[i].Number != p.Number || st.fi.Parts[i].ETag != strings.Trim(p.ETag, `"`) {
+			return ObjectInfo{}, false
+		}
+	}
+	return objectInfo(bucket, key, st.fi), true
 }
 
 func countTrue(b []bool) int {

@@ -57,6 +57,12 @@ func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 // updateMeta rewrites an object's metadata in place (same data), under the
 // object lock, with fn applied to the quorum version.
 func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object)) (ObjectInfo, error) {
+	return e.updateMetaIf(ctx, bucket, key, cond, PutOptions{}, fn)
+}
+
+// updateMetaIf is updateMeta that also checks the conditional-write
+// options of put (If-Match, If-None-Match) in the commit.
+func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object)) (ObjectInfo, error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return ObjectInfo{}, err
 	}
@@ -93,7 +99,9 @@ func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Condi
 		}
 	}
 	owner := objectOwner(bucket, key)
-	if err := e.commitMeta(ctx, set, bucket, key, commitReq{m: &nm, res: res, owner: owner, priorOwner: owner}); err != nil {
+	req := commitReq{m: &nm, res: res, owner: owner, priorOwner: owner}
+	req.cond.IfMatch, req.cond.IfNoneMatch, req.cond.IfNoneMatchAny = put.IfMatch, put.IfNoneMatch, put.IfNoneMatchAny
+	if err := e.commitMeta(ctx, set, bucket, key, req); err != nil {
 		return ObjectInfo{}, fmt.Errorf("update %s/%s: %w", bucket, key, err)
 	}
 	return objectInfo(bucket, key, &nm), nil
@@ -112,7 +120,7 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 		if !opts.ReplaceMetadata {
 			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
 		}
-		return e.updateMeta(ctx, srcBucket, srcKey, &opts.SourceConditions, func(m *meta.Object) {
+		return e.updateMetaIf(ctx, srcBucket, srcKey, &opts.SourceConditions, opts.Put, func(m *meta.Object) {
 			applyMetadata(m, &opts.Put)
 			m.ModTime = time.Now().UnixNano()
 		})

@@ -510,18 +510,28 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 // checkPutConditions applies If-None-Match: * and If-Match to the object
 // as read under the commit's lock (readErr is readObject's error).
 func checkPutConditions(cur *objectState, readErr error, opts PutOptions) error {
-	if !opts.IfNoneMatchAny && opts.IfMatch == "" {
+	if !opts.IfNoneMatchAny && opts.IfMatch == "" && opts.IfNoneMatch == "" {
 		return nil
 	}
 	exists := readErr == nil
 	if readErr != nil && !errors.Is(readErr, ErrObjectNotFound) {
 		return readErr
 	}
+	// S3's order: a missing key fails If-Match with 404 NoSuchKey, an
+	// ETag mismatch with 412; If-Match is decided before If-None-Match.
+	if opts.IfMatch != "" {
+		if !exists {
+			return fmt.Errorf("%w: If-Match %s on a key that does not exist", ErrObjectNotFound, opts.IfMatch)
+		}
+		if !etagMatches(opts.IfMatch, cur.fi.ETag) {
+			return fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, opts.IfMatch)
+		}
+	}
 	if opts.IfNoneMatchAny && exists {
 		return fmt.Errorf("%w: object exists and If-None-Match is *", ErrPreconditionFailed)
 	}
-	if opts.IfMatch != "" && (!exists || !etagMatches(opts.IfMatch, cur.fi.ETag)) {
-		return fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, opts.IfMatch)
+	if opts.IfNoneMatch != "" && exists && etagMatches(opts.IfNoneMatch, cur.fi.ETag) {
+		return fmt.Errorf("%w: If-None-Match %s", ErrPreconditionFailed, opts.IfNoneMatch)
 	}
 	return nil
 }

@@ -91,7 +91,9 @@ type Object struct {
 	// Bucket and Key are recorded for multipart upload records, whose
 	// paths are hashed; plain objects leave them empty.
 	Bucket, Key string
-	// UploadID names the multipart upload a record belongs to.
+	// UploadID names the multipart upload a record belongs to, and on a
+	// completed object the upload that made it (so a repeated
+	// CompleteMultipartUpload can be answered with the same result).
 	UploadID string
 }
 

@@ -219,8 +219,9 @@ func objectResource(bi engine.BucketInfo, oi engine.ObjectInfo) resource {
 	return resource{BucketOwner: bi.Owner, BucketACL: bi.ACL, ObjectOwner: oi.Owner, ObjectACL: oi.ACL}
 }
 
-// ownsBucket reports whether the caller may see the bucket in ListBuckets
-// and is told BucketAlreadyOwnedByYou: its owner, or root.
+// ownsBucket reports whether the caller may see the bucket in ListBuckets:
+// its owner, or root. (CreateBucket compares owners directly: root
+// re-creating another user's bucket is told BucketAlreadyExists.)
 func (q *request) ownsBucket(bi engine.BucketInfo) bool {
 	return allows(q.caller, opBucketAdmin, bucketResource(bi))
 }

@@ -14,6 +14,11 @@ import (
 // data whose verification never ran. On failure the read that would have
 // delivered the last bytes returns (0, err) instead: a caller using
 // io.ReadFull would silently drop an error that came with a full buffer.
+//
+// A remaining of -1 is a body of unknown size (plain HTTP chunked
+// transfer without a Content-Length): it is passed through as it comes
+// until EOF, which is where its verification runs, so nothing needs
+// buffering and the size is learned at the end.
 type exactBody struct {
 	r         io.Reader
 	remaining int64
@@ -28,6 +33,18 @@ func newExactBody(r io.Reader, size int64) *exactBody {
 func (b *exactBody) Read(p []byte) (int, error) {
 	if b.done {
 		return 0, b.err
+	}
+	if b.remaining < 0 {
+		n, err := b.r.Read(p)
+		switch {
+		case errors.Is(err, io.EOF):
+			b.done, b.err = true, io.EOF
+			return n, io.EOF
+		case err != nil:
+			b.done, b.err = true, err
+			return 0, err
+		}
+		return n, nil
 	}
 	if b.remaining == 0 {
 		b.finish()

@@ -1,11 +1,13 @@
 package s3api
 
 import (
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/shardstore/shardstore/internal/engine"
@@ -23,19 +25,125 @@ func (q *request) readBody(limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// defaultRegion is the region the server names when it must name one and
+// was not tied to one with Config.Region.
+const defaultRegion = "us-east-1"
+
+// maxListBuckets bounds max-buckets, and is the page size S3 applies when
+// a ListBuckets request pages without giving one.
+const maxListBuckets = 10000
+
+// homeRegion is the region the server answers as: Config.Region, or
+// us-east-1 when it accepts any.
+func (s *Server) homeRegion() string {
+	if s.cfg.Region != "" {
+		return s.cfg.Region
+	}
+	return defaultRegion
+}
+
+// bucketRegion is the region a bucket lives in, as HeadBucket's
+// x-amz-bucket-region and ListBuckets' BucketRegion name it. Buckets
+// recorded before regions were belong to the server's region.
+func (s *Server) bucketRegion(bi engine.BucketInfo) string {
+	switch bi.Location {
+	case "":
+		return s.homeRegion()
+	case "EU":
+		return "eu-west-1" // the legacy constraint's region
+	}
+	return bi.Location
+}
+
+// validRegionName reports whether name looks like an AWS region code
+// ("eu-west-1", "us-gov-west-1", "cn-north-1"): lowercase letters, digits
+// and hyphens, at most 32 characters, starting with a letter and ending
+// with a digit. Any such name is accepted when the server is not tied to
+// a region, so that clients configured for any real region work.
+func validRegionName(name string) bool {
+	if len(name) < 3 || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	if c := name[len(name)-1]; c < '0' || c > '9' || !strings.Contains(name, "-") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+		if c == '-' && name[i-1] == '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeBucketToken and decodeBucketToken make ListBuckets' opaque
+// continuation token: the last bucket name of the previous page.
+func encodeBucketToken(name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("b:" + name))
+}
+
+func decodeBucketToken(tok string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(raw), "b:") {
+		return "", false
+	}
+	return string(raw[2:]), true
+}
+
 func handleListBuckets(q *request) error {
 	if q.caller.Anonymous {
 		return errAccessDenied()
+	}
+	get := func(k string) (string, bool) {
+		v, ok := q.query[k]
+		if !ok || len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	}
+	limit := -1 // all: a plain ListBuckets is not paged
+	maxArg, hasMax := get("max-buckets")
+	if hasMax {
+		n, err := strconv.Atoi(maxArg)
+		if err != nil || n < 1 || n > maxListBuckets {
+			return errInvalidArgument("Argument max-buckets must be an integer between 1 and %d", maxListBuckets)
+		}
+		limit = n
+	}
+	prefix, hasPrefix := get("prefix")
+	token, hasToken := get("continuation-token")
+	region, hasRegion := get("bucket-region")
+	if limit < 0 && (hasPrefix || hasToken || hasRegion) {
+		limit = maxListBuckets
+	}
+	after := ""
+	if token != "" { // an empty token is the same as none
+		var ok bool
+		if after, ok = decodeBucketToken(token); !ok || len(token) > 1024 {
+			return errInvalidArgument("The continuation token provided is incorrect")
+		}
 	}
 	all, err := q.s.cfg.Store.ListBuckets(q.ctx)
 	if err != nil {
 		return fmt.Errorf("list buckets: %w", err)
 	}
-	out := xmlListAllMyBuckets{NS: s3NS, Owner: ownerOf(q.caller.AccessKey), Buckets: []xmlBucket{}}
-	for _, b := range all {
-		if q.ownsBucket(b) {
-			out.Buckets = append(out.Buckets, xmlBucket{Name: b.Name, CreationDate: isoTime(b.Created)})
+	out := xmlListAllMyBuckets{NS: s3NS, Owner: ownerOf(q.caller.AccessKey), Buckets: []xmlBucket{}, Prefix: prefix}
+	for _, b := range all { // sorted by name
+		if !q.ownsBucket(b) || !strings.HasPrefix(b.Name, prefix) || (after != "" && b.Name <= after) {
+			continue
 		}
+		br := q.s.bucketRegion(b)
+		if region != "" && br != region {
+			continue
+		}
+		if limit >= 0 && len(out.Buckets) == limit {
+			out.ContinuationToken = encodeBucketToken(out.Buckets[len(out.Buckets)-1].Name)
+			break
+		}
+		out.Buckets = append(out.Buckets, xmlBucket{Name: b.Name, CreationDate: isoTime(b.Created), BucketRegion: br})
 	}
 	q.writeXML(out)
 	return nil
@@ -52,16 +160,17 @@ func handleCreateBucket(q *request) error {
 	if err != nil {
 		return err
 	}
+	var lc string
 	if len(strings.TrimSpace(string(body))) > 0 {
 		var cfg xmlCreateBucketConfiguration
 		if err := xml.Unmarshal(body, &cfg); err != nil {
 			return errMalformedXML()
 		}
-		if lc := cfg.LocationConstraint; lc != "" && lc != q.s.cfg.Region &&
-			!(q.s.cfg.Region == "us-east-1" && lc == "US") {
-			return errorf("IllegalLocationConstraintException", http.StatusBadRequest,
-				"The %s location constraint is incompatible for the region specific endpoint this request was sent to.", lc)
-		}
+		lc = strings.TrimSpace(cfg.LocationConstraint)
+	}
+	location, err := q.s.createLocation(lc)
+	if err != nil {
+		return err
 	}
 	acl, err := parseCannedACL(q.r.Header)
 	if err != nil {
@@ -73,11 +182,20 @@ func handleCreateBucket(q *request) error {
 	if acl == "" {
 		acl = "private"
 	}
-	err = q.s.cfg.Store.MakeBucket(q.ctx, q.bucket, engine.BucketOptions{Owner: q.caller.AccessKey, ACL: acl})
+	err = q.s.cfg.Store.MakeBucket(q.ctx, q.bucket, engine.BucketOptions{Owner: q.caller.AccessKey, ACL: acl, Location: location})
 	if errors.Is(err, engine.ErrBucketExists) {
-		if bi, ierr := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket); ierr == nil && q.ownsBucket(bi) {
-			return errorf("BucketAlreadyOwnedByYou", http.StatusConflict,
-				"Your previous request to create the named bucket succeeded and you already own it.")
+		// Only the bucket's own owner is told it owns it; anyone else,
+		// root included, learns only that the name is taken. S3 answers
+		// a repeated create of your own bucket in us-east-1 with 200 (for
+		// legacy compatibility) and BucketAlreadyOwnedByYou elsewhere.
+		// The existing bucket is left as it is either way.
+		bi, ierr := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+		if ierr == nil && !q.caller.Anonymous && bi.Owner == q.caller.AccessKey {
+			if location != defaultRegion || q.s.bucketRegion(bi) != defaultRegion {
+				return errorf("BucketAlreadyOwnedByYou", http.StatusConflict,
+					"Your previous request to create the named bucket succeeded and you already own it.")
+			}
+			err = nil
 		}
 	}
 	if err != nil {
@@ -88,11 +206,37 @@ func handleCreateBucket(q *request) error {
 	return nil
 }
 
+// createLocation checks a CreateBucket LocationConstraint and returns the
+// region to record for the bucket. No constraint means the server's
+// region (us-east-1 unless tied to another), as does "US", the legacy
+// name of us-east-1. A server tied to a region (Config.Region) refuses
+// any other, as a regional S3 endpoint does; otherwise any well-formed
+// region code, or the legacy "EU", is accepted.
+func (s *Server) createLocation(lc string) (string, error) {
+	if lc == "" || lc == "US" {
+		if lc == "US" && s.cfg.Region != "" && s.cfg.Region != defaultRegion {
+			return "", errorf("IllegalLocationConstraintException", http.StatusBadRequest,
+				"The %s location constraint is incompatible for the region specific endpoint this request was sent to.", lc)
+		}
+		return s.homeRegion(), nil
+	}
+	if lc != "EU" && !validRegionName(lc) {
+		return "", errorf("InvalidLocationConstraint", http.StatusBadRequest,
+			"The specified location-constraint is not valid")
+	}
+	if s.cfg.Region != "" && lc != s.cfg.Region && !(lc == "EU" && s.cfg.Region == "eu-west-1") {
+		return "", errorf("IllegalLocationConstraintException", http.StatusBadRequest,
+			"The %s location constraint is incompatible for the region specific endpoint this request was sent to.", lc)
+	}
+	return lc, nil
+}
+
 func handleHeadBucket(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opListBucket)
+	if err != nil {
 		return err
 	}
-	q.w.Header().Set("X-Amz-Bucket-Region", q.s.cfg.Region)
+	q.w.Header().Set("X-Amz-Bucket-Region", q.s.bucketRegion(bi))
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -111,11 +255,15 @@ func handleDeleteBucket(q *request) error {
 func handleGetBucketLocation(q *request) error {
 	// Read access suffices (S3 wants the owner) so that clients that ask
 	// for the region before reading a public bucket keep working.
-	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opListBucket)
+	if err != nil {
 		return err
 	}
-	region := q.s.cfg.Region
-	if region == "us-east-1" {
+	region := bi.Location
+	if region == "" {
+		region = q.s.homeRegion()
+	}
+	if region == defaultRegion {
 		region = "" // S3 answers the classic region with an empty constraint
 	}
 	q.writeXML(xmlLocationConstraint{NS: s3NS, Region: region})

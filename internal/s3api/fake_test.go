@@ -63,7 +63,7 @@ func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptio
 	if _, ok := f.buckets[b]; ok {
 		return engine.ErrBucketExists
 	}
-	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL},
+	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL, Location: o.Location},
 		objects: map[string]*fakeObject{}}
 	return nil
 }
@@ -176,20 +176,39 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 	if err != nil {
 		return engine.ObjectInfo{}, err
 	}
-	if cur, ok := fb.objects[k]; ok && o.IfNoneMatchAny {
-		_ = cur
-		return engine.ObjectInfo{}, engine.ErrPreconditionFailed
-	}
-	if o.IfMatch != "" {
-		cur, ok := fb.objects[k]
-		if !ok || cur.info.ETag != o.IfMatch {
-			return engine.ObjectInfo{}, engine.ErrPreconditionFailed
-		}
+	if err := fakePutConditions(fb, k, o); err != nil {
+		return engine.ObjectInfo{}, err
 	}
 	f.seq++
 	info.ModTime = f.now().Add(time.Duration(f.seq) * time.Second)
 	fb.objects[k] = &fakeObject{info: info, data: data}
 	return info, nil
+}
+
+// fakePutConditions applies a write's If-Match / If-None-Match as the
+// engine does: If-Match on a missing key is ErrObjectNotFound.
+func fakePutConditions(fb *fakeBucket, k string, o engine.PutOptions) error {
+	if fb == nil {
+		return nil
+	}
+	cur, ok := fb.objects[k]
+	listed := func(list string) bool {
+		for _, e := range strings.Split(list, ",") {
+			if e = strings.TrimSpace(e); e == "*" || trimETag(e) == cur.info.ETag {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case o.IfMatch != "" && !ok:
+		return engine.ErrObjectNotFound
+	case o.IfMatch != "" && !listed(o.IfMatch):
+		return engine.ErrPreconditionFailed
+	case ok && o.IfNoneMatchAny, ok && o.IfNoneMatch != "" && listed(o.IfNoneMatch):
+		return engine.ErrPreconditionFailed
+	}
+	return nil
 }
 
 func checkConditions(oi engine.ObjectInfo, c engine.Conditions) error {
@@ -235,6 +254,9 @@ func (f *fakeStore) GetObject(_ context.Context, b, k string, o engine.GetOption
 	if o.Range != nil || o.PartNumber > 0 {
 		var ok bool
 		start, n, ok = resolvePart(fo.info, o)
+		if !ok && o.PartNumber > 0 {
+			return nil, engine.ErrInvalidPartNumber
+		}
 		if !ok {
 			return nil, engine.ErrInvalidRange
 		}
@@ -370,7 +392,7 @@ func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, 
 	if err != nil {
 		return engine.PartInfo{}, fmt.Errorf("fake: read part: %w", err)
 	}
-	if int64(len(data)) != size {
+	if size >= 0 && int64(len(data)) != size {
 		return engine.PartInfo{}, engine.ErrIncompleteBody
 	}
 	f.mu.Lock()
@@ -381,7 +403,7 @@ func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, 
 	}
 	u.parts[part] = data
 	sum := md5.Sum(data)
-	return engine.PartInfo{Number: part, Size: size, ETag: hex.EncodeToString(sum[:]), ModTime: f.now()}, nil
+	return engine.PartInfo{Number: part, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ModTime: f.now()}, nil
 }
 
 func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, maxParts int) (engine.ListPartsResult, error) {
@@ -412,15 +434,20 @@ func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, 
 	return res, nil
 }
 
-func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string, parts []engine.CompletePart, _ engine.PutOptions) (engine.ObjectInfo, error) {
+func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string, parts []engine.CompletePart, po engine.PutOptions) (engine.ObjectInfo, error) {
 	f.mu.Lock()
 	u, err := f.upload(b, k, id)
 	if err != nil {
 		f.mu.Unlock()
 		return engine.ObjectInfo{}, err
 	}
+	if err := fakePutConditions(f.buckets[b], k, po); err != nil {
+		f.mu.Unlock()
+		return engine.ObjectInfo{}, err
+	}
 	var all []byte
 	var md5s []byte
+	var objParts []engine.ObjectPart
 	for i, p := range parts {
 		data, ok := u.parts[p.Number]
 		sum := md5.Sum(data)
@@ -434,6 +461,7 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 		}
 		all = append(all, data...)
 		md5s = append(md5s, sum[:]...)
+		objParts = append(objParts, engine.ObjectPart{Number: p.Number, Size: int64(len(data)), ETag: p.ETag})
 	}
 	delete(f.uploads, id)
 	opts := u.opts
@@ -447,6 +475,7 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 	defer f.mu.Unlock()
 	fo, _ := f.object(b, k)
 	fo.info.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(parts))
+	fo.info.Parts = objParts
 	return fo.info, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"fmt"
+	"github.com/shardstore/shardstore/internal/hashing"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,8 +29,29 @@ func parseContentMD5(h http.Header) ([]byte, error) {
 	return raw, nil
 }
 
-// checksumAlgorithms maps S3 checksum algorithm names to digest sizes.
-var checksumAlgorithms = map[string]int{"CRC32": 4, "CRC32C": 4, "CRC64NVME": 8, "SHA1": 20, "SHA256": 32}
+// checksumAlgorithms maps S3 checksum algorithm names to digest sizes:
+// every algorithm the hashing package computes.
+var checksumAlgorithms = func() map[string]int {
+	m := map[string]int{}
+	for _, alg := range hashing.ChecksumAlgorithms {
+		n, err := hashing.ChecksumSize(alg)
+		if err != nil {
+			panic(err) // a name hashing lists but cannot compute: a build defect
+		}
+		m[alg] = n
+	}
+	return m
+}()
+
+// errUnsupportedChecksum is S3's answer to an algorithm it does not know.
+func errUnsupportedChecksum() error {
+	return errInvalidRequest("Checksum algorithm provided is unsupported. Please try again with any of the valid types: [%s]",
+		strings.Join(hashing.ChecksumAlgorithms, ", "))
+}
+
+// checksumHeaderNotValue are x-amz-checksum-* headers that carry no
+// checksum value.
+var checksumHeaderNotValue = map[string]bool{"mode": true, "algorithm": true, "type": true}
 
 // checksumHeader is the header carrying alg's value.
 func checksumHeader(alg string) string { return "x-amz-checksum-" + strings.ToLower(alg) }
@@ -51,7 +73,17 @@ func validChecksumValue(alg, v string) bool {
 // x-amz-sdk-checksum-algorithm the way S3 does.
 func parseChecksum(h http.Header) (checksumSpec, error) {
 	var cs checksumSpec
-	for alg := range checksumAlgorithms {
+	// A checksum header of an algorithm this server does not compute
+	// must not be stored unverified.
+	for name := range h {
+		lower := strings.ToLower(name)
+		if alg, ok := strings.CutPrefix(lower, "x-amz-checksum-"); ok && !checksumHeaderNotValue[alg] {
+			if _, known := checksumAlgorithms[strings.ToUpper(alg)]; !known {
+				return cs, errUnsupportedChecksum()
+			}
+		}
+	}
+	for _, alg := range hashing.ChecksumAlgorithms {
 		v := h.Get(checksumHeader(alg))
 		if v == "" {
 			continue
@@ -83,7 +115,7 @@ func parseChecksum(h http.Header) (checksumSpec, error) {
 	}
 	if sdk := strings.ToUpper(strings.TrimSpace(h.Get("X-Amz-Sdk-Checksum-Algorithm"))); sdk != "" {
 		if _, known := checksumAlgorithms[sdk]; !known {
-			return cs, errInvalidRequest("Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+			return cs, errUnsupportedChecksum()
 		}
 		if cs.alg == "" {
 			// The SDK named an algorithm without sending a value: compute
@@ -184,6 +216,23 @@ func (q *request) putOptions() (engine.PutOptions, error) {
 		}
 	}
 	return opts, nil
+}
+
+// writeConditions reads the conditional-write headers of PutObject,
+// CompleteMultipartUpload and CopyObject (its destination) into opts:
+// If-None-Match: * (the key must not exist), If-None-Match with ETags
+// (the current ETag must not be listed) and If-Match (the key must exist,
+// 404 NoSuchKey otherwise, with a listed ETag or *). The engine checks
+// them under the key's lock, atomically with the commit.
+func writeConditions(h http.Header, opts *engine.PutOptions) {
+	if inm := strings.TrimSpace(h.Get("If-None-Match")); inm == "*" {
+		opts.IfNoneMatchAny = true
+	} else if inm != "" {
+		opts.IfNoneMatch = inm
+	}
+	if im := strings.TrimSpace(h.Get("If-Match")); im != "" {
+		opts.IfMatch = im
+	}
 }
 
 // stripAWSChunked removes the aws-chunked transfer coding S3 clients put in

@@ -30,7 +30,7 @@ func handleCreateMultipartUpload(q *request) error {
 	alg := strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Algorithm"))
 	if alg != "" {
 		if _, ok := checksumAlgorithms[alg]; !ok {
-			return errInvalidRequest("Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+			return errUnsupportedChecksum()
 		}
 	}
 	opts.ChecksumAlgorithm = alg
@@ -134,7 +134,7 @@ func handleUploadPartCopy(q *request) error {
 	rd, err := q.s.cfg.Store.GetObject(q.ctx, srcBucket, srcKey, gopts)
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRange) {
-			return errInvalidArgument("Range specified is not valid for source object")
+			return errCopyRange()
 		}
 		if errors.Is(err, engine.ErrNotModified) {
 			return toAPIError(engine.ErrPreconditionFailed)
@@ -142,6 +142,11 @@ func handleUploadPartCopy(q *request) error {
 		return fmt.Errorf("open copy source %s/%s: %w", srcBucket, srcKey, err)
 	}
 	defer rd.Close()
+	// A GET clamps a range's end to the object; a part copy must lie
+	// entirely within the source.
+	if gopts.Range != nil && gopts.Range.End >= rd.Info.Size {
+		return errCopyRange()
+	}
 	if rd.Length > engine.MaxPutSize {
 		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
 	}
@@ -151,6 +156,44 @@ func handleUploadPartCopy(q *request) error {
 	}
 	q.writeXML(xmlCopyPartResult{NS: s3NS, LastModified: isoTime(pi.ModTime), ETag: quoteETag(pi.ETag)})
 	return nil
+}
+
+// errCopyRange answers an x-amz-copy-source-range that is not within the
+// source object: S3's InvalidRange.
+func errCopyRange() *Error {
+	return errorf("InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable")
+}
+
+// objectURL is the object's full URL as the request addressed the
+// server (scheme, host, virtual-host or path style), with the key
+// URI-encoded: the Location of CompleteMultipartUpload.
+func (q *request) objectURL() string {
+	scheme := "http"
+	if q.r.TLS != nil {
+		scheme = "https"
+	}
+	path := "/" + uriEncodePath(q.key)
+	if _, _, vhost := q.s.parseTarget(q.r); !vhost {
+		path = "/" + q.bucket + path
+	}
+	return scheme + "://" + q.r.Host + path
+}
+
+// uriEncodePath percent-encodes every byte of s but the unreserved
+// characters (RFC 3986) and '/'.
+func uriEncodePath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // uploadAccess checks the caller may list the parts of or abort upload
@@ -252,17 +295,12 @@ func handleCompleteMultipartUpload(q *request) error {
 		}
 	}
 	opts := engine.PutOptions{Owner: q.caller.AccessKey}
-	if inm := strings.TrimSpace(q.r.Header.Get("If-None-Match")); inm == "*" {
-		opts.IfNoneMatchAny = true
-	}
-	if im := q.r.Header.Get("If-Match"); im != "" {
-		opts.IfMatch = trimETag(im)
-	}
+	writeConditions(q.r.Header, &opts)
 	oi, err := q.s.cfg.Store.CompleteMultipartUpload(q.ctx, q.bucket, q.key, id, parts, opts)
 	if err != nil {
 		return fmt.Errorf("complete upload of %s/%s: %w", q.bucket, q.key, err)
 	}
-	out := xmlCompleteResult{NS: s3NS, Location: "/" + q.bucket + "/" + q.key, Bucket: q.bucket, Key: q.key,
+	out := xmlCompleteResult{NS: s3NS, Location: q.objectURL(), Bucket: q.bucket, Key: q.key,
 		ETag: quoteETag(oi.ETag), xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value),
 		ChecksumType: oi.Checksum.Type}
 	q.writeXML(out)

@@ -18,11 +18,18 @@ import (
 
 // bodySize is the declared size of a PUT body, enforcing S3's rules. It
 // also wraps the body so it is read to EOF (and so verified) before the
-// engine sees its last byte; see exactBody.
+// engine sees its last byte; see exactBody. A body sent with HTTP chunked
+// transfer coding and no Content-Length (which S3 itself refuses with 411
+// MissingContentLength) is accepted with size -1: the engine streams it
+// and learns the size at EOF, refusing it past the 5 GiB PUT limit.
 func (q *request) bodySize() (int64, error) {
 	if q.length < 0 {
-		return 0, errorf("MissingContentLength", http.StatusLengthRequired,
-			"You must provide the Content-Length HTTP header.")
+		if !chunked(q.r) {
+			return 0, errorf("MissingContentLength", http.StatusLengthRequired,
+				"You must provide the Content-Length HTTP header.")
+		}
+		q.exact = newExactBody(q.body, -1)
+		return -1, nil
 	}
 	if q.length > engine.MaxPutSize {
 		return 0, errorf("EntityTooLarge", http.StatusBadRequest,
@@ -30,6 +37,17 @@ func (q *request) bodySize() (int64, error) {
 	}
 	q.exact = newExactBody(q.body, q.length)
 	return q.length, nil
+}
+
+// chunked reports whether the request body came with HTTP chunked
+// transfer coding.
+func chunked(r *http.Request) bool {
+	for _, te := range r.TransferEncoding {
+		if strings.EqualFold(te, "chunked") {
+			return true
+		}
+	}
+	return false
 }
 
 // bodyDigests reads what the client says about the body: Content-MD5
@@ -66,15 +84,7 @@ func handlePutObject(q *request) error {
 		return err
 	}
 	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
-	if inm := strings.TrimSpace(q.r.Header.Get("If-None-Match")); inm != "" {
-		if inm != "*" {
-			return errNotImplemented("If-None-Match other than * on PUT")
-		}
-		opts.IfNoneMatchAny = true
-	}
-	if im := q.r.Header.Get("If-Match"); im != "" {
-		opts.IfMatch = trimETag(im)
-	}
+	writeConditions(q.r.Header, &opts)
 	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", q.bucket, q.key, err)
@@ -159,6 +169,9 @@ func (q *request) readObject(head bool) error {
 		if opts.Range != nil || opts.PartNumber > 0 {
 			start, n, ok := resolvePart(oi, opts)
 			if !ok {
+				if opts.PartNumber > 0 {
+					return errInvalidPartNumber()
+				}
 				return toAPIError(engine.ErrInvalidRange)
 			}
 			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+n-1, oi.Size))
@@ -217,6 +230,9 @@ func (q *request) readObject(head bool) error {
 // readError maps a GET/HEAD engine error, adding what S3 adds: the size
 // on 416, and ETag and Last-Modified on 304 so caches can revalidate.
 func (q *request) readError(err error, oi engine.ObjectInfo) error {
+	if errors.Is(err, engine.ErrInvalidPartNumber) {
+		return errInvalidPartNumber()
+	}
 	ae := toAPIError(err)
 	switch {
 	case ae.Code == "InvalidRange" && oi.Size > 0:
@@ -228,6 +244,12 @@ func (q *request) readError(err error, oi engine.ObjectInfo) error {
 		}
 	}
 	return ae
+}
+
+// errInvalidPartNumber is S3's answer to a GET or HEAD whose partNumber
+// is beyond the object's parts (a single-PUT object has one part).
+func errInvalidPartNumber() *Error {
+	return errorf("InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable")
 }
 
 // resolvePart computes the byte span HEAD reports for a range or part.
@@ -436,10 +458,11 @@ func handleCopyObject(q *request) error {
 	if alg := q.r.Header.Get("X-Amz-Checksum-Algorithm"); alg != "" {
 		cs.alg = strings.ToUpper(alg)
 		if _, ok := checksumAlgorithms[cs.alg]; !ok {
-			return errInvalidRequest("Checksum algorithm provided is unsupported.")
+			return errUnsupportedChecksum()
 		}
 	}
 	put.ChecksumAlgorithm = cs.alg
+	writeConditions(q.r.Header, &put)
 	opts := engine.CopyOptions{Put: put, SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
 	switch d := q.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
@@ -459,10 +482,8 @@ func handleCopyObject(q *request) error {
 		}
 		return fmt.Errorf("copy %s/%s to %s/%s: %w", srcBucket, srcKey, q.bucket, q.key, err)
 	}
-	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag)}
-	c := checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value)
-	res.ChecksumCRC32, res.ChecksumCRC32C, res.ChecksumCRC64 = c.ChecksumCRC32, c.ChecksumCRC32C, c.ChecksumCRC64NVME
-	res.ChecksumSHA1, res.ChecksumSHA256 = c.ChecksumSHA1, c.ChecksumSHA256
+	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag),
+		xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value)}
 	q.writeXML(res)
 	return nil
 }

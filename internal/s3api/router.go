@@ -45,6 +45,7 @@ var knownParams = map[string]bool{
 	"X-Amz-Expires": true, "X-Amz-SignedHeaders": true, "X-Amz-Signature": true,
 	"X-Amz-Security-Token": true, "x-amz-checksum-crc32": true,
 	"x-amz-sdk-checksum-algorithm": true, "x-amz-checksum-mode": true,
+	"max-buckets": true, "bucket-region": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not

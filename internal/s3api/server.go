@@ -40,7 +40,11 @@ type Config struct {
 	Store ObjectStore
 	// Auth authenticates requests; required.
 	Auth Authenticator
-	// Region is the region the server claims (default us-east-1).
+	// Region, when set, is the only region the server answers for: a
+	// CreateBucket LocationConstraint naming another region is refused
+	// (signatures are the Authenticator's to check). Empty accepts any
+	// region, records each bucket's own, and answers as us-east-1 where
+	// the server must name one (HeadBucket of a legacy bucket, say).
 	Region string
 	// Domain enables virtual-host-style addressing: a request for
 	// host BUCKET.Domain addresses BUCKET. Empty means path-style only.
@@ -95,9 +99,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Auth == nil {
 		return nil, errors.New("s3api: Config.Auth is required")
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
 	}
 	cfg.Domain = strings.ToLower(strings.TrimSuffix(cfg.Domain, "."))
 	if cfg.MaxHeaderBytes <= 0 {

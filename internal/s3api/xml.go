@@ -49,10 +49,12 @@ type xmlBucket struct {
 }
 
 type xmlListAllMyBuckets struct {
-	XMLName xml.Name    `xml:"ListAllMyBucketsResult"`
-	NS      string      `xml:"xmlns,attr"`
-	Owner   *xmlOwner   `xml:"Owner"`
-	Buckets []xmlBucket `xml:"Buckets>Bucket"`
+	XMLName           xml.Name    `xml:"ListAllMyBucketsResult"`
+	NS                string      `xml:"xmlns,attr"`
+	Owner             *xmlOwner   `xml:"Owner"`
+	Buckets           []xmlBucket `xml:"Buckets>Bucket"`
+	ContinuationToken string      `xml:"ContinuationToken,omitempty"`
+	Prefix            string      `xml:"Prefix,omitempty"`
 }
 
 type xmlCreateBucketConfiguration struct {
@@ -169,15 +171,11 @@ type xmlDeleteResult struct {
 }
 
 type xmlCopyObjectResult struct {
-	XMLName        xml.Name `xml:"CopyObjectResult"`
-	NS             string   `xml:"xmlns,attr"`
-	LastModified   string   `xml:"LastModified"`
-	ETag           string   `xml:"ETag"`
-	ChecksumCRC32  string   `xml:"ChecksumCRC32,omitempty"`
-	ChecksumCRC32C string   `xml:"ChecksumCRC32C,omitempty"`
-	ChecksumCRC64  string   `xml:"ChecksumCRC64NVME,omitempty"`
-	ChecksumSHA1   string   `xml:"ChecksumSHA1,omitempty"`
-	ChecksumSHA256 string   `xml:"ChecksumSHA256,omitempty"`
+	XMLName      xml.Name `xml:"CopyObjectResult"`
+	NS           string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+	xmlChecksums
 }
 
 type xmlCopyPartResult struct {
@@ -202,38 +200,45 @@ type xmlChecksums struct {
 	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
 	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
 	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	ChecksumMD5       string `xml:"ChecksumMD5,omitempty"`
+	ChecksumSHA512    string `xml:"ChecksumSHA512,omitempty"`
+	ChecksumXXHASH64  string `xml:"ChecksumXXHASH64,omitempty"`
+	ChecksumXXHASH3   string `xml:"ChecksumXXHASH3,omitempty"`
+	ChecksumXXHASH128 string `xml:"ChecksumXXHASH128,omitempty"`
+}
+
+// fields pairs each algorithm with its element.
+func (c *xmlChecksums) fields() []struct {
+	alg string
+	v   *string
+} {
+	return []struct {
+		alg string
+		v   *string
+	}{
+		{"CRC32", &c.ChecksumCRC32}, {"CRC32C", &c.ChecksumCRC32C}, {"CRC64NVME", &c.ChecksumCRC64NVME},
+		{"SHA1", &c.ChecksumSHA1}, {"SHA256", &c.ChecksumSHA256}, {"MD5", &c.ChecksumMD5},
+		{"SHA512", &c.ChecksumSHA512}, {"XXHASH64", &c.ChecksumXXHASH64}, {"XXHASH3", &c.ChecksumXXHASH3},
+		{"XXHASH128", &c.ChecksumXXHASH128},
+	}
 }
 
 // get returns the one checksum value present and its algorithm.
 func (c xmlChecksums) get() (alg, value string) {
-	switch {
-	case c.ChecksumCRC32 != "":
-		return "CRC32", c.ChecksumCRC32
-	case c.ChecksumCRC32C != "":
-		return "CRC32C", c.ChecksumCRC32C
-	case c.ChecksumCRC64NVME != "":
-		return "CRC64NVME", c.ChecksumCRC64NVME
-	case c.ChecksumSHA1 != "":
-		return "SHA1", c.ChecksumSHA1
-	case c.ChecksumSHA256 != "":
-		return "SHA256", c.ChecksumSHA256
+	for _, f := range c.fields() {
+		if *f.v != "" {
+			return f.alg, *f.v
+		}
 	}
 	return "", ""
 }
 
 func checksumsOf(alg, value string) xmlChecksums {
 	var c xmlChecksums
-	switch alg {
-	case "CRC32":
-		c.ChecksumCRC32 = value
-	case "CRC32C":
-		c.ChecksumCRC32C = value
-	case "CRC64NVME":
-		c.ChecksumCRC64NVME = value
-	case "SHA1":
-		c.ChecksumSHA1 = value
-	case "SHA256":
-		c.ChecksumSHA256 = value
+	for _, f := range c.fields() {
+		if f.alg == alg {
+			*f.v = value
+		}
 	}
 	return c
 }
