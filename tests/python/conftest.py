@@ -68,9 +68,11 @@ _isolate_aws_environment()
 class Server:
     """A running `shardstore server` process on temporary drives."""
 
-    def __init__(self, binary: Path, base: Path):
+    def __init__(self, binary: Path, base: Path, extra_args: list[str] | None = None):
         self.binary = binary
         self.base = base
+        # Extra server flags, e.g. ["--region", "us-east-1"].
+        self.extra_args = list(extra_args or [])
         self.drives_dir = base / "drives"
         self.drives = [self.drives_dir / f"d{i}" for i in range(1, 17)]
         self.users_file = base / "users.txt"
@@ -103,6 +105,7 @@ class Server:
             "127.0.0.1:0",
             "--users",
             str(self.users_file),
+            *self.extra_args,
             f"{self.drives_dir}/d{{1...16}}",
         ]
         self.starts += 1

@@ -8,11 +8,9 @@ accepts any region. `strict_server` starts a second one with
 
 from __future__ import annotations
 
-import subprocess
 import time
 import urllib.error
 import urllib.request
-from unittest import mock
 
 import boto3
 import pytest
@@ -60,26 +58,9 @@ def cleanup(s3):
             pass
 
 
-class _StrictServer(conftest.Server):
-    """conftest's Server, started with extra flags."""
-
-    def __init__(self, binary, base, extra: list[str]):
-        super().__init__(binary, base)
-        self.extra = extra
-
-    def start(self) -> None:
-        real = subprocess.Popen
-
-        def popen(cmd, *a, **kw):
-            return real([*cmd[:2], *self.extra, *cmd[2:]], *a, **kw)
-
-        with mock.patch.object(conftest.subprocess, "Popen", popen):
-            super().start()
-
-
 @pytest.fixture(scope="module")
 def strict_server(shardstore_bin, tmp_path_factory):
-    srv = _StrictServer(shardstore_bin, tmp_path_factory.mktemp("strict"), ["--region", "us-east-1"])
+    srv = conftest.Server(shardstore_bin, tmp_path_factory.mktemp("strict"), extra_args=["--region", "us-east-1"])
     srv.start()
     yield srv
     srv.stop()
