@@ -55,7 +55,24 @@ type BucketInfo struct {
 	// LocationConstraint, e.g. "eu-west-1"); empty for buckets created
 	// before regions were recorded, which belong to the server's region.
 	Location string
+	// CORS, OwnershipControls and Website are the bucket's configuration
+	// documents (see BucketConfig) exactly as the S3 layer stored them;
+	// empty when none is set. The engine does not interpret them.
+	CORS              string
+	OwnershipControls string
+	Website           string
 }
+
+// BucketConfig names a bucket configuration document kept in the bucket
+// record (SetBucketConfig).
+type BucketConfig string
+
+// The bucket configuration documents.
+const (
+	BucketConfigCORS              BucketConfig = "cors"
+	BucketConfigOwnershipControls BucketConfig = "ownershipControls"
+	BucketConfigWebsite           BucketConfig = "website"
+)
 
 // BucketOptions are the settings for MakeBucket.
 type BucketOptions struct {

@@ -23,6 +23,23 @@ type bucketRecord struct {
 	// Location is absent from records written before regions were
 	// recorded; those decode to "" (the server's region).
 	Location string `json:"location,omitempty"`
+	// Configuration documents (BucketInfo.CORS and the rest); absent
+	// from records written before they existed, and when unset.
+	CORS              string `json:"cors,omitempty"`
+	OwnershipControls string `json:"ownershipControls,omitempty"`
+	Website           string `json:"website,omitempty"`
+}
+
+// recordOf is the stored form of info.
+func recordOf(info BucketInfo) bucketRecord {
+	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
+		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website}
+}
+
+// info is the BucketInfo a stored record describes.
+func (r bucketRecord) info() BucketInfo {
+	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
+		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -63,15 +80,14 @@ func (e *Engine) loadBuckets(ctx context.Context) error {
 	e.buckets = map[string]BucketInfo{}
 	for n, c := range counts {
 		if c >= e.bucketQuorum() {
-			r := records[n]
-			e.buckets[n] = BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location}
+			e.buckets[n] = records[n].info()
 		}
 	}
 	return nil
 }
 
 func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo) error {
-	rec, _ := json.Marshal(bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL, Location: info.Location})
+	rec, _ := json.Marshal(recordOf(info))
 	drives := e.allDrives()
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
 		b := &drive.Batch{}
@@ -190,6 +206,38 @@ func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
 		return err
 	}
 	info.ACL = acl
+	if err := e.writeBucketRecord(ctx, info); err != nil {
+		return err
+	}
+	e.bucketsMu.Lock()
+	e.buckets[bucket] = info
+	e.bucketsMu.Unlock()
+	return nil
+}
+
+// SetBucketConfig replaces (or, with doc "", removes) one of a bucket's
+// configuration documents, writing the bucket record to every drive
+// (quorum of all drives, as SetBucketACL).
+func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which BucketConfig, doc string) error {
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	info, err := e.BucketInfo(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	switch which {
+	case BucketConfigCORS:
+		info.CORS = doc
+	case BucketConfigOwnershipControls:
+		info.OwnershipControls = doc
+	case BucketConfigWebsite:
+		info.Website = doc
+	default:
+		return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
+	}
 	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
 	}

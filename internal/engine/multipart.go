@@ -399,6 +399,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	var partSums [][]byte
 	var partCRCs []hashing.PartCRC
 	var size int64
+	allSums := true // every part has a stored checksum
 	final := make([]meta.Part, len(parts))
 	for i, cp := range parts {
 		m := stored[cp.Number]
@@ -417,13 +418,15 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		}
 		raw, _ := hex.DecodeString(m.ETag)
 		md5s.Write(raw)
-		if up.ChecksumAlgo != "" {
-			b, err := base64.StdEncoding.DecodeString(pc)
-			if err != nil || pc == "" {
-				return ObjectInfo{}, fmt.Errorf("%w: part %d has no %s checksum", ErrInvalidPart, cp.Number, up.ChecksumAlgo)
-			}
+		b, err := base64.StdEncoding.DecodeString(pc)
+		switch {
+		case err == nil && pc != "":
 			partSums = append(partSums, b)
 			partCRCs = append(partCRCs, hashing.PartCRC{Sum: b, Size: m.Size})
+		case up.ChecksumAlgo != "":
+			return ObjectInfo{}, fmt.Errorf("%w: part %d has no %s checksum", ErrInvalidPart, cp.Number, up.ChecksumAlgo)
+		default:
+			allSums = false
 		}
 		size += m.Size
 		final[i] = meta.Part{Number: cp.Number, Size: m.Size, ETag: m.ETag, Checksum: pc, DataID: m.Parts[0].DataID}
@@ -436,16 +439,38 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	// The version's own DataID names it (no shard files live under it);
 	// the data is under each part's id.
 	om.Size, om.ETag, om.ModTime, om.Parts, om.DataID = size, etag, time.Now().UnixNano(), final, uuid.NewString()
+	// An upload created without an algorithm whose parts all came with a
+	// CRC (minio-go sends them as trailers) becomes a FULL_OBJECT object
+	// when the completion names that CRC with its whole-object value:
+	// the value is combined from the parts and must match the client's.
+	if up.ChecksumAlgo == "" && allSums && hashing.IsCRC(opts.ChecksumAlgorithm) && opts.ExpectedChecksum != nil &&
+		(opts.ChecksumType == "" || strings.EqualFold(opts.ChecksumType, checksumFullObject)) {
+		om.ChecksumAlgo, om.ChecksumType = canonicalAlgo(opts.ChecksumAlgorithm), checksumFullObject
+	}
 	switch {
-	case up.ChecksumAlgo == "":
-	case up.ChecksumType == checksumFullObject:
+	case om.ChecksumAlgo == "":
+	case om.ChecksumType == checksumFullObject:
 		// A CRC of the whole object, combined from the part CRCs and
 		// lengths without reading the data again.
-		sum, err := hashing.CombineCRC(up.ChecksumAlgo, partCRCs)
+		sum, err := hashing.CombineCRC(om.ChecksumAlgo, partCRCs)
+		if err != nil && up.ChecksumAlgo == "" {
+			// Parts sent with another algorithm than the completion's.
+			return ObjectInfo{}, fmt.Errorf("%w: complete %s/%s: parts are not all %s: %v", ErrInvalidPart, bucket, key, om.ChecksumAlgo, err)
+		}
 		if err != nil {
 			return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 		}
 		om.ChecksumVal = base64.StdEncoding.EncodeToString(sum)
+		if opts.ExpectedChecksum != nil && strings.EqualFold(opts.ChecksumAlgorithm, om.ChecksumAlgo) {
+			want, err := opts.ExpectedChecksum()
+			if err != nil {
+				return ObjectInfo{}, err
+			}
+			if want != "" && want != om.ChecksumVal {
+				return ObjectInfo{}, fmt.Errorf("%w: complete %s/%s: %s sent %s, parts combine to %s",
+					ErrChecksumMismatch, bucket, key, om.ChecksumAlgo, want, om.ChecksumVal)
+			}
+		}
 	default:
 		v, err := hashing.CompositeChecksum(up.ChecksumAlgo, partSums)
 		if err != nil {

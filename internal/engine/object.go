@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
 )
 
@@ -113,17 +114,24 @@ func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, acl string) erro
 	return err
 }
 
-// CopyObject copies src to dst server side. Copying an object onto itself
-// with ReplaceMetadata rewrites only its metadata.
+// CopyObject copies src to dst server side. The copy gets a FULL_OBJECT
+// checksum computed over the data. Copying an object onto itself with
+// ReplaceMetadata rewrites only its metadata when it keeps its checksum.
 func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts CopyOptions) (ObjectInfo, error) {
-	if srcBucket == dstBucket && srcKey == dstKey {
+	// An in-place copy that asks for a checksum algorithm, or whose
+	// object has no checksum yet, rewrites the data (below) so the
+	// checksum is computed over it; otherwise only the metadata changes.
+	if srcBucket == dstBucket && srcKey == dstKey && opts.Put.ChecksumAlgorithm == "" {
 		if !opts.ReplaceMetadata {
 			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
 		}
-		return e.updateMetaIf(ctx, srcBucket, srcKey, &opts.SourceConditions, opts.Put, func(m *meta.Object) {
-			applyMetadata(m, &opts.Put)
-			m.ModTime = time.Now().UnixNano()
-		})
+		cur, err := e.HeadObject(ctx, srcBucket, srcKey, GetOptions{})
+		if err != nil || cur.Checksum.Algorithm != "" {
+			return e.updateMetaIf(ctx, srcBucket, srcKey, &opts.SourceConditions, opts.Put, func(m *meta.Object) {
+				applyMetadata(m, &opts.Put)
+				m.ModTime = time.Now().UnixNano()
+			})
+		}
 	}
 	if _, err := e.BucketInfo(ctx, dstBucket); err != nil {
 		return ObjectInfo{}, err
@@ -154,8 +162,14 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 			put.StorageClass = si.StorageClass
 		}
 	}
+	// The copy's checksum is computed over the data, FULL_OBJECT: the
+	// requested algorithm, else the source's, else (as S3 gives every
+	// copy one) CRC64NVME.
 	if put.ChecksumAlgorithm == "" {
 		put.ChecksumAlgorithm = src.Info.Checksum.Algorithm
+	}
+	if put.ChecksumAlgorithm == "" {
+		put.ChecksumAlgorithm = hashing.CRC64NVME
 	}
 	put.ContentMD5, put.ExpectedChecksum = nil, nil
 	return e.putObject(ctx, dstBucket, dstKey, src, src.Length, put, closeSrc)

@@ -514,7 +514,7 @@ func (e *Engine) healBucketRecords(ctx context.Context, drives []drive.Drive) {
 		b := &drive.Batch{}
 		for _, bi := range all {
 			if !have[bi.Name] {
-				rec, _ := json.Marshal(bucketRecord{Name: bi.Name, Created: bi.Created, Owner: bi.Owner, ACL: bi.ACL})
+				rec, _ := json.Marshal(recordOf(bi))
 				b.Put(drive.TableBuckets, bi.Name, rec)
 			}
 		}

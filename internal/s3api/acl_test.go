@@ -474,6 +474,15 @@ func TestExpectedBucketOwner(t *testing.T) {
 		{"ListParts", "GET", "/bkt/up?uploadId=ID", nil, nil, 200},
 		{"CompleteMultipartUpload", "POST", "/bkt/up?uploadId=ID", complete, nil, 200},
 		{"AbortMultipartUpload", "DELETE", "/bkt/up?uploadId=ID", nil, nil, 204},
+		{"PutBucketCors", "PUT", "/bkt?cors", func(*harness, string) []byte { return []byte(testCORS) }, []string{"Content-MD5", md5b64(testCORS)}, 200},
+		{"GetBucketCors", "GET", "/bkt?cors", nil, nil, 404},
+		{"DeleteBucketCors", "DELETE", "/bkt?cors", nil, nil, 204},
+		{"PutBucketOwnershipControls", "PUT", "/bkt?ownershipControls", func(*harness, string) []byte { return []byte(testOwnership) }, nil, 200},
+		{"GetBucketOwnershipControls", "GET", "/bkt?ownershipControls", nil, nil, 404},
+		{"DeleteBucketOwnershipControls", "DELETE", "/bkt?ownershipControls", nil, nil, 204},
+		{"PutBucketWebsite", "PUT", "/bkt?website", func(*harness, string) []byte { return []byte(testWebsite) }, nil, 200},
+		{"GetBucketWebsite", "GET", "/bkt?website", nil, nil, 404},
+		{"DeleteBucketWebsite", "DELETE", "/bkt?website", nil, nil, 204},
 	}
 	// state is everything a call could change, read as root.
 	state := func(h *harness, id string) string {

@@ -122,6 +122,26 @@ func (f *fakeStore) SetBucketACL(_ context.Context, b, acl string) error {
 	return nil
 }
 
+func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.BucketConfig, doc string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return err
+	}
+	switch which {
+	case engine.BucketConfigCORS:
+		fb.info.CORS = doc
+	case engine.BucketConfigOwnershipControls:
+		fb.info.OwnershipControls = doc
+	case engine.BucketConfigWebsite:
+		fb.info.Website = doc
+	default:
+		return engine.ErrInvalidArgument
+	}
+	return nil
+}
+
 func validKey(k string) bool {
 	if k == "" || len(k) > engine.MaxKeyLength {
 		return false

@@ -22,6 +22,11 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(2), []byte(`<CreateBucketConfiguration><LocationConstraint>us-east-1</LocationConstraint></CreateBucketConfiguration>`))
 	f.Add(uint8(2), []byte(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><CreateBucketConfiguration>&a;</CreateBucketConfiguration>`))
 	f.Add(uint8(1), []byte("<Delete><Object><Key>\x00</Key></Object>"))
+	f.Add(uint8(3), []byte(testCORS))
+	f.Add(uint8(3), []byte(`<CORSConfiguration><CORSRule><AllowedMethod>PATCH</AllowedMethod><AllowedOrigin>**</AllowedOrigin></CORSRule></CORSConfiguration>`))
+	f.Add(uint8(4), []byte(testOwnership))
+	f.Add(uint8(5), []byte(testWebsite))
+	f.Add(uint8(5), []byte(`<WebsiteConfiguration><RedirectAllRequestsTo><HostName>h</HostName></RedirectAllRequestsTo><IndexDocument/></WebsiteConfiguration>`))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		h := newHarness(t, nil)
 		h.expect(h.do("root", http.MethodPut, "/fuzz", nil), http.StatusOK, "")
@@ -33,11 +38,17 @@ func FuzzXMLBodies(f *testing.F) {
 			t.Fatalf("create upload: %v %q", err, up.Body.String())
 		}
 		var rec = h.do("root", http.MethodPost, "/fuzz/obj?uploadId="+init.UploadID, body)
-		switch kind % 3 {
+		switch kind % 6 {
 		case 1:
 			rec = h.do("root", http.MethodPost, "/fuzz?delete", body, "Content-MD5", contentMD5(body))
 		case 2:
 			rec = h.do("root", http.MethodPut, "/fuzz2", body)
+		case 3:
+			rec = h.do("root", http.MethodPut, "/fuzz?cors", body, "Content-MD5", contentMD5(body))
+		case 4:
+			rec = h.do("root", http.MethodPut, "/fuzz?ownershipControls", body)
+		case 5:
+			rec = h.do("root", http.MethodPut, "/fuzz?website", body)
 		}
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body.String())
@@ -48,7 +59,7 @@ func FuzzXMLBodies(f *testing.F) {
 				t.Fatalf("error answer is not S3 XML: %v %q", err, rec.Body.String())
 			}
 		}
-		if kind%3 == 1 && bytes.Contains(body, []byte("keep")) {
+		if kind%6 == 1 && bytes.Contains(body, []byte("keep")) {
 			return // the request may have named the object
 		}
 		got := h.do("root", http.MethodGet, "/fuzz/keep", nil)

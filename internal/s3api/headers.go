@@ -371,6 +371,30 @@ func (q *request) setObjectHeaders(oi engine.ObjectInfo, partial bool) {
 	}
 }
 
+// setPartChecksum adds, on a GET or HEAD with partNumber and checksum
+// mode, the checksum of the part returned: a multipart object's part
+// checksum, and the object's checksum for part 1 of a single-PUT object.
+func (q *request) setPartChecksum(oi engine.ObjectInfo, part int) {
+	if part <= 0 || oi.Checksum.Algorithm == "" || !strings.EqualFold(q.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
+		return
+	}
+	h := q.w.Header()
+	if len(oi.Parts) == 0 {
+		if part == 1 {
+			h.Set(checksumHeader(oi.Checksum.Algorithm), oi.Checksum.Value)
+			if oi.Checksum.Type != "" {
+				h.Set("X-Amz-Checksum-Type", oi.Checksum.Type)
+			}
+		}
+		return
+	}
+	for _, p := range oi.Parts {
+		if p.Number == part && p.Checksum != "" {
+			h.Set(checksumHeader(oi.Checksum.Algorithm), p.Checksum)
+		}
+	}
+}
+
 // responseOverrides applies response-* query parameters to a GET answer.
 func (q *request) responseOverrides() error {
 	pairs := [][2]string{

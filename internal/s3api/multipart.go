@@ -295,6 +295,16 @@ func handleCompleteMultipartUpload(q *request) error {
 		}
 	}
 	opts := engine.PutOptions{Owner: q.caller.AccessKey}
+	// The object's full checksum, when the client sends it: verified
+	// against the parts' combined CRC of a FULL_OBJECT upload.
+	cs, err := parseChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
+	if cs.alg != "" {
+		opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
+		opts.ChecksumType = strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Type"))
+	}
 	writeConditions(q.r.Header, &opts)
 	oi, err := q.s.cfg.Store.CompleteMultipartUpload(q.ctx, q.bucket, q.key, id, parts, opts)
 	if err != nil {

@@ -165,6 +165,7 @@ func (q *request) readObject(head bool) error {
 			return errAccessDenied()
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
+		q.setPartChecksum(oi, opts.PartNumber)
 		length, status := oi.Size, http.StatusOK
 		if opts.Range != nil || opts.PartNumber > 0 {
 			start, n, ok := resolvePart(oi, opts)
@@ -200,6 +201,7 @@ func (q *request) readObject(head bool) error {
 		return errAccessDenied()
 	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
+	q.setPartChecksum(rd.Info, opts.PartNumber)
 	if err := q.responseOverrides(); err != nil {
 		return err
 	}
@@ -483,7 +485,7 @@ func handleCopyObject(q *request) error {
 		return fmt.Errorf("copy %s/%s to %s/%s: %w", srcBucket, srcKey, q.bucket, q.key, err)
 	}
 	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag),
-		xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value)}
+		xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value), ChecksumType: oi.Checksum.Type}
 	q.writeXML(res)
 	return nil
 }
@@ -529,5 +531,134 @@ func handlePutObjectACL(q *request) error {
 		return fmt.Errorf("set object acl %s/%s: %w", q.bucket, q.key, err)
 	}
 	q.writeEmpty(http.StatusOK)
+	return nil
+}
+
+// objectAttributeNames are the values x-amz-object-attributes may list.
+var objectAttributeNames = map[string]string{
+	"etag": "ETag", "checksum": "Checksum", "objectparts": "ObjectParts",
+	"storageclass": "StorageClass", "objectsize": "ObjectSize",
+}
+
+// objectAttributes parses x-amz-object-attributes (a comma-separated
+// list, possibly over several header lines) into canonical names.
+func objectAttributes(h http.Header) (map[string]bool, error) {
+	want := map[string]bool{}
+	for _, line := range h.Values("X-Amz-Object-Attributes") {
+		for _, v := range strings.Split(line, ",") {
+			v = strings.TrimSpace(v)
+			if v == "" {
+				continue
+			}
+			name, ok := objectAttributeNames[strings.ToLower(v)]
+			if !ok {
+				return nil, errInvalidArgument("Invalid attribute name specified.")
+			}
+			want[name] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, errInvalidArgument("The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
+	}
+	return want, nil
+}
+
+// headerInt reads a non-negative integer header, def when absent.
+func headerInt(h http.Header, name string, def int) (int, error) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errInvalidArgument("Provided %s not an integer or within integer range", strings.ToLower(name))
+	}
+	return n, nil
+}
+
+// handleGetObjectAttributes answers GET ?attributes: the attributes the
+// caller lists in x-amz-object-attributes, under HeadObject's access
+// rules (READ on the object).
+func handleGetObjectAttributes(q *request) error {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", q.bucket, err)
+	}
+	if err := q.checkVersionID(); err != nil {
+		return err
+	}
+	want, err := objectAttributes(q.r.Header)
+	if err != nil {
+		return err
+	}
+	maxParts, err := headerInt(q.r.Header, "X-Amz-Max-Parts", 1000)
+	if err != nil {
+		return err
+	}
+	marker, err := headerInt(q.r.Header, "X-Amz-Part-Number-Marker", 0)
+	if err != nil {
+		return err
+	}
+	maxParts = min(maxParts, 1000)
+	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+	if err != nil {
+		if derr := q.readDenied(bi); derr != nil {
+			return derr
+		}
+		return q.readError(err, oi)
+	}
+	if !allows(q.caller, opReadObject, objectResource(bi, oi)) {
+		return errAccessDenied()
+	}
+	out := xmlObjectAttributes{NS: s3NS}
+	if want["ETag"] {
+		out.ETag = trimETag(oi.ETag)
+	}
+	if want["StorageClass"] {
+		out.StorageClass = oi.StorageClass
+		if out.StorageClass == "" {
+			out.StorageClass = "STANDARD"
+		}
+	}
+	if want["ObjectSize"] {
+		size := oi.Size
+		out.ObjectSize = &size
+	}
+	cs := oi.Checksum
+	if want["Checksum"] && cs.Algorithm != "" {
+		val, _, composite := strings.Cut(cs.Value, "-")
+		typ := cs.Type
+		if typ == "" {
+			typ = "FULL_OBJECT"
+			if composite {
+				typ = "COMPOSITE"
+			}
+		}
+		out.Checksum = &xmlAttributesChecksum{xmlChecksums: checksumsOf(cs.Algorithm, val), ChecksumType: typ}
+	}
+	if want["ObjectParts"] && len(oi.Parts) > 0 {
+		op := &xmlAttributesParts{PartsCount: len(oi.Parts), PartNumberMarker: marker, MaxParts: maxParts}
+		listed := 0
+		for _, p := range oi.Parts {
+			if p.Number <= marker {
+				continue
+			}
+			if listed == maxParts {
+				op.IsTruncated = true
+				break
+			}
+			listed++
+			op.NextPartNumberMarker = p.Number
+			// As in S3, Part elements come only for objects with an
+			// additional checksum.
+			if cs.Algorithm != "" {
+				op.Parts = append(op.Parts, xmlAttributesPart{PartNumber: p.Number, Size: p.Size,
+					xmlChecksums: checksumsOf(cs.Algorithm, p.Checksum)})
+			}
+		}
+		out.ObjectParts = op
+	}
+	q.w.Header().Set("Last-Modified", oi.ModTime.UTC().Format(http.TimeFormat))
+	q.writeXML(out)
 	return nil
 }

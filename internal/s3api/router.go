@@ -16,14 +16,14 @@ type routeResult struct {
 // unimplementedSubresources are S3 sub-resources shardstore does not
 // serve yet; naming one in a query answers NotImplemented.
 var unimplementedSubresources = map[string]bool{
-	"accelerate": true, "analytics": true, "attributes": true, "cors": true,
+	"accelerate": true, "analytics": true,
 	"encryption": true, "intelligent-tiering": true, "inventory": true,
 	"legal-hold": true, "lifecycle": true, "logging": true, "metadataTable": true,
 	"metrics": true, "notification": true, "object-lock": true,
-	"ownershipControls": true, "policy": true, "policyStatus": true,
+	"policy": true, "policyStatus": true,
 	"publicAccessBlock": true, "replication": true, "requestPayment": true,
 	"restore": true, "retention": true, "select": true, "session": true,
-	"tagging": true, "torrent": true, "versioning": true, "website": true,
+	"tagging": true, "torrent": true, "versioning": true,
 	"renameObject": true,
 }
 
@@ -31,7 +31,7 @@ var unimplementedSubresources = map[string]bool{
 // ignore, like the SDKs' x-id) in addition to the implemented
 // sub-resources handled by route itself.
 var knownParams = map[string]bool{
-	"acl": true, "delete": true, "location": true, "uploads": true, "versions": true,
+	"acl": true, "attributes": true, "delete": true, "location": true, "uploads": true, "versions": true,
 	"uploadId": true, "partNumber": true, "versionId": true,
 	"prefix": true, "delimiter": true, "marker": true, "max-keys": true,
 	"encoding-type": true, "list-type": true, "continuation-token": true,
@@ -46,6 +46,7 @@ var knownParams = map[string]bool{
 	"X-Amz-Security-Token": true, "x-amz-checksum-crc32": true,
 	"x-amz-sdk-checksum-algorithm": true, "x-amz-checksum-mode": true,
 	"max-buckets": true, "bucket-region": true,
+	"cors": true, "ownershipControls": true, "website": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -79,6 +80,9 @@ func has(query map[string][]string, k string) bool {
 // route picks the S3 operation for method, bucket, key and query.
 func route(method, bucket, key string, query map[string][]string, h http.Header) routeResult {
 	ok := func(api string, fn func(*request) error) routeResult { return routeResult{api: api, handler: fn} }
+	if method == http.MethodOptions && bucket != "" {
+		return ok(apiPreflight, handlePreflight) // CORS preflight, whatever the query
+	}
 	if sub := unsupportedQuery(query); sub != "" {
 		return routeResult{api: "NotImplemented", err: errNotImplemented("?" + sub)}
 	}
@@ -98,6 +102,12 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketLocation", handleGetBucketLocation)
 			case has(query, "acl"):
 				return ok("GetBucketAcl", handleGetBucketACL)
+			case has(query, "cors"):
+				return ok("GetBucketCors", handleGetBucketCors)
+			case has(query, "ownershipControls"):
+				return ok("GetBucketOwnershipControls", handleGetBucketOwnershipControls)
+			case has(query, "website"):
+				return ok("GetBucketWebsite", handleGetBucketWebsite)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -109,11 +119,26 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 		case http.MethodHead:
 			return ok("HeadBucket", handleHeadBucket)
 		case http.MethodPut:
-			if has(query, "acl") {
+			switch {
+			case has(query, "acl"):
 				return ok("PutBucketAcl", handlePutBucketACL)
+			case has(query, "cors"):
+				return ok("PutBucketCors", handlePutBucketCors)
+			case has(query, "ownershipControls"):
+				return ok("PutBucketOwnershipControls", handlePutBucketOwnershipControls)
+			case has(query, "website"):
+				return ok("PutBucketWebsite", handlePutBucketWebsite)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
+			switch {
+			case has(query, "cors"):
+				return ok("DeleteBucketCors", handleDeleteBucketCors)
+			case has(query, "ownershipControls"):
+				return ok("DeleteBucketOwnershipControls", handleDeleteBucketOwnershipControls)
+			case has(query, "website"):
+				return ok("DeleteBucketWebsite", handleDeleteBucketWebsite)
+			}
 			return ok("DeleteBucket", handleDeleteBucket)
 		case http.MethodPost:
 			if has(query, "delete") {
@@ -130,6 +155,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			return ok("ListParts", handleListParts)
 		case has(query, "acl"):
 			return ok("GetObjectAcl", handleGetObjectACL)
+		case has(query, "attributes"):
+			return ok("GetObjectAttributes", handleGetObjectAttributes)
 		}
 		return ok("GetObject", handleGetObject)
 	case http.MethodHead:

@@ -348,6 +348,16 @@ func (s *Server) serve(q *request) {
 	q.query = r.URL.Query()
 	rt := route(r.Method, bucket, key, q.query, r.Header)
 	q.api = rt.api
+	if rt.api == apiPreflight {
+		// Browsers send CORS preflights unsigned: the bucket's CORS rules
+		// alone decide the answer.
+		q.caller = Caller{Anonymous: true}
+		if err := rt.handler(q); err != nil {
+			q.writeError(toAPIError(err))
+		}
+		return
+	}
+	q.corsActual()
 	// Authenticate before answering anything else, as S3 does, so a bad
 	// signature is reported as such whatever the request asks for.
 	res, err := s.cfg.Auth.Authenticate(r)

@@ -132,7 +132,18 @@ func TestRoute(t *testing.T) {
 		{"PUT", "b", "", "lifecycle", "", "NotImplemented"},
 		{"GET", "b", "", "policy", "", "NotImplemented"},
 		{"PUT", "b", "k", "tagging", "", "NotImplemented"},
-		{"GET", "b", "", "cors", "", "NotImplemented"},
+		{"GET", "b", "", "cors", "", "GetBucketCors"},
+		{"PUT", "b", "", "cors", "", "PutBucketCors"},
+		{"DELETE", "b", "", "cors", "", "DeleteBucketCors"},
+		{"GET", "b", "", "ownershipControls", "", "GetBucketOwnershipControls"},
+		{"PUT", "b", "", "ownershipControls", "", "PutBucketOwnershipControls"},
+		{"DELETE", "b", "", "ownershipControls", "", "DeleteBucketOwnershipControls"},
+		{"GET", "b", "", "website", "", "GetBucketWebsite"},
+		{"PUT", "b", "", "website", "", "PutBucketWebsite"},
+		{"DELETE", "b", "", "website", "", "DeleteBucketWebsite"},
+		{"OPTIONS", "b", "k", "", "", "PreflightRequest"},
+		{"OPTIONS", "b", "", "lifecycle", "", "PreflightRequest"},
+		{"OPTIONS", "", "", "", "", "MethodNotAllowed"},
 		{"GET", "b", "", "someunknownthing", "", "NotImplemented"},
 		{"GET", "b", "", "prefix=a&someparam=1", "", "ListObjects"},
 		{"POST", "b", "k", "select&select-type=2", "", "NotImplemented"},
@@ -455,7 +466,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?policy", "/bk1?cors", "/bk1/k?tagging", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?policy", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 501, "NotImplemented")

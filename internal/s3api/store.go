@@ -23,6 +23,9 @@ type ObjectStore interface {
 	ListBuckets(ctx context.Context) ([]engine.BucketInfo, error)
 	DeleteBucket(ctx context.Context, bucket string) error
 	SetBucketACL(ctx context.Context, bucket, acl string) error
+	// SetBucketConfig replaces one configuration document of a bucket;
+	// "" removes it.
+	SetBucketConfig(ctx context.Context, bucket string, which engine.BucketConfig, doc string) error
 
 	PutObject(ctx context.Context, bucket, key string, body io.Reader, size int64, opts engine.PutOptions) (engine.ObjectInfo, error)
 	GetObject(ctx context.Context, bucket, key string, opts engine.GetOptions) (*engine.ObjectReader, error)

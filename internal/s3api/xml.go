@@ -176,6 +176,7 @@ type xmlCopyObjectResult struct {
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
 	xmlChecksums
+	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
 type xmlCopyPartResult struct {
@@ -335,4 +336,36 @@ type xmlACL struct {
 	NS      string     `xml:"xmlns,attr"`
 	Owner   *xmlOwner  `xml:"Owner"`
 	Grants  []xmlGrant `xml:"AccessControlList>Grant"`
+}
+
+// xmlObjectAttributes is GetObjectAttributes' answer; each element is
+// present only when its attribute was asked for (and applies).
+type xmlObjectAttributes struct {
+	XMLName      xml.Name               `xml:"GetObjectAttributesResponse"`
+	NS           string                 `xml:"xmlns,attr"`
+	ETag         string                 `xml:"ETag,omitempty"`
+	Checksum     *xmlAttributesChecksum `xml:"Checksum,omitempty"`
+	ObjectParts  *xmlAttributesParts    `xml:"ObjectParts,omitempty"`
+	StorageClass string                 `xml:"StorageClass,omitempty"`
+	ObjectSize   *int64                 `xml:"ObjectSize,omitempty"`
+}
+
+type xmlAttributesChecksum struct {
+	xmlChecksums
+	ChecksumType string `xml:"ChecksumType,omitempty"`
+}
+
+type xmlAttributesParts struct {
+	PartsCount           int                 `xml:"PartsCount"`
+	PartNumberMarker     int                 `xml:"PartNumberMarker"`
+	NextPartNumberMarker int                 `xml:"NextPartNumberMarker"`
+	MaxParts             int                 `xml:"MaxParts"`
+	IsTruncated          bool                `xml:"IsTruncated"`
+	Parts                []xmlAttributesPart `xml:"Part"`
+}
+
+type xmlAttributesPart struct {
+	PartNumber int   `xml:"PartNumber"`
+	Size       int64 `xml:"Size"`
+	xmlChecksums
 }
