@@ -18,7 +18,7 @@ const maxObjectSize = 5 << 40
 // (a reset connection, a server read timeout) is passed on with context.
 func mapReadErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return newErr(CodeIncompleteBody, "you did not provide the number of bytes specified by the Content-Length HTTP header")
+		return newErr(CodeIncompleteBody, "You did not provide the number of bytes specified by the Content-Length HTTP header")
 	}
 	return fmt.Errorf("auth: reading request body: %w", err)
 }
@@ -103,7 +103,7 @@ func (r *hashReader) Read(b []byte) (int, error) {
 		if subtle.ConstantTimeCompare(r.h.Sum(nil), r.want) == 1 {
 			r.err = io.EOF
 		} else {
-			r.err = newErr(CodeXAmzContentSHA256Mismatch, "the provided 'x-amz-content-sha256' header does not match what was computed")
+			r.err = newErr(CodeXAmzContentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
 		}
 	default:
 		r.err = mapReadErr(err)

@@ -264,7 +264,7 @@ func (c *chunkedReader) checkChunkSig() error {
 	}
 	sts := chunkStringToSign(c.opt.amzDate, c.opt.scope, c.prevSig, hex.EncodeToString(c.h.Sum(nil)))
 	if !macEqual(c.opt.key, sts, c.chunkSig) {
-		return newErr(CodeSignatureDoesNotMatch, "the chunk signature we calculated does not match the signature you provided")
+		return newErr(CodeSignatureDoesNotMatch, "%s", msgSignatureDoesNotMatch)
 	}
 	c.prevSig = c.chunkSig
 	return nil
@@ -365,7 +365,7 @@ func (c *chunkedReader) readTrailers() (http.Header, error) {
 			sig := strings.TrimSpace(value)
 			sts := trailerStringToSign(c.opt.amzDate, c.opt.scope, c.prevSig, sha256Hex(canon.String()))
 			if !isLowerHex(sig, signatureHexLength) || !macEqual(c.opt.key, sts, sig) {
-				return nil, newErr(CodeSignatureDoesNotMatch, "the trailer signature we calculated does not match the signature you provided")
+				return nil, newErr(CodeSignatureDoesNotMatch, "%s", msgSignatureDoesNotMatch)
 			}
 			sawSig = true
 			continue

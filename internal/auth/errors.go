@@ -50,3 +50,15 @@ func statusOf(code string) int {
 func newErr(code, format string, args ...any) *Error {
 	return &Error{Code: code, Status: statusOf(code), Message: fmt.Sprintf(format, args...)}
 }
+
+// S3's own texts for the errors clients most often compare by message.
+const (
+	msgSignatureDoesNotMatch = "The request signature we calculated does not match the signature you provided. Check your key and signing method."
+	msgInvalidAccessKeyID    = "The AWS Access Key Id you provided does not exist in our records."
+	msgInvalidToken          = "The provided token is malformed or otherwise invalid."
+)
+
+func invalidAccessKey() *Error { return newErr(CodeInvalidAccessKeyID, "%s", msgInvalidAccessKeyID) }
+
+// invalidToken answers any session token: this server issues none.
+func invalidToken() *Error { return newErr(CodeInvalidToken, "%s", msgInvalidToken) }

@@ -3,7 +3,9 @@ package auth
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -198,4 +200,37 @@ func (e *chunkEncoder) chunk(data []byte) {
 		e.buf.Write(data)
 		e.buf.WriteString("\r\n")
 	}
+}
+
+// SignPostPolicy builds the authentication fields of a SigV4 browser form
+// upload, as SDKs' presigned POST helpers do: a policy document that
+// expires at expiration with conditions plus the x-amz-algorithm,
+// x-amz-credential and x-amz-date conditions, base64-encoded in "policy",
+// and the form fields that go with it. Each condition is a map (an exact
+// match) or a three-element slice, as in S3's policy grammar.
+func SignPostPolicy(id Identity, region string, t, expiration time.Time, conditions []any) (map[string]string, error) {
+	t = t.UTC()
+	amzDate := t.Format(amzDateFormat)
+	s := scope{date: t.Format(scopeDateFormat), region: region, service: serviceS3}
+	credential := id.AccessKey + "/" + s.String()
+	all := append([]any{}, conditions...)
+	all = append(all,
+		map[string]string{"x-amz-algorithm": algorithm},
+		map[string]string{"x-amz-credential": credential},
+		map[string]string{"x-amz-date": amzDate})
+	doc, err := json.Marshal(map[string]any{
+		"expiration": expiration.UTC().Format("2006-01-02T15:04:05.000Z"),
+		"conditions": all,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode post policy: %w", err)
+	}
+	policy := base64.StdEncoding.EncodeToString(doc)
+	return map[string]string{
+		"policy":           policy,
+		"x-amz-algorithm":  algorithm,
+		"x-amz-credential": credential,
+		"x-amz-date":       amzDate,
+		"x-amz-signature":  hex.EncodeToString(hmacSHA256(signingKey(id.SecretKey, s), policy)),
+	}, nil
 }

@@ -91,10 +91,10 @@ func (v *Verifier) verifyHeaderV2(r *http.Request, h string) (*Request, *Error) 
 	}
 	id, ok := v.Users.Lookup(ak)
 	if !ok {
-		return nil, newErr(CodeInvalidAccessKeyID, "the AWS access key Id you provided does not exist in our records")
+		return nil, invalidAccessKey()
 	}
 	if r.Header.Get("X-Amz-Security-Token") != "" {
-		return nil, newErr(CodeInvalidToken, "session tokens are not supported by this server")
+		return nil, invalidToken()
 	}
 
 	// A timestamp is mandatory and x-amz-date takes precedence over Date.
@@ -167,10 +167,10 @@ func (v *Verifier) verifyPresignedV2(r *http.Request, q url.Values) (*Request, *
 	}
 	id, ok := v.Users.Lookup(q.Get(qV2AccessKey))
 	if !ok {
-		return nil, newErr(CodeInvalidAccessKeyID, "the AWS access key Id you provided does not exist in our records")
+		return nil, invalidAccessKey()
 	}
 	if r.Header.Get("X-Amz-Security-Token") != "" || len(q["x-amz-security-token"]) > 0 || len(q[qSecurityToken]) > 0 {
-		return nil, newErr(CodeInvalidToken, "session tokens are not supported by this server")
+		return nil, invalidToken()
 	}
 	// Presigners (botocore) move Content-MD5, Content-Type and x-amz-*
 	// headers into the query, where whoever follows the URL need not send
@@ -247,7 +247,7 @@ func v2Result(r *http.Request, id Identity, presigned bool) (*Request, *Error) {
 }
 
 func signatureMismatch() *Error {
-	return newErr(CodeSignatureDoesNotMatch, "the request signature we calculated does not match the signature you provided; check your key and signing method")
+	return newErr(CodeSignatureDoesNotMatch, "%s", msgSignatureDoesNotMatch)
 }
 
 // signV2 is Base64(HMAC-SHA1(key, stringToSign)).

@@ -96,7 +96,7 @@ func (v *Verifier) verify(r *http.Request) (*Request, *Error) {
 	case len(authz) > 1:
 		return nil, newErr(CodeInvalidArgument, "only one Authorization header is allowed")
 	case len(authz) == 1 && (presignV4 || presignV2):
-		return nil, newErr(CodeInvalidArgument, "only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified")
+		return nil, newErr(CodeInvalidArgument, "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified")
 	case len(authz) == 1:
 		h := strings.TrimSpace(authz[0])
 		switch {
@@ -105,7 +105,7 @@ func (v *Verifier) verify(r *http.Request) (*Request, *Error) {
 		case strings.HasPrefix(h, "AWS "):
 			return v.verifyHeaderV2(r, h)
 		default:
-			return nil, newErr(CodeInvalidArgument, "unsupported Authorization type; only AWS4-HMAC-SHA256 and AWS (Signature Version 2) are supported")
+			return nil, newErr(CodeInvalidArgument, "Unsupported Authorization Type")
 		}
 	case presignV4:
 		return v.verifyPresigned(r, q)
@@ -126,10 +126,10 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 	}
 	id, ok := v.Users.Lookup(p.accessKey)
 	if !ok {
-		return nil, newErr(CodeInvalidAccessKeyID, "the AWS access key Id you provided does not exist in our records")
+		return nil, invalidAccessKey()
 	}
 	if r.Header.Get("X-Amz-Security-Token") != "" {
-		return nil, newErr(CodeInvalidToken, "session tokens are not supported by this server")
+		return nil, invalidToken()
 	}
 
 	// Request time: x-amz-date, or the Date header when it is absent.
@@ -151,7 +151,7 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 		return nil, err
 	}
 	if p.scope.date != amzDate[:8] {
-		return nil, newErr(CodeAuthorizationHeaderMalformed, "invalid credential date %q; it is not the same as the request date %q", p.scope.date, amzDate[:8])
+		return nil, newErr(CodeAuthorizationHeaderMalformed, "The authorization header is malformed; Invalid credential date. Date is not the same as X-Amz-Date.")
 	}
 	if err := checkSignedHeaders(r, p.signedHeaders, false); err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 
 	payload := r.Header.Get("X-Amz-Content-Sha256")
 	if payload == "" {
-		return nil, newErr(CodeInvalidRequest, "missing required header for this request: x-amz-content-sha256")
+		return nil, newErr(CodeInvalidRequest, "Missing required header for this request: x-amz-content-sha256")
 	}
 	var digest []byte
 	switch payload {
@@ -215,10 +215,10 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Req
 	}
 	id, ok := v.Users.Lookup(p.accessKey)
 	if !ok {
-		return nil, newErr(CodeInvalidAccessKeyID, "the AWS access key Id you provided does not exist in our records")
+		return nil, invalidAccessKey()
 	}
 	if len(q[qSecurityToken]) > 0 {
-		return nil, newErr(CodeInvalidToken, "session tokens are not supported by this server")
+		return nil, invalidToken()
 	}
 	if err := checkSignedHeaders(r, p.signedHeaders, true); err != nil {
 		return nil, err
@@ -252,7 +252,11 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Req
 
 func (v *Verifier) checkRegion(s scope, code string) *Error {
 	if v.Region != "" && s.region != v.Region {
-		return newErr(code, "the region %q is wrong; expecting %q", truncate(s.region), v.Region)
+		prefix := "The authorization header is malformed"
+		if code == CodeAuthorizationQueryParametersError {
+			prefix = "Error parsing the X-Amz-Credential parameter"
+		}
+		return newErr(code, "%s; the region '%s' is wrong; expecting '%s'", prefix, truncate(s.region), v.Region)
 	}
 	return nil
 }
@@ -263,7 +267,7 @@ func (v *Verifier) checkSkew(t time.Time) *Error {
 		d = -d
 	}
 	if d > v.maxSkew() {
-		return newErr(CodeRequestTimeTooSkewed, "the difference between the request time and the server's time is too large")
+		return newErr(CodeRequestTimeTooSkewed, "The difference between the request time and the current time is too large.")
 	}
 	return nil
 }
@@ -297,7 +301,7 @@ func checkSignedHeaders(r *http.Request, signed []string, presigned bool) *Error
 		unsigned = append(unsigned, lk)
 	}
 	if len(unsigned) > 0 {
-		return newErr(CodeAccessDenied, "there were headers present in the request which were not signed: %s", truncate(strings.Join(unsigned, ", ")))
+		return newErr(CodeAccessDenied, "There were headers present in the request which were not signed: %s", truncate(strings.Join(unsigned, ", ")))
 	}
 	return nil
 }

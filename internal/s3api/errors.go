@@ -60,7 +60,7 @@ func errNotImplemented(what string) *Error {
 
 func errMalformedXML() *Error {
 	return errorf("MalformedXML", http.StatusBadRequest,
-		"The XML you provided was not well-formed or did not validate against our published schema.")
+		"The XML you provided was not well-formed or did not validate against our published schema")
 }
 
 func errInvalidArgument(format string, args ...any) *Error {
@@ -129,9 +129,9 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, engine.ErrEntityTooSmall):
 		return m("EntityTooSmall", 400, "Your proposed upload is smaller than the minimum allowed object size.")
 	case errors.Is(err, engine.ErrNoSuchUpload):
-		return m("NoSuchUpload", 404, "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
+		return m("NoSuchUpload", 404, "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
 	case errors.Is(err, engine.ErrInvalidPart):
-		return m("InvalidPart", 400, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
+		return m("InvalidPart", 400, "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	case errors.Is(err, engine.ErrInvalidPartOrder):
 		return m("InvalidPartOrder", 400, "The list of parts was not in ascending order. Parts must be ordered by part number.")
 	case errors.Is(err, engine.ErrInvalidPartNumber):
@@ -141,7 +141,7 @@ func toAPIError(err error) *Error {
 	case errors.Is(err, engine.ErrStorageFull):
 		return m(CodeStorageFull, http.StatusInsufficientStorage, "Not enough free space on the drives to store the object.")
 	case errors.Is(err, engine.ErrMalformedCompletion):
-		return m("MalformedXML", 400, "The XML you provided was not well-formed or did not validate against our published schema.")
+		return m("MalformedXML", 400, "The XML you provided was not well-formed or did not validate against our published schema")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return m("RequestTimeout", 400, "Your socket connection to the server was not read from or written to within the timeout period.")
 	}

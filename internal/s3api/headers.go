@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"github.com/shardstore/shardstore/internal/hashing"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -188,7 +189,7 @@ func (q *request) putOptions() (engine.PutOptions, error) {
 		if !ok {
 			continue
 		}
-		v := strings.Join(vals, ",")
+		v := decodeMetaValue(strings.Join(vals, ","))
 		opts.UserMeta[k] = v
 		metaSize += len(k) + len(v)
 	}
@@ -332,6 +333,32 @@ func trimETag(etag string) string {
 	return strings.Trim(etag, `"`)
 }
 
+// User metadata that is not plain ASCII travels as RFC 2047 encoded
+// words, as S3 documents: a value sent encoded ("=?UTF-8?B?...?=" or
+// "=?UTF-8?Q?...?=", which is how botocore users must send it) is decoded
+// before it is stored, and a stored value with bytes outside printable
+// ASCII (sent raw by clients such as aws-sdk-go-v2) is returned encoded,
+// so every client can carry it in a header and decode it.
+func decodeMetaValue(v string) string {
+	if !strings.Contains(v, "=?") {
+		return v
+	}
+	d, err := new(mime.WordDecoder).DecodeHeader(v)
+	if err != nil {
+		return v
+	}
+	return d
+}
+
+func encodeMetaValue(v string) string {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c >= 0x7f || (c < 0x20 && c != '\t') {
+			return mime.BEncoding.Encode("UTF-8", v)
+		}
+	}
+	return v
+}
+
 // setObjectHeaders writes the headers describing an object on GET/HEAD.
 // partial is true when a Range or partNumber selected some of the bytes.
 func (q *request) setObjectHeaders(oi engine.ObjectInfo, partial bool) {
@@ -352,7 +379,7 @@ func (q *request) setObjectHeaders(oi engine.ObjectInfo, partial bool) {
 	for k, v := range oi.UserMeta {
 		// Lower-case, as S3 sends them: clients such as botocore return
 		// metadata names exactly as they appear on the wire.
-		h["x-amz-meta-"+strings.ToLower(k)] = []string{v}
+		h["x-amz-meta-"+strings.ToLower(k)] = []string{encodeMetaValue(v)}
 	}
 	if oi.StorageClass != "" && oi.StorageClass != "STANDARD" {
 		h.Set("X-Amz-Storage-Class", oi.StorageClass)

@@ -263,3 +263,35 @@ func TestExactBodyUnknownSize(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// TestMetaValueEncoding: RFC 2047 words are decoded before storing and
+// values outside printable ASCII are returned encoded, round-tripping.
+func TestMetaValueEncoding(t *testing.T) {
+	for in, stored := range map[string]string{
+		"plain":                       "plain",
+		"=?UTF-8?B?Wm/Dqw==?=":        "Zoë",
+		"=?utf-8?q?Zo=C3=AB?=":        "Zoë",
+		"=?UTF-8?B?not base64!?=":     "=?UTF-8?B?not base64!?=",
+		"Zoë":                         "Zoë",
+		"a =?UTF-8?Q?=E2=82=AC?= b":   "a € b",
+		"=?ISO-8859-1?Q?Fran=E7ois?=": "François",
+	} {
+		if got := decodeMetaValue(in); got != stored {
+			t.Errorf("decode %q = %q, want %q", in, got, stored)
+		}
+	}
+	for _, v := range []string{"Zoë", "日本語のメタデータ", "tab\tand\x01control", strings.Repeat("€", 100)} {
+		enc := encodeMetaValue(v)
+		for i := 0; i < len(enc); i++ {
+			if enc[i] >= 0x7f || enc[i] < 0x20 {
+				t.Fatalf("encoded %q still has byte %#x: %q", v, enc[i], enc)
+			}
+		}
+		if back := decodeMetaValue(enc); back != v {
+			t.Fatalf("round trip of %q: %q -> %q", v, enc, back)
+		}
+	}
+	if encodeMetaValue("ascii only, tab\tok") != "ascii only, tab\tok" {
+		t.Fatal("ASCII values must be returned as they are")
+	}
+}

@@ -144,7 +144,7 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			if has(query, "delete") {
 				return ok("DeleteObjects", handleDeleteObjects)
 			}
-			return routeResult{api: "PostObject", err: errNotImplemented("POST object uploads")}
+			return ok("PostObject", handlePostObject)
 		}
 		return notAllowed
 	}
@@ -181,7 +181,7 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 		case has(query, "uploadId"):
 			return ok("CompleteMultipartUpload", handleCompleteMultipartUpload)
 		}
-		return routeResult{api: "PostObject", err: errNotImplemented("POST on an object")}
+		return notAllowed
 	case http.MethodDelete:
 		if has(query, "uploadId") {
 			return ok("AbortMultipartUpload", handleAbortMultipartUpload)

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -477,7 +478,18 @@ func (q *request) writeError(e *Error) {
 	}
 	body := xmlError{Code: e.Code, Message: e.Message, Resource: q.resource(),
 		RequestID: q.id, HostID: q.s.hostID, BucketName: q.bucket, Key: q.key}
-	q.writeXMLStatus(e.Status, body)
+	out, err := xml.Marshal(body)
+	if err != nil {
+		q.s.log.Error("marshal error answer", "request_id", q.id, "err", err)
+		q.writeEmpty(http.StatusInternalServerError)
+		return
+	}
+	// encoding/xml escapes quotes in text as &#34; and &#39;; S3 writes
+	// them as they are (messages quote policy conditions, regions ...),
+	// and tools that compare messages expect that. The error document
+	// has no attributes, where the escapes would be needed.
+	out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("&#34;"), []byte(`"`)), []byte("&#39;"), []byte("'"))
+	q.writeXMLBytes(e.Status, out)
 }
 
 // writeXML answers 200 with an XML document.
@@ -489,6 +501,11 @@ func (q *request) writeXMLStatus(status int, v any) {
 		q.writeError(errInternal(fmt.Errorf("marshal response: %w", err)))
 		return
 	}
+	q.writeXMLBytes(status, out)
+}
+
+// writeXMLBytes answers status with a marshalled XML document.
+func (q *request) writeXMLBytes(status int, out []byte) {
 	buf := make([]byte, 0, len(xml.Header)+len(out))
 	buf = append(buf, xml.Header...)
 	buf = append(buf, out...)

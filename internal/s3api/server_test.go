@@ -469,7 +469,7 @@ func TestNotImplementedAndPanics(t *testing.T) {
 	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?policy", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
-	h.expect(h.do("alice", "POST", "/bk1", nil), 501, "NotImplemented")
+	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload
 	h.expect(h.do("alice", "PATCH", "/bk1/k", nil), 405, "MethodNotAllowed")
 
 	ph := newHarness(t, func(c *Config) { c.Store = panicStore{newFakeStore()} })
