@@ -165,6 +165,13 @@ func (v *Verifier) verifyPresignedV2(r *http.Request, q url.Values) (*Request, *
 	if v.now().After(time.Unix(secs, 0)) {
 		return nil, newErr(CodeAccessDenied, "Request has expired")
 	}
+	// SigV2 has no X-Amz-Expires, but a URL that works for years is a
+	// leaked credential waiting to happen: hold it to SigV4's week (plus
+	// the clock skew allowed), measured from now.
+	if left := time.Unix(secs, 0).Sub(v.now()); left > maxPresignExpires*time.Second+v.maxSkew() {
+		return nil, newErr(CodeAuthorizationQueryParametersError,
+			"Expires must be less than a week (in seconds) from now; that is, the given Expires must be at most %d seconds in the future", maxPresignExpires)
+	}
 	id, ok := v.Users.Lookup(q.Get(qV2AccessKey))
 	if !ok {
 		return nil, invalidAccessKey()

@@ -555,6 +555,10 @@ func TestV2PresignedRejections(t *testing.T) {
 	if err := verify(u, nil); err != nil {
 		t.Fatalf("untampered: %v", err)
 	}
+	// A week ahead is the longest a SigV2 URL may run, as for SigV4.
+	if err := verify(specPresign(httptest.NewRequest("GET", "http://127.0.0.1/bucket/key", nil), testID, "", now.Add(7*24*time.Hour)), nil); err != nil {
+		t.Fatalf("a week ahead: %v", err)
+	}
 	sig := url.Values{}
 	parsed, _ := url.Parse(u)
 	sig = parsed.Query()
@@ -584,6 +588,7 @@ func TestV2PresignedRejections(t *testing.T) {
 		{"expires not a number", "http://127.0.0.1/bucket/key?AWSAccessKeyId=AKTESTUSER&Signature=abc&Expires=tomorrow", nil, CodeAccessDenied},
 		{"expires too long", "http://127.0.0.1/bucket/key?AWSAccessKeyId=AKTESTUSER&Signature=abc&Expires=99999999999999999999", nil, CodeAccessDenied},
 		{"repeated signature", u + "&Signature=abc", nil, CodeAuthorizationQueryParametersError},
+		{"more than a week away", specPresign(httptest.NewRequest("GET", "http://127.0.0.1/bucket/key", nil), testID, "", now.Add(8*24*time.Hour)), nil, CodeAuthorizationQueryParametersError},
 		{"unknown key", strings.Replace(u, "AWSAccessKeyId=AKTESTUSER", "AWSAccessKeyId=NOSUCHKEY", 1), nil, CodeInvalidAccessKeyID},
 		{"session token", u + "&x-amz-security-token=tok", nil, CodeInvalidToken},
 	}

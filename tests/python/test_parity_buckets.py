@@ -177,6 +177,13 @@ def test_presigned_expiry_bounds(server, s3, bucket):
         assert status == 400 and b"AuthorizationQueryParametersError" in body and msg in body, body
     url = v4.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"}, ExpiresIn=604800)
     assert fetch(url) == (200, b"x")
+    # boto3's default (SigV2) form: Expires is a date, held to a week too.
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"}, ExpiresIn=8 * 86400)
+    assert "Expires=" in url and "X-Amz-Expires" not in url, url
+    status, body = fetch(url)
+    assert status == 400 and b"AuthorizationQueryParametersError" in body and b"less than a week" in body, body
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"}, ExpiresIn=604800)
+    assert fetch(url) == (200, b"x")
     # Expired, for PUT as for GET, in both of boto3's presigned forms.
     urls = []
     for signer in (s3, v4):
