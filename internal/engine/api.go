@@ -61,6 +61,8 @@ type BucketInfo struct {
 	CORS              string
 	OwnershipControls string
 	Website           string
+	// Policy is the bucket policy (JSON) as the S3 layer stored it.
+	Policy string
 }
 
 // BucketConfig names a bucket configuration document kept in the bucket
@@ -72,6 +74,7 @@ const (
 	BucketConfigCORS              BucketConfig = "cors"
 	BucketConfigOwnershipControls BucketConfig = "ownershipControls"
 	BucketConfigWebsite           BucketConfig = "website"
+	BucketConfigPolicy            BucketConfig = "policy"
 )
 
 // BucketOptions are the settings for MakeBucket.

@@ -28,18 +28,20 @@ type bucketRecord struct {
 	CORS              string `json:"cors,omitempty"`
 	OwnershipControls string `json:"ownershipControls,omitempty"`
 	Website           string `json:"website,omitempty"`
+	Policy            string `json:"policy,omitempty"`
 }
 
 // recordOf is the stored form of info.
 func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
-		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website}
+		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
+		Policy: info.Policy}
 }
 
 // info is the BucketInfo a stored record describes.
 func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
-		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website}
+		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -235,6 +237,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 		info.OwnershipControls = doc
 	case BucketConfigWebsite:
 		info.Website = doc
+	case BucketConfigPolicy:
+		info.Policy = doc
 	default:
 		return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
 	}

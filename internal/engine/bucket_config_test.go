@@ -29,7 +29,7 @@ func TestBucketConfig(t *testing.T) {
 	}
 	for which, doc := range map[BucketConfig]string{
 		BucketConfigCORS: "<CORSConfiguration/>", BucketConfigOwnershipControls: "<OwnershipControls/>",
-		BucketConfigWebsite: "<WebsiteConfiguration/>",
+		BucketConfigWebsite: "<WebsiteConfiguration/>", BucketConfigPolicy: `{"Statement":[]}`,
 	} {
 		if err := e.SetBucketConfig(ctx, "cfg", which, doc); err != nil {
 			t.Fatal(which, err)
@@ -55,7 +55,7 @@ func TestBucketConfig(t *testing.T) {
 	}
 	defer e2.Close()
 	bi, err := e2.BucketInfo(ctx, "cfg")
-	if err != nil || bi.CORS != "<CORSConfiguration/>" || bi.OwnershipControls != "<OwnershipControls/>" ||
+	if err != nil || bi.CORS != "<CORSConfiguration/>" || bi.OwnershipControls != "<OwnershipControls/>" || bi.Policy != `{"Statement":[]}` ||
 		bi.Website != "" || bi.ACL != "public-read" || bi.Location != "eu-west-1" {
 		t.Fatalf("after restart: %+v %v", bi, err)
 	}

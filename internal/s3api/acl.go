@@ -5,10 +5,13 @@ import (
 	"strings"
 
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/policy"
 )
 
-// Access control follows S3's ACL model (object ownership "ObjectWriter",
-// no bucket policies), with canned ACLs only:
+// Access control follows S3's model of bucket policies over ACLs (object
+// ownership "ObjectWriter"), with canned ACLs only. A bucket policy is
+// evaluated first (q.allows): an explicit Deny refuses, an Allow grants;
+// when no statement applies the ACLs decide (aclAllows):
 //
 //   - A bucket's ACL governs the bucket: READ lets a grantee list it
 //     (ListObjects, ListObjectVersions, ListMultipartUploads, HeadBucket);
@@ -23,7 +26,10 @@ import (
 //     the object's ACL is bucket-owner-full-control).
 //
 // shardstore's simplifications, documented in the README: the root user
-// is an administrator allowed everything; an object with no recorded owner
+// is an administrator allowed everything (no policy denies it); a bucket
+// policy applies to every object in the bucket, whoever wrote it; the
+// bucket owner may always read, replace and delete the bucket policy, so
+// a policy cannot lock its owner out; an object with no recorded owner
 // (written anonymously into a public-read-write bucket) belongs to the
 // bucket's owner; GetBucketLocation needs only bucket READ.
 
@@ -147,10 +153,14 @@ func (o operation) String() string {
 
 // resource is what an access decision is about: the bucket's owner and
 // canned ACL and, for object operations, the object's (for
-// opManageUpload, ObjectOwner is the upload's initiator).
+// opManageUpload, ObjectOwner is the upload's initiator). Bucket and Key
+// name it for the bucket policy (Key empty: the request's own key), and
+// Policy is the bucket's compiled policy, nil when it has none.
 type resource struct {
 	BucketOwner, BucketACL string
 	ObjectOwner, ObjectACL string
+	Bucket, Key            string
+	Policy                 *policy.Policy
 }
 
 // isUser reports whether c is the (non-anonymous) user with access key ak.
@@ -181,9 +191,9 @@ func holds(acl string, onObject bool, p permission, c Caller, bucketOwner bool) 
 	return false
 }
 
-// allows is the one access decision: may caller c do op on r? Every
-// handler asks it; nothing else grants or denies access.
-func allows(c Caller, op operation, r resource) bool {
+// aclAllows is the ACL half of the access decision: may caller c do op
+// on r by ownership and canned ACL grants?
+func aclAllows(c Caller, op operation, r resource) bool {
 	if c.Root {
 		return true
 	}
@@ -209,21 +219,25 @@ func allows(c Caller, op operation, r resource) bool {
 	return false
 }
 
-// bucketResource is the resource of a bucket operation.
-func bucketResource(bi engine.BucketInfo) resource {
-	return resource{BucketOwner: bi.Owner, BucketACL: bi.ACL}
+// bucketResource is the resource of a bucket operation (or of a write to
+// the request's key, which only the bucket's grants decide).
+func (q *request) bucketResource(bi engine.BucketInfo) resource {
+	return resource{BucketOwner: bi.Owner, BucketACL: bi.ACL, Bucket: bi.Name, Policy: q.s.bucketPolicy(bi)}
 }
 
 // objectResource is the resource of an operation on an existing object.
-func objectResource(bi engine.BucketInfo, oi engine.ObjectInfo) resource {
-	return resource{BucketOwner: bi.Owner, BucketACL: bi.ACL, ObjectOwner: oi.Owner, ObjectACL: oi.ACL}
+func (q *request) objectResource(bi engine.BucketInfo, oi engine.ObjectInfo) resource {
+	r := q.bucketResource(bi)
+	r.ObjectOwner, r.ObjectACL, r.Key = oi.Owner, oi.ACL, oi.Key
+	return r
 }
 
 // ownsBucket reports whether the caller may see the bucket in ListBuckets:
-// its owner, or root. (CreateBucket compares owners directly: root
+// its owner, or root. Bucket policies play no part: ListAllMyBuckets is
+// not a bucket action. (CreateBucket compares owners directly: root
 // re-creating another user's bucket is told BucketAlreadyExists.)
 func (q *request) ownsBucket(bi engine.BucketInfo) bool {
-	return allows(q.caller, opBucketAdmin, bucketResource(bi))
+	return aclAllows(q.caller, opBucketAdmin, resource{BucketOwner: bi.Owner, BucketACL: bi.ACL})
 }
 
 // bucketAccess loads the bucket and checks the caller may do op on it (a
@@ -234,7 +248,7 @@ func (q *request) bucketAccess(bucket string, op operation) (engine.BucketInfo, 
 	if err != nil {
 		return bi, err
 	}
-	if !allows(q.caller, op, bucketResource(bi)) {
+	if !q.allows(op, q.bucketResource(bi)) {
 		return bi, errAccessDenied()
 	}
 	return bi, nil
@@ -249,7 +263,7 @@ func (q *request) objectAccess(bi engine.BucketInfo, key string, op operation) (
 	if err != nil {
 		return oi, q.missingObject(bi, err)
 	}
-	if !allows(q.caller, op, objectResource(bi, oi)) {
+	if !q.allows(op, q.objectResource(bi, oi)) {
 		return oi, errAccessDenied()
 	}
 	return oi, nil
@@ -259,7 +273,7 @@ func (q *request) objectAccess(bi engine.BucketInfo, key string, op operation) (
 // the lookup's own error (NoSuchKey) to a caller who may list the bucket,
 // AccessDenied to others.
 func (q *request) missingObject(bi engine.BucketInfo, err error) error {
-	if !allows(q.caller, opListBucket, bucketResource(bi)) {
+	if !q.allows(opListBucket, q.bucketResource(bi)) {
 		return errAccessDenied()
 	}
 	return err

@@ -479,14 +479,7 @@ func handlePreflight(q *request) error {
 	if !corsMethods[method] {
 		return errorf("BadRequest", http.StatusBadRequest, "Invalid Access-Control-Request-Method: %s", method)
 	}
-	var headers []string
-	for _, v := range q.r.Header.Values("Access-Control-Request-Headers") {
-		for _, h := range strings.Split(v, ",") {
-			if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-				headers = append(headers, h)
-			}
-		}
-	}
+	headers := corsRequestHeaders(q.r.Header)
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
 		return fmt.Errorf("bucket %q: %w", q.bucket, err)
@@ -528,7 +521,26 @@ func (q *request) corsActual() {
 	if cfg == nil {
 		return
 	}
-	if r, star := matchCORS(cfg, origin, q.r.Method, nil); r != nil {
+	// Like S3, an actual request that carries the preflight headers is
+	// matched as its preflight would be.
+	method, headers := q.r.Method, []string(nil)
+	if m := q.r.Header.Get("Access-Control-Request-Method"); corsMethods[m] {
+		method, headers = m, corsRequestHeaders(q.r.Header)
+	}
+	if r, star := matchCORS(cfg, origin, method, headers); r != nil {
 		setCORSHeaders(q.w.Header(), r, star, origin)
 	}
+}
+
+// corsRequestHeaders lists Access-Control-Request-Headers, lower-cased.
+func corsRequestHeaders(h http.Header) []string {
+	var headers []string
+	for _, v := range h.Values("Access-Control-Request-Headers") {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.ToLower(strings.TrimSpace(name)); name != "" {
+				headers = append(headers, name)
+			}
+		}
+	}
+	return headers
 }

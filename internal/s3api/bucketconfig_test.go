@@ -140,6 +140,17 @@ func TestCorsPreflight(t *testing.T) {
 	if rec.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("unmatched origin got CORS headers: %v", rec.Header())
 	}
+	// An actual request carrying preflight headers is matched as its
+	// preflight: a HEAD asking for GET gets the GET rule's answer, and
+	// a GET asking for HEAD the catch-all's "*".
+	rec = h.do("alice", "HEAD", "/bkc/k", nil, "Origin", "https://app.example.com", "Access-Control-Request-Method", "GET")
+	if rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example.com" || rec.Header().Get("Access-Control-Allow-Credentials") != "true" {
+		t.Errorf("actual request with preflight headers: %v", rec.Header())
+	}
+	rec = h.do("alice", "GET", "/bkc/k", nil, "Origin", "https://app.example.com", "Access-Control-Request-Method", "HEAD")
+	if rec.Header().Get("Access-Control-Allow-Origin") != "*" || rec.Header().Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("actual request asking for HEAD: %v", rec.Header())
+	}
 	rec = h.do("alice", "DELETE", "/bkc/k", nil, "Origin", "https://app.example.com")
 	h.expect(rec, 204, "")
 	if rec.Header().Get("Access-Control-Allow-Origin") != "" {

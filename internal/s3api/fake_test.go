@@ -136,6 +136,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.OwnershipControls = doc
 	case engine.BucketConfigWebsite:
 		fb.info.Website = doc
+	case engine.BucketConfigPolicy:
+		fb.info.Policy = doc
 	default:
 		return engine.ErrInvalidArgument
 	}

@@ -206,14 +206,14 @@ func (q *request) uploadAccess(id string) error {
 	}
 	res, err := q.s.cfg.Store.ListObjectParts(q.ctx, q.bucket, q.key, id, 0, 1)
 	if err != nil {
-		if !allows(q.caller, opWriteObject, bucketResource(bi)) {
+		if !q.allows(opWriteObject, q.bucketResource(bi)) {
 			return errAccessDenied()
 		}
 		return fmt.Errorf("upload %s of %s/%s: %w", id, q.bucket, q.key, err)
 	}
-	r := bucketResource(bi)
+	r := q.bucketResource(bi)
 	r.ObjectOwner = res.Upload.Owner
-	if !allows(q.caller, opManageUpload, r) {
+	if !q.allows(opManageUpload, r) {
 		return errAccessDenied()
 	}
 	return nil

@@ -161,7 +161,7 @@ func (q *request) readObject(head bool) error {
 			}
 			return q.readError(err, oi)
 		}
-		if !allows(q.caller, opReadObject, objectResource(bi, oi)) {
+		if !q.allows(opReadObject, q.objectResource(bi, oi)) {
 			return errAccessDenied()
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
@@ -197,7 +197,7 @@ func (q *request) readObject(head bool) error {
 		return q.readError(err, oi)
 	}
 	defer rd.Close()
-	if !allows(q.caller, opReadObject, objectResource(bi, rd.Info)) {
+	if !q.allows(opReadObject, q.objectResource(bi, rd.Info)) {
 		return errAccessDenied()
 	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
@@ -347,7 +347,9 @@ func handleDeleteObjects(q *request) error {
 				Message: "The specified version does not exist."})
 			continue
 		}
-		if !allows(q.caller, opWriteObject, bucketResource(bi)) {
+		target := q.bucketResource(bi)
+		target.Key = o.Key
+		if !q.allows(opWriteObject, target) {
 			ae := errAccessDenied()
 			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
 			continue
@@ -607,7 +609,7 @@ func handleGetObjectAttributes(q *request) error {
 		}
 		return q.readError(err, oi)
 	}
-	if !allows(q.caller, opReadObject, objectResource(bi, oi)) {
+	if !q.allows(opReadObject, q.objectResource(bi, oi)) {
 		return errAccessDenied()
 	}
 	out := xmlObjectAttributes{NS: s3NS}

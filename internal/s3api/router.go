@@ -20,7 +20,6 @@ var unimplementedSubresources = map[string]bool{
 	"encryption": true, "intelligent-tiering": true, "inventory": true,
 	"legal-hold": true, "lifecycle": true, "logging": true, "metadataTable": true,
 	"metrics": true, "notification": true, "object-lock": true,
-	"policy": true, "policyStatus": true,
 	"publicAccessBlock": true, "replication": true, "requestPayment": true,
 	"restore": true, "retention": true, "select": true, "session": true,
 	"tagging": true, "torrent": true, "versioning": true,
@@ -47,6 +46,7 @@ var knownParams = map[string]bool{
 	"x-amz-sdk-checksum-algorithm": true, "x-amz-checksum-mode": true,
 	"max-buckets": true, "bucket-region": true,
 	"cors": true, "ownershipControls": true, "website": true,
+	"policy": true, "policyStatus": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -108,6 +108,10 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketOwnershipControls", handleGetBucketOwnershipControls)
 			case has(query, "website"):
 				return ok("GetBucketWebsite", handleGetBucketWebsite)
+			case has(query, "policyStatus"):
+				return ok("GetBucketPolicyStatus", handleGetBucketPolicyStatus)
+			case has(query, "policy"):
+				return ok("GetBucketPolicy", handleGetBucketPolicy)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -128,6 +132,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketOwnershipControls", handlePutBucketOwnershipControls)
 			case has(query, "website"):
 				return ok("PutBucketWebsite", handlePutBucketWebsite)
+			case has(query, "policy"):
+				return ok("PutBucketPolicy", handlePutBucketPolicy)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
@@ -138,6 +144,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("DeleteBucketOwnershipControls", handleDeleteBucketOwnershipControls)
 			case has(query, "website"):
 				return ok("DeleteBucketWebsite", handleDeleteBucketWebsite)
+			case has(query, "policy"):
+				return ok("DeleteBucketPolicy", handleDeleteBucketPolicy)
 			}
 			return ok("DeleteBucket", handleDeleteBucket)
 		case http.MethodPost:

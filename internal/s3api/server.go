@@ -80,6 +80,8 @@ type Server struct {
 	// copyBufs holds buffers for streaming GET bodies: larger than
 	// io.Copy's 32 KiB so each write to the socket moves more data.
 	copyBufs sync.Pool
+	// policies caches compiled bucket policies.
+	policies policyCache
 }
 
 // copyBufSize is the size of the GET streaming buffers.

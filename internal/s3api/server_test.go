@@ -130,7 +130,11 @@ func TestRoute(t *testing.T) {
 		{"DELETE", "b", "k", "", "", "DeleteObject"},
 		{"GET", "b", "", "versioning", "", "NotImplemented"},
 		{"PUT", "b", "", "lifecycle", "", "NotImplemented"},
-		{"GET", "b", "", "policy", "", "NotImplemented"},
+		{"GET", "b", "", "policy", "", "GetBucketPolicy"},
+		{"PUT", "b", "", "policy", "", "PutBucketPolicy"},
+		{"DELETE", "b", "", "policy", "", "DeleteBucketPolicy"},
+		{"GET", "b", "", "policyStatus", "", "GetBucketPolicyStatus"},
+		{"GET", "b", "", "publicAccessBlock", "", "NotImplemented"},
 		{"PUT", "b", "k", "tagging", "", "NotImplemented"},
 		{"GET", "b", "", "cors", "", "GetBucketCors"},
 		{"PUT", "b", "", "cors", "", "PutBucketCors"},
@@ -466,7 +470,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?policy", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?publicAccessBlock", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload

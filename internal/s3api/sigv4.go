@@ -68,9 +68,13 @@ func (b authBody) Read(p []byte) (int, error) {
 // The signature covers the query, so these values are authenticated;
 // headers the client really sent win.
 func promoteSignedQuery(r *http.Request) {
-	for k, vs := range r.URL.Query() {
+	q := r.URL.Query()
+	// In a SigV2 URL, Expires is the URL's own expiry, not the object's
+	// Expires header.
+	v2 := q.Has("AWSAccessKeyId")
+	for k, vs := range q {
 		lk := strings.ToLower(k)
-		if len(vs) == 0 || !promotable(lk) || r.Header.Get(lk) != "" {
+		if len(vs) == 0 || !promotable(lk) || r.Header.Get(lk) != "" || (v2 && k == "Expires") {
 			continue
 		}
 		r.Header.Set(lk, vs[0])

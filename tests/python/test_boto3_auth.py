@@ -78,7 +78,10 @@ def test_presigned_get_and_put(presigner, s3, bucket):
     put_url = signer.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "uploaded"}, ExpiresIn=300)
     resp = requests.put(put_url, data=b"via presigned put", timeout=30)
     assert resp.status_code == 200, resp.text
-    assert s3.get_object(Bucket=bucket, Key="uploaded")["Body"].read() == b"via presigned put"
+    uploaded = s3.get_object(Bucket=bucket, Key="uploaded")
+    assert uploaded["Body"].read() == b"via presigned put"
+    # A SigV2 URL's Expires is the URL's expiry, never the object's header.
+    assert "Expires" not in uploaded and "ExpiresString" not in uploaded, uploaded
 
     head_url = signer.generate_presigned_url("head_object", Params={"Bucket": bucket, "Key": "uploaded"}, ExpiresIn=300)
     assert requests.head(head_url, timeout=30).status_code == 200

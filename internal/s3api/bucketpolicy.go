@@ -1,0 +1,303 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/policy"
+)
+
+// Bucket policies: Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus
+// store and show the document; q.allows evaluates it on every request
+// (see acl.go), from a cache of compiled policies so the GET/PUT path
+// never parses JSON.
+
+// policyCache holds compiled bucket policies by document text, so a
+// changed policy is compiled once and an unchanged one never again.
+type policyCache struct {
+	mu sync.Mutex
+	m  map[string]*policy.Policy
+}
+
+// maxCachedPolicies bounds the cache; past it, it starts over.
+const maxCachedPolicies = 4096
+
+func (c *policyCache) get(bucket, doc string) *policy.Policy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.m[doc]; ok {
+		return p
+	}
+	// Stored documents were validated by PutBucketPolicy; one that no
+	// longer parses (a newer server's syntax) must not open the bucket,
+	// so it compiles to a policy that denies everything but root.
+	p, err := policy.Parse([]byte(doc), policy.ParseOptions{Bucket: bucket})
+	if err != nil {
+		p = denyAll
+	}
+	if c.m == nil || len(c.m) >= maxCachedPolicies {
+		c.m = map[string]*policy.Policy{}
+	}
+	c.m[doc] = p
+	return p
+}
+
+// denyAll stands in for a stored policy that cannot be read.
+var denyAll = func() *policy.Policy {
+	p, err := policy.Parse([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"*"}]}`), policy.ParseOptions{})
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// bucketPolicy is bi's compiled policy, nil when it has none.
+func (s *Server) bucketPolicy(bi engine.BucketInfo) *policy.Policy {
+	if bi.Policy == "" {
+		return nil
+	}
+	return s.policies.get(bi.Name, bi.Policy)
+}
+
+// allows is the one access decision: may the caller do op on r? Every
+// handler asks it; nothing else grants or denies access. Root may do
+// anything; a bucket policy's Deny refuses and its Allow grants; else
+// the ACLs decide.
+func (q *request) allows(op operation, r resource) bool {
+	c := q.caller
+	if c.Root {
+		return true
+	}
+	if r.Policy != nil {
+		switch r.Policy.Evaluate(q.policyRequest(op, r)) {
+		case policy.Denied:
+			// The owner keeps control of the policy itself.
+			if !(isUser(c, r.BucketOwner) && policyAPIs[q.api]) {
+				return false
+			}
+		case policy.Allowed:
+			return true
+		}
+	}
+	return aclAllows(c, op, r)
+}
+
+// policyAPIs are the APIs a bucket owner may always call.
+var policyAPIs = map[string]bool{"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true, "GetBucketPolicyStatus": true}
+
+// bucketAdminActions maps the bucket-admin APIs to their S3 actions.
+var bucketAdminActions = map[string]string{
+	"DeleteBucket": "s3:DeleteBucket", "GetBucketAcl": "s3:GetBucketAcl", "PutBucketAcl": "s3:PutBucketAcl",
+	"GetBucketCors": "s3:GetBucketCORS", "PutBucketCors": "s3:PutBucketCORS", "DeleteBucketCors": "s3:PutBucketCORS",
+	"GetBucketWebsite": "s3:GetBucketWebsite", "PutBucketWebsite": "s3:PutBucketWebsite",
+	"DeleteBucketWebsite":        "s3:DeleteBucketWebsite",
+	"GetBucketOwnershipControls": "s3:GetBucketOwnershipControls", "PutBucketOwnershipControls": "s3:PutBucketOwnershipControls",
+	"DeleteBucketOwnershipControls": "s3:PutBucketOwnershipControls",
+	"GetBucketPolicy":               "s3:GetBucketPolicy", "PutBucketPolicy": "s3:PutBucketPolicy",
+	"DeleteBucketPolicy": "s3:DeleteBucketPolicy", "GetBucketPolicyStatus": "s3:GetBucketPolicyStatus",
+}
+
+// action is the S3 action a request performs under op, as AWS's
+// service authorization reference names it.
+func (q *request) action(op operation) string {
+	switch op {
+	case opReadObject:
+		if q.api == "GetObjectAttributes" {
+			return "s3:GetObjectAttributes"
+		}
+		return "s3:GetObject"
+	case opWriteObject:
+		if q.api == "DeleteObject" || q.api == "DeleteObjects" {
+			return "s3:DeleteObject"
+		}
+		return "s3:PutObject"
+	case opManageUpload:
+		if q.api == "AbortMultipartUpload" {
+			return "s3:AbortMultipartUpload"
+		}
+		return "s3:ListMultipartUploadParts"
+	case opObjectACL:
+		if q.api == "PutObjectAcl" {
+			return "s3:PutObjectAcl"
+		}
+		return "s3:GetObjectAcl"
+	case opListBucket:
+		switch q.api {
+		case "ListObjectVersions":
+			return "s3:ListBucketVersions"
+		case "ListMultipartUploads":
+			return "s3:ListBucketMultipartUploads"
+		case "GetBucketLocation":
+			return "s3:GetBucketLocation"
+		}
+		return "s3:ListBucket"
+	case opBucketAdmin:
+		if a, ok := bucketAdminActions[q.api]; ok {
+			return a
+		}
+	}
+	return "s3:" + q.api
+}
+
+// objectOps are the operations on an object, whose resource is the
+// object's ARN rather than the bucket's.
+func (o operation) onObject() bool {
+	return o == opReadObject || o == opWriteObject || o == opManageUpload || o == opObjectACL
+}
+
+// policyRequest describes the request to the policy engine.
+func (q *request) policyRequest(op operation, r resource) *policy.Request {
+	arn := "arn:aws:s3:::" + r.Bucket
+	if op.onObject() {
+		key := r.Key
+		if key == "" {
+			key = q.key
+		}
+		arn += "/" + key
+	}
+	c := q.caller
+	pr := &policy.Request{Action: q.action(op), Resource: arn, Anonymous: c.Anonymous,
+		AccessKey: c.AccessKey, Root: c.Root, Conditions: q.conditionKeys(op)}
+	if !c.Anonymous {
+		pr.CanonicalID = canonicalID(c.AccessKey)
+	}
+	return pr
+}
+
+// conditionKeys are the request's values of the condition keys policies
+// test (lower-cased names; a key the request lacks is absent).
+func (q *request) conditionKeys(op operation) map[string][]string {
+	r := q.r
+	now := time.Now().UTC()
+	m := map[string][]string{
+		"aws:currenttime":     {now.Format(time.RFC3339)},
+		"aws:epochtime":       {strconv.FormatInt(now.Unix(), 10)},
+		"aws:securetransport": {strconv.FormatBool(r.TLS != nil)},
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		m["aws:sourceip"] = []string{host}
+	}
+	for key, header := range map[string]string{"aws:useragent": "User-Agent", "aws:referer": "Referer"} {
+		if v := r.Header.Get(header); v != "" {
+			m[key] = []string{v}
+		}
+	}
+	switch {
+	case q.caller.Anonymous:
+		m["aws:principaltype"] = []string{"Anonymous"}
+	default:
+		m["aws:principaltype"] = []string{"User"}
+		m["aws:username"] = []string{q.caller.AccessKey}
+		m["aws:userid"] = []string{q.caller.AccessKey}
+	}
+	if op == opListBucket {
+		for _, name := range []string{"prefix", "delimiter", "max-keys"} {
+			if v, ok := q.query[name]; ok && len(v) > 0 {
+				m["s3:"+name] = []string{v[0]}
+			}
+		}
+	}
+	for _, h := range []string{"x-amz-acl", "x-amz-content-sha256", "x-amz-storage-class", "x-amz-metadata-directive",
+		"x-amz-copy-source", "x-amz-server-side-encryption", "x-amz-website-redirect-location"} {
+		if v := r.Header.Get(h); v != "" {
+			m["s3:"+h] = []string{v}
+		}
+	}
+	if v, ok := q.query["versionId"]; ok && len(v) > 0 {
+		m["s3:versionid"] = []string{v[0]}
+	}
+	authz := r.Header.Get("Authorization")
+	switch {
+	case strings.HasPrefix(authz, "AWS4-HMAC-SHA256"):
+		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS4-HMAC-SHA256"}, []string{"REST-HEADER"}
+	case strings.HasPrefix(authz, "AWS "):
+		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS"}, []string{"REST-HEADER"}
+	case r.URL.Query().Has("X-Amz-Signature"):
+		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS4-HMAC-SHA256"}, []string{"REST-QUERY-STRING"}
+	case r.URL.Query().Has("Signature"):
+		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS"}, []string{"REST-QUERY-STRING"}
+	case q.api == "PostObject" && !q.caller.Anonymous:
+		m["s3:authtype"] = []string{"POST"}
+	}
+	return m
+}
+
+// errNoSuchBucketPolicy answers a bucket without a policy.
+func errNoSuchBucketPolicy() *Error {
+	return errorf("NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist")
+}
+
+func handlePutBucketPolicy(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+		return err
+	}
+	body, err := q.readConfigBody(false)
+	if err != nil {
+		return err
+	}
+	if _, err := policy.Parse(body, policy.ParseOptions{Bucket: q.bucket}); err != nil {
+		var pe *policy.Error
+		if errors.As(err, &pe) {
+			return errorf("MalformedPolicy", http.StatusBadRequest, "%s", pe.Message)
+		}
+		return err
+	}
+	if err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigPolicy, string(body)); err != nil {
+		return fmt.Errorf("set bucket policy: %w", err)
+	}
+	q.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+func handleGetBucketPolicy(q *request) error {
+	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	if err != nil {
+		return err
+	}
+	if bi.Policy == "" {
+		return errNoSuchBucketPolicy()
+	}
+	h := q.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(bi.Policy)))
+	q.w.WriteHeader(http.StatusOK)
+	_, _ = q.w.Write([]byte(bi.Policy))
+	return nil
+}
+
+func handleDeleteBucketPolicy(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+		return err
+	}
+	if err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigPolicy, ""); err != nil {
+		return fmt.Errorf("delete bucket policy: %w", err)
+	}
+	q.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+type xmlPolicyStatus struct {
+	XMLName  xml.Name `xml:"PolicyStatus"`
+	NS       string   `xml:"xmlns,attr"`
+	IsPublic bool     `xml:"IsPublic"`
+}
+
+func handleGetBucketPolicyStatus(q *request) error {
+	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	if err != nil {
+		return err
+	}
+	if bi.Policy == "" {
+		return errNoSuchBucketPolicy()
+	}
+	q.writeXML(xmlPolicyStatus{NS: s3NS, IsPublic: q.s.bucketPolicy(bi).IsPublic()})
+	return nil
+}
