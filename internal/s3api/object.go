@@ -64,6 +64,25 @@ func (q *request) bodyDigests() ([]byte, checksumSpec, error) {
 	return md5sum, cs, nil
 }
 
+// newObjectOptions reads what a PUT or a form upload stores with the
+// new object (metadata, ACL, private by default) and what it says about
+// the body (Content-MD5, a checksum) for the engine to verify.
+func (q *request) newObjectOptions() (engine.PutOptions, checksumSpec, error) {
+	opts, err := q.putOptions()
+	if err != nil {
+		return opts, checksumSpec{}, err
+	}
+	if opts.ACL == "" {
+		opts.ACL = "private"
+	}
+	md5sum, cs, err := q.bodyDigests()
+	if err != nil {
+		return opts, cs, err
+	}
+	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
+	return opts, cs, nil
+}
+
 func handlePutObject(q *request) error {
 	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
 		return err
@@ -72,18 +91,10 @@ func handlePutObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	opts, err := q.putOptions()
+	opts, _, err := q.newObjectOptions()
 	if err != nil {
 		return err
 	}
-	if opts.ACL == "" {
-		opts.ACL = "private"
-	}
-	md5sum, cs, err := q.bodyDigests()
-	if err != nil {
-		return err
-	}
-	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
 	writeConditions(q.r.Header, &opts)
 	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, size, opts)
 	if err != nil {

@@ -244,21 +244,13 @@ func handlePostObject(q *request) error {
 	q.body = io.NopCloser(&postFile{r: f.file, min: res.MinLength, max: limit})
 	q.length, q.trailer = -1, nil
 	q.exact = newExactBody(q.body, -1)
-	opts, err := q.putOptions()
-	if err != nil {
-		return err
-	}
-	if opts.ACL == "" {
-		opts.ACL = "private"
-	}
-	md5sum, cs, err := q.bodyDigests()
+	opts, cs, err := q.newObjectOptions()
 	if err != nil {
 		return err
 	}
 	if cs.trailer {
 		return errInvalidRequest("A form upload cannot send trailing checksums.")
 	}
-	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
 	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, -1, opts)
 	if err != nil {
 		return fmt.Errorf("post %s/%s: %w", q.bucket, q.key, err)

@@ -83,6 +83,8 @@ func TestBucketOperations(t *testing.T) {
 	_, err = c.GetBucketTagging(cx, &s3.GetBucketTaggingInput{Bucket: aws.String("beta")})
 	wantCode(t, err, "NotImplemented", 501)
 	_, err = c.GetBucketPolicy(cx, &s3.GetBucketPolicyInput{Bucket: aws.String("beta")})
+	wantCode(t, err, "NoSuchBucketPolicy", 404)
+	_, err = c.GetPublicAccessBlock(cx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("beta")})
 	wantCode(t, err, "NotImplemented", 501)
 }
 
