@@ -20,8 +20,9 @@ import (
 // (see acl.go), from a cache of compiled policies so the GET/PUT path
 // never parses JSON.
 
-// policyCache holds compiled bucket policies by document text, so a
-// changed policy is compiled once and an unchanged one never again.
+// policyCache holds compiled bucket policies by bucket and document
+// text, so a changed policy is compiled once and an unchanged one never
+// again.
 type policyCache struct {
 	mu sync.Mutex
 	m  map[string]*policy.Policy
@@ -31,9 +32,10 @@ type policyCache struct {
 const maxCachedPolicies = 4096
 
 func (c *policyCache) get(bucket, doc string) *policy.Policy {
+	key := bucket + "\x00" + doc
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := c.m[doc]; ok {
+	if p, ok := c.m[key]; ok {
 		return p
 	}
 	// Stored documents were validated by PutBucketPolicy; one that no
@@ -46,7 +48,7 @@ func (c *policyCache) get(bucket, doc string) *policy.Policy {
 	if c.m == nil || len(c.m) >= maxCachedPolicies {
 		c.m = map[string]*policy.Policy{}
 	}
-	c.m[doc] = p
+	c.m[key] = p
 	return p
 }
 
