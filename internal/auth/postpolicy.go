@@ -2,8 +2,6 @@ package auth
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
@@ -251,7 +249,7 @@ func (v *Verifier) verifyPost(form PostForm) (*PostUpload, *Error) {
 	case v4 && v2:
 		return nil, newErr(CodeInvalidArgument, "only one auth mechanism allowed; the form has both x-amz-signature and signature")
 	case (v4 || v2) && !hasPolicy:
-		return nil, newErr(CodeInvalidArgument, "Bucket POST must contain a field named 'policy'.  If it is specified, please check the order of the fields.")
+		return nil, missingPostField("policy")
 	case v4:
 		id, err := v.postSignatureV4(form)
 		if err != nil {
@@ -315,9 +313,7 @@ func (v *Verifier) postSignatureV4(form PostForm) (Identity, *Error) {
 	if form["x-amz-security-token"] != "" {
 		return Identity{}, invalidToken()
 	}
-	m := hmac.New(sha256.New, signingKey(id.SecretKey, s))
-	m.Write([]byte(form["policy"]))
-	want := hex.EncodeToString(m.Sum(nil))
+	want := hex.EncodeToString(hmacSHA256(signingKey(id.SecretKey, s), form["policy"]))
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(form["x-amz-signature"]))) != 1 {
 		return Identity{}, signatureMismatch()
 	}

@@ -198,29 +198,37 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 
 // SetBucketACL replaces a bucket's canned ACL.
 func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	info, err := e.BucketInfo(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	info.ACL = acl
-	if err := e.writeBucketRecord(ctx, info); err != nil {
-		return err
-	}
-	e.bucketsMu.Lock()
-	e.buckets[bucket] = info
-	e.bucketsMu.Unlock()
-	return nil
+	return e.updateBucket(ctx, bucket, func(info *BucketInfo) error {
+		info.ACL = acl
+		return nil
+	})
 }
 
 // SetBucketConfig replaces (or, with doc "", removes) one of a bucket's
 // configuration documents, writing the bucket record to every drive
 // (quorum of all drives, as SetBucketACL).
 func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which BucketConfig, doc string) error {
+	return e.updateBucket(ctx, bucket, func(info *BucketInfo) error {
+		switch which {
+		case BucketConfigCORS:
+			info.CORS = doc
+		case BucketConfigOwnershipControls:
+			info.OwnershipControls = doc
+		case BucketConfigWebsite:
+			info.Website = doc
+		case BucketConfigPolicy:
+			info.Policy = doc
+		default:
+			return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
+		}
+		return nil
+	})
+}
+
+// updateBucket changes a bucket's record under the bucket's lock: it
+// loads the record, lets change edit it, writes it to every drive
+// (quorum of all drives) and caches it.
+func (e *Engine) updateBucket(ctx context.Context, bucket string, change func(*BucketInfo) error) error {
 	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
 	if err != nil {
 		return err
@@ -230,17 +238,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 	if err != nil {
 		return err
 	}
-	switch which {
-	case BucketConfigCORS:
-		info.CORS = doc
-	case BucketConfigOwnershipControls:
-		info.OwnershipControls = doc
-	case BucketConfigWebsite:
-		info.Website = doc
-	case BucketConfigPolicy:
-		info.Policy = doc
-	default:
-		return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
+	if err := change(&info); err != nil {
+		return err
 	}
 	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err

@@ -222,9 +222,9 @@ func (q *request) conditionKeys(op operation) map[string][]string {
 		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS4-HMAC-SHA256"}, []string{"REST-HEADER"}
 	case strings.HasPrefix(authz, "AWS "):
 		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS"}, []string{"REST-HEADER"}
-	case r.URL.Query().Has("X-Amz-Signature"):
+	case has(q.query, "X-Amz-Signature"):
 		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS4-HMAC-SHA256"}, []string{"REST-QUERY-STRING"}
-	case r.URL.Query().Has("Signature"):
+	case has(q.query, "Signature"):
 		m["s3:signatureversion"], m["s3:authtype"] = []string{"AWS"}, []string{"REST-QUERY-STRING"}
 	case q.api == "PostObject" && !q.caller.Anonymous:
 		m["s3:authtype"] = []string{"POST"}

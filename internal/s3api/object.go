@@ -155,6 +155,24 @@ func (q *request) readDenied(bi engine.BucketInfo) error {
 	return err
 }
 
+// statForRead stats the request's object for a caller who wants to read
+// it (HEAD, GetObjectAttributes): a failure is reported only to a caller
+// who may learn it (readDenied), and an object the caller may not read
+// is AccessDenied.
+func (q *request) statForRead(bi engine.BucketInfo, opts engine.GetOptions) (engine.ObjectInfo, error) {
+	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, opts)
+	if err != nil {
+		if derr := q.readDenied(bi); derr != nil {
+			return oi, derr
+		}
+		return oi, q.readError(err, oi)
+	}
+	if !q.allows(opReadObject, q.objectResource(bi, oi)) {
+		return oi, errAccessDenied()
+	}
+	return oi, nil
+}
+
 func (q *request) readObject(head bool) error {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
@@ -165,15 +183,9 @@ func (q *request) readObject(head bool) error {
 		return err
 	}
 	if head {
-		oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, opts)
+		oi, err := q.statForRead(bi, opts)
 		if err != nil {
-			if derr := q.readDenied(bi); derr != nil {
-				return derr
-			}
-			return q.readError(err, oi)
-		}
-		if !q.allows(opReadObject, q.objectResource(bi, oi)) {
-			return errAccessDenied()
+			return err
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
 		q.setPartChecksum(oi, opts.PartNumber)
@@ -613,15 +625,9 @@ func handleGetObjectAttributes(q *request) error {
 		return err
 	}
 	maxParts = min(maxParts, 1000)
-	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+	oi, err := q.statForRead(bi, engine.GetOptions{})
 	if err != nil {
-		if derr := q.readDenied(bi); derr != nil {
-			return derr
-		}
-		return q.readError(err, oi)
-	}
-	if !q.allows(opReadObject, q.objectResource(bi, oi)) {
-		return errAccessDenied()
+		return err
 	}
 	out := xmlObjectAttributes{NS: s3NS}
 	if want["ETag"] {

@@ -124,65 +124,47 @@ func TestNewerChecksumAlgorithms(t *testing.T) {
 	}
 }
 
-// responseChecksum picks the field of alg among the newer algorithms'.
-func responseChecksum(alg types.ChecksumAlgorithm, md5v, sha512v, x64, x3, x128 *string) string {
-	var p *string
+// checksumField picks, among the newer algorithms' fields of an SDK
+// struct (given in the order MD5, SHA512, XXHASH64, XXHASH3, XXHASH128),
+// the one alg names; nil for any other algorithm.
+func checksumField(alg types.ChecksumAlgorithm, md5v, sha512v, x64, x3, x128 **string) **string {
 	switch alg {
 	case types.ChecksumAlgorithmMd5:
-		p = md5v
+		return md5v
 	case types.ChecksumAlgorithmSha512:
-		p = sha512v
+		return sha512v
 	case types.ChecksumAlgorithmXxhash64:
-		p = x64
+		return x64
 	case types.ChecksumAlgorithmXxhash3:
-		p = x3
+		return x3
 	case types.ChecksumAlgorithmXxhash128:
-		p = x128
+		return x128
 	}
-	return aws.ToString(p)
+	return nil
+}
+
+// responseChecksum is the value of alg's field among the newer algorithms'.
+func responseChecksum(alg types.ChecksumAlgorithm, md5v, sha512v, x64, x3, x128 *string) string {
+	if f := checksumField(alg, &md5v, &sha512v, &x64, &x3, &x128); f != nil {
+		return aws.ToString(*f)
+	}
+	return ""
+}
+
+func setChecksum(v string, f **string) {
+	if f != nil {
+		*f = aws.String(v)
+	}
 }
 
 func setPutChecksum(in *s3.PutObjectInput, alg types.ChecksumAlgorithm, v string) {
-	switch alg {
-	case types.ChecksumAlgorithmMd5:
-		in.ChecksumMD5 = aws.String(v)
-	case types.ChecksumAlgorithmSha512:
-		in.ChecksumSHA512 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash64:
-		in.ChecksumXXHASH64 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash3:
-		in.ChecksumXXHASH3 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash128:
-		in.ChecksumXXHASH128 = aws.String(v)
-	}
+	setChecksum(v, checksumField(alg, &in.ChecksumMD5, &in.ChecksumSHA512, &in.ChecksumXXHASH64, &in.ChecksumXXHASH3, &in.ChecksumXXHASH128))
 }
 
 func setPartUploadChecksum(in *s3.UploadPartInput, alg types.ChecksumAlgorithm, v string) {
-	switch alg {
-	case types.ChecksumAlgorithmMd5:
-		in.ChecksumMD5 = aws.String(v)
-	case types.ChecksumAlgorithmSha512:
-		in.ChecksumSHA512 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash64:
-		in.ChecksumXXHASH64 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash3:
-		in.ChecksumXXHASH3 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash128:
-		in.ChecksumXXHASH128 = aws.String(v)
-	}
+	setChecksum(v, checksumField(alg, &in.ChecksumMD5, &in.ChecksumSHA512, &in.ChecksumXXHASH64, &in.ChecksumXXHASH3, &in.ChecksumXXHASH128))
 }
 
 func setPartChecksum(cp *types.CompletedPart, alg types.ChecksumAlgorithm, v string) {
-	switch alg {
-	case types.ChecksumAlgorithmMd5:
-		cp.ChecksumMD5 = aws.String(v)
-	case types.ChecksumAlgorithmSha512:
-		cp.ChecksumSHA512 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash64:
-		cp.ChecksumXXHASH64 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash3:
-		cp.ChecksumXXHASH3 = aws.String(v)
-	case types.ChecksumAlgorithmXxhash128:
-		cp.ChecksumXXHASH128 = aws.String(v)
-	}
+	setChecksum(v, checksumField(alg, &cp.ChecksumMD5, &cp.ChecksumSHA512, &cp.ChecksumXXHASH64, &cp.ChecksumXXHASH3, &cp.ChecksumXXHASH128))
 }
