@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,33 +27,50 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status [--json] | shardstore admin heal [--bucket B] [--prefix P] [--deep] [--quiet]"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--json]
        shardstore admin heal [--endpoint URL] [--bucket B] [--prefix P] [--deep] [--quiet]
+       shardstore admin user add|list|info|enable|disable|remove ...
+       shardstore admin group add|remove|list|info|enable|disable ...
+       shardstore admin policy create|list|info|attach|detach|remove ...
+       shardstore admin accesskey create|list|info|enable|disable|remove ...
+       shardstore admin audit [--json]
 
 Operates a running server through its admin API:
-  status  layout, drives (state, free space), quorum, heal queue and scanner
-  heal    repair now, with a progress bar (on a terminal) and a report
+  status     layout, drives (state, free space), quorum, heal queue and scanner
+  heal       repair now, with a progress bar (on a terminal) and a report
+  user       users of the identity store (a user's name is its access key)
+  group      groups of users, which share the policies attached to the group
+  policy     managed policies (IAM's policy language), attached to users and groups
+  accesskey  access keys for applications, bound to a user, optionally narrowed
+             by their own policy and limited in time
+  audit      the latest identity changes (who, what, when)
+Each of user, group, policy and accesskey prints its subcommands with -h;
+--json prints what the server answered, for scripts.
 
 The endpoint is --endpoint, or SHARDSTORE_ENDPOINT, or http://127.0.0.1:9000.
 Requests are signed with the root credentials from SHARDSTORE_ROOT_USER /
 SHARDSTORE_ROOT_PASSWORD (or MINIO_ROOT_USER / MINIO_ROOT_PASSWORD), or the
-development defaults when neither is set.`
+development defaults when neither is set; SHARDSTORE_ACCESS_KEY and
+SHARDSTORE_SECRET_KEY sign as a user instead (one whose policies allow the
+admin action, or any user managing its own access keys).`
 
 // runAdmin operates a running server through its admin API.
 func runAdmin(args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status or heal)")
+		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status, heal, user, group, policy, accesskey or audit)")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(os.Stdout, adminHead)
 		return flag.ErrHelp
 	case "status", "heal":
+	case "user", "group", "policy", "accesskey", "audit":
+		return runAdminIdentity(args)
 	default:
-		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status or heal)", args[0])
+		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey or audit)", args[0])
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
@@ -79,12 +97,10 @@ func runAdmin(args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef(use, "shardstore admin "+name+" -h", "unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	creds, err := rootCredentials(os.Getenv)
+	c, err := newAdminClient(*endpoint, *region)
 	if err != nil {
 		return err
 	}
-	c := &adminClient{base: strings.TrimSuffix(*endpoint, "/"), region: *region,
-		creds: aws.Credentials{AccessKeyID: creds.user, SecretAccessKey: creds.pass}}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if name == "heal" {
@@ -101,6 +117,26 @@ func envOr(k, def string) string {
 	return def
 }
 
+// newAdminClient signs with SHARDSTORE_ACCESS_KEY / SHARDSTORE_SECRET_KEY
+// when set, else with the root credentials.
+func newAdminClient(endpoint, region string) (*adminClient, error) {
+	c := &adminClient{base: strings.TrimSuffix(endpoint, "/"), region: region}
+	ak, sk := os.Getenv("SHARDSTORE_ACCESS_KEY"), os.Getenv("SHARDSTORE_SECRET_KEY")
+	switch {
+	case ak != "" && sk != "":
+		c.creds = aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk}
+		return c, nil
+	case ak != "" || sk != "":
+		return nil, errors.New("set both SHARDSTORE_ACCESS_KEY and SHARDSTORE_SECRET_KEY, or neither")
+	}
+	creds, err := rootCredentials(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	c.creds = aws.Credentials{AccessKeyID: creds.user, SecretAccessKey: creds.pass}
+	return c, nil
+}
+
 type adminClient struct {
 	base   string
 	region string
@@ -111,16 +147,27 @@ type adminClient struct {
 var emptySHA256 = func() string { s := sha256.Sum256(nil); return hex.EncodeToString(s[:]) }()
 
 func (c *adminClient) do(ctx context.Context, method, path string, q url.Values) (*http.Response, error) {
+	return c.doBody(ctx, method, path, q, nil)
+}
+
+// doBody sends an admin request with a body (signed: its SHA-256 is in
+// the signature) and returns the response of a 2xx answer.
+func (c *adminClient) doBody(ctx context.Context, method, path string, q url.Values, body []byte) (*http.Response, error) {
 	u := c.base + admin.Prefix + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("admin request: %w", err)
 	}
-	req.Header.Set("X-Amz-Content-Sha256", emptySHA256)
-	if err := v4.NewSigner().SignHTTP(ctx, c.creds, req, emptySHA256, "s3", c.region, time.Now()); err != nil {
+	hash := emptySHA256
+	if len(body) > 0 {
+		sum := sha256.Sum256(body)
+		hash = hex.EncodeToString(sum[:])
+	}
+	req.Header.Set("X-Amz-Content-Sha256", hash)
+	if err := v4.NewSigner().SignHTTP(ctx, c.creds, req, hash, "s3", c.region, time.Now()); err != nil {
 		return nil, fmt.Errorf("sign admin request: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -132,7 +179,7 @@ func (c *adminClient) do(ctx context.Context, method, path string, q url.Values)
 		return nil, fmt.Errorf("%s: cannot reach the server at %s (%v): is it running? Point SHARDSTORE_ENDPOINT (or --endpoint) at its S3 endpoint",
 			path, c.base, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		msg := strings.TrimSpace(string(b))
@@ -141,7 +188,7 @@ func (c *adminClient) do(ctx context.Context, method, path string, q url.Values)
 			msg = ev.Err
 		}
 		if resp.StatusCode == http.StatusForbidden {
-			return nil, fmt.Errorf("%s: the server at %s refused the credentials (%s): %s; set SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD to the server's root credentials",
+			return nil, fmt.Errorf("%s: the server at %s refused the credentials (%s): %s; set SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD to the server's root credentials (or SHARDSTORE_ACCESS_KEY and SHARDSTORE_SECRET_KEY to a user allowed this call)",
 				path, c.base, resp.Status, msg)
 		}
 		return nil, fmt.Errorf("%s: the server at %s answered %s: %s", path, c.base, resp.Status, msg)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,8 +24,11 @@ import (
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/metrics"
+	"github.com/shardstore/shardstore/internal/policy"
 	"github.com/shardstore/shardstore/internal/s3api"
+	"github.com/shardstore/shardstore/internal/sts"
 )
 
 // Defaults of the server command.
@@ -170,8 +174,8 @@ func runServer(args []string) error {
 		}
 	}
 
-	policy, err := hashing.ParsePolicy(o.hashOffload)
-	if err != nil || policy == hashing.PolicyDevice {
+	hashPolicy, err := hashing.ParsePolicy(o.hashOffload)
+	if err != nil || hashPolicy == hashing.PolicyDevice {
 		return cli.Usagef(serverUsage, "shardstore server -h", "bad --hash-offload %q: want auto, inline, pipelined or multibuffer", o.hashOffload)
 	}
 	etagMode, err := hashing.ParseETagMode(o.etagMode)
@@ -185,7 +189,7 @@ func runServer(args []string) error {
 		logger.Warn("per-core CPU sampling unavailable; the hashing policy treats the CPU as idle", "err", err)
 	}
 	defer sampler.Stop()
-	hasher, err := hashing.New(hashing.Config{Policy: policy, ETagMode: etagMode, Load: sampler})
+	hasher, err := hashing.New(hashing.Config{Policy: hashPolicy, ETagMode: etagMode, Load: sampler})
 	if err != nil {
 		return err
 	}
@@ -217,14 +221,29 @@ func runServer(args []string) error {
 	if err := metrics.RegisterStorage(registry, eng); err != nil {
 		return err
 	}
-	printLayout(os.Stderr, eng.Layout(), paths, policy, etagMode)
+	printLayout(os.Stderr, eng.Layout(), paths, hashPolicy, etagMode)
 
-	verifier := &auth.Verifier{Region: o.region, Users: users, Domain: o.domain}
+	ids, err := iam.Open(context.Background(), iam.Options{Backend: eng, Root: root,
+		Key: os.Getenv("SHARDSTORE_IAM_KEY"), PreviousKey: os.Getenv("SHARDSTORE_IAM_PREVIOUS_KEY"),
+		Taken: func(ak string) bool { _, ok := users.Lookup(ak); return ok },
+		// Audit records are written whatever --log-level says.
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "audit")})
+	if err != nil {
+		return err
+	}
+	for _, u := range ids.Users() {
+		if _, shadowed := users.Lookup(u.Name); shadowed {
+			logger.Warn("a user of the identity store has the access key of the root user or of a --users entry, which takes precedence; remove one of them",
+				"user", u.Name)
+		}
+	}
+	verifier := &auth.Verifier{Region: o.region, Users: users, Domain: o.domain, Identities: ids}
 	srv, err := s3api.New(s3api.Config{
 		Store:       eng,
 		Auth:        s3api.SigV4{Verifier: verifier},
 		Registry:    registry,
-		Admin:       admin.NewHandler(eng, rootOnly(verifier)),
+		Admin:       admin.NewHandler(eng, adminAuthorize(verifier), ids),
+		STS:         &sts.Handler{Verifier: verifier, Issuer: ids, Log: logger.With("component", "sts")},
 		Region:      o.region,
 		Domain:      o.domain,
 		Logger:      logger.With("component", "s3api"),
@@ -275,17 +294,39 @@ func envTrue(v string) bool {
 	return false
 }
 
-// rootOnly authorizes admin requests: SigV4-signed by the root user.
-func rootOnly(v *auth.Verifier) func(r *http.Request) error {
-	return func(r *http.Request) error {
+// adminAuthorize authorizes admin requests: SigV4-signed by the root
+// user, or by an identity whose policies allow the admin action. The
+// request body is replaced by the verified one, so a signed body is
+// checked as the handler reads it.
+func adminAuthorize(v *auth.Verifier) admin.Authorize {
+	return func(r *http.Request, action string) (admin.Actor, error) {
 		res, err := s3api.SigV4{Verifier: v}.Authenticate(r)
 		if err != nil {
-			return err
+			return admin.Actor{}, err
 		}
-		if !res.Caller.Root {
-			return errors.New("admin requests need the root user's credentials")
+		if res.Body != nil {
+			r.Body = res.Body
 		}
-		return nil
+		c := res.Caller
+		switch {
+		case c.Root:
+			return admin.Actor{Name: "root", Key: c.AccessKey}, nil
+		case c.Anonymous:
+			return admin.Actor{}, errors.New("admin requests must be signed")
+		case c.Permissions == nil:
+			return admin.Actor{Name: c.AccessKey, Key: c.AccessKey},
+				fmt.Errorf("%w: admin requests need the root user or a user of the identity store with %s", admin.ErrDenied, action)
+		}
+		a := admin.Actor{Name: c.User, User: c.User, Key: c.AccessKey}
+		if c.Session {
+			a.Key = "" // a session never counts as the user's own key
+		}
+		pr := &policy.Request{Action: action, Resource: "arn:aws:s3:::*", AccessKey: c.User,
+			Conditions: map[string][]string{"aws:username": {c.User}}}
+		if c.Permissions.Evaluate(pr) != policy.Allowed {
+			return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
+		}
+		return a, nil
 	}
 }
 

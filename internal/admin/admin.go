@@ -29,20 +29,43 @@ type Engine interface {
 	DriveStatus(ctx context.Context) []engine.DriveStatus
 }
 
+// Actor is an authenticated caller of the admin API.
+type Actor struct {
+	// Name is who the audit records name: "root", or a user.
+	Name string
+	// User is the identity-store user the credentials belong to ("" for
+	// root and users-file users); Key is the access key used. A user
+	// calling with its own key (Key == User) may manage its own access
+	// keys without admin permissions.
+	User, Key string
+}
+
+// ErrDenied is what an Authorize function returns, wrapped, for an
+// authenticated caller without the permission.
+var ErrDenied = errors.New("not allowed")
+
+// Authorize authenticates r and decides whether its caller may perform
+// action (an "admin:" action, e.g. "admin:Heal"). It returns the actor
+// also when it denies (an error wrapping ErrDenied), so self-service
+// calls can be let through.
+type Authorize func(r *http.Request, action string) (Actor, error)
+
 // Handler is the admin API. Create it with NewHandler.
 type Handler struct {
 	eng       Engine
-	authorize func(r *http.Request) error
+	authorize Authorize
+	ids       Identities
 }
 
 // NewHandler returns the admin API for eng. authorize is called on every
 // request before anything else; a non-nil error answers 403 with its
-// message (it should accept only root / operator credentials).
-func NewHandler(eng Engine, authorize func(r *http.Request) error) *Handler {
-	return &Handler{eng: eng, authorize: authorize}
+// message. ids serves the identity calls; nil answers them 501.
+func NewHandler(eng Engine, authorize Authorize, ids Identities) *Handler {
+	return &Handler{eng: eng, authorize: authorize, ids: ids}
 }
 
-// Event is one line of a heal stream (newline-delimited JSON).
+// Event is one line of a heal stream (newline-delimited JSON), and the
+// body of every error answer (Type "error").
 type Event struct {
 	// Type is "progress", "report" (last line of a finished run) or
 	// "error" (last line of a failed run).
@@ -71,34 +94,66 @@ func writeJSONError(w http.ResponseWriter, code int, msg string) {
 	json.NewEncoder(w).Encode(Event{Type: "error", Err: msg})
 }
 
-// ServeHTTP routes POST heal and GET status.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// call is one routed admin request.
+type call struct {
+	action string // the admin action it needs
+	// self, when set, lets an actor without the action through when it
+	// returns true (a user managing its own access keys).
+	self  func(a Actor) bool
+	serve func(w http.ResponseWriter, r *http.Request, a Actor)
+}
+
+// ServeHTTP routes an admin call, authorizes it and serves it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.authorize == nil {
 		writeJSONError(w, http.StatusForbidden, "admin API has no authorization configured")
 		return
 	}
-	if err := h.authorize(r); err != nil {
+	path := strings.TrimPrefix(r.URL.Path, Prefix)
+	c, status, msg := h.route(r.Method, path, r)
+	if c == nil {
+		writeJSONError(w, status, msg)
+		return
+	}
+	actor, err := h.authorize(r, c.action)
+	if err != nil && !(errors.Is(err, ErrDenied) && c.self != nil && actor.User != "" && actor.Key == actor.User && c.self(actor)) {
 		writeJSONError(w, http.StatusForbidden, "access denied: "+err.Error())
 		return
 	}
-	switch strings.TrimPrefix(r.URL.Path, Prefix) {
+	c.serve(w, r, actor)
+}
+
+// route finds the call for method and path; nil with a status and
+// message when there is none.
+func (h *Handler) route(method, path string, r *http.Request) (*call, int, string) {
+	switch path {
 	case "heal":
-		if r.Method != http.MethodPost {
-			writeJSONError(w, http.StatusMethodNotAllowed, "use POST to start a heal")
-			return
+		if method != http.MethodPost {
+			return nil, http.StatusMethodNotAllowed, "use POST to start a heal"
 		}
-		h.heal(w, r)
+		return &call{action: "admin:Heal", serve: func(w http.ResponseWriter, r *http.Request, _ Actor) { h.heal(w, r) }}, 0, ""
 	case "status":
-		if r.Method != http.MethodGet {
-			writeJSONError(w, http.StatusMethodNotAllowed, "use GET for status")
-			return
+		if method != http.MethodGet {
+			return nil, http.StatusMethodNotAllowed, "use GET for status"
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(StatusReply{Layout: h.eng.Layout(), Status: h.eng.Status(),
-			Drives: h.eng.DriveStatus(r.Context()), Heal: h.eng.HealStatus()})
-	default:
-		writeJSONError(w, http.StatusNotFound, "unknown admin call "+r.URL.Path)
+		return &call{action: "admin:ServerInfo", serve: func(w http.ResponseWriter, r *http.Request, _ Actor) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(StatusReply{Layout: h.eng.Layout(), Status: h.eng.Status(),
+				Drives: h.eng.DriveStatus(r.Context()), Heal: h.eng.HealStatus()})
+		}}, 0, ""
 	}
+	if c, status, msg, ok := h.routeIdentities(method, path, r); ok {
+		return c, status, msg
+	}
+	return nil, http.StatusNotFound, "unknown admin call " + Prefix + path
 }
 
 // heal runs a heal and streams one JSON line per object (at most ten a

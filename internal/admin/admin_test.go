@@ -32,12 +32,12 @@ func (f *fakeEngine) DriveStatus(context.Context) []engine.DriveStatus {
 
 func TestHandler(t *testing.T) {
 	fe := &fakeEngine{}
-	h := NewHandler(fe, func(r *http.Request) error {
+	h := NewHandler(fe, func(r *http.Request, _ string) (Actor, error) {
 		if r.Header.Get("X-Test-Root") != "yes" {
-			return errors.New("not root")
+			return Actor{}, errors.New("not root")
 		}
-		return nil
-	})
+		return Actor{Name: "root"}, nil
+	}, nil)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	do := func(method, path string, root bool) *http.Response {

@@ -33,6 +33,12 @@ type authParams struct {
 // Spaces around the comma-separated components are tolerated (clients
 // differ); unknown, repeated or missing components are not.
 func parseAuthorization(h string) (authParams, *Error) {
+	return parseAuthorizationFor(h, serviceS3)
+}
+
+// parseAuthorizationFor parses an Authorization header whose credential
+// scope must name service.
+func parseAuthorizationFor(h, service string) (authParams, *Error) {
 	const code = CodeAuthorizationHeaderMalformed
 	var p authParams
 	if len(h) > maxAuthHeaderLen {
@@ -76,7 +82,7 @@ func parseAuthorization(h string) (authParams, *Error) {
 		return p, newErr(code, "the authorization header is malformed; missing Signature")
 	}
 	var err *Error
-	if p.accessKey, p.scope, err = parseCredential(cred, code); err != nil {
+	if p.accessKey, p.scope, err = parseCredentialFor(cred, code, service); err != nil {
 		return p, err
 	}
 	if p.signedHeaders, err = parseSignedHeaders(signed, code); err != nil {
@@ -91,6 +97,11 @@ func parseAuthorization(h string) (authParams, *Error) {
 
 // parseCredential splits "AK/YYYYMMDD/region/service/aws4_request".
 func parseCredential(v, code string) (string, scope, *Error) {
+	return parseCredentialFor(v, code, serviceS3)
+}
+
+// parseCredentialFor parses a credential scope that must name service.
+func parseCredentialFor(v, code, service string) (string, scope, *Error) {
 	var s scope
 	parts := strings.Split(v, "/")
 	if len(parts) != 5 {
@@ -105,8 +116,8 @@ func parseCredential(v, code string) (string, scope, *Error) {
 		return "", s, newErr(code, "the Credential is malformed; invalid date %q", truncate(s.date))
 	case s.region == "":
 		return "", s, newErr(code, "the Credential is malformed; the region is empty")
-	case s.service != serviceS3:
-		return "", s, newErr(code, "the Credential is malformed; incorrect service %q, this endpoint belongs to %q", truncate(s.service), serviceS3)
+	case s.service != service:
+		return "", s, newErr(code, "the Credential is malformed; incorrect service %q, this endpoint belongs to %q", truncate(s.service), service)
 	case parts[4] != scopeTerminator:
 		return "", s, newErr(code, "the Credential is malformed; incorrect terminal %q, this endpoint uses %q", truncate(parts[4]), scopeTerminator)
 	}

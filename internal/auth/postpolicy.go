@@ -306,12 +306,9 @@ func (v *Verifier) postSignatureV4(form PostForm) (Identity, *Error) {
 	if s.date != amzDate[:8] {
 		return Identity{}, newErr(CodeInvalidArgument, "invalid credential date %q; it is not the same as x-amz-date %q", s.date, amzDate[:8])
 	}
-	id, ok := v.Users.Lookup(ak)
-	if !ok {
-		return Identity{}, invalidAccessKey()
-	}
-	if form["x-amz-security-token"] != "" {
-		return Identity{}, invalidToken()
+	id, lerr := v.lookup(ak, form["x-amz-security-token"])
+	if lerr != nil {
+		return Identity{}, lerr
 	}
 	want := hex.EncodeToString(hmacSHA256(signingKey(id.SecretKey, s), form["policy"]))
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(form["x-amz-signature"]))) != 1 {
@@ -326,12 +323,9 @@ func (v *Verifier) postSignatureV2(form PostForm) (Identity, *Error) {
 	if ak == "" {
 		return Identity{}, missingPostField("AWSAccessKeyId")
 	}
-	id, ok := v.Users.Lookup(ak)
-	if !ok {
-		return Identity{}, invalidAccessKey()
-	}
-	if form["x-amz-security-token"] != "" {
-		return Identity{}, invalidToken()
+	id, lerr := v.lookup(ak, form["x-amz-security-token"])
+	if lerr != nil {
+		return Identity{}, lerr
 	}
 	want := signV2([]byte(id.SecretKey), form["policy"])
 	if subtle.ConstantTimeCompare([]byte(want), []byte(form["signature"])) != 1 {

@@ -89,12 +89,9 @@ func (v *Verifier) verifyHeaderV2(r *http.Request, h string) (*Request, *Error) 
 	if err != nil {
 		return nil, err
 	}
-	id, ok := v.Users.Lookup(ak)
-	if !ok {
-		return nil, invalidAccessKey()
-	}
-	if r.Header.Get("X-Amz-Security-Token") != "" {
-		return nil, invalidToken()
+	id, lerr := v.lookup(ak, r.Header.Get("X-Amz-Security-Token"))
+	if lerr != nil {
+		return nil, lerr
 	}
 
 	// A timestamp is mandatory and x-amz-date takes precedence over Date.
@@ -172,12 +169,17 @@ func (v *Verifier) verifyPresignedV2(r *http.Request, q url.Values) (*Request, *
 		return nil, newErr(CodeAuthorizationQueryParametersError,
 			"Expires must be less than a week (in seconds) from now; that is, the given Expires must be at most %d seconds in the future", maxPresignExpires)
 	}
-	id, ok := v.Users.Lookup(q.Get(qV2AccessKey))
-	if !ok {
-		return nil, invalidAccessKey()
+	token := r.Header.Get("X-Amz-Security-Token")
+	for _, name := range []string{"x-amz-security-token", qSecurityToken} {
+		if vals := q[name]; token == "" && len(vals) > 0 {
+			if token = vals[0]; token == "" {
+				return nil, invalidToken()
+			}
+		}
 	}
-	if r.Header.Get("X-Amz-Security-Token") != "" || len(q["x-amz-security-token"]) > 0 || len(q[qSecurityToken]) > 0 {
-		return nil, invalidToken()
+	id, lerr := v.lookup(q.Get(qV2AccessKey), token)
+	if lerr != nil {
+		return nil, lerr
 	}
 	// Presigners (botocore) move Content-MD5, Content-Type and x-amz-*
 	// headers into the query, where whoever follows the URL need not send

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -13,6 +14,21 @@ import (
 type Identity struct {
 	AccessKey, SecretKey, DisplayName string
 	Root                              bool
+	// The rest is set for identities of the IdentityStore only.
+	//
+	// User is the user whose permissions the credentials carry: the
+	// user itself, or the parent of an access key or session. It is the
+	// name policies see as ${aws:username} and as a principal.
+	User string
+	// Owner is the account recorded as the owner of what the identity
+	// creates (buckets, objects): the root user's access key, as an
+	// AWS account owns what its IAM users create.
+	Owner string
+	// Permissions decide what the identity may do.
+	Permissions Permissions
+	// Session marks temporary credentials (a session token came with
+	// the request).
+	Session bool
 }
 
 // Limits on credentials. The minimums follow the brief (and MinIO's
@@ -121,6 +137,20 @@ func (u *Users) Lookup(accessKey string) (Identity, bool) {
 	defer u.mu.RUnlock()
 	id, ok := u.byKey[accessKey]
 	return id, ok
+}
+
+// AccessKeys lists the access keys of the store's users, root included,
+// sorted. The S3 layer resolves the canonical user ids of ACL grants
+// through it.
+func (u *Users) AccessKeys() []string {
+	u.mu.RLock()
+	keys := make([]string, 0, len(u.byKey))
+	for k := range u.byKey {
+		keys = append(keys, k)
+	}
+	u.mu.RUnlock()
+	sort.Strings(keys)
+	return keys
 }
 
 // Len reports how many users (root included) the store holds.

@@ -21,6 +21,9 @@ type Verifier struct {
 	// which suits single-node test servers whose clients pick their own.
 	Region string
 	Users  *Users
+	// Identities, when set, holds the users, access keys and sessions
+	// of the identity store; without it every session token is refused.
+	Identities IdentityStore
 	// Domain is the server's virtual-host domain (s3api.Config.Domain):
 	// a request whose Host is BUCKET.Domain names BUCKET there. Only
 	// Signature Version 2 needs it, because a SigV2 signature covers
@@ -124,13 +127,11 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 	if err := v.checkRegion(p.scope, CodeAuthorizationHeaderMalformed); err != nil {
 		return nil, err
 	}
-	id, ok := v.Users.Lookup(p.accessKey)
-	if !ok {
-		return nil, invalidAccessKey()
+	id, lerr := v.lookup(p.accessKey, r.Header.Get("X-Amz-Security-Token"))
+	if lerr != nil {
+		return nil, lerr
 	}
-	if r.Header.Get("X-Amz-Security-Token") != "" {
-		return nil, invalidToken()
-	}
+	var ok bool
 
 	// Request time: x-amz-date, or the Date header when it is absent.
 	amzDate := r.Header.Get("X-Amz-Date")
@@ -213,12 +214,15 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Req
 	if now.After(t.Add(p.expires)) {
 		return nil, newErr(CodeAccessDenied, "Request has expired")
 	}
-	id, ok := v.Users.Lookup(p.accessKey)
-	if !ok {
-		return nil, invalidAccessKey()
+	token := ""
+	if vals := q[qSecurityToken]; len(vals) > 0 {
+		if token = vals[0]; token == "" {
+			return nil, invalidToken()
+		}
 	}
-	if len(q[qSecurityToken]) > 0 {
-		return nil, invalidToken()
+	id, lerr := v.lookup(p.accessKey, token)
+	if lerr != nil {
+		return nil, lerr
 	}
 	if err := checkSignedHeaders(r, p.signedHeaders, true); err != nil {
 		return nil, err

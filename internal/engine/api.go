@@ -50,7 +50,7 @@ type BucketInfo struct {
 	Name    string
 	Created time.Time
 	Owner   string // access key of the creating user
-	ACL     string // canned ACL: "private", "public-read", "public-read-write"
+	ACL     string // the S3 layer's ACL: a canned ACL name, or a grant list it encoded
 	// Location is the region the bucket was created in (its
 	// LocationConstraint, e.g. "eu-west-1"); empty for buckets created
 	// before regions were recorded, which belong to the server's region.
@@ -63,6 +63,9 @@ type BucketInfo struct {
 	Website           string
 	// Policy is the bucket policy (JSON) as the S3 layer stored it.
 	Policy string
+	// PublicAccessBlock is the bucket's PublicAccessBlockConfiguration
+	// as the S3 layer stored it; empty when none is set.
+	PublicAccessBlock string
 }
 
 // BucketConfig names a bucket configuration document kept in the bucket
@@ -75,6 +78,7 @@ const (
 	BucketConfigOwnershipControls BucketConfig = "ownershipControls"
 	BucketConfigWebsite           BucketConfig = "website"
 	BucketConfigPolicy            BucketConfig = "policy"
+	BucketConfigPublicAccessBlock BucketConfig = "publicAccessBlock"
 )
 
 // BucketOptions are the settings for MakeBucket.
@@ -83,6 +87,10 @@ type BucketOptions struct {
 	ACL   string
 	// Location is the region to record for the bucket; empty records none.
 	Location string
+	// OwnershipControls is the bucket's first ownership controls document
+	// (BucketInfo.OwnershipControls), stored with the bucket's record so
+	// that the bucket never exists without it; empty stores none.
+	OwnershipControls string
 }
 
 // ObjectInfo is everything known about an object version.

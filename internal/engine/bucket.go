@@ -29,19 +29,21 @@ type bucketRecord struct {
 	OwnershipControls string `json:"ownershipControls,omitempty"`
 	Website           string `json:"website,omitempty"`
 	Policy            string `json:"policy,omitempty"`
+	PublicAccessBlock string `json:"publicAccessBlock,omitempty"`
 }
 
 // recordOf is the stored form of info.
 func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
-		Policy: info.Policy}
+		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock}
 }
 
 // info is the BucketInfo a stored record describes.
 func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
-		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy}
+		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
+		PublicAccessBlock: r.PublicAccessBlock}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -122,7 +124,8 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	if acl == "" {
 		acl = "private"
 	}
-	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl, Location: opts.Location}
+	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl, Location: opts.Location,
+		OwnershipControls: opts.OwnershipControls}
 	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
 	}
@@ -218,6 +221,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			info.Website = doc
 		case BucketConfigPolicy:
 			info.Policy = doc
+		case BucketConfigPublicAccessBlock:
+			info.PublicAccessBlock = doc
 		default:
 			return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
 		}

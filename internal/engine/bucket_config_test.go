@@ -19,6 +19,12 @@ func TestBucketConfig(t *testing.T) {
 	if err := e.MakeBucket(ctx, "cfg", BucketOptions{Owner: "o", Location: "eu-west-1"}); err != nil {
 		t.Fatal(err)
 	}
+	// MakeBucket stores the first ownership controls document and the
+	// ACL string (whatever the S3 layer encoded) in the bucket's record.
+	if err := e.MakeBucket(ctx, "owned", BucketOptions{Owner: "o", ACL: "grants:[]",
+		OwnershipControls: "<OwnershipControls>x</OwnershipControls>"}); err != nil {
+		t.Fatal(err)
+	}
 	legacy, _ := json.Marshal(map[string]any{"name": "old-bucket", "created": time.Now().UTC(), "owner": "o", "acl": "private"})
 	for _, d := range e.allDrives() {
 		b := &drive.Batch{}
@@ -30,6 +36,7 @@ func TestBucketConfig(t *testing.T) {
 	for which, doc := range map[BucketConfig]string{
 		BucketConfigCORS: "<CORSConfiguration/>", BucketConfigOwnershipControls: "<OwnershipControls/>",
 		BucketConfigWebsite: "<WebsiteConfiguration/>", BucketConfigPolicy: `{"Statement":[]}`,
+		BucketConfigPublicAccessBlock: "<PublicAccessBlockConfiguration/>",
 	} {
 		if err := e.SetBucketConfig(ctx, "cfg", which, doc); err != nil {
 			t.Fatal(which, err)
@@ -56,11 +63,16 @@ func TestBucketConfig(t *testing.T) {
 	defer e2.Close()
 	bi, err := e2.BucketInfo(ctx, "cfg")
 	if err != nil || bi.CORS != "<CORSConfiguration/>" || bi.OwnershipControls != "<OwnershipControls/>" || bi.Policy != `{"Statement":[]}` ||
+		bi.PublicAccessBlock != "<PublicAccessBlockConfiguration/>" ||
 		bi.Website != "" || bi.ACL != "public-read" || bi.Location != "eu-west-1" {
 		t.Fatalf("after restart: %+v %v", bi, err)
 	}
+	owned, err := e2.BucketInfo(ctx, "owned")
+	if err != nil || owned.OwnershipControls != "<OwnershipControls>x</OwnershipControls>" || owned.ACL != "grants:[]" {
+		t.Fatalf("bucket created with ownership controls, after restart: %+v %v", owned, err)
+	}
 	old, err := e2.BucketInfo(ctx, "old-bucket")
-	if err != nil || old.CORS != "" || old.Owner != "o" {
+	if err != nil || old.CORS != "" || old.PublicAccessBlock != "" || old.Owner != "o" {
 		t.Fatalf("legacy bucket: %+v %v", old, err)
 	}
 	ents, err := e2.allDrives()[0].Scan(ctx, drive.TableBuckets, drive.ScanQuery{Prefix: "cfg"})

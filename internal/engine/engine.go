@@ -95,7 +95,9 @@ type Engine struct {
 	bitrot       bitrot.Algorithm
 
 	bucketsMu sync.RWMutex
-	buckets   map[string]BucketInfo
+	// configMu serialises config document reads and writes (config.go).
+	configMu sync.Mutex
+	buckets  map[string]BucketInfo
 
 	heal    *healQueue
 	bg      *background

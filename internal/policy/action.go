@@ -56,27 +56,67 @@ func init() {
 	}
 }
 
+// adminActions are the server's administration actions, which identity
+// policies (never bucket policies) may grant: "admin:CreateUser" lets a
+// user add users through the admin API. The names are the ones MinIO
+// users already have in their policies.
+var adminActions = map[string]bool{}
+
+func init() {
+	for _, a := range strings.Fields(`
+		ServerInfo Heal CreateUser DeleteUser ListUsers GetUser EnableUser DisableUser
+		AddUserToGroup RemoveUserFromGroup GetGroup ListGroups EnableGroup DisableGroup
+		CreatePolicy DeletePolicy GetPolicy ListUserPolicies AttachUserOrGroupPolicy
+		CreateServiceAccount UpdateServiceAccount RemoveServiceAccount ListServiceAccounts`) {
+		adminActions[strings.ToLower(a)] = true
+	}
+}
+
 // validAction reports whether a is "*", "s3:*" or an S3 action, with
-// wildcards allowed in the name when at least one action matches.
-func validAction(a string) bool {
+// wildcards allowed in the name when at least one action matches; with
+// admin set (identity policies), "admin:" actions are accepted as well.
+func validAction(a string, admin bool) bool {
 	if a == "*" {
 		return true
 	}
 	svc, name, ok := strings.Cut(strings.ToLower(a), ":")
-	if !ok || svc != "s3" || name == "" {
+	if !ok || name == "" {
+		return false
+	}
+	var names []string
+	switch {
+	case svc == "s3":
+		if _, ok := s3Actions[name]; ok {
+			return true
+		}
+		for k := range s3Actions {
+			names = append(names, k)
+		}
+	case svc == "admin" && admin:
+		if adminActions[name] {
+			return true
+		}
+		for k := range adminActions {
+			names = append(names, k)
+		}
+	default:
 		return false
 	}
 	if !strings.ContainsAny(name, "*?") {
-		_, known := s3Actions[name]
-		return known
+		return false
 	}
 	p := compilePattern(name, false)
-	for known := range s3Actions {
-		if p.match(known, nil) {
+	for _, k := range names {
+		if p.match(k, nil) {
 			return true
 		}
 	}
 	return false
+}
+
+// isAdminAction reports whether a (validated) action is an admin one.
+func isAdminAction(a string) bool {
+	return strings.HasPrefix(strings.ToLower(a), "admin:")
 }
 
 // actionKind is what a (validated) action acts on; anyScope for wildcards.

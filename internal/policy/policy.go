@@ -94,6 +94,10 @@ type ParseOptions struct {
 	// statement needs a Principal or NotPrincipal, and every resource
 	// must be the bucket or objects in it.
 	Bucket string
+	// Identity parses an identity policy (attached to users and groups,
+	// or narrowing an access key or a session): no Principal, and the
+	// server's "admin:" actions are allowed beside S3's.
+	Identity bool
 }
 
 // Parse validates and compiles a policy document.
@@ -301,12 +305,23 @@ func parseStatement(data json.RawMessage, version string, opts ParseOptions) (St
 		return st, malformed("Missing required field Principal")
 	case opts.Bucket != "" && !hasResource:
 		return st, malformed("Missing required field Resource")
+	case opts.Identity && hasPrincipal:
+		return st, malformed("Policy document should not specify a principal.")
 	}
 	vars := version == Version2012
+	adminOnly := !st.notAction
 	for _, a := range actions {
-		if !validAction(a) {
+		if !validAction(a, opts.Identity) {
 			return st, malformed("Policy has invalid action")
 		}
+		adminOnly = adminOnly && isAdminAction(a)
+	}
+	// An identity policy's S3 statements name their resources, as in
+	// IAM; admin actions act on the server and need none.
+	if !hasResource && !adminOnly {
+		return st, malformed("Missing required field Resource")
+	}
+	for _, a := range actions {
 		st.actions = append(st.actions, compilePattern(strings.ToLower(a), false))
 	}
 	for _, r := range resources {

@@ -1,17 +1,19 @@
 package s3api
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/policy"
 )
 
-// Access control follows S3's model of bucket policies over ACLs (object
-// ownership "ObjectWriter"), with canned ACLs only. A bucket policy is
-// evaluated first (q.allows): an explicit Deny refuses, an Allow grants;
-// when no statement applies the ACLs decide (aclAllows):
+// Access control follows S3's model of bucket policies over ACLs. A
+// bucket policy is evaluated first (q.allows): an explicit Deny refuses,
+// an Allow grants (RestrictPublicBuckets confines a public policy's to
+// the bucket owner, publicaccess.go); when no statement applies the ACLs
+// decide (aclAllows), canned or explicit grants (aclgrants.go), unless the
+// bucket's ownership controls are BucketOwnerEnforced (ACLs off: the
+// bucket owner owns everything, bucketconfig.go):
 //
 //   - A bucket's ACL governs the bucket: READ lets a grantee list it
 //     (ListObjects, ListObjectVersions, ListMultipartUploads, HeadBucket);
@@ -21,67 +23,20 @@ import (
 //     READ grant never opens an object, and owning the bucket does not
 //     either: an object belongs to the user who wrote it.
 //   - Owners have FULL_CONTROL of what they own. Only the bucket owner
-//     deletes the bucket or reads and changes its ACL; only the object
-//     owner reads and changes the object's ACL (or the bucket owner, when
-//     the object's ACL is bucket-owner-full-control).
+//     deletes the bucket; the owner and READ_ACP / WRITE_ACP grantees
+//     read and change an ACL (so the bucket owner may change an object's
+//     when its ACL is bucket-owner-full-control). Grants to canonical
+//     users name callers by canonicalID of their access key;
+//     IgnorePublicAcls drops grants to AllUsers and AuthenticatedUsers.
 //
 // shardstore's simplifications, documented in the README: the root user
 // is an administrator allowed everything (no policy denies it); a bucket
 // policy applies to every object in the bucket, whoever wrote it; the
 // bucket owner may always read, replace and delete the bucket policy, so
-// a policy cannot lock its owner out; an object with no recorded owner
+// a policy cannot lock its owner out; an ACL that leaves its owner out
+// does not lock them out either; an object with no recorded owner
 // (written anonymously into a public-read-write bucket) belongs to the
 // bucket's owner; GetBucketLocation needs only bucket READ.
-
-// Canned ACLs S3 accepts. On a bucket, bucket-owner-read,
-// bucket-owner-full-control and aws-exec-read grant nothing beyond the
-// owner's FULL_CONTROL (S3 ignores the bucket-owner-* ones on buckets).
-var cannedACLs = map[string]bool{
-	"private": true, "public-read": true, "public-read-write": true,
-	"authenticated-read": true, "aws-exec-read": true,
-	"bucket-owner-read": true, "bucket-owner-full-control": true,
-}
-
-// parseCannedACL reads x-amz-acl; "" when absent. Explicit grant headers
-// are not supported.
-func parseCannedACL(h http.Header) (string, error) {
-	for name := range h {
-		if strings.HasPrefix(strings.ToLower(name), "x-amz-grant-") {
-			return "", errNotImplemented("x-amz-grant-* headers (use a canned x-amz-acl)")
-		}
-	}
-	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
-	if acl == "" {
-		return "", nil
-	}
-	if !cannedACLs[acl] {
-		return "", errInvalidArgument("Invalid canned ACL %q", acl)
-	}
-	return acl, nil
-}
-
-// grantee is a class of callers an ACL grant names, besides the owner.
-type grantee int
-
-const (
-	allUsers           grantee = iota // everyone, anonymous requests included
-	authenticatedUsers                // any signed request from a known user
-	bucketOwnerGrantee                // the owner of the object's bucket
-)
-
-// permission is an ACL permission.
-type permission int
-
-const (
-	permRead permission = iota
-	permWrite
-	permFullControl
-)
-
-type grant struct {
-	to   grantee
-	perm permission
-}
 
 // cannedGrants lists what a canned ACL grants beyond the owner's
 // FULL_CONTROL, per S3's "Canned ACL" table. onObject selects the object
@@ -89,18 +44,18 @@ type grant struct {
 func cannedGrants(acl string, onObject bool) []grant {
 	switch acl {
 	case "public-read":
-		return []grant{{allUsers, permRead}}
+		return []grant{{to: allUsers, perm: permRead}}
 	case "public-read-write":
-		return []grant{{allUsers, permRead}, {allUsers, permWrite}}
+		return []grant{{to: allUsers, perm: permRead}, {to: allUsers, perm: permWrite}}
 	case "authenticated-read":
-		return []grant{{authenticatedUsers, permRead}}
+		return []grant{{to: authenticatedUsers, perm: permRead}}
 	case "bucket-owner-read":
 		if onObject {
-			return []grant{{bucketOwnerGrantee, permRead}}
+			return []grant{{to: bucketOwnerGrantee, perm: permRead}}
 		}
 	case "bucket-owner-full-control":
 		if onObject {
-			return []grant{{bucketOwnerGrantee, permFullControl}}
+			return []grant{{to: bucketOwnerGrantee, perm: permFullControl}}
 		}
 	}
 	// private, aws-exec-read (its READ goes to EC2, which is not a
@@ -126,11 +81,18 @@ const (
 	// opReadObject: GetObject, HeadObject, and reading an object as the
 	// source of CopyObject or UploadPartCopy. Object READ.
 	opReadObject
-	// opObjectACL: Get/PutObjectAcl. Object READ_ACP / WRITE_ACP, which
-	// canned ACLs give only with FULL_CONTROL.
+	// opObjectACL: GetObjectAcl. Object READ_ACP, which canned ACLs
+	// give only with FULL_CONTROL.
 	opObjectACL
-	// opBucketAdmin: DeleteBucket, Get/PutBucketAcl. The bucket owner.
+	// opBucketAdmin: DeleteBucket and the bucket's configuration
+	// (policy, CORS, ...). The bucket owner.
 	opBucketAdmin
+	// opPutObjectACL: PutObjectAcl. Object WRITE_ACP.
+	opPutObjectACL
+	// opBucketACL: GetBucketAcl. Bucket READ_ACP (the owner has it).
+	opBucketACL
+	// opPutBucketACL: PutBucketAcl. Bucket WRITE_ACP (the owner has it).
+	opPutBucketACL
 )
 
 func (o operation) String() string {
@@ -147,20 +109,30 @@ func (o operation) String() string {
 		return "object-acl"
 	case opBucketAdmin:
 		return "bucket-admin"
+	case opPutObjectACL:
+		return "put-object-acl"
+	case opBucketACL:
+		return "bucket-acl"
+	case opPutBucketACL:
+		return "put-bucket-acl"
 	}
 	return "unknown"
 }
 
 // resource is what an access decision is about: the bucket's owner and
-// canned ACL and, for object operations, the object's (for
+// stored ACL and, for object operations, the object's (for
 // opManageUpload, ObjectOwner is the upload's initiator). Bucket and Key
 // name it for the bucket policy (Key empty: the request's own key), and
 // Policy is the bucket's compiled policy, nil when it has none.
+// Ownership is the bucket's ObjectOwnership setting and Access its
+// public access block.
 type resource struct {
 	BucketOwner, BucketACL string
 	ObjectOwner, ObjectACL string
 	Bucket, Key            string
 	Policy                 *policy.Policy
+	Ownership              string
+	Access                 publicAccessBlock
 }
 
 // isUser reports whether c is the (non-anonymous) user with access key ak.
@@ -168,11 +140,23 @@ func isUser(c Caller, ak string) bool {
 	return !c.Anonymous && c.AccessKey != "" && c.AccessKey == ak
 }
 
-// holds reports whether a canned ACL gives c the permission p, through a
-// grant to a group or, on objects, to the bucket owner.
-func holds(acl string, onObject bool, p permission, c Caller, bucketOwner bool) bool {
-	for _, g := range cannedGrants(acl, onObject) {
-		if g.perm != p && g.perm != permFullControl {
+// callerCanonicalID is the canonical id ACL grants name c by; "" for an
+// anonymous caller.
+func callerCanonicalID(c Caller) string {
+	if c.Anonymous || c.AccessKey == "" {
+		return ""
+	}
+	return canonicalID(c.AccessKey)
+}
+
+// holds reports whether a stored ACL gives c the permission p through a
+// grant: to a group, to c's canonical id or, on objects, to the bucket
+// owner. ignorePublic (IgnorePublicAcls) drops the grants to AllUsers
+// and AuthenticatedUsers.
+func holds(acl string, onObject bool, p permission, c Caller, bucketOwner, ignorePublic bool) bool {
+	id := ""
+	for _, g := range aclGrants(acl, onObject) {
+		if !g.allows(p) || (ignorePublic && g.public()) {
 			continue
 		}
 		switch g.to {
@@ -186,33 +170,62 @@ func holds(acl string, onObject bool, p permission, c Caller, bucketOwner bool) 
 			if bucketOwner {
 				return true
 			}
+		case canonicalUser:
+			if id == "" {
+				if id = callerCanonicalID(c); id == "" {
+					continue
+				}
+			}
+			if g.id == id {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // aclAllows is the ACL half of the access decision: may caller c do op
-// on r by ownership and canned ACL grants?
+// on r by ownership and ACL grants? Owners keep every permission on what
+// they own whatever its ACL says. With BucketOwnerEnforced, ACLs are off:
+// the bucket owner owns every object and no grant counts.
 func aclAllows(c Caller, op operation, r resource) bool {
 	if c.Root {
 		return true
 	}
 	bucketOwner := isUser(c, r.BucketOwner)
+	if r.Ownership == ownershipEnforced {
+		if op == opManageUpload {
+			return bucketOwner || isUser(c, r.ObjectOwner)
+		}
+		return bucketOwner
+	}
 	objectOwner := r.ObjectOwner
 	if objectOwner == "" {
 		objectOwner = r.BucketOwner
 	}
+	bucketHolds := func(p permission) bool {
+		return holds(r.BucketACL, false, p, c, bucketOwner, r.Access.IgnorePublicAcls)
+	}
+	objectHolds := func(p permission) bool {
+		return holds(r.ObjectACL, true, p, c, bucketOwner, r.Access.IgnorePublicAcls)
+	}
 	switch op {
 	case opListBucket:
-		return bucketOwner || holds(r.BucketACL, false, permRead, c, bucketOwner)
+		return bucketOwner || bucketHolds(permRead)
 	case opWriteObject:
-		return bucketOwner || holds(r.BucketACL, false, permWrite, c, bucketOwner)
+		return bucketOwner || bucketHolds(permWrite)
 	case opManageUpload:
 		return bucketOwner || isUser(c, objectOwner)
 	case opReadObject:
-		return isUser(c, objectOwner) || holds(r.ObjectACL, true, permRead, c, bucketOwner)
+		return isUser(c, objectOwner) || objectHolds(permRead)
 	case opObjectACL:
-		return isUser(c, objectOwner) || holds(r.ObjectACL, true, permFullControl, c, bucketOwner)
+		return isUser(c, objectOwner) || objectHolds(permReadACP)
+	case opPutObjectACL:
+		return isUser(c, objectOwner) || objectHolds(permWriteACP)
+	case opBucketACL:
+		return bucketOwner || bucketHolds(permReadACP)
+	case opPutBucketACL:
+		return bucketOwner || bucketHolds(permWriteACP)
 	case opBucketAdmin:
 		return bucketOwner
 	}
@@ -222,7 +235,8 @@ func aclAllows(c Caller, op operation, r resource) bool {
 // bucketResource is the resource of a bucket operation (or of a write to
 // the request's key, which only the bucket's grants decide).
 func (q *request) bucketResource(bi engine.BucketInfo) resource {
-	return resource{BucketOwner: bi.Owner, BucketACL: bi.ACL, Bucket: bi.Name, Policy: q.s.bucketPolicy(bi)}
+	return resource{BucketOwner: bi.Owner, BucketACL: bi.ACL, Bucket: bi.Name, Policy: q.s.bucketPolicy(bi),
+		Ownership: objectOwnership(bi), Access: publicAccessBlockOf(bi)}
 }
 
 // objectResource is the resource of an operation on an existing object.
@@ -315,34 +329,4 @@ func (q *request) expectedBucketOwner() error {
 		return nil //nolint:nilerr // the handler answers NoSuchBucket (or the store's error)
 	}
 	return q.checkExpectedOwner(hdrExpectedBucketOwner, bi)
-}
-
-// aclPolicy renders the ACL document of a bucket (object false) or an
-// object: the owner's FULL_CONTROL and the canned ACL's grants.
-// bucketOwner is the owner named by a bucket-owner-* object ACL.
-func aclPolicy(owner, acl string, object bool, bucketOwner string) xmlACL {
-	o := ownerOf(owner)
-	const xsi = "http://www.w3.org/2001/XMLSchema-instance"
-	user := func(u *xmlOwner, perm string) xmlGrant {
-		return xmlGrant{Grantee: xmlGrantee{XMLNSXSI: xsi, Type: "CanonicalUser", ID: u.ID, DisplayName: u.DisplayName},
-			Permission: perm}
-	}
-	group := func(uri, perm string) xmlGrant {
-		return xmlGrant{Grantee: xmlGrantee{XMLNSXSI: xsi, Type: "Group", URI: uri}, Permission: perm}
-	}
-	p := xmlACL{NS: s3NS, Owner: o, Grants: []xmlGrant{user(o, "FULL_CONTROL")}}
-	for _, g := range cannedGrants(acl, object) {
-		perm := map[permission]string{permRead: "READ", permWrite: "WRITE", permFullControl: "FULL_CONTROL"}[g.perm]
-		switch g.to {
-		case allUsers:
-			p.Grants = append(p.Grants, group("http://acs.amazonaws.com/groups/global/AllUsers", perm))
-		case authenticatedUsers:
-			p.Grants = append(p.Grants, group("http://acs.amazonaws.com/groups/global/AuthenticatedUsers", perm))
-		case bucketOwnerGrantee:
-			if bucketOwner != "" && bucketOwner != owner {
-				p.Grants = append(p.Grants, user(ownerOf(bucketOwner), perm))
-			}
-		}
-	}
-	return p
 }

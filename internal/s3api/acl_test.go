@@ -477,17 +477,21 @@ func TestExpectedBucketOwner(t *testing.T) {
 		{"PutBucketCors", "PUT", "/bkt?cors", func(*harness, string) []byte { return []byte(testCORS) }, []string{"Content-MD5", md5b64(testCORS)}, 200},
 		{"GetBucketCors", "GET", "/bkt?cors", nil, nil, 404},
 		{"DeleteBucketCors", "DELETE", "/bkt?cors", nil, nil, 204},
-		{"PutBucketOwnershipControls", "PUT", "/bkt?ownershipControls", func(*harness, string) []byte { return []byte(testOwnership) }, nil, 200},
+		{"PutBucketOwnershipControls", "PUT", "/bkt?ownershipControls", func(*harness, string) []byte { return []byte(testOwnershipPreferred) }, nil, 200},
 		{"GetBucketOwnershipControls", "GET", "/bkt?ownershipControls", nil, nil, 404},
 		{"DeleteBucketOwnershipControls", "DELETE", "/bkt?ownershipControls", nil, nil, 204},
 		{"PutBucketWebsite", "PUT", "/bkt?website", func(*harness, string) []byte { return []byte(testWebsite) }, nil, 200},
 		{"GetBucketWebsite", "GET", "/bkt?website", nil, nil, 404},
 		{"DeleteBucketWebsite", "DELETE", "/bkt?website", nil, nil, 204},
+		{"PutPublicAccessBlock", "PUT", "/bkt?publicAccessBlock", func(*harness, string) []byte { return []byte(testPAB) }, []string{"Content-MD5", md5b64(testPAB)}, 200},
+		{"GetPublicAccessBlock", "GET", "/bkt?publicAccessBlock", nil, nil, 404},
+		{"DeletePublicAccessBlock", "DELETE", "/bkt?publicAccessBlock", nil, nil, 204},
 	}
 	// state is everything a call could change, read as root.
 	state := func(h *harness, id string) string {
 		var b strings.Builder
-		for _, p := range []string{"/bkt/obj", "/bkt/obj?acl", "/bkt?acl", "/bkt/up?uploadId=" + id, "/bkt?list-type=2", "/bkt?uploads", "/other?list-type=2"} {
+		for _, p := range []string{"/bkt/obj", "/bkt/obj?acl", "/bkt?acl", "/bkt/up?uploadId=" + id, "/bkt?list-type=2", "/bkt?uploads", "/other?list-type=2",
+			"/bkt?publicAccessBlock", "/bkt?ownershipControls"} {
 			rec := h.do("root", "GET", p, nil)
 			body := rec.Body.String()
 			if i := strings.Index(body, "<RequestId>"); i >= 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/policy"
 )
 
 // nullStore answers GETs with zeros and swallows PUTs, so the benchmarks
@@ -40,7 +41,11 @@ func (nullStore) PutObject(_ context.Context, b, k string, body io.Reader, _ int
 }
 
 func benchServer(b *testing.B) *httptest.Server {
-	srv, err := New(Config{Store: nullStore{newFakeStore()}, Auth: testAuth})
+	return benchServerAuth(b, testAuth)
+}
+
+func benchServerAuth(b *testing.B, auth Authenticator) *httptest.Server {
+	srv, err := New(Config{Store: nullStore{newFakeStore()}, Auth: auth})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,5 +103,39 @@ func BenchmarkHeadBucket(b *testing.B) {
 			b.Fatal(err)
 		}
 		resp.Body.Close()
+	}
+}
+
+// BenchmarkHeadBucketIdentity is BenchmarkHeadBucket for a caller of the
+// identity store, whose access is decided by its compiled policies (two
+// of them, one a narrowing session policy): the difference between the
+// two is what policy evaluation costs a request.
+func BenchmarkHeadBucketIdentity(b *testing.B) {
+	own, err := policy.Parse([]byte(`{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":["s3:ListBucket","s3:GetObject","s3:PutObject"],"Resource":["arn:aws:s3:::bench","arn:aws:s3:::bench/*"]},
+		{"Effect":"Deny","Action":"s3:DeleteBucket","Resource":"*"}]}`), policy.ParseOptions{Identity: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bound, err := policy.Parse([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::bench*"}]}`),
+		policy.ParseOptions{Identity: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	perms := testPermissions{own: own, bound: bound}
+	ts := benchServerAuth(b, AuthenticatorFunc(func(r *http.Request) (*AuthResult, error) {
+		return &AuthResult{Caller: Caller{AccessKey: "SSTSBENCH", User: "alice", Owner: "root", Permissions: perms, Session: true},
+			ContentLength: r.ContentLength}, nil
+	}))
+	req, _ := http.NewRequest("HEAD", ts.URL+"/bench", nil)
+	for b.Loop() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/policy"
 )
 
 // readBody reads a small XML request body, refusing more than limit bytes.
@@ -130,9 +131,22 @@ func handleListBuckets(q *request) error {
 	if err != nil {
 		return fmt.Errorf("list buckets: %w", err)
 	}
-	out := xmlListAllMyBuckets{NS: s3NS, Owner: ownerOf(q.caller.AccessKey), Buckets: []xmlBucket{}, Prefix: prefix}
+	visible := q.ownsBucket
+	if q.caller.Permissions != nil {
+		// An identity of the identity store sees every bucket with
+		// s3:ListAllMyBuckets, else those it may list.
+		switch q.serviceAllows("s3:ListAllMyBuckets", "arn:aws:s3:::*") {
+		case policy.Denied:
+			return errAccessDenied()
+		case policy.Allowed:
+			visible = func(engine.BucketInfo) bool { return true }
+		default:
+			visible = func(b engine.BucketInfo) bool { return q.allows(opListBucket, q.bucketResource(b)) }
+		}
+	}
+	out := xmlListAllMyBuckets{NS: s3NS, Owner: ownerOf(q.caller.owner()), Buckets: []xmlBucket{}, Prefix: prefix}
 	for _, b := range all { // sorted by name
-		if !q.ownsBucket(b) || !strings.HasPrefix(b.Name, prefix) || (after != "" && b.Name <= after) {
+		if !visible(b) || !strings.HasPrefix(b.Name, prefix) || (after != "" && b.Name <= after) {
 			continue
 		}
 		br := q.s.bucketRegion(b)
@@ -151,6 +165,9 @@ func handleListBuckets(q *request) error {
 
 func handleCreateBucket(q *request) error {
 	if q.caller.Anonymous {
+		return errAccessDenied()
+	}
+	if q.caller.Permissions != nil && q.serviceAllows("s3:CreateBucket", "arn:aws:s3:::"+q.bucket) != policy.Allowed {
 		return errAccessDenied()
 	}
 	if q.bucket == ReservedBucket {
@@ -172,17 +189,15 @@ func handleCreateBucket(q *request) error {
 	if err != nil {
 		return err
 	}
-	acl, err := parseCannedACL(q.r.Header)
+	acl, ownership, err := q.s.newBucketACL(q.r.Header, q.caller.owner())
 	if err != nil {
 		return err
 	}
 	if strings.EqualFold(q.r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled"), "true") {
 		return errNotImplemented("object lock")
 	}
-	if acl == "" {
-		acl = "private"
-	}
-	err = q.s.cfg.Store.MakeBucket(q.ctx, q.bucket, engine.BucketOptions{Owner: q.caller.AccessKey, ACL: acl, Location: location})
+	err = q.s.cfg.Store.MakeBucket(q.ctx, q.bucket, engine.BucketOptions{Owner: q.caller.owner(), ACL: acl, Location: location,
+		OwnershipControls: ownership})
 	if errors.Is(err, engine.ErrBucketExists) {
 		// Only the bucket's own owner is told it owns it; anyone else,
 		// root included, learns only that the name is taken. S3 answers
@@ -190,7 +205,7 @@ func handleCreateBucket(q *request) error {
 		// legacy compatibility) and BucketAlreadyOwnedByYou elsewhere.
 		// The existing bucket is left as it is either way.
 		bi, ierr := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
-		if ierr == nil && !q.caller.Anonymous && bi.Owner == q.caller.AccessKey {
+		if ierr == nil && !q.caller.Anonymous && bi.Owner == q.caller.owner() {
 			if location != defaultRegion || q.s.bucketRegion(bi) != defaultRegion {
 				return errorf("BucketAlreadyOwnedByYou", http.StatusConflict,
 					"Your previous request to create the named bucket succeeded and you already own it.")
@@ -271,46 +286,30 @@ func handleGetBucketLocation(q *request) error {
 }
 
 func handleGetBucketACL(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, opBucketACL)
 	if err != nil {
 		return err
 	}
-	q.writeXML(aclPolicy(bi.Owner, bi.ACL, false, ""))
+	if objectOwnership(bi) == ownershipEnforced {
+		q.writeXML(ownerOnlyDocument(bi.Owner))
+		return nil
+	}
+	q.writeXML(q.s.aclDocument(bi.Owner, bi.ACL, false, ""))
 	return nil
 }
 
 func handlePutBucketACL(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
-		return err
-	}
-	acl, err := q.cannedACLForPut()
+	bi, err := q.bucketAccess(q.bucket, opPutBucketACL)
 	if err != nil {
 		return err
 	}
-	if err := q.s.cfg.Store.SetBucketACL(q.ctx, q.bucket, acl); err != nil {
+	a, err := q.aclForPut(bi, bi.Owner, false)
+	if err != nil {
+		return err
+	}
+	if err := q.s.cfg.Store.SetBucketACL(q.ctx, q.bucket, a.stored()); err != nil {
 		return fmt.Errorf("set bucket acl: %w", err)
 	}
 	q.writeEmpty(http.StatusOK)
 	return nil
-}
-
-// cannedACLForPut reads the ACL of a Put*Acl request: only the canned
-// x-amz-acl header form is supported, not an XML grant list.
-func (q *request) cannedACLForPut() (string, error) {
-	acl, err := parseCannedACL(q.r.Header)
-	if err != nil {
-		return "", err
-	}
-	if acl == "" {
-		body, err := q.readBody(64 << 10)
-		if err != nil {
-			return "", err
-		}
-		if len(strings.TrimSpace(string(body))) > 0 {
-			return "", errNotImplemented("ACL documents (use a canned x-amz-acl header)")
-		}
-		return "", errorf("MissingSecurityHeader", http.StatusBadRequest,
-			"Your request was missing a required header: x-amz-acl")
-	}
-	return acl, nil
 }

@@ -5,9 +5,10 @@ package s3api
 // the bucket record (engine.SetBucketConfig) in a canonical XML form
 // without namespace, and answered back with S3's namespace. CORS rules
 // also answer browser preflights (OPTIONS) and decorate actual requests
-// that carry an Origin; ownership controls and website configurations are
-// stored and returned only (objects are not served as a website, and
-// ObjectOwnership does not change how ACLs apply).
+// that carry an Origin; ownership controls decide who owns objects and
+// whether ACLs apply (objectOwnership); website configurations are
+// stored and returned only (objects are not served as a website). The
+// public access block is in publicaccess.go.
 
 import (
 	"crypto/md5"
@@ -237,11 +238,91 @@ func handleDeleteBucketCors(q *request) error {
 	return nil
 }
 
+// The ObjectOwnership settings of ownership controls. A bucket without
+// ownership controls is ObjectWriter (S3 defaults new buckets to
+// BucketOwnerEnforced; shardstore keeps ACLs on unless asked, as the
+// README says):
+//
+//   - ObjectWriter: the writer of an object owns it; ACLs apply.
+//   - BucketOwnerPreferred: as ObjectWriter, except that an object
+//     written with the bucket-owner-full-control canned ACL is the
+//     bucket owner's.
+//   - BucketOwnerEnforced: ACLs are off. A request setting any ACL but
+//     bucket-owner-full-control (or its explicit equivalent) answers 400
+//     AccessControlListNotSupported; new objects are the bucket owner's,
+//     every object counts as the bucket owner's in access decisions, no
+//     grant counts (aclAllows), and Get*Acl show the bucket owner's
+//     FULL_CONTROL alone.
+const (
+	ownershipWriter    = "ObjectWriter"
+	ownershipPreferred = "BucketOwnerPreferred"
+	ownershipEnforced  = "BucketOwnerEnforced"
+)
+
 // objectOwnerships are the ObjectOwnership settings S3 knows.
-var objectOwnerships = map[string]bool{"BucketOwnerEnforced": true, "BucketOwnerPreferred": true, "ObjectWriter": true}
+var objectOwnerships = map[string]bool{ownershipEnforced: true, ownershipPreferred: true, ownershipWriter: true}
+
+// ownershipDocument is the stored form of an ObjectOwnership setting.
+func ownershipDocument(v string) string {
+	out, err := xml.Marshal(&xmlOwnershipControls{Rules: []xmlOwnershipControlsRule{{ObjectOwnership: v}}})
+	if err != nil {
+		panic(err) // plain strings always marshal
+	}
+	return string(out)
+}
+
+// storedOwnerships maps each stored document to its setting, so that
+// access decisions never parse XML.
+var storedOwnerships = map[string]string{
+	ownershipDocument(ownershipWriter):    ownershipWriter,
+	ownershipDocument(ownershipPreferred): ownershipPreferred,
+	ownershipDocument(ownershipEnforced):  ownershipEnforced,
+}
+
+// objectOwnership is bi's ObjectOwnership setting: ObjectWriter when it
+// has no ownership controls, BucketOwnerEnforced (ACLs off, the safe
+// reading) when its document cannot be read.
+func objectOwnership(bi engine.BucketInfo) string {
+	if bi.OwnershipControls == "" {
+		return ownershipWriter
+	}
+	if v, ok := storedOwnerships[bi.OwnershipControls]; ok {
+		return v
+	}
+	var cfg xmlOwnershipControls
+	if xml.Unmarshal([]byte(bi.OwnershipControls), &cfg) != nil || len(cfg.Rules) != 1 ||
+		!objectOwnerships[cfg.Rules[0].ObjectOwnership] {
+		return ownershipEnforced
+	}
+	return cfg.Rules[0].ObjectOwnership
+}
+
+// errACLNotSupported answers an ACL set on a bucket whose ACLs are off.
+func errACLNotSupported() *Error {
+	return errorf("AccessControlListNotSupported", http.StatusBadRequest, "The bucket does not allow ACLs")
+}
+
+// errBucketACLWithOwnership answers a bucket ACL that grants others on a
+// bucket that is to be BucketOwnerEnforced.
+func errBucketACLWithOwnership() *Error {
+	return errorf("InvalidBucketAclWithObjectOwnership", http.StatusBadRequest,
+		"Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
+}
+
+// bucketACLGrantsOthers reports whether a bucket's stored ACL grants
+// anything to anyone but its owner, which BucketOwnerEnforced forbids.
+func bucketACLGrantsOthers(bi engine.BucketInfo) bool {
+	for _, g := range aclGrants(bi.ACL, false) {
+		if g.to != canonicalUser || g.id != canonicalID(bi.Owner) {
+			return true
+		}
+	}
+	return false
+}
 
 func handlePutBucketOwnershipControls(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	if err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(false)
@@ -252,6 +333,9 @@ func handlePutBucketOwnershipControls(q *request) error {
 	if err := xml.Unmarshal(body, &cfg); err != nil || len(cfg.Rules) != 1 ||
 		!objectOwnerships[cfg.Rules[0].ObjectOwnership] {
 		return errMalformedXML()
+	}
+	if cfg.Rules[0].ObjectOwnership == ownershipEnforced && bucketACLGrantsOthers(bi) {
+		return errBucketACLWithOwnership()
 	}
 	if err := q.storeConfig(engine.BucketConfigOwnershipControls, &cfg); err != nil {
 		return err

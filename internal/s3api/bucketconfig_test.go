@@ -15,6 +15,12 @@ const testCORS = `<CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-
 
 const testOwnership = `<OwnershipControls><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`
 
+const testOwnershipPreferred = `<OwnershipControls><Rule><ObjectOwnership>BucketOwnerPreferred</ObjectOwnership></Rule></OwnershipControls>`
+
+const testPAB = `<PublicAccessBlockConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><BlockPublicAcls>true</BlockPublicAcls>` +
+	`<IgnorePublicAcls>false</IgnorePublicAcls><BlockPublicPolicy>true</BlockPublicPolicy>` +
+	`<RestrictPublicBuckets>false</RestrictPublicBuckets></PublicAccessBlockConfiguration>`
+
 const testWebsite = `<WebsiteConfiguration><IndexDocument><Suffix>index.html</Suffix></IndexDocument>` +
 	`<ErrorDocument><Key>error.html</Key></ErrorDocument><RoutingRules><RoutingRule>` +
 	`<Condition><KeyPrefixEquals>docs/</KeyPrefixEquals></Condition>` +

@@ -78,6 +78,9 @@ func (q *request) allows(op operation, r resource) bool {
 	if c.Root {
 		return true
 	}
+	if c.Permissions != nil {
+		return q.identityAllows(q.policyRequest(op, r), r.Policy)
+	}
 	if r.Policy != nil {
 		switch r.Policy.Evaluate(q.policyRequest(op, r)) {
 		case policy.Denied:
@@ -86,10 +89,44 @@ func (q *request) allows(op operation, r resource) bool {
 				return false
 			}
 		case policy.Allowed:
-			return true
+			// RestrictPublicBuckets: a public policy grants only the
+			// bucket's owner (publicaccess.go).
+			if policyGrantCounts(c, r) {
+				return true
+			}
 		}
 	}
 	return aclAllows(c, op, r)
+}
+
+// identityAllows decides for an identity of the identity store as AWS
+// does for an IAM principal of the bucket owner's account: a Deny in its
+// policies or in the bucket's refuses; an Allow in its policies grants,
+// and so does one in the bucket policy within the bounds of its access
+// key's or session's own policy. ACLs and ownership play no part.
+func (q *request) identityAllows(pr *policy.Request, bucketPolicy *policy.Policy) bool {
+	perms := q.caller.Permissions
+	mine, bucket := perms.Evaluate(pr), bucketPolicy.Evaluate(pr)
+	switch {
+	case mine == policy.Denied || bucket == policy.Denied:
+		return false
+	case mine == policy.Allowed:
+		return true
+	case bucket == policy.Allowed:
+		return perms.Bounded(pr)
+	}
+	return false
+}
+
+// serviceAllows decides an identity's account-level action (CreateBucket,
+// ListAllMyBuckets) on resource, by its policies alone.
+func (q *request) serviceAllows(action, resource string) policy.Decision {
+	if q.caller.Root {
+		return policy.Allowed
+	}
+	pr := &policy.Request{Action: action, Resource: resource, AccessKey: q.caller.principal(),
+		CanonicalID: canonicalID(q.caller.principal()), Conditions: q.conditionKeys(opBucketAdmin)}
+	return q.caller.Permissions.Evaluate(pr)
 }
 
 // policyAPIs are the APIs a bucket owner may always call.
@@ -105,6 +142,8 @@ var bucketAdminActions = map[string]string{
 	"DeleteBucketOwnershipControls": "s3:PutBucketOwnershipControls",
 	"GetBucketPolicy":               "s3:GetBucketPolicy", "PutBucketPolicy": "s3:PutBucketPolicy",
 	"DeleteBucketPolicy": "s3:DeleteBucketPolicy", "GetBucketPolicyStatus": "s3:GetBucketPolicyStatus",
+	"GetPublicAccessBlock": "s3:GetBucketPublicAccessBlock", "PutPublicAccessBlock": "s3:PutBucketPublicAccessBlock",
+	"DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 }
 
 // action is the S3 action a request performs under op, as AWS's
@@ -131,6 +170,12 @@ func (q *request) action(op operation) string {
 			return "s3:PutObjectAcl"
 		}
 		return "s3:GetObjectAcl"
+	case opPutObjectACL:
+		return "s3:PutObjectAcl"
+	case opBucketACL:
+		return "s3:GetBucketAcl"
+	case opPutBucketACL:
+		return "s3:PutBucketAcl"
 	case opListBucket:
 		switch q.api {
 		case "ListObjectVersions":
@@ -167,9 +212,9 @@ func (q *request) policyRequest(op operation, r resource) *policy.Request {
 	}
 	c := q.caller
 	pr := &policy.Request{Action: q.action(op), Resource: arn, Anonymous: c.Anonymous,
-		AccessKey: c.AccessKey, Root: c.Root, Conditions: q.conditionKeys(op)}
+		AccessKey: c.principal(), Root: c.Root, Conditions: q.conditionKeys(op)}
 	if !c.Anonymous {
-		pr.CanonicalID = canonicalID(c.AccessKey)
+		pr.CanonicalID = canonicalID(c.principal())
 	}
 	return pr
 }
@@ -197,8 +242,8 @@ func (q *request) conditionKeys(op operation) map[string][]string {
 		m["aws:principaltype"] = []string{"Anonymous"}
 	default:
 		m["aws:principaltype"] = []string{"User"}
-		m["aws:username"] = []string{q.caller.AccessKey}
-		m["aws:userid"] = []string{q.caller.AccessKey}
+		m["aws:username"] = []string{q.caller.principal()}
+		m["aws:userid"] = []string{q.caller.principal()}
 	}
 	if op == opListBucket {
 		for _, name := range []string{"prefix", "delimiter", "max-keys"} {
@@ -208,7 +253,8 @@ func (q *request) conditionKeys(op operation) map[string][]string {
 		}
 	}
 	for _, h := range []string{"x-amz-acl", "x-amz-content-sha256", "x-amz-storage-class", "x-amz-metadata-directive",
-		"x-amz-copy-source", "x-amz-server-side-encryption", "x-amz-website-redirect-location"} {
+		"x-amz-copy-source", "x-amz-server-side-encryption", "x-amz-website-redirect-location",
+		"x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control"} {
 		if v := r.Header.Get(h); v != "" {
 			m["s3:"+h] = []string{v}
 		}
@@ -238,18 +284,23 @@ func errNoSuchBucketPolicy() *Error {
 }
 
 func handlePutBucketPolicy(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	if err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(false)
 	if err != nil {
 		return err
 	}
-	if _, err := policy.Parse(body, policy.ParseOptions{Bucket: q.bucket}); err != nil {
+	p, err := policy.Parse(body, policy.ParseOptions{Bucket: q.bucket})
+	if err != nil {
 		var pe *policy.Error
 		if errors.As(err, &pe) {
 			return errorf("MalformedPolicy", http.StatusBadRequest, "%s", pe.Message)
 		}
+		return err
+	}
+	if err := checkPublicPolicy(bi, p); err != nil {
 		return err
 	}
 	if err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigPolicy, string(body)); err != nil {

@@ -117,6 +117,11 @@ func TestPolicyActions(t *testing.T) {
 		{"GetObjectAcl", opObjectACL, "s3:GetObjectAcl"}, {"PutObjectAcl", opObjectACL, "s3:PutObjectAcl"},
 		{"DeleteBucketCors", opBucketAdmin, "s3:PutBucketCORS"}, {"DeleteBucket", opBucketAdmin, "s3:DeleteBucket"},
 		{"GetBucketPolicyStatus", opBucketAdmin, "s3:GetBucketPolicyStatus"},
+		{"PutObjectAcl", opPutObjectACL, "s3:PutObjectAcl"}, {"GetBucketAcl", opBucketACL, "s3:GetBucketAcl"},
+		{"PutBucketAcl", opPutBucketACL, "s3:PutBucketAcl"},
+		{"GetPublicAccessBlock", opBucketAdmin, "s3:GetBucketPublicAccessBlock"},
+		{"PutPublicAccessBlock", opBucketAdmin, "s3:PutBucketPublicAccessBlock"},
+		{"DeletePublicAccessBlock", opBucketAdmin, "s3:PutBucketPublicAccessBlock"},
 	} {
 		q.api = c.api
 		if got := q.action(c.op); got != c.want {

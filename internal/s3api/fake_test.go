@@ -63,7 +63,8 @@ func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptio
 	if _, ok := f.buckets[b]; ok {
 		return engine.ErrBucketExists
 	}
-	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL, Location: o.Location},
+	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL, Location: o.Location,
+		OwnershipControls: o.OwnershipControls},
 		objects: map[string]*fakeObject{}}
 	return nil
 }
@@ -138,6 +139,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.Website = doc
 	case engine.BucketConfigPolicy:
 		fb.info.Policy = doc
+	case engine.BucketConfigPublicAccessBlock:
+		fb.info.PublicAccessBlock = doc
 	default:
 		return engine.ErrInvalidArgument
 	}

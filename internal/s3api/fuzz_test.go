@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// FuzzXMLBodies sends arbitrary bodies to the three request types that
-// carry XML (CompleteMultipartUpload, DeleteObjects, CreateBucket). Whatever
+// FuzzXMLBodies sends arbitrary bodies to the request types that carry
+// XML (CompleteMultipartUpload, DeleteObjects, CreateBucket, the bucket
+// configurations, Put*Acl's AccessControlPolicy). Whatever
 // the body, the server must answer with a well-formed S3 response (no 500,
 // no panic), and an object the request did not name must stay intact.
 func FuzzXMLBodies(f *testing.F) {
@@ -27,6 +28,12 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(4), []byte(testOwnership))
 	f.Add(uint8(5), []byte(testWebsite))
 	f.Add(uint8(5), []byte(`<WebsiteConfiguration><RedirectAllRequestsTo><HostName>h</HostName></RedirectAllRequestsTo><IndexDocument/></WebsiteConfiguration>`))
+	f.Add(uint8(6), aclBody("root", "root:FULL_CONTROL", "alice:READ", uriAllUsers+":WRITE"))
+	f.Add(uint8(6), []byte(`<AccessControlPolicy><Owner><ID>x</ID></Owner><AccessControlList><Grant><Grantee/><Permission>READ</Permission></Grant></AccessControlList></AccessControlPolicy>`))
+	f.Add(uint8(7), aclBody("root", "bob:READ_ACP", "carol:WRITE_ACP"))
+	f.Add(uint8(7), []byte(`<AccessControlPolicy><Owner><ID>`+canonicalID("root")+`</ID></Owner><AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b</EmailAddress></Grantee><Permission>READ</Permission></Grant></AccessControlList></AccessControlPolicy>`))
+	f.Add(uint8(8), []byte(testPAB))
+	f.Add(uint8(8), []byte(`<PublicAccessBlockConfiguration><BlockPublicAcls>yes</BlockPublicAcls></PublicAccessBlockConfiguration>`))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		h := newHarness(t, nil)
 		h.expect(h.do("root", http.MethodPut, "/fuzz", nil), http.StatusOK, "")
@@ -38,7 +45,7 @@ func FuzzXMLBodies(f *testing.F) {
 			t.Fatalf("create upload: %v %q", err, up.Body.String())
 		}
 		var rec = h.do("root", http.MethodPost, "/fuzz/obj?uploadId="+init.UploadID, body)
-		switch kind % 6 {
+		switch kind % 9 {
 		case 1:
 			rec = h.do("root", http.MethodPost, "/fuzz?delete", body, "Content-MD5", contentMD5(body))
 		case 2:
@@ -49,6 +56,12 @@ func FuzzXMLBodies(f *testing.F) {
 			rec = h.do("root", http.MethodPut, "/fuzz?ownershipControls", body)
 		case 5:
 			rec = h.do("root", http.MethodPut, "/fuzz?website", body)
+		case 6:
+			rec = h.do("root", http.MethodPut, "/fuzz?acl", body)
+		case 7:
+			rec = h.do("root", http.MethodPut, "/fuzz/keep?acl", body)
+		case 8:
+			rec = h.do("root", http.MethodPut, "/fuzz?publicAccessBlock", body, "Content-MD5", contentMD5(body))
 		}
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body.String())
@@ -59,7 +72,7 @@ func FuzzXMLBodies(f *testing.F) {
 				t.Fatalf("error answer is not S3 XML: %v %q", err, rec.Body.String())
 			}
 		}
-		if kind%6 == 1 && bytes.Contains(body, []byte("keep")) {
+		if kind%9 == 1 && bytes.Contains(body, []byte("keep")) {
 			return // the request may have named the object
 		}
 		got := h.do("root", http.MethodGet, "/fuzz/keep", nil)

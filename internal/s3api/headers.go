@@ -164,14 +164,15 @@ func (cs checksumSpec) expected(q *request) func() (string, error) {
 	return nil
 }
 
-// putOptions gathers the stored metadata of a PUT, copy or multipart create.
-func (q *request) putOptions() (engine.PutOptions, error) {
+// putOptions gathers the stored metadata of a PUT, copy or multipart
+// create into bucket bi, its ACL and owner included (newObjectACL).
+func (q *request) putOptions(bi engine.BucketInfo) (engine.PutOptions, error) {
 	h := q.r.Header
 	opts := engine.PutOptions{
 		ContentType: h.Get("Content-Type"),
 		Headers:     map[string]string{},
 		UserMeta:    map[string]string{},
-		Owner:       q.caller.AccessKey,
+		Owner:       q.caller.owner(),
 	}
 	for _, name := range storedHeaders {
 		v := h.Get(name)
@@ -204,11 +205,14 @@ func (q *request) putOptions() (engine.PutOptions, error) {
 		return opts, errorf("InvalidStorageClass", http.StatusBadRequest,
 			"The storage class you specified is not valid")
 	}
-	acl, err := parseCannedACL(h)
+	acl, bucketOwns, err := q.newObjectACL(bi)
 	if err != nil {
 		return opts, err
 	}
 	opts.ACL = acl
+	if bucketOwns {
+		opts.Owner = bi.Owner
+	}
 	for _, name := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Tagging", "X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 		"X-Amz-Website-Redirect-Location"} {

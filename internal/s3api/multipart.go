@@ -17,15 +17,13 @@ import (
 const maxCompleteBody = 4 << 20
 
 func handleCreateMultipartUpload(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
-		return err
-	}
-	opts, err := q.putOptions()
+	bi, err := q.bucketAccess(q.bucket, opWriteObject)
 	if err != nil {
 		return err
 	}
-	if opts.ACL == "" {
-		opts.ACL = "private"
+	opts, err := q.putOptions(bi)
+	if err != nil {
+		return err
 	}
 	alg := strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Algorithm"))
 	if alg != "" {
@@ -294,7 +292,7 @@ func handleCompleteMultipartUpload(q *request) error {
 			return toAPIError(engine.ErrInvalidPartOrder)
 		}
 	}
-	opts := engine.PutOptions{Owner: q.caller.AccessKey}
+	opts := engine.PutOptions{Owner: q.caller.owner()}
 	// The object's full checksum, when the client sends it: verified
 	// against the parts' combined CRC of a FULL_OBJECT upload.
 	cs, err := parseChecksum(q.r.Header)

@@ -64,16 +64,14 @@ func (q *request) bodyDigests() ([]byte, checksumSpec, error) {
 	return md5sum, cs, nil
 }
 
-// newObjectOptions reads what a PUT or a form upload stores with the
-// new object (metadata, ACL, private by default) and what it says about
-// the body (Content-MD5, a checksum) for the engine to verify.
-func (q *request) newObjectOptions() (engine.PutOptions, checksumSpec, error) {
-	opts, err := q.putOptions()
+// newObjectOptions reads what a PUT or a form upload into bucket bi
+// stores with the new object (metadata, owner, ACL, private by default)
+// and what it says about the body (Content-MD5, a checksum) for the
+// engine to verify.
+func (q *request) newObjectOptions(bi engine.BucketInfo) (engine.PutOptions, checksumSpec, error) {
+	opts, err := q.putOptions(bi)
 	if err != nil {
 		return opts, checksumSpec{}, err
-	}
-	if opts.ACL == "" {
-		opts.ACL = "private"
 	}
 	md5sum, cs, err := q.bodyDigests()
 	if err != nil {
@@ -84,14 +82,15 @@ func (q *request) newObjectOptions() (engine.PutOptions, checksumSpec, error) {
 }
 
 func handlePutObject(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	if err != nil {
 		return err
 	}
 	size, err := q.bodySize()
 	if err != nil {
 		return err
 	}
-	opts, _, err := q.newObjectOptions()
+	opts, _, err := q.newObjectOptions(bi)
 	if err != nil {
 		return err
 	}
@@ -458,7 +457,8 @@ func (q *request) checkCopySourceAccess(bucket, key string) error {
 }
 
 func handleCopyObject(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	if err != nil {
 		return err
 	}
 	srcBucket, srcKey, err := q.copySource()
@@ -471,12 +471,9 @@ func handleCopyObject(q *request) error {
 	if err := q.checkCopySourceAccess(srcBucket, srcKey); err != nil {
 		return err
 	}
-	put, err := q.putOptions()
+	put, err := q.putOptions(bi)
 	if err != nil {
 		return err
-	}
-	if put.ACL == "" {
-		put.ACL = "private"
 	}
 	cs, err := parseChecksum(q.r.Header)
 	if err != nil {
@@ -516,43 +513,52 @@ func handleCopyObject(q *request) error {
 }
 
 // objectACLTarget loads the bucket and object of an object-ACL request
-// and checks the caller may read or change the ACL: the object's owner
-// (READ_ACP/WRITE_ACP come with FULL_CONTROL), root, or the bucket owner
-// when the object's ACL is bucket-owner-full-control.
-func (q *request) objectACLTarget() (engine.BucketInfo, engine.ObjectInfo, error) {
+// and checks the caller may read (op opObjectACL) or change
+// (opPutObjectACL) the ACL: the object's owner, root, or a grantee of
+// READ_ACP / WRITE_ACP (FULL_CONTROL gives both; so the bucket owner
+// may when the object's ACL is bucket-owner-full-control). It also
+// returns the object's owner as its ACL names it: the writer, or the
+// bucket's owner for an object written anonymously or while ACLs are
+// off (BucketOwnerEnforced).
+func (q *request) objectACLTarget(op operation) (engine.BucketInfo, engine.ObjectInfo, string, error) {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
-		return bi, engine.ObjectInfo{}, fmt.Errorf("bucket %q: %w", q.bucket, err)
+		return bi, engine.ObjectInfo{}, "", fmt.Errorf("bucket %q: %w", q.bucket, err)
 	}
-	oi, err := q.objectAccess(bi, q.key, opObjectACL)
+	oi, err := q.objectAccess(bi, q.key, op)
 	if errors.Is(err, engine.ErrObjectNotFound) {
-		return bi, oi, fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
+		return bi, oi, "", fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
 	}
-	return bi, oi, err
+	owner := oi.Owner
+	if owner == "" || objectOwnership(bi) == ownershipEnforced {
+		owner = bi.Owner
+	}
+	return bi, oi, owner, err
 }
 
 func handleGetObjectACL(q *request) error {
-	bi, oi, err := q.objectACLTarget()
+	bi, oi, owner, err := q.objectACLTarget(opObjectACL)
 	if err != nil {
 		return err
 	}
-	owner := oi.Owner
-	if owner == "" {
-		owner = bi.Owner
+	if objectOwnership(bi) == ownershipEnforced {
+		q.writeXML(ownerOnlyDocument(owner))
+		return nil
 	}
-	q.writeXML(aclPolicy(owner, oi.ACL, true, bi.Owner))
+	q.writeXML(q.s.aclDocument(owner, oi.ACL, true, bi.Owner))
 	return nil
 }
 
 func handlePutObjectACL(q *request) error {
-	if _, _, err := q.objectACLTarget(); err != nil {
-		return err
-	}
-	acl, err := q.cannedACLForPut()
+	bi, _, owner, err := q.objectACLTarget(opPutObjectACL)
 	if err != nil {
 		return err
 	}
-	if err := q.s.cfg.Store.SetObjectACL(q.ctx, q.bucket, q.key, acl); err != nil {
+	a, err := q.aclForPut(bi, owner, true)
+	if err != nil {
+		return err
+	}
+	if err := q.s.cfg.Store.SetObjectACL(q.ctx, q.bucket, q.key, a.stored()); err != nil {
 		return fmt.Errorf("set object acl %s/%s: %w", q.bucket, q.key, err)
 	}
 	q.writeEmpty(http.StatusOK)

@@ -45,8 +45,7 @@ func (a SigV4) AuthenticatePost(form auth.PostForm) (*PostAuthResult, error) {
 		return nil, authError(err)
 	}
 	return &PostAuthResult{
-		Caller: Caller{Anonymous: up.Anonymous, AccessKey: up.Identity.AccessKey,
-			DisplayName: up.Identity.DisplayName, Root: up.Identity.Root && !up.Anonymous},
+		Caller:    callerOf(up.Identity, up.Anonymous),
 		MinLength: up.MinLength, MaxLength: up.MaxLength,
 	}, nil
 }
@@ -230,7 +229,8 @@ func handlePostObject(q *request) error {
 		return errorf("KeyTooLongError", http.StatusBadRequest, "Your key is too long")
 	}
 	q.key = key
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	if err != nil {
 		return err
 	}
 
@@ -244,7 +244,7 @@ func handlePostObject(q *request) error {
 	q.body = io.NopCloser(&postFile{r: f.file, min: res.MinLength, max: limit})
 	q.length, q.trailer = -1, nil
 	q.exact = newExactBody(q.body, -1)
-	opts, cs, err := q.newObjectOptions()
+	opts, cs, err := q.newObjectOptions(bi)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ var unimplementedSubresources = map[string]bool{
 	"encryption": true, "intelligent-tiering": true, "inventory": true,
 	"legal-hold": true, "lifecycle": true, "logging": true, "metadataTable": true,
 	"metrics": true, "notification": true, "object-lock": true,
-	"publicAccessBlock": true, "replication": true, "requestPayment": true,
+	"replication": true, "requestPayment": true,
 	"restore": true, "retention": true, "select": true, "session": true,
 	"tagging": true, "torrent": true, "versioning": true,
 	"renameObject": true,
@@ -46,7 +46,7 @@ var knownParams = map[string]bool{
 	"x-amz-sdk-checksum-algorithm": true, "x-amz-checksum-mode": true,
 	"max-buckets": true, "bucket-region": true,
 	"cors": true, "ownershipControls": true, "website": true,
-	"policy": true, "policyStatus": true,
+	"policy": true, "policyStatus": true, "publicAccessBlock": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -110,6 +110,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketWebsite", handleGetBucketWebsite)
 			case has(query, "policyStatus"):
 				return ok("GetBucketPolicyStatus", handleGetBucketPolicyStatus)
+			case has(query, "publicAccessBlock"):
+				return ok("GetPublicAccessBlock", handleGetPublicAccessBlock)
 			case has(query, "policy"):
 				return ok("GetBucketPolicy", handleGetBucketPolicy)
 			case has(query, "uploads"):
@@ -134,6 +136,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketWebsite", handlePutBucketWebsite)
 			case has(query, "policy"):
 				return ok("PutBucketPolicy", handlePutBucketPolicy)
+			case has(query, "publicAccessBlock"):
+				return ok("PutPublicAccessBlock", handlePutPublicAccessBlock)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
@@ -146,6 +150,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("DeleteBucketWebsite", handleDeleteBucketWebsite)
 			case has(query, "policy"):
 				return ok("DeleteBucketPolicy", handleDeleteBucketPolicy)
+			case has(query, "publicAccessBlock"):
+				return ok("DeletePublicAccessBlock", handleDeletePublicAccessBlock)
 			}
 			return ok("DeleteBucket", handleDeleteBucket)
 		case http.MethodPost:

@@ -9,6 +9,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/shardstore/shardstore/internal/auth"
 	"io"
 	"log/slog"
 	"net"
@@ -57,11 +58,18 @@ type Config struct {
 	// Registry receives the server's metrics and is served on
 	// /shardstore/metrics; nil creates a fresh one (never the global).
 	Registry *prometheus.Registry
+	// STS, when set, serves STS requests (POST / signed for service
+	// "sts"); otherwise they are S3 requests and refused as such.
+	STS http.Handler
 	// Admin, when set, serves /shardstore/admin/...; otherwise those
 	// paths answer NotImplemented.
 	Admin http.Handler
 	// MaxHeaderBytes bounds request headers (default 64 KiB).
 	MaxHeaderBytes int
+	// Users resolves the canonical user ids ACL grants name; nil uses
+	// Auth when it implements UserDirectory (SigV4 does). Without one,
+	// grants to users are refused as naming unknown ids.
+	Users UserDirectory
 }
 
 // Server is one S3 endpoint. Create it with New, run it with Serve and
@@ -415,6 +423,12 @@ func (s *Server) reserved(q *request) bool {
 	case p == pathMetrics:
 		q.api = "Metrics"
 		promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP(q.w, q.r)
+		return true
+	case p == "/" && q.r.Method == http.MethodPost && s.cfg.STS != nil && auth.IsSTSRequest(q.r):
+		// STS on the S3 endpoint, as MinIO serves it: a form POST to "/"
+		// signed for service "sts".
+		q.api = "STS"
+		s.cfg.STS.ServeHTTP(q.w, q.r)
 		return true
 	case strings.HasPrefix(p, pathAdmin) || p == strings.TrimSuffix(pathAdmin, "/"):
 		q.api = "Admin"

@@ -32,6 +32,26 @@ var testAuth = AuthenticatorFunc(func(r *http.Request) (*AuthResult, error) {
 	return &AuthResult{Caller: Caller{AccessKey: u, Root: u == "root"}, ContentLength: r.ContentLength}, nil
 })
 
+// testUsers is the user directory of the handler tests: the users whose
+// names the tests use, by canonical id.
+var testUsers = newTestDirectory("root", "alice", "bob", "carol", "dave", "eve")
+
+// testDirectory is a UserDirectory holding users (access keys).
+type testDirectory map[string]string
+
+func newTestDirectory(users ...string) testDirectory {
+	d := testDirectory{}
+	for _, u := range users {
+		d[canonicalID(u)] = u
+	}
+	return d
+}
+
+func (d testDirectory) LookupCanonicalID(id string) (string, bool) {
+	ak, ok := d[id]
+	return ak, ok
+}
+
 type harness struct {
 	t     *testing.T
 	store *fakeStore
@@ -41,7 +61,7 @@ type harness struct {
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
 	st := newFakeStore()
-	cfg := Config{Store: st, Auth: testAuth}
+	cfg := Config{Store: st, Auth: testAuth, Users: testUsers}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -134,7 +154,10 @@ func TestRoute(t *testing.T) {
 		{"PUT", "b", "", "policy", "", "PutBucketPolicy"},
 		{"DELETE", "b", "", "policy", "", "DeleteBucketPolicy"},
 		{"GET", "b", "", "policyStatus", "", "GetBucketPolicyStatus"},
-		{"GET", "b", "", "publicAccessBlock", "", "NotImplemented"},
+		{"GET", "b", "", "publicAccessBlock", "", "GetPublicAccessBlock"},
+		{"PUT", "b", "", "publicAccessBlock", "", "PutPublicAccessBlock"},
+		{"DELETE", "b", "", "publicAccessBlock", "", "DeletePublicAccessBlock"},
+		{"GET", "b", "", "replication", "", "NotImplemented"},
 		{"PUT", "b", "k", "tagging", "", "NotImplemented"},
 		{"GET", "b", "", "cors", "", "GetBucketCors"},
 		{"PUT", "b", "", "cors", "", "PutBucketCors"},
@@ -470,7 +493,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?publicAccessBlock", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?replication", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload

@@ -25,12 +25,7 @@ func (a SigV4) Authenticate(r *http.Request) (*AuthResult, error) {
 		promoteSignedQuery(r)
 	}
 	res := &AuthResult{
-		Caller: Caller{
-			Anonymous:   req.Anonymous,
-			AccessKey:   req.Identity.AccessKey,
-			DisplayName: req.Identity.DisplayName,
-			Root:        req.Identity.Root && !req.Anonymous,
-		},
+		Caller:        callerOf(req.Identity, req.Anonymous),
 		ContentLength: req.ContentLength,
 		Trailer:       req.Trailer,
 	}
@@ -38,6 +33,15 @@ func (a SigV4) Authenticate(r *http.Request) (*AuthResult, error) {
 		res.Body = authBody{req.Body}
 	}
 	return res, nil
+}
+
+// callerOf is the caller an authenticated identity makes.
+func callerOf(id auth.Identity, anonymous bool) Caller {
+	if anonymous {
+		return Caller{Anonymous: true}
+	}
+	return Caller{AccessKey: id.AccessKey, DisplayName: id.DisplayName, Root: id.Root,
+		User: id.User, Owner: id.Owner, Permissions: id.Permissions, Session: id.Session}
 }
 
 // authError turns an *auth.Error into the S3 error the client sees.

@@ -1,6 +1,7 @@
 // Package s3api is shardstore's S3 front door: it routes HTTP requests
 // (path-style and virtual-host-style), authenticates them through an
-// Authenticator, enforces bucket ownership and canned ACLs, translates
+// Authenticator, decides access (identity and bucket policies, ownership,
+// ACLs and public access blocks), translates
 // them into calls on an ObjectStore and answers in S3's XML dialect with
 // S3's error codes. It knows nothing of drives or erasure coding.
 package s3api
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -52,6 +54,32 @@ type Caller struct {
 	AccessKey   string
 	DisplayName string
 	Root        bool
+	// User, Owner and Permissions are set for identities of the
+	// identity store (auth.Identity has their meaning): their access is
+	// decided by their policies and bucket policies, not by ownership
+	// and ACLs, and what they create is owned by Owner.
+	User        string
+	Owner       string
+	Permissions auth.Permissions
+	// Session marks temporary credentials.
+	Session bool
+}
+
+// owner is the owner recorded for what the caller creates.
+func (c Caller) owner() string {
+	if c.Owner != "" {
+		return c.Owner
+	}
+	return c.AccessKey
+}
+
+// principal is the name policies know the caller by (a user name, or
+// the access key of a users-file user).
+func (c Caller) principal() string {
+	if c.User != "" {
+		return c.User
+	}
+	return c.AccessKey
 }
 
 // AuthResult is an authenticated request: the caller and the body to read

@@ -84,8 +84,10 @@ func TestBucketOperations(t *testing.T) {
 	wantCode(t, err, "NotImplemented", 501)
 	_, err = c.GetBucketPolicy(cx, &s3.GetBucketPolicyInput{Bucket: aws.String("beta")})
 	wantCode(t, err, "NoSuchBucketPolicy", 404)
-	_, err = c.GetPublicAccessBlock(cx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("beta")})
+	_, err = c.GetBucketReplication(cx, &s3.GetBucketReplicationInput{Bucket: aws.String("beta")})
 	wantCode(t, err, "NotImplemented", 501)
+	_, err = c.GetPublicAccessBlock(cx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("beta")})
+	wantCode(t, err, "NoSuchPublicAccessBlockConfiguration", 404)
 }
 
 func TestObjectOperations(t *testing.T) {

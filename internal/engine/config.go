@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+// Config documents are small, whole documents the server keeps beside its
+// data (the identity store is one): each is written to every drive's
+// index under TableSystem ("config/NAME") with a sequence number, and an
+// update counts only once a majority of all drives holds it, like a
+// bucket record. Reading picks the newest version that at least half of
+// the drives (rounded up) hold: every older version has fewer copies
+// than that once a later write succeeded, so a read never goes back
+// behind an acknowledged write. A write that failed (reached fewer than
+// a majority) is indeterminate, as a failed write to any store is: with
+// exactly half the drives it is read back, with fewer it is not. The
+// read repairs the online drives that lack the version it picked.
+
+// configKey is a config document's key in TableSystem.
+func configKey(name string) string { return "config/" + name }
+
+// configEnvelope is a stored config document:
+// magic "SSC1", seq (8 bytes), crc32c of the data (4 bytes), data.
+const configMagic = "SSC1"
+
+func encodeConfig(seq uint64, data []byte) []byte {
+	out := make([]byte, 0, 16+len(data))
+	out = append(out, configMagic...)
+	out = binary.BigEndian.AppendUint64(out, seq)
+	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(data, crcTable))
+	return append(out, data...)
+}
+
+func decodeConfig(v []byte) (seq uint64, data []byte, ok bool) {
+	if len(v) < 16 || string(v[:4]) != configMagic {
+		return 0, nil, false
+	}
+	seq = binary.BigEndian.Uint64(v[4:12])
+	data = v[16:]
+	if crc32.Checksum(data, crcTable) != binary.BigEndian.Uint32(v[12:16]) {
+		return 0, nil, false
+	}
+	return seq, data, true
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrNoConfig is returned by ReadConfig for a document never written.
+var ErrNoConfig = errors.New("config document not found")
+
+// configCopy is one drive's copy of a document.
+type configCopy struct {
+	seq  uint64
+	data []byte
+}
+
+// readConfigCopies reads every drive's copy of a document; a drive
+// without one, or with a damaged one, has ok false.
+func (e *Engine) readConfigCopies(ctx context.Context, name string) ([]configCopy, []bool, []error) {
+	drives := e.allDrives()
+	copies := make([]configCopy, len(drives))
+	have := make([]bool, len(drives))
+	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
+		v, err := d.Get(ctx, drive.TableSystem, configKey(name))
+		if errors.Is(err, drive.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if seq, data, ok := decodeConfig(v); ok {
+			copies[i], have[i] = configCopy{seq, data}, true
+		}
+		return nil
+	})
+	return copies, have, errs
+}
+
+// ReadConfig returns the newest version of a config document that at
+// least half of all drives hold, with its sequence number, and rewrites
+// it to online drives holding an older or no copy. ErrNoConfig means no
+// drive holds one; ErrReadQuorum means copies exist but no version has
+// enough of them (too many drives offline).
+func (e *Engine) ReadConfig(ctx context.Context, name string) ([]byte, uint64, error) {
+	e.configMu.Lock()
+	defer e.configMu.Unlock()
+	return e.readConfigLocked(ctx, name)
+}
+
+func (e *Engine) readConfigLocked(ctx context.Context, name string) ([]byte, uint64, error) {
+	copies, have, errs := e.readConfigCopies(ctx, name)
+	// More copies than a failed write can leave of any version older
+	// than the last acknowledged one (n - write quorum).
+	n := len(copies)
+	quorum := n - e.bucketQuorum() + 1
+	var best *configCopy
+	any := false
+	for i := range copies {
+		if !have[i] {
+			continue
+		}
+		any = true
+		n := 0
+		for j := range copies {
+			if have[j] && copies[j].seq == copies[i].seq && bytes.Equal(copies[j].data, copies[i].data) {
+				n++
+			}
+		}
+		if n >= quorum && (best == nil || copies[i].seq > best.seq) {
+			best = &copies[i]
+		}
+	}
+	if best == nil {
+		if !any && countNil(errs) >= e.bucketQuorum() {
+			return nil, 0, ErrNoConfig
+		}
+		return nil, 0, fmt.Errorf("config %s: %w: no version is held by %d drives", name, ErrReadQuorum, quorum)
+	}
+	// Repair the online drives that missed the chosen version; a failure
+	// here changes nothing the caller sees.
+	drives := e.allDrives()
+	var stale []drive.Drive
+	for i, d := range drives {
+		if errs[i] == nil && (!have[i] || copies[i].seq != best.seq) {
+			stale = append(stale, d)
+		}
+	}
+	if len(stale) > 0 {
+		v := encodeConfig(best.seq, best.data)
+		forEachDrive(stale, func(_ int, d drive.Drive) error { return sysPut(ctx, d, configKey(name), v) })
+	}
+	return best.data, best.seq, nil
+}
+
+// WriteConfig replaces a config document if its current sequence number
+// is prev (0: not written yet), so two writers cannot lose each other's
+// update; it returns the new sequence number. ErrConfigConflict reports
+// a document changed since prev was read.
+func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
+	e.configMu.Lock()
+	defer e.configMu.Unlock()
+	_, cur, err := e.readConfigLocked(ctx, name)
+	switch {
+	case errors.Is(err, ErrNoConfig):
+		cur = 0
+	case err != nil:
+		return 0, err
+	}
+	if cur != prev {
+		return 0, fmt.Errorf("config %s: %w (have version %d, expected %d)", name, ErrConfigConflict, cur, prev)
+	}
+	// The new number must exceed every copy on any drive, including a
+	// failed write's leftovers on a minority, so that it wins over them.
+	copies, have, _ := e.readConfigCopies(ctx, name)
+	next := cur + 1
+	for i := range copies {
+		if have[i] && copies[i].seq >= next {
+			next = copies[i].seq + 1
+		}
+	}
+	v := encodeConfig(next, data)
+	errs := forEachDrive(e.allDrives(), func(_ int, d drive.Drive) error { return sysPut(ctx, d, configKey(name), v) })
+	if ok := countNil(errs); ok < e.bucketQuorum() {
+		return 0, quorumError("config "+name, errs, ok, e.bucketQuorum())
+	}
+	return next, nil
+}
+
+// ErrConfigConflict is returned by WriteConfig when the document changed
+// since the caller read it.
+var ErrConfigConflict = errors.New("config document changed concurrently")

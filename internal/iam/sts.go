@@ -1,0 +1,224 @@
+package iam
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/internal/policy"
+)
+
+// Temporary credentials (STS AssumeRole). A session token is the sealed
+// claims below: the server keeps no session state, sessions survive a
+// restart (the key is derived from the same material as the secrets'),
+// and a session stops working when it expires, when its user is disabled
+// or removed, or when the key material changes.
+
+// sessionClaims are what a session token holds.
+type sessionClaims struct {
+	AccessKey string    `json:"ak"`
+	SecretKey string    `json:"sk"`
+	User      string    `json:"u,omitempty"` // "" for a root session
+	Root      bool      `json:"r,omitempty"`
+	Expiry    time.Time `json:"exp"`
+	// Bounds are the narrowing policies: the calling access key's own
+	// policy and the session policy, each of which must allow.
+	Bounds []string `json:"b,omitempty"`
+}
+
+const (
+	tokenPrefix = "SS1."
+	tokenAAD    = "shardstore session token"
+	// maxToken bounds what is decoded from a request.
+	maxToken = 16 << 10
+)
+
+// Session durations AssumeRole accepts, as STS's.
+const (
+	MinSessionDuration     = 15 * time.Minute
+	MaxSessionDuration     = 12 * time.Hour
+	DefaultSessionDuration = time.Hour
+)
+
+// sessionCache holds decoded tokens (with compiled bounds) so a request
+// neither decrypts nor parses JSON; it is emptied on every store change,
+// which is also when a session's user may have changed.
+type sessionCache struct {
+	mu sync.Mutex
+	m  map[string]*session
+}
+
+type session struct {
+	claims sessionClaims
+	bounds []*policy.Policy
+}
+
+const maxCachedSessions = 4096
+
+func (c *sessionCache) get(token string) (*session, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[token]
+	return s, ok
+}
+
+func (c *sessionCache) put(token string, s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedSessions {
+		c.m = map[string]*session{}
+	}
+	c.m[token] = s
+}
+
+func (c *sessionCache) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}
+
+func (s *Store) decodeToken(token string) (*session, error) {
+	if ses, ok := s.sessions.get(token); ok {
+		return ses, nil
+	}
+	body, ok := strings.CutPrefix(token, tokenPrefix)
+	if !ok || len(token) > maxToken {
+		return nil, auth.InvalidToken()
+	}
+	plain, err := unseal(s.keys.tokens, body, tokenAAD)
+	if err != nil {
+		return nil, auth.InvalidToken()
+	}
+	ses := &session{}
+	if json.Unmarshal(plain, &ses.claims) != nil {
+		return nil, auth.InvalidToken()
+	}
+	for _, b := range ses.claims.Bounds {
+		p, err := policy.Parse([]byte(b), policy.ParseOptions{Identity: true})
+		if err != nil {
+			p = denyAll
+		}
+		ses.bounds = append(ses.bounds, p)
+	}
+	s.sessions.put(token, ses)
+	return ses, nil
+}
+
+// LookupSession implements auth.IdentityStore.
+func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
+	ses, err := s.decodeToken(token)
+	if err != nil {
+		return auth.Identity{}, err
+	}
+	c := ses.claims
+	if c.AccessKey != accessKey {
+		return auth.Identity{}, auth.InvalidToken()
+	}
+	if !s.now().Before(c.Expiry) {
+		return auth.Identity{}, auth.ExpiredToken()
+	}
+	var base *permissions
+	user := c.User
+	if c.Root {
+		base, user = &permissions{all: true}, s.opts.Root.AccessKey
+	} else {
+		snap := s.snap.Load()
+		u, ok := snap.st.Users[c.User]
+		cred := snap.creds[c.User]
+		if !ok || cred == nil {
+			return auth.Identity{}, auth.InvalidToken()
+		}
+		if u.Status == StatusDisabled {
+			return auth.Identity{}, auth.InvalidAccessKey("The user of this session is disabled.")
+		}
+		base = cred.id.Permissions.(*permissions)
+	}
+	p := base
+	for _, b := range ses.bounds {
+		p = p.narrowed(b)
+	}
+	id := s.identity(user, c.SecretKey, p)
+	id.AccessKey, id.Session = accessKey, true
+	return id, nil
+}
+
+// STSError is an AssumeRole failure with STS's error code.
+type STSError struct {
+	Code    string // AccessDenied, ValidationError, MalformedPolicyDocument, PackedPolicyTooLarge
+	Message string
+}
+
+func (e *STSError) Error() string { return e.Code + ": " + e.Message }
+
+// AssumeRoleRequest is what AssumeRole is asked.
+type AssumeRoleRequest struct {
+	Duration time.Duration // 0: DefaultSessionDuration
+	Policy   string        // a session policy, optional
+}
+
+// AssumeRole issues temporary credentials for caller: root, a user, or
+// an access key of a user. The session has the caller's permissions,
+// narrowed by the access key's own policy and the session policy, until
+// it expires (never later than the calling access key does).
+func (s *Store) AssumeRole(_ context.Context, caller auth.Identity, req AssumeRoleRequest) (Credentials, error) {
+	c := sessionClaims{AccessKey: newAccessKey("SSTS"), SecretKey: newSecret()}
+	d := req.Duration
+	if d == 0 {
+		d = DefaultSessionDuration
+	}
+	if d < MinSessionDuration || d > MaxSessionDuration {
+		return Credentials{}, &STSError{Code: "ValidationError", Message: fmt.Sprintf(
+			"1 validation error detected: Value '%d' at 'durationSeconds' failed to satisfy constraint: Member must have value between %d and %d",
+			int64(d/time.Second), int64(MinSessionDuration/time.Second), int64(MaxSessionDuration/time.Second))}
+	}
+	c.Expiry = s.now().Add(d).UTC().Truncate(time.Second)
+	switch {
+	case caller.Session:
+		return Credentials{}, &STSError{Code: "AccessDenied", Message: "Temporary credentials cannot assume a role; use long-term credentials."}
+	case caller.Root:
+		c.Root = true
+	case caller.Permissions == nil:
+		return Credentials{}, &STSError{Code: "AccessDenied", Message: "Only the root user and users of the identity store may assume a role."}
+	default:
+		snap := s.snap.Load()
+		c.User = caller.User
+		if k, ok := snap.st.AccessKeys[caller.AccessKey]; ok {
+			if k.Policy != "" {
+				c.Bounds = append(c.Bounds, k.Policy)
+			}
+			if k.Expiry != nil && k.Expiry.Before(c.Expiry) {
+				c.Expiry = k.Expiry.UTC().Truncate(time.Second)
+			}
+		}
+	}
+	if req.Policy != "" {
+		if err := checkPolicy(req.Policy, maxInlinePolicy); err != nil {
+			if pe, ok := err.(*PolicyError); ok { //nolint:errorlint // checkPolicy returns it unwrapped
+				code := "MalformedPolicyDocument"
+				if strings.HasPrefix(pe.Message, "Policy document is") {
+					code = "PackedPolicyTooLarge"
+				}
+				return Credentials{}, &STSError{Code: code, Message: pe.Message}
+			}
+			return Credentials{}, err
+		}
+		c.Bounds = append(c.Bounds, req.Policy)
+	}
+	plain, err := json.Marshal(c)
+	if err != nil {
+		return Credentials{}, err
+	}
+	token := tokenPrefix + seal(s.keys.tokens, plain, tokenAAD)
+	who := caller.User
+	if caller.Root {
+		who = "root"
+	}
+	s.log(AuditRecord{Actor: who, Action: "sts.assumerole", Target: c.AccessKey,
+		Detail: "expires " + c.Expiry.Format(time.RFC3339)})
+	exp := c.Expiry
+	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}, nil
+}

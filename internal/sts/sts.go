@@ -1,0 +1,219 @@
+// Package sts serves the AWS Security Token Service's AssumeRole on the
+// S3 endpoint, as the AWS SDKs and CLI call it: a form-encoded POST to
+// "/" signed with SigV4 for service "sts". It authenticates the caller
+// with the auth.Verifier and has the identity store issue the session
+// (iam.Store.AssumeRole); answers are STS's XML.
+//
+// Roles are not modelled: RoleArn is required (the SDKs insist on it)
+// and recorded nowhere; the session has the caller's own permissions,
+// narrowed by the Policy parameter when one is given.
+package sts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/internal/iam"
+)
+
+// Issuer issues sessions (iam.Store does).
+type Issuer interface {
+	AssumeRole(ctx context.Context, caller auth.Identity, req iam.AssumeRoleRequest) (iam.Credentials, error)
+}
+
+// Handler is the STS endpoint.
+type Handler struct {
+	Verifier *auth.Verifier
+	Issuer   Issuer
+	Log      *slog.Logger
+}
+
+// maxBody bounds the form: AssumeRole's parameters with a 2 KiB policy
+// fit many times over.
+const maxBody = 64 << 10
+
+const stsNS = "https://sts.amazonaws.com/doc/2011-06-15/"
+
+type xmlCredentials struct {
+	AccessKeyID     string `xml:"AccessKeyId"`
+	SecretAccessKey string `xml:"SecretAccessKey"`
+	SessionToken    string `xml:"SessionToken"`
+	Expiration      string `xml:"Expiration"`
+}
+
+type xmlAssumeRoleResponse struct {
+	XMLName xml.Name `xml:"AssumeRoleResponse"`
+	NS      string   `xml:"xmlns,attr"`
+	Result  struct {
+		Credentials     xmlCredentials `xml:"Credentials"`
+		AssumedRoleUser struct {
+			Arn           string `xml:"Arn"`
+			AssumedRoleID string `xml:"AssumedRoleId"`
+		} `xml:"AssumedRoleUser"`
+		PackedPolicySize int `xml:"PackedPolicySize,omitempty"`
+	} `xml:"AssumeRoleResult"`
+	Metadata struct {
+		RequestID string `xml:"RequestId"`
+	} `xml:"ResponseMetadata"`
+}
+
+type xmlErrorResponse struct {
+	XMLName xml.Name `xml:"ErrorResponse"`
+	NS      string   `xml:"xmlns,attr"`
+	Error   struct {
+		Type    string `xml:"Type"`
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	} `xml:"Error"`
+	RequestID string `xml:"RequestId"`
+}
+
+func requestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func writeXML(w http.ResponseWriter, status int, v any) {
+	body, err := xml.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode reply", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(xml.Header)+len(body)))
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, xml.Header)
+	_, _ = w.Write(body)
+}
+
+// fail answers an STS error. Sender errors are the caller's fault.
+func fail(w http.ResponseWriter, status int, code, msg string) {
+	var e xmlErrorResponse
+	e.NS, e.RequestID = stsNS, requestID()
+	e.Error.Type, e.Error.Code, e.Error.Message = "Sender", code, msg
+	if status >= 500 {
+		e.Error.Type = "Receiver"
+	}
+	writeXML(w, status, e)
+}
+
+// ServeHTTP answers one STS request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		fail(w, http.StatusMethodNotAllowed, "InvalidAction", "STS requests are POSTs")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		fail(w, http.StatusBadRequest, "IncompleteSignature", "could not read the request body")
+		return
+	}
+	if len(body) > maxBody {
+		fail(w, http.StatusRequestEntityTooLarge, "ValidationError", fmt.Sprintf("the request body is larger than %d bytes", maxBody))
+		return
+	}
+	id, err := h.Verifier.VerifySTS(r, body)
+	if err != nil {
+		var ae *auth.Error
+		if errors.As(err, &ae) {
+			fail(w, ae.Status, ae.Code, ae.Message)
+			return
+		}
+		fail(w, http.StatusForbidden, "AccessDenied", "Access Denied")
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		fail(w, http.StatusBadRequest, "MalformedQueryString", "the request body is not a valid form")
+		return
+	}
+	for k, v := range r.URL.Query() { // the query works too, as in STS
+		if _, ok := form[k]; !ok {
+			form[k] = v
+		}
+	}
+	switch form.Get("Action") {
+	case "AssumeRole":
+		h.assumeRole(w, r, id, form)
+	case "":
+		fail(w, http.StatusBadRequest, "MissingAction", "the Action parameter is missing")
+	default:
+		fail(w, http.StatusBadRequest, "InvalidAction", fmt.Sprintf("could not find operation %s for version %s", form.Get("Action"), form.Get("Version")))
+	}
+}
+
+func (h *Handler) assumeRole(w http.ResponseWriter, r *http.Request, caller auth.Identity, form url.Values) {
+	if v := form.Get("Version"); v != "2011-06-15" {
+		fail(w, http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("unsupported Version %q (2011-06-15 is)", v))
+		return
+	}
+	arn, name := form.Get("RoleArn"), form.Get("RoleSessionName")
+	switch {
+	case len(arn) < 20 || len(arn) > 2048:
+		fail(w, http.StatusBadRequest, "ValidationError", "1 validation error detected: Value at 'roleArn' failed to satisfy constraint: Member must have length between 20 and 2048")
+		return
+	case len(name) < 2 || len(name) > 64 || !validSessionName(name):
+		fail(w, http.StatusBadRequest, "ValidationError", "1 validation error detected: Value at 'roleSessionName' failed to satisfy constraint: Member must have length between 2 and 64 and match [\\w+=,.@-]*")
+		return
+	}
+	req := iam.AssumeRoleRequest{Policy: form.Get("Policy")}
+	if v := form.Get("DurationSeconds"); v != "" {
+		secs, err := strconv.Atoi(v)
+		if err != nil {
+			fail(w, http.StatusBadRequest, "ValidationError", "DurationSeconds must be an integer")
+			return
+		}
+		req.Duration = time.Duration(secs) * time.Second
+		if secs <= 0 {
+			req.Duration = -1 // below the minimum: refused by AssumeRole
+		}
+	}
+	creds, err := h.Issuer.AssumeRole(r.Context(), caller, req)
+	if err != nil {
+		var se *iam.STSError
+		if errors.As(err, &se) {
+			status := http.StatusBadRequest
+			if se.Code == "AccessDenied" {
+				status = http.StatusForbidden
+			}
+			fail(w, status, se.Code, se.Message)
+			return
+		}
+		if h.Log != nil {
+			h.Log.Error("assume role", "error", err)
+		}
+		fail(w, http.StatusInternalServerError, "InternalError", "could not issue credentials")
+		return
+	}
+	var out xmlAssumeRoleResponse
+	out.NS = stsNS
+	out.Result.Credentials = xmlCredentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey,
+		SessionToken: creds.SessionToken, Expiration: creds.Expiration.UTC().Format(time.RFC3339)}
+	out.Result.AssumedRoleUser.Arn = arn + "/" + name
+	out.Result.AssumedRoleUser.AssumedRoleID = creds.AccessKey + ":" + name
+	out.Metadata.RequestID = requestID()
+	writeXML(w, http.StatusOK, out)
+}
+
+func validSessionName(s string) bool {
+	for _, c := range s {
+		ok := c == '_' || c == '+' || c == '=' || c == ',' || c == '.' || c == '@' || c == '-' ||
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
