@@ -290,7 +290,7 @@ func identityCommands(f *identityFlags) map[string]map[string]identityCommand {
 						fmt.Fprintf(out, "group %s removed\n", a[0])
 						return nil
 					}
-					if err := c.call(ctx, http.MethodPost, "groups/"+esc(a[0])+"/members", nil, admin.Members{Remove: a[1:]}, nil); err != nil {
+					if err := c.call(ctx, http.MethodPost, "groups/"+esc(a[0])+"/members", url.Values{"remove": {""}}, admin.Members{Remove: a[1:]}, nil); err != nil {
 						return err
 					}
 					fmt.Fprintf(out, "group %s: removed %s\n", a[0], strings.Join(a[1:], ", "))

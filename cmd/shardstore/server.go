@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -294,12 +295,18 @@ func envTrue(v string) bool {
 	return false
 }
 
-// adminAuthorize authorizes admin requests: SigV4-signed by the root
-// user, or by an identity whose policies allow the admin action. The
-// request body is replaced by the verified one, so a signed body is
-// checked as the handler reads it.
+// adminAuthorize authorizes admin requests: signed by the root user, or
+// by an identity whose policies allow the admin action. Only SigV4 in
+// the Authorization header with the body's SHA-256 is accepted: an admin
+// call's body is what it does, so a signature that does not cover it
+// (SigV2, presigned URLs, UNSIGNED-PAYLOAD) could be replayed with
+// another. The request body is replaced by the verified one, so the hash
+// is checked as the handler reads it.
 func adminAuthorize(v *auth.Verifier) admin.Authorize {
 	return func(r *http.Request, action string) (admin.Actor, error) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") || !isSHA256Hex(r.Header.Get("X-Amz-Content-Sha256")) {
+			return admin.Actor{}, errors.New("admin requests must be signed with SigV4 in the Authorization header, with the body's SHA-256 in x-amz-content-sha256")
+		}
 		res, err := s3api.SigV4{Verifier: v}.Authenticate(r)
 		if err != nil {
 			return admin.Actor{}, err
@@ -310,24 +317,45 @@ func adminAuthorize(v *auth.Verifier) admin.Authorize {
 		c := res.Caller
 		switch {
 		case c.Root:
-			return admin.Actor{Name: "root", Key: c.AccessKey}, nil
-		case c.Anonymous:
-			return admin.Actor{}, errors.New("admin requests must be signed")
+			return admin.Actor{Name: "root", Key: c.AccessKey, Can: func(string) bool { return true }}, nil
 		case c.Permissions == nil:
 			return admin.Actor{Name: c.AccessKey, Key: c.AccessKey},
-				fmt.Errorf("%w: admin requests need the root user or a user of the identity store with %s", admin.ErrDenied, action)
+				fmt.Errorf("admin requests need the root user or a user of the identity store with %s", action)
 		}
 		a := admin.Actor{Name: c.User, User: c.User, Key: c.AccessKey}
+		if c.AccessKey != c.User {
+			a.Name = c.User + " (key " + c.AccessKey + ")"
+		}
 		if c.Session {
 			a.Key = "" // a session never counts as the user's own key
 		}
-		pr := &policy.Request{Action: action, Resource: "arn:aws:s3:::*", AccessKey: c.User,
-			Conditions: map[string][]string{"aws:username": {c.User}}}
-		if c.Permissions.Evaluate(pr) != policy.Allowed {
-			return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
+		decide := func(action string) policy.Decision {
+			// Admin actions act on the server, not on S3 resources: a
+			// statement on "arn:aws:s3:::*" does not reach them, "*" (or
+			// no Resource) does.
+			return c.Permissions.Evaluate(&policy.Request{Action: action, Resource: adminResource,
+				AccessKey: c.User, Conditions: s3api.ConditionKeys(r, c)})
 		}
-		return a, nil
+		a.Can = func(action string) bool { return decide(action) == policy.Allowed }
+		switch decide(action) {
+		case policy.Allowed:
+			return a, nil
+		case policy.Denied:
+			return a, fmt.Errorf("%s is explicitly denied %s", c.User, action)
+		}
+		return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
 	}
+}
+
+// adminResource is the resource admin actions are evaluated on.
+const adminResource = "arn:shardstore:admin:::server"
+
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 // endpointHost is the HOST:PORT to print for a listener; a wildcard

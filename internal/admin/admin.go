@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/iam"
 )
 
 // Prefix is the URL path the handler serves.
@@ -38,10 +39,20 @@ type Actor struct {
 	// calling with its own key (Key == User) may manage its own access
 	// keys without admin permissions.
 	User, Key string
+	// Can reports whether the actor may perform another admin action;
+	// calls whose effect reaches further than their own action (an
+	// access key for another user, replacing an attached policy) ask it.
+	// Nil means no.
+	Can func(action string) bool
 }
 
+// can is a.Can(action), false when Can is nil.
+func (a Actor) can(action string) bool { return a.Can != nil && a.Can(action) }
+
 // ErrDenied is what an Authorize function returns, wrapped, for an
-// authenticated caller without the permission.
+// authenticated caller whose policies do not grant the action (and do not
+// explicitly deny it: an explicit Deny is some other error, so that no
+// self-service call gets past it).
 var ErrDenied = errors.New("not allowed")
 
 // Authorize authenticates r and decides whether its caller may perform
@@ -125,6 +136,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	actor, err := h.authorize(r, c.action)
 	if err != nil && !(errors.Is(err, ErrDenied) && c.self != nil && actor.User != "" && actor.Key == actor.User && c.self(actor)) {
+		if actor.Name != "" && h.ids != nil {
+			h.ids.Record(iam.AuditRecord{Actor: actor.Name, Action: "denied", Target: r.Method + " " + path, Detail: c.action})
+		}
 		writeJSONError(w, http.StatusForbidden, "access denied: "+err.Error())
 		return
 	}

@@ -39,6 +39,7 @@ type Identities interface {
 	RemoveAccessKey(ctx context.Context, actor, ak string) error
 	SetAccessKeyStatus(ctx context.Context, actor, ak string, enabled bool) error
 	Audit() []iam.AuditRecord
+	Record(rec iam.AuditRecord)
 }
 
 // Bodies of the identity calls.
@@ -116,7 +117,7 @@ func done(w http.ResponseWriter, err error) {
 // routeIdentities routes the identity calls:
 //
 //	GET users | POST users | GET, DELETE users/NAME | POST users/NAME/enable|disable
-//	GET groups | GET, DELETE groups/NAME | POST groups/NAME/members | POST groups/NAME/enable|disable
+//	GET groups | GET, DELETE groups/NAME | POST groups/NAME/members[?remove] | POST groups/NAME/enable|disable
 //	GET policies | GET, PUT, DELETE policies/NAME | POST policies/attach|detach
 //	GET accesskeys[?user=U] | POST accesskeys | DELETE accesskeys/AK | POST accesskeys/AK/enable|disable
 //	GET audit
@@ -214,10 +215,22 @@ func (h *Handler) identityCall(method string, p []string, r *http.Request) *call
 				done(w, ids.RemoveGroup(ctx, a.Name, p[1]))
 			}}
 		case is(http.MethodPost, 3) && p[2] == "members":
-			return &call{action: "admin:AddUserToGroup", serve: func(w http.ResponseWriter, r *http.Request, a Actor) {
+			// Adding and removing members are separate actions; the query
+			// (signed) says which this call is, so it is authorized
+			// before its body is read.
+			removing := r.URL.Query().Has("remove")
+			action := "admin:AddUserToGroup"
+			if removing {
+				action = "admin:RemoveUserFromGroup"
+			}
+			return &call{action: action, serve: func(w http.ResponseWriter, r *http.Request, a Actor) {
 				var m Members
 				if err := readJSON(r, &m); err != nil {
 					writeStoreError(w, err)
+					return
+				}
+				if removing && len(m.Add) > 0 || !removing && len(m.Remove) > 0 {
+					writeJSONError(w, http.StatusBadRequest, "add members with POST groups/NAME/members, remove them with POST groups/NAME/members?remove")
 					return
 				}
 				done(w, ids.UpdateGroupMembers(ctx, a.Name, p[1], m.Add, m.Remove))
@@ -257,6 +270,12 @@ func (h *Handler) identityCall(method string, p []string, r *http.Request) *call
 				doc, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 				if err != nil || len(doc) > maxBody {
 					writeJSONError(w, http.StatusBadRequest, "MalformedPolicy: the policy document is too large or unreadable")
+					return
+				}
+				// Replacing an attached policy changes what its users may do,
+				// which is what attaching policies is.
+				if info, err := ids.Policy(p[1]); err == nil && len(info.Users)+len(info.Groups) > 0 && !a.can("admin:AttachUserOrGroupPolicy") {
+					writeJSONError(w, http.StatusForbidden, "access denied: replacing a policy that is attached needs admin:AttachUserOrGroupPolicy")
 					return
 				}
 				done(w, ids.PutPolicy(ctx, a.Name, p[1], string(doc)))
@@ -312,6 +331,12 @@ func (h *Handler) accessKeyCall(method string, p []string, r *http.Request) *cal
 					writeJSONError(w, http.StatusBadRequest, "name the parent user of the access key")
 					return
 				}
+				// A key for another user carries that user's permissions:
+				// only who could grant them anyway may create it.
+				if req.Parent != a.User && !a.can("admin:AttachUserOrGroupPolicy") {
+					writeJSONError(w, http.StatusForbidden, "access denied: an access key for another user needs admin:AttachUserOrGroupPolicy besides admin:CreateServiceAccount")
+					return
+				}
 				creds, err := ids.CreateAccessKey(ctx, a.Name, req)
 				if err != nil {
 					writeStoreError(w, err)
@@ -325,7 +350,9 @@ func (h *Handler) accessKeyCall(method string, p []string, r *http.Request) *cal
 				done(w, ids.RemoveAccessKey(ctx, a.Name, p[1]))
 			}}
 	case method == http.MethodPost && len(p) == 3 && (p[2] == "enable" || p[2] == "disable"):
-		return &call{action: "admin:UpdateServiceAccount", self: ownKey(p[1]),
+		// Not self-service: a user must not re-enable a key an
+		// administrator disabled.
+		return &call{action: "admin:UpdateServiceAccount",
 			serve: func(w http.ResponseWriter, _ *http.Request, a Actor) {
 				done(w, ids.SetAccessKeyStatus(ctx, a.Name, p[1], p[2] == "enable"))
 			}}

@@ -55,7 +55,19 @@ func TestIdentityCalls(t *testing.T) {
 		kind, name, _ := strings.Cut(r.Header.Get("X-Actor"), ":")
 		switch kind {
 		case "root":
-			return Actor{Name: "root", Key: "rootkey"}, nil
+			return Actor{Name: "root", Key: "rootkey", Can: func(string) bool { return true }}, nil
+		case "keyadmin", "policyadmin":
+			// allowed admin:CreateServiceAccount (or admin:CreatePolicy)
+			// and nothing else
+			only := map[string]string{"keyadmin": "admin:CreateServiceAccount", "policyadmin": "admin:CreatePolicy"}[kind]
+			a := Actor{Name: name, User: name, Key: name, Can: func(act string) bool { return act == only }}
+			if a.Can(action) {
+				return a, nil
+			}
+			return a, fmt.Errorf("%w: %s", ErrDenied, action)
+		case "denied":
+			// a user whose policies explicitly deny admin:*
+			return Actor{Name: name, User: name, Key: name}, fmt.Errorf("explicitly denied %s", action)
 		case "user":
 			return Actor{Name: name, User: name, Key: name}, fmt.Errorf("%w: %s", ErrDenied, action)
 		case "session":
@@ -104,6 +116,8 @@ func TestIdentityCalls(t *testing.T) {
 	expect("root", "POST", "policies/attach", `{"policies":["nope"],"user":"alice"}`, 404, "not found")
 	expect("root", "POST", "policies/attach", `{"policies":["logs"],"user":"alice","group":"g"}`, 400, "not both")
 	expect("root", "POST", "groups/devs/members", `{"add":["alice"]}`, 204, "")
+	expect("root", "POST", "groups/devs/members", `{"remove":["alice"]}`, 400, "?remove")
+	expect("root", "POST", "groups/devs/members?remove", `{"add":["bob"]}`, 400, "?remove")
 	expect("root", "POST", "policies/attach", `{"policies":["logs"],"group":"devs"}`, 204, "")
 	expect("root", "DELETE", "groups/devs", "", 409, "still has members")
 	expect("root", "DELETE", "policies/logs", "", 409, "detach it first")
@@ -126,7 +140,21 @@ func TestIdentityCalls(t *testing.T) {
 	expect("user:bob", "GET", "accesskeys", "", 403, "access denied")
 	expect("user:alice", "DELETE", "accesskeys/"+key.AccessKey, "", 403, "access denied")
 	expect("session:bob", "POST", "accesskeys", `{}`, 403, "access denied")
-	expect("user:bob", "POST", "accesskeys/"+key.AccessKey+"/disable", "", 204, "")
+	expect("user:bob", "POST", "accesskeys/"+key.AccessKey+"/disable", "", 403, "access denied")
+	expect("root", "POST", "accesskeys/"+key.AccessKey+"/disable", "", 204, "")
 	expect("user:bob", "DELETE", "accesskeys/"+key.AccessKey, "", 204, "")
+	// An explicit Deny is not overridden by self-service.
+	expect("denied:bob", "POST", "accesskeys", `{}`, 403, "explicitly denied")
+	// Keys for another user need more than admin:CreateServiceAccount.
+	expect("keyadmin:carol", "POST", "accesskeys", `{"parent":"alice"}`, 403, "admin:AttachUserOrGroupPolicy")
+	expect("root", "POST", "users", `{"name":"carol"}`, 201, "carol")
+	expect("keyadmin:carol", "POST", "accesskeys", `{"parent":"carol"}`, 201, "secretKey")
+	// Replacing an attached policy needs the right to attach policies.
+	expect("root", "POST", "users", `{"name":"dave"}`, 201, "dave")
+	expect("root", "POST", "policies/attach", `{"policies":["logs"],"user":"dave"}`, 204, "")
+	expect("policyadmin:dave", "PUT", "policies/logs", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}`, 403, "attached")
+	expect("policyadmin:dave", "PUT", "policies/fresh", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}`, 204, "")
+	// Refused calls are audited.
+	expect("root", "GET", "audit", "", 200, `"denied"`)
 	expect("nobody", "GET", "status", "", 403, "unauthenticated")
 }

@@ -237,6 +237,9 @@ func (v *Verifier) VerifyPost(form PostForm) (*PostUpload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := up.Identity.Refusal; err != nil {
+		return nil, err
+	}
 	return up, nil
 }
 

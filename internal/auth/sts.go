@@ -33,6 +33,9 @@ func (v *Verifier) VerifySTS(r *http.Request, body []byte) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
+	if err := id.Refusal; err != nil {
+		return Identity{}, err
+	}
 	return id, nil
 }
 

@@ -29,6 +29,11 @@ type Identity struct {
 	// Session marks temporary credentials (a session token came with
 	// the request).
 	Session bool
+	// Refusal, when set, is why these credentials may not be used (a
+	// disabled user, an expired key). The verifier answers it only once
+	// the signature has matched, so that nobody without the secret learns
+	// the state of a key.
+	Refusal error
 }
 
 // Limits on credentials. The minimums follow the brief (and MinIO's

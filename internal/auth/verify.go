@@ -86,6 +86,9 @@ func (v *Verifier) Verify(r *http.Request) (*Request, error) {
 	if err != nil {
 		return nil, err // keep a nil *Error from turning into a non-nil error
 	}
+	if err := req.Identity.Refusal; err != nil {
+		return nil, err
+	}
 	return req, nil
 }
 

@@ -43,6 +43,7 @@ const (
 	MaxPartNumber  = 10000
 	MaxKeyLength   = 1024
 	MaxUserMetaLen = 2 << 10 // S3: 2 KiB of user metadata
+	MaxObjectTags  = 10      // S3: at most 10 tags per object
 )
 
 // BucketInfo describes one bucket.
@@ -66,6 +67,9 @@ type BucketInfo struct {
 	// PublicAccessBlock is the bucket's PublicAccessBlockConfiguration
 	// as the S3 layer stored it; empty when none is set.
 	PublicAccessBlock string
+	// Tagging is the bucket's tag set (a Tagging document) as the S3
+	// layer stored it; empty when the bucket has no tags.
+	Tagging string
 }
 
 // BucketConfig names a bucket configuration document kept in the bucket
@@ -79,6 +83,7 @@ const (
 	BucketConfigWebsite           BucketConfig = "website"
 	BucketConfigPolicy            BucketConfig = "policy"
 	BucketConfigPublicAccessBlock BucketConfig = "publicAccessBlock"
+	BucketConfigTagging           BucketConfig = "tagging"
 )
 
 // BucketOptions are the settings for MakeBucket.
@@ -110,6 +115,8 @@ type ObjectInfo struct {
 	Headers map[string]string
 	// UserMeta holds x-amz-meta-* values, keys lower-case without prefix.
 	UserMeta map[string]string
+	// Tags is the object's tag set (key → value); nil when it has none.
+	Tags map[string]string
 	// Checksum is the S3 flexible checksum stored with the object, if any.
 	Checksum Checksum
 	// Parts lists part sizes for multipart objects (PartNumber order).
@@ -141,6 +148,10 @@ type PutOptions struct {
 	StorageClass string
 	Owner        string
 	ACL          string
+	// Tags is the new object's tag set (at most MaxObjectTags; the S3
+	// layer validates keys and values); nil or empty stores none. A
+	// multipart upload keeps it for the object it completes.
+	Tags map[string]string
 
 	// ContentMD5 is the client's Content-MD5 (raw 16 bytes); when set the
 	// body's MD5 must match or the PUT fails with ErrBadDigest.
@@ -196,7 +207,10 @@ type CopyOptions struct {
 	// ReplaceMetadata selects the REPLACE directive: Put's metadata
 	// fields replace the source's. Otherwise the source's are kept.
 	ReplaceMetadata bool
-	Put             PutOptions
+	// ReplaceTags selects the REPLACE tagging directive: Put.Tags become
+	// the copy's tags. Otherwise the copy keeps the source's tags.
+	ReplaceTags bool
+	Put         PutOptions
 	// SourceConditions are the x-amz-copy-source-if-* checks.
 	SourceConditions Conditions
 }

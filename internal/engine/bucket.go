@@ -30,20 +30,21 @@ type bucketRecord struct {
 	Website           string `json:"website,omitempty"`
 	Policy            string `json:"policy,omitempty"`
 	PublicAccessBlock string `json:"publicAccessBlock,omitempty"`
+	Tagging           string `json:"tagging,omitempty"`
 }
 
 // recordOf is the stored form of info.
 func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
-		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock}
+		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging}
 }
 
 // info is the BucketInfo a stored record describes.
 func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
 		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
-		PublicAccessBlock: r.PublicAccessBlock}
+		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -223,6 +224,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			info.Policy = doc
 		case BucketConfigPublicAccessBlock:
 			info.PublicAccessBlock = doc
+		case BucketConfigTagging:
+			info.Tagging = doc
 		default:
 			return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
 		}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
+	"sync"
 
 	"github.com/shardstore/shardstore/internal/drive"
 )
@@ -176,3 +178,30 @@ func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data
 // ErrConfigConflict is returned by WriteConfig when the document changed
 // since the caller read it.
 var ErrConfigConflict = errors.New("config document changed concurrently")
+
+// healConfigs reads every config document any drive holds, which
+// rewrites it to the online drives that lack its current version (a
+// replaced drive, one that was offline during a write). Heal runs and
+// drive refills call it with the bucket records, so copies are restored
+// without waiting for the next read.
+func (e *Engine) healConfigs(ctx context.Context) {
+	names := map[string]bool{}
+	var mu sync.Mutex
+	forEachDrive(e.allDrives(), func(_ int, d drive.Drive) error {
+		ents, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: "config/", KeysOnly: true})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		for _, ent := range ents {
+			names[strings.TrimPrefix(ent.Key, "config/")] = true
+		}
+		mu.Unlock()
+		return nil
+	})
+	for name := range names {
+		if _, _, err := e.ReadConfig(ctx, name); err != nil && e.log != nil {
+			e.log.Warn("cannot heal config document", "name", name, "err", err)
+		}
+	}
+}

@@ -110,3 +110,32 @@ func TestConfigEnvelope(t *testing.T) {
 		t.Fatal("a flipped bit decoded")
 	}
 }
+
+// TestConfigHealedByHealRuns: a heal run restores config document copies
+// drives lost (a replaced drive), without a read of the document.
+func TestConfigHealedByHealRuns(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, Config{})
+	if _, err := r.e.WriteConfig(ctx, "doc", 0, []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		b := &drive.Batch{}
+		b.Delete(drive.TableSystem, configKey("doc"))
+		if err := r.faulty[i].Inner().Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.e.Heal(ctx, HealRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 16; i++ {
+		v, err := r.faulty[i].Inner().Get(ctx, drive.TableSystem, configKey("doc"))
+		if err != nil {
+			t.Fatalf("drive %d has no copy after a heal run: %v", i+1, err)
+		}
+		if _, d, ok := decodeConfig(v); !ok || string(d) != "v1" {
+			t.Fatalf("drive %d holds %q", i+1, d)
+		}
+	}
+}

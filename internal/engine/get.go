@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -113,8 +114,49 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 			st.errs[p] = errors.New("stale version")
 		}
 	}
-	st.fi = best
+	st.fi = agreedSettings(best, st.metas)
 	return st, nil
+}
+
+// agreedSettings picks, among the drives' records of one version, the
+// settings most of them hold. An in-place update (an ACL, a tag set)
+// keeps the version, so a drive that missed one still votes for it with
+// its old settings; the update reached write quorum, more than half of
+// the set, so the copy most drives hold is the current one. Usually all
+// agree and best is returned as it is.
+func agreedSettings(best *meta.Object, metas []*meta.Object) *meta.Object {
+	agree := true
+	for _, m := range metas {
+		if m != nil && !sameSettings(m, best) {
+			agree = false
+			break
+		}
+	}
+	if agree {
+		return best
+	}
+	pick, votes := best, 0
+	for _, m := range metas {
+		if m == nil {
+			continue
+		}
+		n := 0
+		for _, o := range metas {
+			if o != nil && sameSettings(o, m) {
+				n++
+			}
+		}
+		if n > votes {
+			pick, votes = m, n
+		}
+	}
+	return pick
+}
+
+// sameSettings reports whether two records of one version agree on what
+// an in-place update changes (SetObjectACL, SetObjectTags).
+func sameSettings(a, b *meta.Object) bool {
+	return a.ACL == b.ACL && maps.Equal(a.Tags, b.Tags)
 }
 
 // pickVersion returns the version most drives hold (newest on a tie) and

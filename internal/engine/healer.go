@@ -158,7 +158,38 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 			break
 		}
 	}
+	e.healSettings(ctx, set, bucket, key, st, status, res)
 	return nil
+}
+
+// healSettings rewrites the record of each drive that holds the version
+// and its data intact but with the settings an in-place update (an ACL,
+// a tag set) replaced while the drive missed it: only the record is
+// written, from the settings the read agreed on (agreedSettings). Such a
+// drive counts as stale and healed.
+func (e *Engine) healSettings(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, status []int, res *HealResult) {
+	fi := st.fi
+	fixed := make([]bool, len(set.drives))
+	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		m := st.metas[p]
+		if status[p] != posOK || m == nil || st.isPrev(p) || sameSettings(m, fi) {
+			return nil
+		}
+		dm := *fi
+		dm.Erasure.Index, dm.InlineData, dm.Flags = fi.Erasure.Distribution[p], nil, fi.Flags&^meta.FlagPrev
+		if err := e.replaceRecord(ctx, d, bucket, key, &dm, st.recs[p], nil); err != nil {
+			e.log.Warn("heal: cannot rewrite stale settings", "bucket", bucket, "key", key, "drive", d.String(), "err", err)
+			return err
+		}
+		st.metas[p], fixed[p] = &dm, true
+		return nil
+	})
+	for _, f := range fixed {
+		if f {
+			res.Stale++
+			res.Healed++
+		}
+	}
 }
 
 // promotePrevious finishes what an interrupted commit left: a drive whose

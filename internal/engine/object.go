@@ -114,6 +114,40 @@ func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, acl string) erro
 	return err
 }
 
+// SetObjectTags replaces an object's tag set (nil or empty removes it)
+// in place, under the object lock and with the same quorum rules as
+// SetObjectACL. The version stays what it was: data, ETag and
+// Last-Modified are unchanged, as S3's PutObjectTagging leaves them.
+func (e *Engine) SetObjectTags(ctx context.Context, bucket, key string, tags map[string]string) error {
+	if err := checkTags(tags); err != nil {
+		return err
+	}
+	_, err := e.updateMeta(ctx, bucket, key, nil, func(m *meta.Object) { m.Tags = tagSet(tags) })
+	return err
+}
+
+// checkTags bounds a tag set; keys and values are the S3 layer's to
+// validate.
+func checkTags(tags map[string]string) error {
+	if len(tags) > MaxObjectTags {
+		return fmt.Errorf("%w: %d tags, at most %d", ErrInvalidArgument, len(tags), MaxObjectTags)
+	}
+	return nil
+}
+
+// tagSet is the stored form of a tag set: nil when empty, else a copy
+// (the caller's map is not kept).
+func tagSet(tags map[string]string) map[string]string {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(tags))
+	for k, v := range tags {
+		out[k] = v
+	}
+	return out
+}
+
 // CopyObject copies src to dst server side. The copy gets a FULL_OBJECT
 // checksum computed over the data. Copying an object onto itself with
 // ReplaceMetadata rewrites only its metadata when it keeps its checksum.
@@ -127,8 +161,14 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 		}
 		cur, err := e.HeadObject(ctx, srcBucket, srcKey, GetOptions{})
 		if err != nil || cur.Checksum.Algorithm != "" {
+			if err := checkTags(opts.Put.Tags); err != nil {
+				return ObjectInfo{}, err
+			}
 			return e.updateMetaIf(ctx, srcBucket, srcKey, &opts.SourceConditions, opts.Put, func(m *meta.Object) {
 				applyMetadata(m, &opts.Put)
+				if opts.ReplaceTags {
+					m.Tags = tagSet(opts.Put.Tags)
+				}
 				m.ModTime = time.Now().UnixNano()
 			})
 		}
@@ -161,6 +201,9 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 		if put.StorageClass == "" {
 			put.StorageClass = si.StorageClass
 		}
+	}
+	if !opts.ReplaceTags {
+		put.Tags = src.Info.Tags
 	}
 	// The copy's checksum is computed over the data, FULL_OBJECT: the
 	// requested algorithm, else the source's, else (as S3 gives every

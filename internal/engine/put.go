@@ -407,6 +407,9 @@ func checkPutOptions(opts *PutOptions) error {
 	if n > MaxUserMetaLen {
 		return fmt.Errorf("%w: user metadata is %d bytes, more than %d", ErrInvalidArgument, n, MaxUserMetaLen)
 	}
+	if err := checkTags(opts.Tags); err != nil {
+		return err
+	}
 	switch opts.StorageClass {
 	case "", "STANDARD", "REDUCED_REDUNDANCY":
 	default:
@@ -501,7 +504,7 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 	return &meta.Object{
 		Size: size, ModTime: time.Now().UnixNano(), ETag: etag,
 		ContentType: opts.ContentType, StorageClass: sc, Owner: opts.Owner, ACL: acl,
-		Headers: opts.Headers, UserMeta: opts.UserMeta,
+		Headers: opts.Headers, UserMeta: opts.UserMeta, Tags: tagSet(opts.Tags),
 		Erasure: meta.Erasure{DataShards: coder.DataShards(), ParityShards: coder.ParityShards(),
 			BlockSize: coder.BlockSize(), Distribution: dist, Bitrot: uint8(e.bitrot)},
 	}
@@ -747,7 +750,7 @@ func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
 	info := ObjectInfo{
 		Bucket: bucket, Key: key, Size: m.Size, ETag: m.ETag, ModTime: time.Unix(0, m.ModTime).UTC(),
 		ContentType: m.ContentType, StorageClass: m.StorageClass, Owner: m.Owner, ACL: m.ACL,
-		Headers: m.Headers, UserMeta: m.UserMeta,
+		Headers: m.Headers, UserMeta: m.UserMeta, Tags: m.Tags,
 		Checksum:   Checksum{Algorithm: m.ChecksumAlgo, Value: m.ChecksumVal, Type: m.ChecksumType},
 		DataShards: m.Erasure.DataShards, ParityShards: m.Erasure.ParityShards,
 	}

@@ -505,6 +505,7 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 // healBucketRecords gives every drive in drives every bucket's record (a
 // drive that was offline when a bucket was made, or replaced).
 func (e *Engine) healBucketRecords(ctx context.Context, drives []drive.Drive) {
+	e.healConfigs(ctx)
 	all, _ := e.ListBuckets(ctx)
 	forEachDrive(drives, func(i int, d drive.Drive) error {
 		have, err := bucketNames(ctx, d)

@@ -88,6 +88,9 @@ const (
 	maxManagedPolicy = 6144
 	maxInlinePolicy  = 2048
 	maxDescription   = 256
+	// maxAccessKeysPerUser bounds what any user (who may create keys for
+	// itself) can add to the store.
+	maxAccessKeysPerUser = 100
 )
 
 // PolicyError is a policy document the store refuses: malformed, or too
@@ -514,6 +517,15 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 		}
 		if s.keyTaken(st, req.AccessKey) {
 			return fmt.Errorf("%w: access key %q is already in use", ErrExists, req.AccessKey)
+		}
+		n := 0
+		for _, k := range st.AccessKeys {
+			if k.Parent == req.Parent {
+				n++
+			}
+		}
+		if n >= maxAccessKeysPerUser {
+			return fmt.Errorf("%w: user %q already has %d access keys, the most a user may have", ErrConflict, req.Parent, n)
 		}
 		st.AccessKeys[req.AccessKey] = &AccessKey{AccessKey: req.AccessKey, Parent: req.Parent,
 			SealedSecret: seal(s.keys.secrets, []byte(req.SecretKey), req.AccessKey),

@@ -285,15 +285,19 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // Lookup implements auth.IdentityStore.
 func (s *Store) Lookup(accessKey string) (auth.Identity, error) {
 	c, ok := s.snap.Load().creds[accessKey]
-	switch {
-	case !ok:
+	if !ok {
 		return auth.Identity{}, auth.InvalidAccessKey("")
-	case c.disabled != "":
-		return auth.Identity{}, auth.InvalidAccessKey(c.disabled)
-	case c.expiry != nil && !s.now().Before(*c.expiry):
-		return auth.Identity{}, auth.InvalidAccessKey("The access key has expired.")
 	}
-	return c.id, nil
+	// A refused key still gives its secret to the verifier, which says
+	// why only to a caller whose signature matched.
+	id := c.id
+	switch {
+	case c.disabled != "":
+		id.Refusal = auth.InvalidAccessKey(c.disabled)
+	case c.expiry != nil && !s.now().Before(*c.expiry):
+		id.Refusal = auth.InvalidAccessKey("The access key has expired.")
+	}
+	return id, nil
 }
 
 // update applies change to a copy of the current state, stores it and
@@ -311,12 +315,14 @@ func (s *Store) update(ctx context.Context, rec AuditRecord, change func(st *sta
 
 func (s *Store) updateLocked(ctx context.Context, change func(st *state) error) error {
 	err := s.tryUpdate(ctx, change)
-	if err == nil || !errors.Is(err, engine.ErrConfigConflict) && !errors.Is(err, engine.ErrWriteQuorum) {
+	var werr *writeError
+	if err == nil || !errors.As(err, &werr) {
 		return err
 	}
-	// The drives hold another version than this snapshot: a failed
-	// write of ours that was read back after all. Load what they hold;
-	// after a conflict, apply the change to it.
+	// A failed write may have been read back after all (the drives hold
+	// another version than this snapshot), and a conflict means another
+	// writer got there first: load what the drives hold; after a
+	// conflict, apply the change to it.
 	if rerr := s.reload(ctx); rerr != nil {
 		return errors.Join(err, rerr)
 	}
@@ -325,6 +331,12 @@ func (s *Store) updateLocked(ctx context.Context, change func(st *state) error) 
 	}
 	return err
 }
+
+// writeError is a failed write of the document.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return "store identities: " + e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
 
 // reload replaces the snapshot with the document the drives hold.
 func (s *Store) reload(ctx context.Context) error {
@@ -374,7 +386,7 @@ func (s *Store) tryUpdate(ctx context.Context, change func(st *state) error) err
 	}
 	seq, err := s.opts.Backend.WriteConfig(ctx, documentName, cur.seq, data)
 	if err != nil {
-		return fmt.Errorf("store identities: %w", err)
+		return &writeError{err}
 	}
 	snap.seq = seq
 	s.snap.Store(snap)
@@ -397,6 +409,21 @@ type AuditRecord struct {
 const auditKeep = 1000
 
 func (s *Store) log(rec AuditRecord) {
+	rec = s.logOnly(rec)
+	s.auditMu.Lock()
+	s.audit = append(s.audit, rec)
+	if len(s.audit) > auditKeep {
+		s.audit = append([]AuditRecord(nil), s.audit[len(s.audit)-auditKeep:]...)
+	}
+	s.auditMu.Unlock()
+}
+
+// Record logs an audit record of something the store did not do itself
+// (a refused administrative call).
+func (s *Store) Record(rec AuditRecord) { s.log(rec) }
+
+// logOnly writes an audit record to the log, not to the ring.
+func (s *Store) logOnly(rec AuditRecord) AuditRecord {
 	rec.Time = s.now().UTC()
 	if l := s.opts.Logger; l != nil {
 		attrs := []any{"actor", rec.Actor, "action", rec.Action, "target", rec.Target}
@@ -408,12 +435,7 @@ func (s *Store) log(rec AuditRecord) {
 		}
 		l.Info("audit", attrs...)
 	}
-	s.auditMu.Lock()
-	s.audit = append(s.audit, rec)
-	if len(s.audit) > auditKeep {
-		s.audit = append([]AuditRecord(nil), s.audit[len(s.audit)-auditKeep:]...)
-	}
-	s.auditMu.Unlock()
+	return rec
 }
 
 // Audit returns the latest audit records since this process started,

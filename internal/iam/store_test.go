@@ -76,6 +76,15 @@ func decide(t *testing.T, s *Store, ak, action, resource string) policy.Decision
 	return id.Permissions.Evaluate(req(action, resource))
 }
 
+// refusal is the error a lookup answers, or the refusal the verifier
+// answers once the signature matched.
+func refusal(id auth.Identity, err error) error {
+	if err != nil {
+		return err
+	}
+	return id.Refusal
+}
+
 func authCode(err error) string {
 	var ae *auth.Error
 	if errors.As(err, &ae) {
@@ -162,7 +171,7 @@ func TestUsersPoliciesGroups(t *testing.T) {
 	if err := s.SetUserStatus(ctx, "root", "alice", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lookup("alice"); !strings.Contains(authCode(err), "InvalidAccessKeyId: The user is disabled") {
+	if err := refusal(s.Lookup("alice")); !strings.Contains(authCode(err), "InvalidAccessKeyId: The user is disabled") {
 		t.Fatalf("disabled user: %v", err)
 	}
 
@@ -183,7 +192,7 @@ func TestUsersPoliciesGroups(t *testing.T) {
 	if g, _ := s2.Group("team"); len(g.Members) != 0 {
 		t.Fatalf("removed user still in group: %+v", g)
 	}
-	if _, err := s2.Lookup("alice"); authCode(err) == "" {
+	if err := refusal(s2.Lookup("alice")); authCode(err) == "" {
 		t.Fatalf("removed user still found: %v", err)
 	}
 	// The audit trail names actors and actions, never secrets.
@@ -264,14 +273,14 @@ func TestAccessKeys(t *testing.T) {
 	if err := s.SetUserStatus(ctx, "root", "alice", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lookup(creds.AccessKey); !strings.Contains(authCode(err), "disabled") {
+	if err := refusal(s.Lookup(creds.AccessKey)); !strings.Contains(authCode(err), "disabled") {
 		t.Fatalf("key of a disabled user: %v", err)
 	}
 	if err := s.SetUserStatus(ctx, "root", "alice", true); err != nil {
 		t.Fatal(err)
 	}
 	c.t = exp
-	if _, err := s.Lookup(creds.AccessKey); !strings.Contains(authCode(err), "expired") {
+	if err := refusal(s.Lookup(creds.AccessKey)); !strings.Contains(authCode(err), "expired") {
 		t.Fatalf("expired key: %v", err)
 	}
 	if ks := s.AccessKeys("alice"); len(ks) != 1 || !ks[0].Expired {
@@ -352,31 +361,73 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("session policy does not narrow: %v", d)
 	}
 	// The token goes with its own access key only, and is not forgeable.
-	if _, err := s.LookupSession("alice", creds.SessionToken); !strings.HasPrefix(authCode(err), "InvalidToken") {
+	if err := refusal(s.LookupSession("alice", creds.SessionToken)); !strings.HasPrefix(authCode(err), "InvalidToken") {
 		t.Fatalf("token with another key: %v", err)
 	}
 	tampered := creds.SessionToken[:len(creds.SessionToken)-2] + "AA"
-	if _, err := s.LookupSession(creds.AccessKey, tampered); !strings.HasPrefix(authCode(err), "InvalidToken") {
+	if err := refusal(s.LookupSession(creds.AccessKey, tampered)); !strings.HasPrefix(authCode(err), "InvalidToken") {
 		t.Fatalf("tampered token: %v", err)
 	}
 	// Sessions survive a restart (no state), and end with their user.
 	s2 := openStore(t, b, c, Options{})
-	if _, err := s2.LookupSession(creds.AccessKey, creds.SessionToken); err != nil {
+	if err := refusal(s2.LookupSession(creds.AccessKey, creds.SessionToken)); err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
 	if err := s2.SetUserStatus(ctx, "root", "alice", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.LookupSession(creds.AccessKey, creds.SessionToken); authCode(err) == "" {
+	if err := refusal(s2.LookupSession(creds.AccessKey, creds.SessionToken)); authCode(err) == "" {
 		t.Fatal("session of a disabled user still works")
 	}
 	if err := s2.SetUserStatus(ctx, "root", "alice", true); err != nil {
 		t.Fatal(err)
 	}
 	c.t = c.t.Add(20 * time.Minute)
-	if _, err := s2.LookupSession(creds.AccessKey, creds.SessionToken); !strings.HasPrefix(authCode(err), "ExpiredToken") {
+	if err := refusal(s2.LookupSession(creds.AccessKey, creds.SessionToken)); !strings.HasPrefix(authCode(err), "ExpiredToken") {
 		t.Fatalf("expired session: %v", err)
 	}
+
+	// A session asked for with an access key ends with the key; a user
+	// removed and created again does not inherit its sessions.
+	key, err := s2.CreateAccessKey(ctx, "root", NewAccessKey{Parent: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyID, _ := s2.Lookup(key.AccessKey)
+	viaKey, err := s2.AssumeRole(ctx, keyID, AssumeRoleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := refusal(s2.LookupSession(viaKey.AccessKey, viaKey.SessionToken)); err != nil {
+		t.Fatalf("session via a key: %v", err)
+	}
+	if err := s2.SetAccessKeyStatus(ctx, "root", key.AccessKey, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := refusal(s2.LookupSession(viaKey.AccessKey, viaKey.SessionToken)); authCode(err) == "" {
+		t.Fatal("session of a disabled key still works")
+	}
+	if err := s2.RemoveAccessKey(ctx, "root", key.AccessKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.AssumeRole(ctx, keyID, AssumeRoleRequest{}); err == nil {
+		t.Fatal("a removed key (verified just before) was issued a session")
+	}
+	fresh, err := s2.AssumeRole(ctx, alice, AssumeRoleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.RemoveUser(ctx, "root", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(time.Nanosecond) // a new creation time
+	if _, err := s2.AddUser(ctx, "root", "alice", "alice-secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := refusal(s2.LookupSession(fresh.AccessKey, fresh.SessionToken)); !strings.HasPrefix(authCode(err), "InvalidToken") {
+		t.Fatalf("a recreated user inherits an old session: %v", err)
+	}
+	alice, _ = s2.Lookup("alice")
 
 	// Refusals.
 	for name, tc := range map[string]struct {
@@ -406,6 +457,22 @@ func TestSessions(t *testing.T) {
 	if err != nil || rid.Root {
 		t.Fatalf("root session: %+v %v", rid, err)
 	}
+
+	// With a configured key, sessions survive a restart but a root
+	// session ends when the root credentials change.
+	kb := &memBackend{}
+	ks := openStore(t, kb, c, Options{Key: "configured"})
+	krs, err := ks.AssumeRole(ctx, rootID, AssumeRoleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openStore(t, kb, c, Options{Key: "configured"}).LookupSession(krs.AccessKey, krs.SessionToken); err != nil {
+		t.Fatalf("root session after a restart: %v", err)
+	}
+	rotated := openStore(t, kb, c, Options{Key: "configured", Root: auth.Identity{AccessKey: "rootuser", SecretKey: "rotated-secret", Root: true}})
+	if err := refusal(rotated.LookupSession(krs.AccessKey, krs.SessionToken)); !strings.HasPrefix(authCode(err), "InvalidToken") {
+		t.Fatalf("a root session outlives the root credentials: %v", err)
+	}
 	if rid.Permissions.Evaluate(req("s3:GetObject", "arn:aws:s3:::b/k")) != policy.Allowed ||
 		rid.Permissions.Evaluate(req("s3:DeleteBucket", "arn:aws:s3:::b")) == policy.Allowed {
 		t.Fatal("root session not narrowed by its policy")
@@ -420,7 +487,7 @@ func TestStoreWriteFailure(t *testing.T) {
 	if _, err := s.AddUser(ctx, "root", "alice", "alice-secret"); !errors.Is(err, engine.ErrWriteQuorum) {
 		t.Fatalf("add without quorum: %v", err)
 	}
-	if _, err := s.Lookup("alice"); err == nil {
+	if err := refusal(s.Lookup("alice")); err == nil {
 		t.Fatal("a user whose write failed is visible")
 	}
 	b.fail = nil
@@ -434,7 +501,7 @@ func TestStoreWriteFailure(t *testing.T) {
 		t.Fatalf("add after a concurrent change: %v", err)
 	}
 	for _, u := range []string{"alice", "bob"} {
-		if _, err := s.Lookup(u); err != nil {
+		if err := refusal(s.Lookup(u)); err != nil {
 			t.Fatalf("%s after merge: %v", u, err)
 		}
 	}

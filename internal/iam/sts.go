@@ -2,6 +2,8 @@ package iam
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,6 +27,15 @@ type sessionClaims struct {
 	User      string    `json:"u,omitempty"` // "" for a root session
 	Root      bool      `json:"r,omitempty"`
 	Expiry    time.Time `json:"exp"`
+	// Gen is the user's generation (its creation time): a user removed
+	// and created again under the same name does not inherit sessions.
+	Gen int64 `json:"g,omitempty"`
+	// Key is the access key the session was asked with, when not the
+	// user's own: removing or disabling it ends the session.
+	Key string `json:"k,omitempty"`
+	// RootFP fingerprints the root credentials of a root session, which
+	// ends when they change.
+	RootFP string `json:"rf,omitempty"`
 	// Bounds are the narrowing policies: the calling access key's own
 	// policy and the session policy, each of which must allow.
 	Bounds []string `json:"b,omitempty"`
@@ -122,18 +133,31 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 		return auth.Identity{}, auth.ExpiredToken()
 	}
 	var base *permissions
+	var refusal error // answered once the signature has matched
 	user := c.User
 	if c.Root {
+		if c.RootFP != s.rootFingerprint() {
+			return auth.Identity{}, auth.InvalidToken()
+		}
 		base, user = &permissions{all: true}, s.opts.Root.AccessKey
 	} else {
 		snap := s.snap.Load()
 		u, ok := snap.st.Users[c.User]
 		cred := snap.creds[c.User]
-		if !ok || cred == nil {
+		if !ok || cred == nil || u.Created.UnixNano() != c.Gen {
 			return auth.Identity{}, auth.InvalidToken()
 		}
 		if u.Status == StatusDisabled {
-			return auth.Identity{}, auth.InvalidAccessKey("The user of this session is disabled.")
+			refusal = auth.InvalidAccessKey("The user of this session is disabled.")
+		}
+		if c.Key != "" {
+			k := snap.creds[c.Key]
+			switch {
+			case k == nil || k.parent != c.User:
+				return auth.Identity{}, auth.InvalidToken()
+			case k.disabled != "" && refusal == nil:
+				refusal = auth.InvalidAccessKey("The access key this session was issued for is disabled.")
+			}
 		}
 		base = cred.id.Permissions.(*permissions)
 	}
@@ -142,8 +166,14 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 		p = p.narrowed(b)
 	}
 	id := s.identity(user, c.SecretKey, p)
-	id.AccessKey, id.Session = accessKey, true
+	id.AccessKey, id.Session, id.Refusal = accessKey, true, refusal
 	return id, nil
+}
+
+// rootFingerprint identifies the root credentials in root sessions.
+func (s *Store) rootFingerprint() string {
+	sum := sha256.Sum256([]byte(s.opts.Root.AccessKey + "\x00" + s.opts.Root.SecretKey))
+	return hex.EncodeToString(sum[:8])
 }
 
 // STSError is an AssumeRole failure with STS's error code.
@@ -180,13 +210,25 @@ func (s *Store) AssumeRole(_ context.Context, caller auth.Identity, req AssumeRo
 	case caller.Session:
 		return Credentials{}, &STSError{Code: "AccessDenied", Message: "Temporary credentials cannot assume a role; use long-term credentials."}
 	case caller.Root:
-		c.Root = true
+		c.Root, c.RootFP = true, s.rootFingerprint()
 	case caller.Permissions == nil:
 		return Credentials{}, &STSError{Code: "AccessDenied", Message: "Only the root user and users of the identity store may assume a role."}
 	default:
+		// The narrowing policy and expiry come from the same snapshot the
+		// caller's key is checked against: a key removed since the request
+		// was verified issues nothing.
 		snap := s.snap.Load()
-		c.User = caller.User
-		if k, ok := snap.st.AccessKeys[caller.AccessKey]; ok {
+		u, ok := snap.st.Users[caller.User]
+		if !ok || u.Status == StatusDisabled {
+			return Credentials{}, &STSError{Code: "AccessDenied", Message: "The user is unknown or disabled."}
+		}
+		c.User, c.Gen = caller.User, u.Created.UnixNano()
+		if caller.AccessKey != caller.User {
+			k, ok := snap.st.AccessKeys[caller.AccessKey]
+			if !ok || k.Parent != caller.User || k.Status == StatusDisabled {
+				return Credentials{}, &STSError{Code: "AccessDenied", Message: "The access key is unknown or disabled."}
+			}
+			c.Key = caller.AccessKey
 			if k.Policy != "" {
 				c.Bounds = append(c.Bounds, k.Policy)
 			}
@@ -217,8 +259,11 @@ func (s *Store) AssumeRole(_ context.Context, caller auth.Identity, req AssumeRo
 	if caller.Root {
 		who = "root"
 	}
-	s.log(AuditRecord{Actor: who, Action: "sts.assumerole", Target: c.AccessKey,
-		Detail: "expires " + c.Expiry.Format(time.RFC3339)})
+	// Sessions are logged, not kept in the admin API's audit ring: any
+	// user may ask for many, which must not push administrative changes
+	// out of it.
+	s.logOnly(AuditRecord{Actor: who, Action: "sts.assumerole", Target: c.AccessKey,
+		Detail: "via " + caller.AccessKey + ", expires " + c.Expiry.Format(time.RFC3339)})
 	exp := c.Expiry
 	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}, nil
 }

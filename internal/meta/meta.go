@@ -95,6 +95,10 @@ type Object struct {
 	// completed object the upload that made it (so a repeated
 	// CompleteMultipartUpload can be answered with the same result).
 	UploadID string
+	// Tags is the version's S3 tag set (key → value); nil when it has
+	// none. It is the record's last field: records written before tags
+	// existed end after UploadID and decode with no tags.
+	Tags map[string]string
 }
 
 // SameVersion reports whether two drives' records describe the same
@@ -169,6 +173,7 @@ func (o *Object) Marshal() []byte {
 	e.str(o.Bucket)
 	e.str(o.Key)
 	e.str(o.UploadID)
+	e.strMap(o.Tags)
 	binary.LittleEndian.PutUint32(e.buf[start-4:], uint32(len(e.buf)-start))
 	e.u32(crc32.Checksum(e.buf, castagnoli))
 	return e.buf
@@ -235,6 +240,10 @@ func Unmarshal(b []byte) (*Object, error) {
 	o.Bucket = d.str()
 	o.Key = d.str()
 	o.UploadID = d.str()
+	// Optional trailing fields: absent from records of older releases.
+	if d.err == nil && len(d.buf) > 0 {
+		o.Tags = d.strMap()
+	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
 	}

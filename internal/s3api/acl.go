@@ -93,6 +93,14 @@ const (
 	opBucketACL
 	// opPutBucketACL: PutBucketAcl. Bucket WRITE_ACP (the owner has it).
 	opPutBucketACL
+	// opObjectTagging: GetObjectTagging, and whether GET and HEAD show
+	// x-amz-tagging-count. The object's owner: S3 maps no ACL permission
+	// to the tagging actions, so grants (FULL_CONTROL included) give none.
+	opObjectTagging
+	// opPutObjectTagging: PutObjectTagging, DeleteObjectTagging, and the
+	// tag half of a write that sets tags (checkTagWrite). The object's
+	// owner, as opObjectTagging.
+	opPutObjectTagging
 )
 
 func (o operation) String() string {
@@ -115,6 +123,10 @@ func (o operation) String() string {
 		return "bucket-acl"
 	case opPutBucketACL:
 		return "put-bucket-acl"
+	case opObjectTagging:
+		return "object-tagging"
+	case opPutObjectTagging:
+		return "put-object-tagging"
 	}
 	return "unknown"
 }
@@ -125,10 +137,12 @@ func (o operation) String() string {
 // name it for the bucket policy (Key empty: the request's own key), and
 // Policy is the bucket's compiled policy, nil when it has none.
 // Ownership is the bucket's ObjectOwnership setting and Access its
-// public access block.
+// public access block. ObjectTags are an existing object's tags, for the
+// s3:ExistingObjectTag condition keys.
 type resource struct {
 	BucketOwner, BucketACL string
 	ObjectOwner, ObjectACL string
+	ObjectTags             map[string]string
 	Bucket, Key            string
 	Policy                 *policy.Policy
 	Ownership              string
@@ -222,6 +236,8 @@ func aclAllows(c Caller, op operation, r resource) bool {
 		return isUser(c, objectOwner) || objectHolds(permReadACP)
 	case opPutObjectACL:
 		return isUser(c, objectOwner) || objectHolds(permWriteACP)
+	case opObjectTagging, opPutObjectTagging:
+		return isUser(c, objectOwner)
 	case opBucketACL:
 		return bucketOwner || bucketHolds(permReadACP)
 	case opPutBucketACL:
@@ -242,7 +258,7 @@ func (q *request) bucketResource(bi engine.BucketInfo) resource {
 // objectResource is the resource of an operation on an existing object.
 func (q *request) objectResource(bi engine.BucketInfo, oi engine.ObjectInfo) resource {
 	r := q.bucketResource(bi)
-	r.ObjectOwner, r.ObjectACL, r.Key = oi.Owner, oi.ACL, oi.Key
+	r.ObjectOwner, r.ObjectACL, r.Key, r.ObjectTags = oi.Owner, oi.ACL, oi.Key, oi.Tags
 	return r
 }
 

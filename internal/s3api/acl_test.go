@@ -424,7 +424,7 @@ func TestExpectedBucketOwner(t *testing.T) {
 	setup := func(t *testing.T) (*harness, string) {
 		h := newHarness(t, nil)
 		h.expect(h.do("alice", "PUT", "/bkt", nil, "X-Amz-Acl", "public-read-write"), 200, "")
-		h.expect(h.do("alice", "PUT", "/bkt/obj", []byte("payload")), 200, "")
+		h.expect(h.do("alice", "PUT", "/bkt/obj", []byte("payload"), "X-Amz-Tagging", "set=up"), 200, "")
 		h.expect(h.do("alice", "PUT", "/other", nil), 200, "")
 		h.expect(h.do("alice", "PUT", "/other/src", []byte("source")), 200, "")
 		rec := h.do("alice", "POST", "/bkt/up?uploads", nil)
@@ -486,12 +486,20 @@ func TestExpectedBucketOwner(t *testing.T) {
 		{"PutPublicAccessBlock", "PUT", "/bkt?publicAccessBlock", func(*harness, string) []byte { return []byte(testPAB) }, []string{"Content-MD5", md5b64(testPAB)}, 200},
 		{"GetPublicAccessBlock", "GET", "/bkt?publicAccessBlock", nil, nil, 404},
 		{"DeletePublicAccessBlock", "DELETE", "/bkt?publicAccessBlock", nil, nil, 204},
+		{"PutObjectTagging", "PUT", "/bkt/obj?tagging", func(*harness, string) []byte { return []byte(taggingDoc("k", "v")) },
+			[]string{"Content-MD5", md5b64(taggingDoc("k", "v"))}, 200},
+		{"GetObjectTagging", "GET", "/bkt/obj?tagging", nil, nil, 200},
+		{"DeleteObjectTagging", "DELETE", "/bkt/obj?tagging", nil, nil, 204},
+		{"PutBucketTagging", "PUT", "/bkt?tagging", func(*harness, string) []byte { return []byte(taggingDoc("k", "v")) },
+			[]string{"Content-MD5", md5b64(taggingDoc("k", "v"))}, 204},
+		{"GetBucketTagging", "GET", "/bkt?tagging", nil, nil, 404},
+		{"DeleteBucketTagging", "DELETE", "/bkt?tagging", nil, nil, 204},
 	}
 	// state is everything a call could change, read as root.
 	state := func(h *harness, id string) string {
 		var b strings.Builder
 		for _, p := range []string{"/bkt/obj", "/bkt/obj?acl", "/bkt?acl", "/bkt/up?uploadId=" + id, "/bkt?list-type=2", "/bkt?uploads", "/other?list-type=2",
-			"/bkt?publicAccessBlock", "/bkt?ownershipControls"} {
+			"/bkt?publicAccessBlock", "/bkt?ownershipControls", "/bkt/obj?tagging", "/bkt?tagging"} {
 			rec := h.do("root", "GET", p, nil)
 			body := rec.Body.String()
 			if i := strings.Index(body, "<RequestId>"); i >= 0 {

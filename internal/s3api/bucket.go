@@ -167,8 +167,22 @@ func handleCreateBucket(q *request) error {
 	if q.caller.Anonymous {
 		return errAccessDenied()
 	}
-	if q.caller.Permissions != nil && q.serviceAllows("s3:CreateBucket", "arn:aws:s3:::"+q.bucket) != policy.Allowed {
-		return errAccessDenied()
+	if q.caller.Permissions != nil {
+		// With an ACL or an ownership setting, CreateBucket is also
+		// PutBucketAcl / PutBucketOwnershipControls, as in AWS.
+		arn := "arn:aws:s3:::" + q.bucket
+		need := []string{"s3:CreateBucket"}
+		if writesACL(q.r.Header) {
+			need = append(need, "s3:PutBucketAcl")
+		}
+		if q.r.Header.Get("X-Amz-Object-Ownership") != "" {
+			need = append(need, "s3:PutBucketOwnershipControls")
+		}
+		for _, action := range need {
+			if q.serviceAllows(action, arn) != policy.Allowed {
+				return errAccessDenied()
+			}
+		}
 	}
 	if q.bucket == ReservedBucket {
 		return errorf("InvalidBucketName", http.StatusBadRequest, "The bucket name %q is reserved.", ReservedBucket)

@@ -79,7 +79,17 @@ func (q *request) allows(op operation, r resource) bool {
 		return true
 	}
 	if c.Permissions != nil {
-		return q.identityAllows(q.policyRequest(op, r), r.Policy)
+		pr := q.policyRequest(op, r)
+		if !q.identityAllows(pr, r) {
+			return false
+		}
+		// Setting an ACL while writing is PutObjectAcl too, in AWS.
+		if op == opWriteObject && writesACL(q.r.Header) && q.api != "DeleteObject" && q.api != "DeleteObjects" {
+			acl := *pr
+			acl.Action = "s3:PutObjectAcl"
+			return q.identityAllows(&acl, r)
+		}
+		return true
 	}
 	if r.Policy != nil {
 		switch r.Policy.Evaluate(q.policyRequest(op, r)) {
@@ -100,20 +110,38 @@ func (q *request) allows(op operation, r resource) bool {
 }
 
 // identityAllows decides for an identity of the identity store as AWS
-// does for an IAM principal of the bucket owner's account: a Deny in its
-// policies or in the bucket's refuses; an Allow in its policies grants,
-// and so does one in the bucket policy within the bounds of its access
-// key's or session's own policy. ACLs and ownership play no part.
-func (q *request) identityAllows(pr *policy.Request, bucketPolicy *policy.Policy) bool {
+// does for an IAM principal: a Deny in its policies or in the bucket's
+// refuses; in its own account (a bucket root owns) an Allow in its
+// policies grants, and so does one in the bucket policy within the
+// bounds of its access key's or session's own policy; in a bucket of
+// another owner (a users-file user, an account of its own) both its
+// policies and the bucket policy must allow. ACLs and ownership play no
+// part.
+func (q *request) identityAllows(pr *policy.Request, r resource) bool {
 	perms := q.caller.Permissions
-	mine, bucket := perms.Evaluate(pr), bucketPolicy.Evaluate(pr)
+	mine, bucket := perms.Evaluate(pr), r.Policy.Evaluate(pr)
 	switch {
 	case mine == policy.Denied || bucket == policy.Denied:
 		return false
+	case r.BucketOwner != "" && r.BucketOwner != q.caller.Owner:
+		return mine == policy.Allowed && bucket == policy.Allowed
 	case mine == policy.Allowed:
 		return true
 	case bucket == policy.Allowed:
 		return perms.Bounded(pr)
+	}
+	return false
+}
+
+// writesACL reports whether a request sets an ACL (canned or grants).
+func writesACL(h http.Header) bool {
+	if h.Get("X-Amz-Acl") != "" {
+		return true
+	}
+	for name := range h {
+		if strings.HasPrefix(strings.ToLower(name), "x-amz-grant-") {
+			return true
+		}
 	}
 	return false
 }
@@ -144,6 +172,8 @@ var bucketAdminActions = map[string]string{
 	"DeleteBucketPolicy": "s3:DeleteBucketPolicy", "GetBucketPolicyStatus": "s3:GetBucketPolicyStatus",
 	"GetPublicAccessBlock": "s3:GetBucketPublicAccessBlock", "PutPublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 	"DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
+	"GetBucketTagging":        "s3:GetBucketTagging", "PutBucketTagging": "s3:PutBucketTagging",
+	"DeleteBucketTagging": "s3:PutBucketTagging",
 }
 
 // action is the S3 action a request performs under op, as AWS's
@@ -176,6 +206,13 @@ func (q *request) action(op operation) string {
 		return "s3:GetBucketAcl"
 	case opPutBucketACL:
 		return "s3:PutBucketAcl"
+	case opObjectTagging:
+		return "s3:GetObjectTagging"
+	case opPutObjectTagging:
+		if q.api == "DeleteObjectTagging" {
+			return "s3:DeleteObjectTagging"
+		}
+		return "s3:PutObjectTagging"
 	case opListBucket:
 		switch q.api {
 		case "ListObjectVersions":
@@ -197,7 +234,8 @@ func (q *request) action(op operation) string {
 // objectOps are the operations on an object, whose resource is the
 // object's ARN rather than the bucket's.
 func (o operation) onObject() bool {
-	return o == opReadObject || o == opWriteObject || o == opManageUpload || o == opObjectACL
+	return o == opReadObject || o == opWriteObject || o == opManageUpload || o == opObjectACL ||
+		o == opPutObjectACL || o == opObjectTagging || o == opPutObjectTagging
 }
 
 // policyRequest describes the request to the policy engine.
@@ -213,16 +251,22 @@ func (q *request) policyRequest(op operation, r resource) *policy.Request {
 	c := q.caller
 	pr := &policy.Request{Action: q.action(op), Resource: arn, Anonymous: c.Anonymous,
 		AccessKey: c.principal(), Root: c.Root, Conditions: q.conditionKeys(op)}
+	var written map[string]string
+	if op == opWriteObject || op == opPutObjectTagging {
+		written = q.requestTags()
+	}
+	tagConditionKeys(pr.Conditions, written, r.ObjectTags)
 	if !c.Anonymous {
 		pr.CanonicalID = canonicalID(c.principal())
 	}
 	return pr
 }
 
-// conditionKeys are the request's values of the condition keys policies
-// test (lower-cased names; a key the request lacks is absent).
-func (q *request) conditionKeys(op operation) map[string][]string {
-	r := q.r
+// ConditionKeys are the global condition keys (aws:*) of a request by
+// caller, lower-cased: the time, the source address and transport, the
+// user agent and referer, and who the caller is. The admin API evaluates
+// identity policies with them too.
+func ConditionKeys(r *http.Request, c Caller) map[string][]string {
 	now := time.Now().UTC()
 	m := map[string][]string{
 		"aws:currenttime":     {now.Format(time.RFC3339)},
@@ -238,13 +282,21 @@ func (q *request) conditionKeys(op operation) map[string][]string {
 		}
 	}
 	switch {
-	case q.caller.Anonymous:
+	case c.Anonymous:
 		m["aws:principaltype"] = []string{"Anonymous"}
 	default:
 		m["aws:principaltype"] = []string{"User"}
-		m["aws:username"] = []string{q.caller.principal()}
-		m["aws:userid"] = []string{q.caller.principal()}
+		m["aws:username"] = []string{c.principal()}
+		m["aws:userid"] = []string{c.principal()}
 	}
+	return m
+}
+
+// conditionKeys are the request's values of the condition keys policies
+// test (lower-cased names; a key the request lacks is absent).
+func (q *request) conditionKeys(op operation) map[string][]string {
+	r := q.r
+	m := ConditionKeys(r, q.caller)
 	if op == opListBucket {
 		for _, name := range []string{"prefix", "delimiter", "max-keys"} {
 			if v, ok := q.query[name]; ok && len(v) > 0 {

@@ -122,6 +122,11 @@ func TestPolicyActions(t *testing.T) {
 		{"GetPublicAccessBlock", opBucketAdmin, "s3:GetBucketPublicAccessBlock"},
 		{"PutPublicAccessBlock", opBucketAdmin, "s3:PutBucketPublicAccessBlock"},
 		{"DeletePublicAccessBlock", opBucketAdmin, "s3:PutBucketPublicAccessBlock"},
+		{"GetObjectTagging", opObjectTagging, "s3:GetObjectTagging"}, {"GetObject", opObjectTagging, "s3:GetObjectTagging"},
+		{"PutObjectTagging", opPutObjectTagging, "s3:PutObjectTagging"}, {"PutObject", opPutObjectTagging, "s3:PutObjectTagging"},
+		{"DeleteObjectTagging", opPutObjectTagging, "s3:DeleteObjectTagging"},
+		{"GetBucketTagging", opBucketAdmin, "s3:GetBucketTagging"}, {"PutBucketTagging", opBucketAdmin, "s3:PutBucketTagging"},
+		{"DeleteBucketTagging", opBucketAdmin, "s3:PutBucketTagging"},
 	} {
 		q.api = c.api
 		if got := q.action(c.op); got != c.want {

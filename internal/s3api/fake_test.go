@@ -141,6 +141,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.Policy = doc
 	case engine.BucketConfigPublicAccessBlock:
 		fb.info.PublicAccessBlock = doc
+	case engine.BucketConfigTagging:
+		fb.info.Tagging = doc
 	default:
 		return engine.ErrInvalidArgument
 	}
@@ -176,7 +178,10 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 	}
 	info := engine.ObjectInfo{Bucket: b, Key: k, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]),
 		ContentType: o.ContentType, StorageClass: o.StorageClass, Owner: o.Owner, ACL: o.ACL,
-		Headers: o.Headers, UserMeta: o.UserMeta}
+		Headers: o.Headers, UserMeta: o.UserMeta, Tags: fakeTags(o.Tags)}
+	if len(o.Tags) > engine.MaxObjectTags {
+		return engine.ObjectInfo{}, engine.ErrInvalidArgument
+	}
 	if o.ChecksumAlgorithm != "" {
 		h, err := hashing.NewChecksum(o.ChecksumAlgorithm)
 		if err != nil {
@@ -326,6 +331,34 @@ func (f *fakeStore) SetObjectACL(_ context.Context, b, k, acl string) error {
 	return nil
 }
 
+// SetObjectTags replaces the tags in place, as the engine does: the
+// version (ETag, ModTime) stays.
+func (f *fakeStore) SetObjectTags(_ context.Context, b, k string, tags map[string]string) error {
+	if len(tags) > engine.MaxObjectTags {
+		return engine.ErrInvalidArgument
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, err := f.object(b, k)
+	if err != nil {
+		return err
+	}
+	fo.info.Tags = fakeTags(tags)
+	return nil
+}
+
+// fakeTags is the engine's stored form of a tag set: a copy, nil when empty.
+func fakeTags(tags map[string]string) map[string]string {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range tags {
+		out[k] = v
+	}
+	return out
+}
+
 func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o engine.CopyOptions) (engine.ObjectInfo, error) {
 	f.mu.Lock()
 	fo, err := f.object(sb, sk)
@@ -342,6 +375,9 @@ func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o eng
 	put := o.Put
 	if !o.ReplaceMetadata {
 		put.ContentType, put.Headers, put.UserMeta = fo.info.ContentType, fo.info.Headers, fo.info.UserMeta
+	}
+	if !o.ReplaceTags {
+		put.Tags = fo.info.Tags
 	}
 	return f.PutObject(ctx, db, dk, bytes.NewReader(fo.data), int64(len(fo.data)), put)
 }

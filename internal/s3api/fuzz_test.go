@@ -11,7 +11,7 @@ import (
 
 // FuzzXMLBodies sends arbitrary bodies to the request types that carry
 // XML (CompleteMultipartUpload, DeleteObjects, CreateBucket, the bucket
-// configurations, Put*Acl's AccessControlPolicy). Whatever
+// configurations, Put*Acl's AccessControlPolicy, Put*Tagging's Tagging). Whatever
 // the body, the server must answer with a well-formed S3 response (no 500,
 // no panic), and an object the request did not name must stay intact.
 func FuzzXMLBodies(f *testing.F) {
@@ -34,6 +34,11 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(7), []byte(`<AccessControlPolicy><Owner><ID>`+canonicalID("root")+`</ID></Owner><AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b</EmailAddress></Grantee><Permission>READ</Permission></Grant></AccessControlList></AccessControlPolicy>`))
 	f.Add(uint8(8), []byte(testPAB))
 	f.Add(uint8(8), []byte(`<PublicAccessBlockConfiguration><BlockPublicAcls>yes</BlockPublicAcls></PublicAccessBlockConfiguration>`))
+	f.Add(uint8(9), []byte(taggingDoc("project", "blue", "empty", "")))
+	f.Add(uint8(9), []byte(`<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag><Tag><Key>k</Key><Value>w</Value></Tag></TagSet></Tagging>`))
+	f.Add(uint8(9), []byte("<Tagging><TagSet><Tag><Key>\xff\xfe</Key><Value/></Tag></TagSet></Tagging>"))
+	f.Add(uint8(10), []byte(taggingDoc(numberedTags(51)...)))
+	f.Add(uint8(10), []byte(`<Tagging><TagSet><Tag><Key>aws:x</Key><Value>&amp;</Value></Tag></TagSet><TagSet/></Tagging>`))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		h := newHarness(t, nil)
 		h.expect(h.do("root", http.MethodPut, "/fuzz", nil), http.StatusOK, "")
@@ -45,7 +50,7 @@ func FuzzXMLBodies(f *testing.F) {
 			t.Fatalf("create upload: %v %q", err, up.Body.String())
 		}
 		var rec = h.do("root", http.MethodPost, "/fuzz/obj?uploadId="+init.UploadID, body)
-		switch kind % 9 {
+		switch kind % 11 {
 		case 1:
 			rec = h.do("root", http.MethodPost, "/fuzz?delete", body, "Content-MD5", contentMD5(body))
 		case 2:
@@ -62,6 +67,10 @@ func FuzzXMLBodies(f *testing.F) {
 			rec = h.do("root", http.MethodPut, "/fuzz/keep?acl", body)
 		case 8:
 			rec = h.do("root", http.MethodPut, "/fuzz?publicAccessBlock", body, "Content-MD5", contentMD5(body))
+		case 9:
+			rec = h.do("root", http.MethodPut, "/fuzz/keep?tagging", body, "Content-MD5", contentMD5(body))
+		case 10:
+			rec = h.do("root", http.MethodPut, "/fuzz?tagging", body, "Content-MD5", contentMD5(body))
 		}
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body.String())
@@ -72,7 +81,19 @@ func FuzzXMLBodies(f *testing.F) {
 				t.Fatalf("error answer is not S3 XML: %v %q", err, rec.Body.String())
 			}
 		}
-		if kind%9 == 1 && bytes.Contains(body, []byte("keep")) {
+		// Whatever was stored reads back as a Tagging document of at most
+		// S3's number of tags.
+		for target, limit := range map[string]int{"/fuzz/keep?tagging": maxObjectTags, "/fuzz?tagging": maxBucketTags} {
+			got := h.do("root", http.MethodGet, target, nil)
+			if got.Code == http.StatusNotFound && target == "/fuzz?tagging" {
+				continue
+			}
+			var doc xmlTagging
+			if err := xml.Unmarshal(got.Body.Bytes(), &doc); got.Code != http.StatusOK || err != nil || len(doc.TagSet) > limit {
+				t.Fatalf("%s: %d %v %q", target, got.Code, err, got.Body.String())
+			}
+		}
+		if kind%11 == 1 && bytes.Contains(body, []byte("keep")) {
 			return // the request may have named the object
 		}
 		got := h.do("root", http.MethodGet, "/fuzz/keep", nil)

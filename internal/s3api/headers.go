@@ -205,6 +205,15 @@ func (q *request) putOptions(bi engine.BucketInfo) (engine.PutOptions, error) {
 		return opts, errorf("InvalidStorageClass", http.StatusBadRequest,
 			"The storage class you specified is not valid")
 	}
+	if q.tags != nil {
+		opts.Tags = q.tags // a form's tagging field
+	} else {
+		tags, err := parseTaggingHeader(h.Get("X-Amz-Tagging"))
+		if err != nil {
+			return opts, err
+		}
+		opts.Tags = tags
+	}
 	acl, bucketOwns, err := q.newObjectACL(bi)
 	if err != nil {
 		return opts, err
@@ -214,7 +223,7 @@ func (q *request) putOptions(bi engine.BucketInfo) (engine.PutOptions, error) {
 		opts.Owner = bi.Owner
 	}
 	for _, name := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
-		"X-Amz-Tagging", "X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
+		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 		"X-Amz-Website-Redirect-Location"} {
 		if h.Get(name) != "" {
 			return opts, errNotImplemented(name)

@@ -66,6 +66,7 @@ func TestIdentityAccess(t *testing.T) {
 			{"Effect":"Allow","Action":["s3:CreateBucket","s3:PutObject"],"Resource":"arn:aws:s3:::made*"}]}`)},
 		"narrowed": {own: mustIdentityPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}`),
 			bound: mustIdentityPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/pub/*"}]}`)},
+		"writer": {own: mustIdentityPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:PutObject","s3:CreateBucket","s3:GetObject","s3:ListBucket"],"Resource":"*"}]}`)},
 		"lister": {own: mustIdentityPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:ListAllMyBuckets","Resource":"*"}]}`)},
 	}
 	h := identityHarness(t, perms)
@@ -93,6 +94,25 @@ func TestIdentityAccess(t *testing.T) {
 	h.expect(h.do("iam:narrowed", "GET", "/bkt/pub/x", nil), 200, "")
 	h.expect(h.do("iam:narrowed", "DELETE", "/bkt/pub/x", nil), 403, "AccessDenied")
 	h.expect(h.do("iam:reader", "GET", "/bkt/pub/x", nil), 403, "AccessDenied")
+
+	// Setting an ACL while writing needs s3:PutObjectAcl; creating a
+	// bucket with an ACL needs s3:PutBucketAcl.
+	h.expect(h.do("iam:writer", "PUT", "/bkt/pub/w", []byte("w")), 200, "")
+	h.expect(h.do("iam:writer", "PUT", "/bkt/pub/w", []byte("w"), "x-amz-acl", "public-read"), 403, "AccessDenied")
+	h.expect(h.do("iam:writer", "PUT", "/writers", nil, "x-amz-acl", "public-read-write"), 403, "AccessDenied")
+	h.expect(h.do("iam:writer", "PUT", "/writers", nil), 200, "")
+
+	// Another owner's bucket (a users-file user's) is another account:
+	// the identity's policies alone open nothing there; its bucket policy
+	// must allow too.
+	h.expect(h.do("alice", "PUT", "/alices", nil), 200, "")
+	h.expect(h.do("alice", "PUT", "/alices/doc", []byte("d")), 200, "")
+	h.expect(h.do("iam:writer", "GET", "/alices/doc", nil), 403, "AccessDenied")
+	h.expect(h.do("iam:writer", "PUT", "/alices/doc", []byte("x")), 403, "AccessDenied")
+	h.expect(h.do("alice", "PUT", "/alices?policy", []byte(`{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":{"AWS":["writer","nobody"]},"Action":"s3:GetObject","Resource":"arn:aws:s3:::alices/*"}]}`)), 204, "")
+	h.expect(h.do("iam:writer", "GET", "/alices/doc", nil), 200, "")
+	h.expect(h.do("iam:nobody", "GET", "/alices/doc", nil), 403, "AccessDenied")
 
 	// Account-level actions: CreateBucket and ListBuckets.
 	h.expect(h.do("iam:reader", "PUT", "/newbucket", nil), 403, "AccessDenied")

@@ -65,12 +65,15 @@ func (q *request) bodyDigests() ([]byte, checksumSpec, error) {
 }
 
 // newObjectOptions reads what a PUT or a form upload into bucket bi
-// stores with the new object (metadata, owner, ACL, private by default)
-// and what it says about the body (Content-MD5, a checksum) for the
+// stores with the new object (metadata, owner, ACL, private by default,
+// tags) and what it says about the body (Content-MD5, a checksum) for the
 // engine to verify.
 func (q *request) newObjectOptions(bi engine.BucketInfo) (engine.PutOptions, checksumSpec, error) {
 	opts, err := q.putOptions(bi)
 	if err != nil {
+		return opts, checksumSpec{}, err
+	}
+	if err := q.checkTagWrite(bi, opts.Tags); err != nil {
 		return opts, checksumSpec{}, err
 	}
 	md5sum, cs, err := q.bodyDigests()
@@ -187,6 +190,7 @@ func (q *request) readObject(head bool) error {
 			return err
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
+		q.setTaggingCount(bi, oi)
 		q.setPartChecksum(oi, opts.PartNumber)
 		length, status := oi.Size, http.StatusOK
 		if opts.Range != nil || opts.PartNumber > 0 {
@@ -223,6 +227,7 @@ func (q *request) readObject(head bool) error {
 		return errAccessDenied()
 	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
+	q.setTaggingCount(bi, rd.Info)
 	q.setPartChecksum(rd.Info, opts.PartNumber)
 	if err := q.responseOverrides(); err != nil {
 		return err
@@ -494,6 +499,17 @@ func handleCopyObject(q *request) error {
 		opts.ReplaceMetadata = true
 	default:
 		return errInvalidArgument("Unknown metadata directive.")
+	}
+	// Tags: the source's (COPY, the default) or x-amz-tagging's.
+	switch d := q.r.Header.Get("X-Amz-Tagging-Directive"); d {
+	case "", "COPY":
+	case "REPLACE":
+		opts.ReplaceTags = true
+		if err := q.checkTagWrite(bi, put.Tags); err != nil {
+			return err
+		}
+	default:
+		return errInvalidArgument("Unknown tagging directive.")
 	}
 	if srcBucket == q.bucket && srcKey == q.key && !opts.ReplaceMetadata &&
 		put.StorageClass == "" && cs.alg == "" {

@@ -168,8 +168,9 @@ func postHeaders(f *postForm) http.Header {
 		switch {
 		case name == "acl":
 			h.Set("X-Amz-Acl", v)
-		case name == "tagging":
-			h.Set("X-Amz-Tagging", v)
+		case name == "x-amz-tagging":
+			// Tags come in the tagging field, a Tagging document
+			// (handlePostObject); S3 knows no such form field.
 		case name == "x-amz-checksum-algorithm":
 			// Names the algorithm; a value, if any, comes in its own field.
 			h.Set("X-Amz-Sdk-Checksum-Algorithm", v)
@@ -229,9 +230,23 @@ func handlePostObject(q *request) error {
 		return errorf("KeyTooLongError", http.StatusBadRequest, "Your key is too long")
 	}
 	q.key = key
+	// The tagging field is a Tagging document; its tags are known before
+	// access is decided, for the policy condition keys on them.
+	var tagErr error
+	if doc, ok := f.fields["tagging"]; ok {
+		var tags map[string]string
+		tags, tagErr = parseTagging([]byte(doc), objectTags)
+		q.tags = map[string]string{}
+		if tags != nil {
+			q.tags = tags
+		}
+	}
 	bi, err := q.bucketAccess(q.bucket, opWriteObject)
 	if err != nil {
 		return err
+	}
+	if tagErr != nil {
+		return tagErr
 	}
 
 	// From here the form is a PUT of unknown length with these headers.

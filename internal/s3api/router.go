@@ -22,7 +22,7 @@ var unimplementedSubresources = map[string]bool{
 	"metrics": true, "notification": true, "object-lock": true,
 	"replication": true, "requestPayment": true,
 	"restore": true, "retention": true, "select": true, "session": true,
-	"tagging": true, "torrent": true, "versioning": true,
+	"torrent": true, "versioning": true,
 	"renameObject": true,
 }
 
@@ -47,6 +47,7 @@ var knownParams = map[string]bool{
 	"max-buckets": true, "bucket-region": true,
 	"cors": true, "ownershipControls": true, "website": true,
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
+	"tagging": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -114,6 +115,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetPublicAccessBlock", handleGetPublicAccessBlock)
 			case has(query, "policy"):
 				return ok("GetBucketPolicy", handleGetBucketPolicy)
+			case has(query, "tagging"):
+				return ok("GetBucketTagging", handleGetBucketTagging)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -138,6 +141,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketPolicy", handlePutBucketPolicy)
 			case has(query, "publicAccessBlock"):
 				return ok("PutPublicAccessBlock", handlePutPublicAccessBlock)
+			case has(query, "tagging"):
+				return ok("PutBucketTagging", handlePutBucketTagging)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
@@ -152,6 +157,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("DeleteBucketPolicy", handleDeleteBucketPolicy)
 			case has(query, "publicAccessBlock"):
 				return ok("DeletePublicAccessBlock", handleDeletePublicAccessBlock)
+			case has(query, "tagging"):
+				return ok("DeleteBucketTagging", handleDeleteBucketTagging)
 			}
 			return ok("DeleteBucket", handleDeleteBucket)
 		case http.MethodPost:
@@ -171,6 +178,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			return ok("GetObjectAcl", handleGetObjectACL)
 		case has(query, "attributes"):
 			return ok("GetObjectAttributes", handleGetObjectAttributes)
+		case has(query, "tagging"):
+			return ok("GetObjectTagging", handleGetObjectTagging)
 		}
 		return ok("GetObject", handleGetObject)
 	case http.MethodHead:
@@ -184,6 +193,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			return ok("UploadPart", handleUploadPart)
 		case has(query, "acl"):
 			return ok("PutObjectAcl", handlePutObjectACL)
+		case has(query, "tagging"):
+			return ok("PutObjectTagging", handlePutObjectTagging)
 		case h.Get("X-Amz-Copy-Source") != "":
 			return ok("CopyObject", handleCopyObject)
 		}
@@ -197,8 +208,11 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 		}
 		return notAllowed
 	case http.MethodDelete:
-		if has(query, "uploadId") {
+		switch {
+		case has(query, "uploadId"):
 			return ok("AbortMultipartUpload", handleAbortMultipartUpload)
+		case has(query, "tagging"):
+			return ok("DeleteObjectTagging", handleDeleteObjectTagging)
 		}
 		return ok("DeleteObject", handleDeleteObject)
 	}

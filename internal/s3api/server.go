@@ -220,6 +220,10 @@ type request struct {
 	// exact is the size-checked view of body that PUT handlers give the
 	// engine; nil until bodySize is called.
 	exact *exactBody
+	// tags are the tags a PutObjectTagging body or a form's tagging
+	// field sets, read before access is decided (requestTags); nil for
+	// other requests.
+	tags map[string]string
 }
 
 // responseWriter records what was written, for logs and metrics.

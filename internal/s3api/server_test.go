@@ -158,7 +158,17 @@ func TestRoute(t *testing.T) {
 		{"PUT", "b", "", "publicAccessBlock", "", "PutPublicAccessBlock"},
 		{"DELETE", "b", "", "publicAccessBlock", "", "DeletePublicAccessBlock"},
 		{"GET", "b", "", "replication", "", "NotImplemented"},
-		{"PUT", "b", "k", "tagging", "", "NotImplemented"},
+		{"PUT", "b", "k", "tagging", "", "PutObjectTagging"},
+		{"PUT", "b", "k", "tagging", "src/x", "PutObjectTagging"},
+		{"GET", "b", "k", "tagging", "", "GetObjectTagging"},
+		{"GET", "b", "k", "tagging&versionId=null", "", "GetObjectTagging"},
+		{"DELETE", "b", "k", "tagging", "", "DeleteObjectTagging"},
+		{"DELETE", "b", "k", "tagging&uploadId=u", "", "AbortMultipartUpload"},
+		{"GET", "b", "", "tagging", "", "GetBucketTagging"},
+		{"PUT", "b", "", "tagging", "", "PutBucketTagging"},
+		{"DELETE", "b", "", "tagging", "", "DeleteBucketTagging"},
+		{"HEAD", "b", "k", "tagging", "", "HeadObject"},
+		{"POST", "b", "k", "tagging", "", "MethodNotAllowed"},
 		{"GET", "b", "", "cors", "", "GetBucketCors"},
 		{"PUT", "b", "", "cors", "", "PutBucketCors"},
 		{"DELETE", "b", "", "cors", "", "DeleteBucketCors"},
@@ -435,7 +445,7 @@ func TestPutIntegrity(t *testing.T) {
 	h.expect(h.do("alice", "PUT", "/bk1/a/../../etc", good), 400, "InvalidArgument")
 	h.expect(h.do("alice", "PUT", "/bk1/k", good, "X-Amz-Storage-Class", "GLACIER"), 400, "InvalidStorageClass")
 	h.expect(h.do("alice", "PUT", "/bk1/k", good, "X-Amz-Meta-Big", strings.Repeat("x", 3000)), 400, "MetadataTooLarge")
-	h.expect(h.do("alice", "PUT", "/bk1/k", good, "X-Amz-Tagging", "a=b"), 501, "NotImplemented")
+	h.expect(h.do("alice", "PUT", "/bk1/k", good, "X-Amz-Server-Side-Encryption", "aws:kms"), 501, "NotImplemented")
 }
 
 func TestAccessControl(t *testing.T) {
@@ -493,7 +503,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?replication", "/bk1?encryption", "/bk1/k?tagging", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?replication", "/bk1?encryption", "/bk1/k?retention", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload

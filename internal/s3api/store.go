@@ -34,6 +34,9 @@ type ObjectStore interface {
 	HeadObject(ctx context.Context, bucket, key string, opts engine.GetOptions) (engine.ObjectInfo, error)
 	DeleteObject(ctx context.Context, bucket, key string) error
 	SetObjectACL(ctx context.Context, bucket, key, acl string) error
+	// SetObjectTags replaces an object's tag set in place (nil removes
+	// it); the version, ETag and Last-Modified stay as they are.
+	SetObjectTags(ctx context.Context, bucket, key string, tags map[string]string) error
 	CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts engine.CopyOptions) (engine.ObjectInfo, error)
 	ListObjects(ctx context.Context, bucket string, opts engine.ListOptions) (engine.ListResult, error)
 

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/auth"
@@ -109,6 +110,15 @@ func fail(w http.ResponseWriter, status int, code, msg string) {
 	writeXML(w, status, e)
 }
 
+// stsCodes are STS's names for the authentication errors S3 names
+// otherwise.
+var stsCodes = map[string]string{
+	auth.CodeInvalidAccessKeyID:           "InvalidClientTokenId",
+	auth.CodeInvalidToken:                 "InvalidClientTokenId",
+	auth.CodeAuthorizationHeaderMalformed: "IncompleteSignature",
+	auth.CodeRequestTimeTooSkewed:         "SignatureDoesNotMatch",
+}
+
 // ServeHTTP answers one STS request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -128,7 +138,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ae *auth.Error
 		if errors.As(err, &ae) {
-			fail(w, ae.Status, ae.Code, ae.Message)
+			code := ae.Code
+			if c, ok := stsCodes[code]; ok {
+				code = c
+			}
+			fail(w, ae.Status, code, ae.Message)
 			return
 		}
 		fail(w, http.StatusForbidden, "AccessDenied", "Access Denied")
@@ -170,14 +184,17 @@ func (h *Handler) assumeRole(w http.ResponseWriter, r *http.Request, caller auth
 	}
 	req := iam.AssumeRoleRequest{Policy: form.Get("Policy")}
 	if v := form.Get("DurationSeconds"); v != "" {
-		secs, err := strconv.Atoi(v)
+		secs, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			fail(w, http.StatusBadRequest, "ValidationError", "DurationSeconds must be an integer")
 			return
 		}
+		// Clamp before converting, so a huge value cannot overflow into
+		// an accepted one; AssumeRole refuses anything out of range.
+		secs = max(-1, min(secs, int64(iam.MaxSessionDuration/time.Second)+1))
 		req.Duration = time.Duration(secs) * time.Second
 		if secs <= 0 {
-			req.Duration = -1 // below the minimum: refused by AssumeRole
+			req.Duration = -1
 		}
 	}
 	creds, err := h.Issuer.AssumeRole(r.Context(), caller, req)
@@ -201,10 +218,24 @@ func (h *Handler) assumeRole(w http.ResponseWriter, r *http.Request, caller auth
 	out.NS = stsNS
 	out.Result.Credentials = xmlCredentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey,
 		SessionToken: creds.SessionToken, Expiration: creds.Expiration.UTC().Format(time.RFC3339)}
-	out.Result.AssumedRoleUser.Arn = arn + "/" + name
+	out.Result.AssumedRoleUser.Arn = assumedRoleARN(arn, name)
 	out.Result.AssumedRoleUser.AssumedRoleID = creds.AccessKey + ":" + name
 	out.Metadata.RequestID = requestID()
 	writeXML(w, http.StatusOK, out)
+}
+
+// assumedRoleARN is the ARN STS gives a session of role arn:
+// arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION.
+func assumedRoleARN(roleARN, session string) string {
+	account, role := "000000000000", roleARN
+	if parts := strings.SplitN(roleARN, ":", 6); len(parts) == 6 {
+		if parts[4] != "" {
+			account = parts[4]
+		}
+		role = parts[5]
+	}
+	role = role[strings.LastIndex(role, "/")+1:]
+	return "arn:aws:sts::" + account + ":assumed-role/" + role + "/" + session
 }
 
 func validSessionName(s string) bool {

@@ -81,7 +81,7 @@ func TestBucketOperations(t *testing.T) {
 	_, err = c.GetBucketVersioning(cx, &s3.GetBucketVersioningInput{Bucket: aws.String("beta")})
 	wantCode(t, err, "NotImplemented", 501)
 	_, err = c.GetBucketTagging(cx, &s3.GetBucketTaggingInput{Bucket: aws.String("beta")})
-	wantCode(t, err, "NotImplemented", 501)
+	wantCode(t, err, "NoSuchTagSet", 404)
 	_, err = c.GetBucketPolicy(cx, &s3.GetBucketPolicyInput{Bucket: aws.String("beta")})
 	wantCode(t, err, "NoSuchBucketPolicy", 404)
 	_, err = c.GetBucketReplication(cx, &s3.GetBucketReplicationInput{Bucket: aws.String("beta")})
