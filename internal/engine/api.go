@@ -70,6 +70,10 @@ type BucketInfo struct {
 	// Tagging is the bucket's tag set (a Tagging document) as the S3
 	// layer stored it; empty when the bucket has no tags.
 	Tagging string
+	// Lifecycle is the bucket's LifecycleConfiguration (canonical form,
+	// internal/lifecycle) as the S3 layer stored it; empty when none is
+	// set. The engine's lifecycle runner acts on it (lifecycle.go).
+	Lifecycle string
 }
 
 // BucketConfig names a bucket configuration document kept in the bucket
@@ -84,6 +88,7 @@ const (
 	BucketConfigPolicy            BucketConfig = "policy"
 	BucketConfigPublicAccessBlock BucketConfig = "publicAccessBlock"
 	BucketConfigTagging           BucketConfig = "tagging"
+	BucketConfigLifecycle         BucketConfig = "lifecycle"
 )
 
 // BucketOptions are the settings for MakeBucket.

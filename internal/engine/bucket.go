@@ -31,20 +31,21 @@ type bucketRecord struct {
 	Policy            string `json:"policy,omitempty"`
 	PublicAccessBlock string `json:"publicAccessBlock,omitempty"`
 	Tagging           string `json:"tagging,omitempty"`
+	Lifecycle         string `json:"lifecycle,omitempty"`
 }
 
 // recordOf is the stored form of info.
 func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
-		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging}
+		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging, Lifecycle: info.Lifecycle}
 }
 
 // info is the BucketInfo a stored record describes.
 func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
 		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
-		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging}
+		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging, Lifecycle: r.Lifecycle}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -226,6 +227,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			info.PublicAccessBlock = doc
 		case BucketConfigTagging:
 			info.Tagging = doc
+		case BucketConfigLifecycle:
+			info.Lifecycle = doc
 		default:
 			return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
 		}

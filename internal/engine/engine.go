@@ -77,6 +77,9 @@ type Config struct {
 	DriveProbeInterval time.Duration
 	// Heal tunes background repair (heal queue, scanner, drive refill).
 	Heal HealConfig
+	// Now is the clock lifecycle rules are evaluated against; nil means
+	// time.Now. Tests move it forward instead of waiting for days.
+	Now func() time.Time
 }
 
 // Engine is one running object store. It is safe for concurrent use.

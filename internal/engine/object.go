@@ -18,21 +18,32 @@ func canonicalAlgo(a string) string { return strings.ToUpper(a) }
 // DeleteObject removes an object; ErrObjectNotFound if it did not exist.
 // A reader still streaming the object keeps its data until it closes.
 func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
+	_, err := e.deleteObject(ctx, bucket, key, nil)
+	return err
+}
+
+// deleteObject removes an object if keep, given its current version
+// under the object's lock, does not return true (nil: always remove);
+// deleted reports whether it went.
+func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool) (deleted bool, err error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
-		return err
+		return false, err
 	}
 	if err := checkObjectName(key); err != nil {
-		return err
+		return false, err
 	}
 	set := e.setFor(bucket, key)
 	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
 	st, err := e.readObject(ctx, set, bucket, key)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if keep != nil && keep(objectInfo(bucket, key, st.fi)) {
+		return false, nil
 	}
 	okey := drive.ObjectKey(bucket, key)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
@@ -47,12 +58,12 @@ func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 	})
 	if ok := countNil(errs); ok < writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards) {
 		e.heal.add(bucket, key)
-		return fmt.Errorf("delete %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
+		return false, fmt.Errorf("delete %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
 	}
 	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)
 	}
-	return nil
+	return true, nil
 }
 
 // updateMeta rewrites an object's metadata in place (same data), under the

@@ -283,6 +283,16 @@ func (e *Engine) scanLoop() {
 			e.log.Warn("scanner repaired objects", "deep", deep, "scanned", rep.Objects, "damaged", rep.Damaged,
 				"shardsRewritten", rep.ShardsRewritten, "failed", rep.Failed)
 		}
+		// Bucket lifecycle rules run once per cycle, rate-limited like
+		// the scan (lifecycle.go).
+		lrep, err := e.runLifecycle(ctx, b.cfg.ScanThrottle)
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if lrep.Expired > 0 || lrep.Aborted > 0 || lrep.Failed > 0 {
+			e.log.Info("lifecycle pass", "buckets", lrep.Buckets, "expired", lrep.Expired, "aborted", lrep.Aborted,
+				"failed", lrep.Failed, "errors", lrep.Errors)
+		}
 	}
 }
 

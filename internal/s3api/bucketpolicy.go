@@ -173,7 +173,10 @@ var bucketAdminActions = map[string]string{
 	"GetPublicAccessBlock": "s3:GetBucketPublicAccessBlock", "PutPublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 	"DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 	"GetBucketTagging":        "s3:GetBucketTagging", "PutBucketTagging": "s3:PutBucketTagging",
-	"DeleteBucketTagging": "s3:PutBucketTagging",
+	"DeleteBucketTagging":             "s3:PutBucketTagging",
+	"GetBucketLifecycleConfiguration": "s3:GetLifecycleConfiguration",
+	"PutBucketLifecycleConfiguration": "s3:PutLifecycleConfiguration",
+	"DeleteBucketLifecycle":           "s3:PutLifecycleConfiguration",
 }
 
 // action is the S3 action a request performs under op, as AWS's

@@ -143,6 +143,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.PublicAccessBlock = doc
 	case engine.BucketConfigTagging:
 		fb.info.Tagging = doc
+	case engine.BucketConfigLifecycle:
+		fb.info.Lifecycle = doc
 	default:
 		return engine.ErrInvalidArgument
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/xml"
 	"net/http"
 	"testing"
+
+	"github.com/shardstore/shardstore/internal/lifecycle"
 )
 
 // FuzzXMLBodies sends arbitrary bodies to the request types that carry
@@ -39,6 +41,9 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(9), []byte("<Tagging><TagSet><Tag><Key>\xff\xfe</Key><Value/></Tag></TagSet></Tagging>"))
 	f.Add(uint8(10), []byte(taggingDoc(numberedTags(51)...)))
 	f.Add(uint8(10), []byte(`<Tagging><TagSet><Tag><Key>aws:x</Key><Value>&amp;</Value></Tag></TagSet><TagSet/></Tagging>`))
+	f.Add(uint8(11), []byte(testLifecycle))
+	f.Add(uint8(11), []byte(`<LifecycleConfiguration><Rule><ID>a</ID><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule></LifecycleConfiguration>`))
+	f.Add(uint8(11), []byte(`<LifecycleConfiguration><Rule><Prefix/><Status>Enabled</Status><Expiration><Date>2030-01-01T01:00:00Z</Date></Expiration></Rule></LifecycleConfiguration>`))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		h := newHarness(t, nil)
 		h.expect(h.do("root", http.MethodPut, "/fuzz", nil), http.StatusOK, "")
@@ -50,7 +55,7 @@ func FuzzXMLBodies(f *testing.F) {
 			t.Fatalf("create upload: %v %q", err, up.Body.String())
 		}
 		var rec = h.do("root", http.MethodPost, "/fuzz/obj?uploadId="+init.UploadID, body)
-		switch kind % 11 {
+		switch kind % 12 {
 		case 1:
 			rec = h.do("root", http.MethodPost, "/fuzz?delete", body, "Content-MD5", contentMD5(body))
 		case 2:
@@ -71,6 +76,8 @@ func FuzzXMLBodies(f *testing.F) {
 			rec = h.do("root", http.MethodPut, "/fuzz/keep?tagging", body, "Content-MD5", contentMD5(body))
 		case 10:
 			rec = h.do("root", http.MethodPut, "/fuzz?tagging", body, "Content-MD5", contentMD5(body))
+		case 11:
+			rec = h.do("root", http.MethodPut, "/fuzz?lifecycle", body, "Content-MD5", contentMD5(body))
 		}
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body.String())
@@ -93,7 +100,13 @@ func FuzzXMLBodies(f *testing.F) {
 				t.Fatalf("%s: %d %v %q", target, got.Code, err, got.Body.String())
 			}
 		}
-		if kind%11 == 1 && bytes.Contains(body, []byte("keep")) {
+		// A stored lifecycle configuration reads back and parses.
+		if got := h.do("root", http.MethodGet, "/fuzz?lifecycle", nil); got.Code != http.StatusNotFound {
+			if _, err := lifecycle.Parse(got.Body.Bytes()); got.Code != http.StatusOK || err != nil {
+				t.Fatalf("lifecycle: %d %v %q", got.Code, err, got.Body.String())
+			}
+		}
+		if kind%12 == 1 && bytes.Contains(body, []byte("keep")) {
 			return // the request may have named the object
 		}
 		got := h.do("root", http.MethodGet, "/fuzz/keep", nil)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
 )
@@ -43,6 +44,7 @@ func handleCreateMultipartUpload(q *request) error {
 	if alg != "" {
 		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
 	}
+	q.setAbortDate(bi, q.key, time.Now())
 	q.writeXML(xmlInitiateMultipart{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id})
 	return nil
 }
@@ -261,7 +263,8 @@ func handleListParts(q *request) error {
 }
 
 func handleCompleteMultipartUpload(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	if err != nil {
 		return err
 	}
 	id, err := q.uploadID()
@@ -314,6 +317,7 @@ func handleCompleteMultipartUpload(q *request) error {
 	out := xmlCompleteResult{NS: s3NS, Location: q.objectURL(), Bucket: q.bucket, Key: q.key,
 		ETag: quoteETag(oi.ETag), xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value),
 		ChecksumType: oi.Checksum.Type}
+	q.setExpiration(bi, oi)
 	q.writeXML(out)
 	return nil
 }

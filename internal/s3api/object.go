@@ -105,6 +105,7 @@ func handlePutObject(q *request) error {
 	h := q.w.Header()
 	h.Set("ETag", quoteETag(oi.ETag))
 	setChecksumResponse(h, oi.Checksum)
+	q.setExpiration(bi, oi)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -191,6 +192,7 @@ func (q *request) readObject(head bool) error {
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
 		q.setTaggingCount(bi, oi)
+		q.setExpiration(bi, oi)
 		q.setPartChecksum(oi, opts.PartNumber)
 		length, status := oi.Size, http.StatusOK
 		if opts.Range != nil || opts.PartNumber > 0 {
@@ -228,6 +230,7 @@ func (q *request) readObject(head bool) error {
 	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
 	q.setTaggingCount(bi, rd.Info)
+	q.setExpiration(bi, rd.Info)
 	q.setPartChecksum(rd.Info, opts.PartNumber)
 	if err := q.responseOverrides(); err != nil {
 		return err
@@ -524,6 +527,7 @@ func handleCopyObject(q *request) error {
 	}
 	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag),
 		xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value), ChecksumType: oi.Checksum.Type}
+	q.setExpiration(bi, oi)
 	q.writeXML(res)
 	return nil
 }

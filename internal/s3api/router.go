@@ -18,7 +18,7 @@ type routeResult struct {
 var unimplementedSubresources = map[string]bool{
 	"accelerate": true, "analytics": true,
 	"encryption": true, "intelligent-tiering": true, "inventory": true,
-	"legal-hold": true, "lifecycle": true, "logging": true, "metadataTable": true,
+	"legal-hold": true, "logging": true, "metadataTable": true,
 	"metrics": true, "notification": true, "object-lock": true,
 	"replication": true, "requestPayment": true,
 	"restore": true, "retention": true, "select": true, "session": true,
@@ -47,7 +47,7 @@ var knownParams = map[string]bool{
 	"max-buckets": true, "bucket-region": true,
 	"cors": true, "ownershipControls": true, "website": true,
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
-	"tagging": true,
+	"tagging": true, "lifecycle": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -117,6 +117,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketPolicy", handleGetBucketPolicy)
 			case has(query, "tagging"):
 				return ok("GetBucketTagging", handleGetBucketTagging)
+			case has(query, "lifecycle"):
+				return ok("GetBucketLifecycleConfiguration", handleGetBucketLifecycleConfiguration)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -143,6 +145,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutPublicAccessBlock", handlePutPublicAccessBlock)
 			case has(query, "tagging"):
 				return ok("PutBucketTagging", handlePutBucketTagging)
+			case has(query, "lifecycle"):
+				return ok("PutBucketLifecycleConfiguration", handlePutBucketLifecycleConfiguration)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
@@ -159,6 +163,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("DeletePublicAccessBlock", handleDeletePublicAccessBlock)
 			case has(query, "tagging"):
 				return ok("DeleteBucketTagging", handleDeleteBucketTagging)
+			case has(query, "lifecycle"):
+				return ok("DeleteBucketLifecycle", handleDeleteBucketLifecycle)
 			}
 			return ok("DeleteBucket", handleDeleteBucket)
 		case http.MethodPost:

@@ -90,6 +90,8 @@ type Server struct {
 	copyBufs sync.Pool
 	// policies caches compiled bucket policies.
 	policies policyCache
+	// lifecycles caches parsed bucket lifecycle configurations.
+	lifecycles lifecycleCache
 }
 
 // copyBufSize is the size of the GET streaming buffers.

@@ -149,7 +149,10 @@ func TestRoute(t *testing.T) {
 		{"DELETE", "b", "k", "uploadId=u", "", "AbortMultipartUpload"},
 		{"DELETE", "b", "k", "", "", "DeleteObject"},
 		{"GET", "b", "", "versioning", "", "NotImplemented"},
-		{"PUT", "b", "", "lifecycle", "", "NotImplemented"},
+		{"PUT", "b", "", "lifecycle", "", "PutBucketLifecycleConfiguration"},
+		{"GET", "b", "", "lifecycle", "", "GetBucketLifecycleConfiguration"},
+		{"DELETE", "b", "", "lifecycle", "", "DeleteBucketLifecycle"},
+		{"GET", "b", "", "analytics", "", "NotImplemented"},
 		{"GET", "b", "", "policy", "", "GetBucketPolicy"},
 		{"PUT", "b", "", "policy", "", "PutBucketPolicy"},
 		{"DELETE", "b", "", "policy", "", "DeleteBucketPolicy"},
@@ -503,7 +506,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?versioning", "/bk1?lifecycle", "/bk1?replication", "/bk1?encryption", "/bk1/k?retention", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?versioning", "/bk1?analytics", "/bk1?replication", "/bk1?encryption", "/bk1/k?retention", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload
