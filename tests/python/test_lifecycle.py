@@ -145,3 +145,26 @@ def test_expiration_headers(s3, bucket):
     # Without a configuration, no header.
     s3.delete_bucket_lifecycle(Bucket=bucket)
     assert "Expiration" not in s3.head_object(Bucket=bucket, Key="logs/a.log")
+
+
+def test_aws_cli_lifecycle(aws, bucket, tmp_path):
+    """The aws cli at default settings: put (it sends the checksum S3
+    requires), get back the same rules, delete."""
+    import json
+
+    doc = {"Rules": [
+        {"ID": "logs", "Status": "Enabled", "Filter": {"Prefix": "logs/"}, "Expiration": {"Days": 7}},
+        {"ID": "uploads", "Status": "Enabled", "Filter": {"Prefix": ""},
+         "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}},
+    ]}
+    path = tmp_path / "lifecycle.json"
+    path.write_text(json.dumps(doc))
+    aws("s3api", "put-bucket-lifecycle-configuration", "--bucket", bucket,
+        "--lifecycle-configuration", f"file://{path}")
+    got = json.loads(aws("s3api", "get-bucket-lifecycle-configuration", "--bucket", bucket).stdout)
+    assert [r["ID"] for r in got["Rules"]] == ["logs", "uploads"]
+    assert got["Rules"][0]["Expiration"] == {"Days": 7}
+    assert got["Rules"][1]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 2}
+    aws("s3api", "delete-bucket-lifecycle", "--bucket", bucket)
+    res = aws("s3api", "get-bucket-lifecycle-configuration", "--bucket", bucket, check=False)
+    assert res.returncode != 0 and "NoSuchLifecycleConfiguration" in res.stderr
