@@ -167,9 +167,9 @@ func callerCanonicalID(c Caller) string {
 // grant: to a group, to c's canonical id or, on objects, to the bucket
 // owner. ignorePublic (IgnorePublicAcls) drops the grants to AllUsers
 // and AuthenticatedUsers.
-func holds(acl string, onObject bool, p permission, c Caller, bucketOwner, ignorePublic bool) bool {
+func (s *Server) holds(acl string, onObject bool, p permission, c Caller, bucketOwner, ignorePublic bool) bool {
 	id := ""
-	for _, g := range aclGrants(acl, onObject) {
+	for _, g := range s.aclGrants(acl, onObject) {
 		if !g.allows(p) || (ignorePublic && g.public()) {
 			continue
 		}
@@ -202,7 +202,7 @@ func holds(acl string, onObject bool, p permission, c Caller, bucketOwner, ignor
 // on r by ownership and ACL grants? Owners keep every permission on what
 // they own whatever its ACL says. With BucketOwnerEnforced, ACLs are off:
 // the bucket owner owns every object and no grant counts.
-func aclAllows(c Caller, op operation, r resource) bool {
+func (s *Server) aclAllows(c Caller, op operation, r resource) bool {
 	if c.Root {
 		return true
 	}
@@ -218,10 +218,10 @@ func aclAllows(c Caller, op operation, r resource) bool {
 		objectOwner = r.BucketOwner
 	}
 	bucketHolds := func(p permission) bool {
-		return holds(r.BucketACL, false, p, c, bucketOwner, r.Access.IgnorePublicAcls)
+		return s.holds(r.BucketACL, false, p, c, bucketOwner, r.Access.IgnorePublicAcls)
 	}
 	objectHolds := func(p permission) bool {
-		return holds(r.ObjectACL, true, p, c, bucketOwner, r.Access.IgnorePublicAcls)
+		return s.holds(r.ObjectACL, true, p, c, bucketOwner, r.Access.IgnorePublicAcls)
 	}
 	switch op {
 	case opListBucket:
@@ -267,7 +267,7 @@ func (q *request) objectResource(bi engine.BucketInfo, oi engine.ObjectInfo) res
 // not a bucket action. (CreateBucket compares owners directly: root
 // re-creating another user's bucket is told BucketAlreadyExists.)
 func (q *request) ownsBucket(bi engine.BucketInfo) bool {
-	return aclAllows(q.caller, opBucketAdmin, resource{BucketOwner: bi.Owner, BucketACL: bi.ACL})
+	return q.s.aclAllows(q.caller, opBucketAdmin, resource{BucketOwner: bi.Owner, BucketACL: bi.ACL})
 }
 
 // bucketAccess loads the bucket and checks the caller may do op on it (a

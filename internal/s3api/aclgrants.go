@@ -11,7 +11,6 @@ import (
 	"encoding/xml"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/shardstore/shardstore/internal/engine"
 )
@@ -136,57 +135,40 @@ func encodeGrants(gs []grant) string {
 	return aclGrantsPrefix + string(data)
 }
 
-// grantLists caches decoded grant lists by stored string, so that
-// access decisions do not parse JSON on every request.
-var grantLists struct {
-	mu sync.RWMutex
-	m  map[string][]grant
-}
-
-// maxCachedGrantLists bounds grantLists; past it, it starts over.
-const maxCachedGrantLists = 4096
-
 // decodeGrants reads a stored explicit grant list; ok is false when acl
 // is not in that form. Grants it cannot read are dropped (they grant
-// nothing). The result is shared: callers must not change it.
-func decodeGrants(acl string) (gs []grant, ok bool) {
+// nothing). Decoded lists are cached (Server.grantLists), so access
+// decisions do not parse JSON on every request; the result is shared:
+// callers must not change it.
+func (s *Server) decodeGrants(acl string) (gs []grant, ok bool) {
 	data, ok := strings.CutPrefix(acl, aclGrantsPrefix)
 	if !ok {
 		return nil, false
 	}
-	grantLists.mu.RLock()
-	gs, hit := grantLists.m[acl]
-	grantLists.mu.RUnlock()
-	if hit {
-		return gs, true
-	}
-	var stored []storedGrant
-	if json.Unmarshal([]byte(data), &stored) == nil {
-		for _, sg := range stored {
-			p, pok := parsePermission(sg.Perm)
-			switch to, gok := groupURIs[sg.URI]; {
-			case !pok:
-			case sg.ID != "":
-				gs = append(gs, grant{to: canonicalUser, id: sg.ID, perm: p})
-			case gok:
-				gs = append(gs, grant{to: to, perm: p})
+	return s.grantLists.get(acl, func() []grant {
+		var gs []grant
+		var stored []storedGrant
+		if json.Unmarshal([]byte(data), &stored) == nil {
+			for _, sg := range stored {
+				p, pok := parsePermission(sg.Perm)
+				switch to, gok := groupURIs[sg.URI]; {
+				case !pok:
+				case sg.ID != "":
+					gs = append(gs, grant{to: canonicalUser, id: sg.ID, perm: p})
+				case gok:
+					gs = append(gs, grant{to: to, perm: p})
+				}
 			}
 		}
-	}
-	grantLists.mu.Lock()
-	if grantLists.m == nil || len(grantLists.m) >= maxCachedGrantLists {
-		grantLists.m = map[string][]grant{}
-	}
-	grantLists.m[acl] = gs
-	grantLists.mu.Unlock()
-	return gs, true
+		return gs
+	}), true
 }
 
 // aclGrants lists the grants a stored ACL makes besides its owner's
 // implicit FULL_CONTROL: a canned ACL's (onObject selects the object
 // reading of the bucket-owner-* ones) or the stored explicit list.
-func aclGrants(acl string, onObject bool) []grant {
-	if gs, ok := decodeGrants(acl); ok {
+func (s *Server) aclGrants(acl string, onObject bool) []grant {
+	if gs, ok := s.decodeGrants(acl); ok {
 		return gs
 	}
 	return cannedGrants(acl, onObject)
@@ -523,7 +505,7 @@ func (s *Server) aclFromBody(body []byte, owner string) (requestedACL, error) {
 func (s *Server) aclDocument(owner, acl string, object bool, bucketOwner string) xmlACL {
 	o := ownerOf(owner)
 	p := xmlACL{NS: s3NS, Owner: o}
-	gs, explicit := decodeGrants(acl)
+	gs, explicit := s.decodeGrants(acl)
 	if !explicit {
 		p.Grants = append(p.Grants, userGrantXML(o, permFullControl))
 		gs = cannedGrants(acl, object)

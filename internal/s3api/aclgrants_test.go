@@ -277,7 +277,7 @@ func TestStoredACLEncoding(t *testing.T) {
 	if !strings.HasPrefix(s, aclGrantsPrefix) {
 		t.Fatalf("encoded %q", s)
 	}
-	got, ok := decodeGrants(s)
+	got, ok := (&Server{}).decodeGrants(s)
 	if !ok || !reflect.DeepEqual(got, gs) {
 		t.Fatalf("decoded %+v %v, want %+v", got, ok, gs)
 	}
@@ -285,15 +285,15 @@ func TestStoredACLEncoding(t *testing.T) {
 		if strings.Contains(acl, ":") {
 			t.Fatalf("canned %q collides with the grant list form", acl)
 		}
-		if _, ok := decodeGrants(acl); ok {
+		if _, ok := (&Server{}).decodeGrants(acl); ok {
 			t.Fatalf("canned %q decoded as a grant list", acl)
 		}
 	}
-	if got := aclGrants("public-read", true); !reflect.DeepEqual(got, []grant{{to: allUsers, perm: permRead}}) {
+	if got := (&Server{}).aclGrants("public-read", true); !reflect.DeepEqual(got, []grant{{to: allUsers, perm: permRead}}) {
 		t.Fatalf("canned public-read: %+v", got)
 	}
 	for _, bad := range []string{"grants:", "grants:{", `grants:[{"id":"a","perm":"ALL"}]`, `grants:[{"uri":"http://x","perm":"READ"}]`, "unknown-acl"} {
-		if got := aclGrants(bad, true); len(got) != 0 {
+		if got := (&Server{}).aclGrants(bad, true); len(got) != 0 {
 			t.Fatalf("%q grants %+v", bad, got)
 		}
 	}

@@ -311,8 +311,8 @@ func errBucketACLWithOwnership() *Error {
 
 // bucketACLGrantsOthers reports whether a bucket's stored ACL grants
 // anything to anyone but its owner, which BucketOwnerEnforced forbids.
-func bucketACLGrantsOthers(bi engine.BucketInfo) bool {
-	for _, g := range aclGrants(bi.ACL, false) {
+func (s *Server) bucketACLGrantsOthers(bi engine.BucketInfo) bool {
+	for _, g := range s.aclGrants(bi.ACL, false) {
 		if g.to != canonicalUser || g.id != canonicalID(bi.Owner) {
 			return true
 		}
@@ -334,7 +334,7 @@ func handlePutBucketOwnershipControls(q *request) error {
 		!objectOwnerships[cfg.Rules[0].ObjectOwnership] {
 		return errMalformedXML()
 	}
-	if cfg.Rules[0].ObjectOwnership == ownershipEnforced && bucketACLGrantsOthers(bi) {
+	if cfg.Rules[0].ObjectOwnership == ownershipEnforced && q.s.bucketACLGrantsOthers(bi) {
 		return errBucketACLWithOwnership()
 	}
 	if err := q.storeConfig(engine.BucketConfigOwnershipControls, &cfg); err != nil {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
@@ -20,35 +19,15 @@ import (
 // (see acl.go), from a cache of compiled policies so the GET/PUT path
 // never parses JSON.
 
-// policyCache holds compiled bucket policies by bucket and document
-// text, so a changed policy is compiled once and an unchanged one never
-// again.
-type policyCache struct {
-	mu sync.Mutex
-	m  map[string]*policy.Policy
-}
-
-// maxCachedPolicies bounds the cache; past it, it starts over.
-const maxCachedPolicies = 4096
-
-func (c *policyCache) get(bucket, doc string) *policy.Policy {
-	key := bucket + "\x00" + doc
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.m[key]; ok {
-		return p
-	}
-	// Stored documents were validated by PutBucketPolicy; one that no
-	// longer parses (a newer server's syntax) must not open the bucket,
-	// so it compiles to a policy that denies everything but root.
+// compileBucketPolicy compiles a stored bucket policy. Stored documents
+// were validated by PutBucketPolicy; one that no longer parses (a newer
+// server's syntax) must not open the bucket, so it compiles to a policy
+// that denies everything but root.
+func compileBucketPolicy(bucket, doc string) *policy.Policy {
 	p, err := policy.Parse([]byte(doc), policy.ParseOptions{Bucket: bucket})
 	if err != nil {
-		p = denyAll
+		return denyAll
 	}
-	if c.m == nil || len(c.m) >= maxCachedPolicies {
-		c.m = map[string]*policy.Policy{}
-	}
-	c.m[key] = p
 	return p
 }
 
@@ -61,12 +40,13 @@ var denyAll = func() *policy.Policy {
 	return p
 }()
 
-// bucketPolicy is bi's compiled policy, nil when it has none.
+// bucketPolicy is bi's compiled policy, nil when it has none; compiled
+// policies are cached by bucket and document text.
 func (s *Server) bucketPolicy(bi engine.BucketInfo) *policy.Policy {
 	if bi.Policy == "" {
 		return nil
 	}
-	return s.policies.get(bi.Name, bi.Policy)
+	return s.policies.get(bi.Name+"\x00"+bi.Policy, func() *policy.Policy { return compileBucketPolicy(bi.Name, bi.Policy) })
 }
 
 // allows is the one access decision: may the caller do op on r? Every
@@ -106,7 +86,7 @@ func (q *request) allows(op operation, r resource) bool {
 			}
 		}
 	}
-	return aclAllows(c, op, r)
+	return q.s.aclAllows(c, op, r)
 }
 
 // identityAllows decides for an identity of the identity store as AWS

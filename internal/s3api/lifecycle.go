@@ -13,7 +13,7 @@ package s3api
 //     x-amz-expiration for an object an enabled rule will expire, and
 //     CreateMultipartUpload answers x-amz-abort-date / x-amz-abort-rule-id
 //     for an upload a rule will abort. Documents are parsed once per
-//     bucket and text (lifecycleCache), so these add no engine reads.
+//     bucket and text (Server.lifecycles, a docCache), so these add no engine reads.
 //
 // The rules themselves run in the engine (internal/engine/lifecycle.go).
 // Access: s3:GetLifecycleConfiguration and s3:PutLifecycleConfiguration
@@ -25,47 +25,26 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/lifecycle"
 )
 
-// lifecycleCache holds parsed lifecycle documents by bucket and text.
-type lifecycleCache struct {
-	mu sync.Mutex
-	m  map[string]*lifecycle.Configuration
-}
-
-const maxCachedLifecycles = 4096
-
-// get is the parsed document, nil when it does not parse (a stored
-// document always did when it was put).
-func (c *lifecycleCache) get(bucket, doc string) *lifecycle.Configuration {
-	key := bucket + "\x00" + doc
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cfg, ok := c.m[key]; ok {
-		return cfg
-	}
-	cfg, err := lifecycle.Parse([]byte(doc))
-	if err != nil {
-		cfg = nil
-	}
-	if c.m == nil || len(c.m) >= maxCachedLifecycles {
-		c.m = map[string]*lifecycle.Configuration{}
-	}
-	c.m[key] = cfg
-	return cfg
-}
-
-// bucketLifecycle is bi's parsed lifecycle configuration, nil when none.
+// bucketLifecycle is bi's parsed lifecycle configuration, nil when it
+// has none or it does not parse (a stored document always did when it
+// was put); parsed documents are cached by bucket and text.
 func (s *Server) bucketLifecycle(bi engine.BucketInfo) *lifecycle.Configuration {
 	if bi.Lifecycle == "" {
 		return nil
 	}
-	return s.lifecycles.get(bi.Name, bi.Lifecycle)
+	return s.lifecycles.get(bi.Name+"\x00"+bi.Lifecycle, func() *lifecycle.Configuration {
+		cfg, err := lifecycle.Parse([]byte(bi.Lifecycle))
+		if err != nil {
+			return nil
+		}
+		return cfg
+	})
 }
 
 // setExpiration answers x-amz-expiration for an object a rule of bi's

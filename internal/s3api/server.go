@@ -9,7 +9,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/shardstore/shardstore/internal/auth"
 	"io"
 	"log/slog"
 	"net"
@@ -23,7 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/lifecycle"
+	"github.com/shardstore/shardstore/internal/policy"
 )
 
 // Reserved paths. The bucket name "shardstore" is refused so that these
@@ -88,10 +90,11 @@ type Server struct {
 	// copyBufs holds buffers for streaming GET bodies: larger than
 	// io.Copy's 32 KiB so each write to the socket moves more data.
 	copyBufs sync.Pool
-	// policies caches compiled bucket policies.
-	policies policyCache
-	// lifecycles caches parsed bucket lifecycle configurations.
-	lifecycles lifecycleCache
+	// policies caches compiled bucket policies, lifecycles parsed
+	// lifecycle configurations, grantLists decoded explicit ACL grants.
+	policies   docCache[*policy.Policy]
+	lifecycles docCache[*lifecycle.Configuration]
+	grantLists docCache[[]grant]
 }
 
 // copyBufSize is the size of the GET streaming buffers.
