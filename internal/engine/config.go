@@ -93,10 +93,14 @@ func (e *Engine) readConfigCopies(ctx context.Context, name string) ([]configCop
 func (e *Engine) ReadConfig(ctx context.Context, name string) ([]byte, uint64, error) {
 	e.configMu.Lock()
 	defer e.configMu.Unlock()
-	return e.readConfigLocked(ctx, name)
+	data, seq, _, err := e.readConfigLocked(ctx, name)
+	return data, seq, err
 }
 
-func (e *Engine) readConfigLocked(ctx context.Context, name string) ([]byte, uint64, error) {
+// readConfigLocked is ReadConfig under configMu; newest is the highest
+// sequence number any drive holds (a failed write's leftovers included),
+// which the next write must exceed.
+func (e *Engine) readConfigLocked(ctx context.Context, name string) (data []byte, seq, newest uint64, err error) {
 	copies, have, errs := e.readConfigCopies(ctx, name)
 	// More copies than a failed write can leave of any version older
 	// than the last acknowledged one (n - write quorum).
@@ -109,6 +113,7 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) ([]byte, uin
 			continue
 		}
 		any = true
+		newest = max(newest, copies[i].seq)
 		n := 0
 		for j := range copies {
 			if have[j] && copies[j].seq == copies[i].seq && bytes.Equal(copies[j].data, copies[i].data) {
@@ -121,9 +126,9 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) ([]byte, uin
 	}
 	if best == nil {
 		if !any && countNil(errs) >= e.bucketQuorum() {
-			return nil, 0, ErrNoConfig
+			return nil, 0, 0, ErrNoConfig
 		}
-		return nil, 0, fmt.Errorf("config %s: %w: no version is held by %d drives", name, ErrReadQuorum, quorum)
+		return nil, 0, newest, fmt.Errorf("config %s: %w: no version is held by %d drives", name, ErrReadQuorum, quorum)
 	}
 	// Repair the online drives that missed the chosen version; a failure
 	// here changes nothing the caller sees.
@@ -138,7 +143,7 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) ([]byte, uin
 		v := encodeConfig(best.seq, best.data)
 		forEachDrive(stale, func(_ int, d drive.Drive) error { return sysPut(ctx, d, configKey(name), v) })
 	}
-	return best.data, best.seq, nil
+	return best.data, best.seq, newest, nil
 }
 
 // WriteConfig replaces a config document if its current sequence number
@@ -148,7 +153,7 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) ([]byte, uin
 func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
 	e.configMu.Lock()
 	defer e.configMu.Unlock()
-	_, cur, err := e.readConfigLocked(ctx, name)
+	_, cur, newest, err := e.readConfigLocked(ctx, name)
 	switch {
 	case errors.Is(err, ErrNoConfig):
 		cur = 0
@@ -160,13 +165,7 @@ func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data
 	}
 	// The new number must exceed every copy on any drive, including a
 	// failed write's leftovers on a minority, so that it wins over them.
-	copies, have, _ := e.readConfigCopies(ctx, name)
-	next := cur + 1
-	for i := range copies {
-		if have[i] && copies[i].seq >= next {
-			next = copies[i].seq + 1
-		}
-	}
+	next := max(cur, newest) + 1
 	v := encodeConfig(next, data)
 	errs := forEachDrive(e.allDrives(), func(_ int, d drive.Drive) error { return sysPut(ctx, d, configKey(name), v) })
 	if ok := countNil(errs); ok < e.bucketQuorum() {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -257,12 +258,12 @@ func (s *Store) UpdateGroupMembers(ctx context.Context, actor, group string, add
 			if _, ok := st.Users[m]; !ok {
 				return fmt.Errorf("user %q: %w", m, ErrNotFound)
 			}
-			if !contains(g.Members, m) {
+			if !slices.Contains(g.Members, m) {
 				g.Members = append(g.Members, m)
 			}
 		}
 		for _, m := range del {
-			if !contains(g.Members, m) {
+			if !slices.Contains(g.Members, m) {
 				return fmt.Errorf("%w: user %q is not a member of group %q", ErrNotFound, m, group)
 			}
 			g.Members = remove(g.Members, m)
@@ -369,12 +370,12 @@ func (s *Store) RemovePolicy(ctx context.Context, actor, name string) error {
 
 func attachedTo(st *state, name string) (users, groups []string) {
 	for _, n := range sortedKeys(st.Users) {
-		if contains(st.Users[n].Policies, name) {
+		if slices.Contains(st.Users[n].Policies, name) {
 			users = append(users, n)
 		}
 	}
 	for _, n := range sortedKeys(st.Groups) {
-		if contains(st.Groups[n].Policies, name) {
+		if slices.Contains(st.Groups[n].Policies, name) {
 			groups = append(groups, n)
 		}
 	}
@@ -469,9 +470,9 @@ func (s *Store) AttachPolicies(ctx context.Context, actor string, policies []str
 			switch {
 			case attach && !managed && !builtin:
 				return fmt.Errorf("policy %q: %w", p, ErrNotFound)
-			case attach && !contains(*list, p):
+			case attach && !slices.Contains(*list, p):
 				*list = append(*list, p)
-			case !attach && !contains(*list, p):
+			case !attach && !slices.Contains(*list, p):
 				return fmt.Errorf("%w: policy %q is not attached to %s", ErrNotFound, p, target)
 			case !attach:
 				*list = remove(*list, p)

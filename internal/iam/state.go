@@ -3,6 +3,7 @@ package iam
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -96,11 +97,8 @@ func (s *state) normalize() {
 func (s *state) groupsOf(user string) []string {
 	var out []string
 	for name, g := range s.Groups {
-		for _, m := range g.Members {
-			if m == user {
-				out = append(out, name)
-				break
-			}
+		if slices.Contains(g.Members, user) {
+			out = append(out, name)
 		}
 	}
 	return out
@@ -116,21 +114,8 @@ func checkName(kind, name string) error {
 	return nil
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
+// remove is list without v (list is changed: it belongs to a copy of
+// the state).
 func remove(list []string, v string) []string {
-	out := list[:0:0]
-	for _, x := range list {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
+	return slices.DeleteFunc(list, func(x string) bool { return x == v })
 }
