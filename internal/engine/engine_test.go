@@ -112,16 +112,20 @@ func TestLossAndCorruption(t *testing.T) {
 		if trial%3 == 2 {
 			damage = k + 1
 		}
-		// records counts damaged records, which every read checks. A
-		// damaged shard is seen only when the read needs it: a read
-		// fetches the data shards covering what it returns and parity
-		// only to replace a bad one, so a corrupted parity shard (or a
-		// data shard past a tiny object's end) may go unnoticed until
-		// the scanner's deep check; which shards are parity depends on
-		// the object's distribution, seeded by the random deployment id.
-		records := 0
+		// records counts damaged records, which every read checks (too
+		// many fail it). A read fetches only the data shards covering what
+		// it returns and parity to replace a bad one, so it notices damage
+		// (and queues a heal) only on a drive holding a data shard; a
+		// damaged parity shard is left to the scanner. Which drives hold
+		// data shards depends on the object's distribution, seeded by the
+		// random deployment id.
+		records, onData := 0, 0
 		for _, i := range r.Perm(16)[:damage] {
 			p := drivePos(e, "k", paths[i])
+			m := recordOn(t, engineDrive(e, "k", p), "k").Current()
+			if m.Erasure.Index <= m.Erasure.DataShards {
+				onData++
+			}
 			switch r.Intn(3) {
 			case 0:
 				dropRecord(t, engineDrive(e, "k", p), "k")
@@ -143,8 +147,8 @@ func TestLossAndCorruption(t *testing.T) {
 			t.Fatalf("trial %d size %d: %d damaged shards: wrong bytes", trial, size, damage)
 		case damage <= k && err != nil:
 			t.Fatalf("trial %d size %d: %d damaged shards: %v", trial, size, damage, err)
-		case damage <= k && records > 0 && e.PendingHeals() == 0:
-			t.Fatalf("trial %d: a read that met %d damaged records did not queue a heal", trial, records)
+		case damage <= k && onData > 0 && e.PendingHeals() == 0:
+			t.Fatalf("trial %d: a read that met %d damaged data shards did not queue a heal", trial, onData)
 		case damage > k && records > k && err == nil:
 			t.Fatalf("trial %d: %d damaged records must fail the read, got %d bytes", trial, records, len(got))
 		case damage > k && err != nil && !errors.Is(err, ErrReadQuorum) && !errors.Is(err, ErrObjectNotFound):
