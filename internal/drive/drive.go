@@ -84,6 +84,10 @@ const (
 	TableParts Table = 'p'
 	// TableSystem: engine state (heal queue, markers, refill progress).
 	TableSystem Table = 's'
+	// TableVersions: VersionKey(bucket, key, time, id) → one noncurrent
+	// object version (meta.Object). The current version stays in
+	// TableObjects, so listing current keys never reads old versions.
+	TableVersions Table = 'v'
 )
 
 // ObjectKey is the TableObjects key of bucket/key. Bucket names never
@@ -92,6 +96,29 @@ func ObjectKey(bucket, key string) string { return bucket + "/" + key }
 
 // BucketPrefix is the TableObjects prefix of every key of bucket.
 func BucketPrefix(bucket string) string { return bucket + "/" }
+
+// VersionPrefix is the TableVersions prefix of every noncurrent version
+// of bucket/key. Object keys never hold NUL, so one key's versions are a
+// contiguous range that sorts right after the key itself.
+func VersionPrefix(bucket, key string) string { return bucket + "/" + key + "\x00" }
+
+// VersionKey is the TableVersions key of a version made at modTime (Unix
+// nanoseconds) with id versionID ("" for the null version): the time is
+// stored inverted, so a key's versions scan newest first.
+func VersionKey(bucket, key string, modTime int64, versionID string) string {
+	const hexdigits = "0123456789abcdef"
+	var inv [16]byte
+	t := ^uint64(modTime)
+	for i := 15; i >= 0; i-- {
+		inv[i] = hexdigits[t&15]
+		t >>= 4
+	}
+	return VersionPrefix(bucket, key) + string(inv[:]) + versionID
+}
+
+// VersionKeyLen is the length of a VersionKey suffix without the version
+// id: a key of exactly prefix+VersionKeyLen bytes is the null version.
+const VersionKeyLen = 16
 
 // UploadKey is the TableUploads key of an upload. Object keys never hold
 // NUL, so the uploads of one bucket sort by key, then by upload id.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -33,7 +34,40 @@ var (
 	ErrStorageFull         = errors.New("not enough free space on write quorum drives")
 	ErrMalformedCompletion = errors.New("malformed multipart completion")
 	ErrBusy                = errors.New("object is busy; retry")
+	// ErrNoSuchVersion: a versionId that names no version of the key.
+	ErrNoSuchVersion = errors.New("version not found")
+	// ErrMethodNotAllowed: GET or HEAD of a version that is a delete
+	// marker (S3 answers 405 with x-amz-delete-marker).
+	ErrMethodNotAllowed = errors.New("the version is a delete marker")
 )
+
+// DeleteMarkerError is returned when the version a read resolves is a
+// delete marker: Err is ErrObjectNotFound when the key's current version
+// is one (no versionId asked), ErrMethodNotAllowed when the versionId
+// asked for names one. Marker describes the delete marker, so the S3
+// layer can send x-amz-delete-marker and x-amz-version-id.
+type DeleteMarkerError struct {
+	Marker ObjectInfo
+	Err    error
+}
+
+func (e *DeleteMarkerError) Error() string {
+	return fmt.Sprintf("%s/%s: delete marker %s: %v", e.Marker.Bucket, e.Marker.Key, e.Marker.VersionID, e.Err)
+}
+
+func (e *DeleteMarkerError) Unwrap() error { return e.Err }
+
+// Bucket versioning states (BucketInfo.Versioning). A bucket that never
+// had versioning configured has "" and can never return to it.
+const (
+	VersioningEnabled   = "Enabled"
+	VersioningSuspended = "Suspended"
+)
+
+// NullVersionID is how S3 names the version that unversioned writes and
+// writes to a suspended bucket create; engine values use "" for it and
+// accept both spellings as input.
+const NullVersionID = "null"
 
 // Limits S3 imposes that the engine enforces.
 const (
@@ -74,6 +108,11 @@ type BucketInfo struct {
 	// internal/lifecycle) as the S3 layer stored it; empty when none is
 	// set. The engine's lifecycle runner acts on it (lifecycle.go).
 	Lifecycle string
+	// Versioning is the bucket's versioning state: "" (never
+	// configured), VersioningEnabled or VersioningSuspended. Set with
+	// SetBucketConfig(BucketConfigVersioning, state); "" cannot be set
+	// again once a state was.
+	Versioning string
 }
 
 // BucketConfig names a bucket configuration document kept in the bucket
@@ -89,6 +128,7 @@ const (
 	BucketConfigPublicAccessBlock BucketConfig = "publicAccessBlock"
 	BucketConfigTagging           BucketConfig = "tagging"
 	BucketConfigLifecycle         BucketConfig = "lifecycle"
+	BucketConfigVersioning        BucketConfig = "versioning"
 )
 
 // BucketOptions are the settings for MakeBucket.
@@ -128,6 +168,15 @@ type ObjectInfo struct {
 	Parts []ObjectPart
 	// DataShards and ParityShards record the erasure geometry used.
 	DataShards, ParityShards int
+	// VersionID is the S3 version id; "" is the null version (written
+	// while the bucket was unversioned or suspended). The S3 layer spells
+	// it "null" where versioning is configured.
+	VersionID string
+	// DeleteMarker marks a delete marker (no data, no metadata).
+	DeleteMarker bool
+	// IsLatest is set when this is the key's current version (answers
+	// of ListObjectVersions and of reads by versionId).
+	IsLatest bool
 }
 
 // ObjectPart is one part of a completed multipart object.
@@ -191,6 +240,51 @@ type GetOptions struct {
 	PartNumber int
 	// Conditions are evaluated against the object under the read lock.
 	Conditions Conditions
+	// VersionID, when set, reads that version instead of the current one
+	// ("null" or NullVersionID names the null version); a version that
+	// does not exist is ErrNoSuchVersion.
+	VersionID string
+}
+
+// DeleteOptions select what DeleteObjectVersion removes.
+type DeleteOptions struct {
+	// VersionID, when set, removes that version for good (a delete
+	// marker included); otherwise a versioned bucket gets a delete marker
+	// and an unversioned one loses the object.
+	VersionID string
+}
+
+// DeleteResult is what a delete did, as S3 reports it.
+type DeleteResult struct {
+	// VersionID is the version removed or, when a delete marker was
+	// created, the marker's version id ("" = null).
+	VersionID string
+	// DeleteMarker is set when a delete marker was created, or when the
+	// version removed was one.
+	DeleteMarker bool
+}
+
+// ListVersionsOptions select a page of ListObjectVersions.
+type ListVersionsOptions struct {
+	Prefix    string
+	Delimiter string
+	// KeyMarker and VersionIDMarker continue a listing: versions of
+	// KeyMarker older than VersionIDMarker, then keys after KeyMarker.
+	// Without VersionIDMarker the listing starts after KeyMarker.
+	KeyMarker       string
+	VersionIDMarker string
+	MaxKeys         int // 0 means 1000; capped at 1000
+}
+
+// ListVersionsResult is one page of ListObjectVersions: every version
+// and delete marker, keys in byte order, each key's versions newest first.
+type ListVersionsResult struct {
+	Versions       []ObjectInfo
+	CommonPrefixes []string
+	IsTruncated    bool
+	// NextKeyMarker and NextVersionIDMarker continue a truncated page.
+	NextKeyMarker       string
+	NextVersionIDMarker string
 }
 
 // Conditions are the HTTP preconditions of GET, HEAD and copy sources.
@@ -216,6 +310,9 @@ type CopyOptions struct {
 	// the copy's tags. Otherwise the copy keeps the source's tags.
 	ReplaceTags bool
 	Put         PutOptions
+	// SourceVersionID selects the source version (the copy source's
+	// ?versionId=); "" copies the current one.
+	SourceVersionID string
 	// SourceConditions are the x-amz-copy-source-if-* checks.
 	SourceConditions Conditions
 }

@@ -32,20 +32,23 @@ type bucketRecord struct {
 	PublicAccessBlock string `json:"publicAccessBlock,omitempty"`
 	Tagging           string `json:"tagging,omitempty"`
 	Lifecycle         string `json:"lifecycle,omitempty"`
+	Versioning        string `json:"versioning,omitempty"`
 }
 
 // recordOf is the stored form of info.
 func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
-		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging, Lifecycle: info.Lifecycle}
+		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging, Lifecycle: info.Lifecycle,
+		Versioning: info.Versioning}
 }
 
 // info is the BucketInfo a stored record describes.
 func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
 		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
-		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging, Lifecycle: r.Lifecycle}
+		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging, Lifecycle: r.Lifecycle,
+		Versioning: r.Versioning}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -174,11 +177,12 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 		return err
 	}
 	defer unlock()
-	res, err := e.ListObjects(ctx, bucket, ListOptions{MaxKeys: 1})
+	// Any version, delete markers included, keeps a bucket from going.
+	res, err := e.ListObjectVersions(ctx, bucket, ListVersionsOptions{MaxKeys: 1})
 	if err != nil {
 		return err
 	}
-	if len(res.Objects) > 0 || len(res.CommonPrefixes) > 0 {
+	if len(res.Versions) > 0 || len(res.CommonPrefixes) > 0 {
 		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotEmpty)
 	}
 	drives := e.allDrives()
@@ -229,6 +233,13 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			info.Tagging = doc
 		case BucketConfigLifecycle:
 			info.Lifecycle = doc
+		case BucketConfigVersioning:
+			// S3 knows two states to set; a bucket never returns to
+			// "unversioned" once it had one.
+			if doc != VersioningEnabled && doc != VersioningSuspended {
+				return fmt.Errorf("%w: versioning state %q", ErrInvalidArgument, doc)
+			}
+			info.Versioning = doc
 		default:
 			return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
 		}
@@ -264,7 +275,7 @@ func (e *Engine) updateBucket(ctx context.Context, bucket string, change func(*B
 // purgeBucket removes every object record, upload and part of bucket from
 // one drive, with their data.
 func (e *Engine) purgeBucket(ctx context.Context, d drive.Drive, bucket string) error {
-	for _, t := range []drive.Table{drive.TableObjects, drive.TableUploads, drive.TableParts} {
+	for _, t := range []drive.Table{drive.TableObjects, drive.TableVersions, drive.TableUploads, drive.TableParts} {
 		for {
 			ents, err := d.Scan(ctx, t, drive.ScanQuery{Prefix: drive.BucketPrefix(bucket), Limit: 1000})
 			if err != nil {
@@ -282,7 +293,7 @@ func (e *Engine) purgeBucket(ctx context.Context, d drive.Drive, bucket string) 
 					if r, err := meta.UnmarshalRecord(ent.Value); err == nil {
 						versions = append(versions, r.Versions...)
 					}
-				case drive.TableParts:
+				case drive.TableParts, drive.TableVersions:
 					if m, err := meta.Unmarshal(ent.Value); err == nil {
 						versions = append(versions, m)
 					}

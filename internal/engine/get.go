@@ -34,6 +34,11 @@ type objectState struct {
 	recs     []*meta.Record
 	raws     [][]byte
 	readErrs []error
+	// vkey is set when fi is a noncurrent version: its versions-table
+	// key; vkeys[p] is where drive p holds it ("" when only a pending
+	// copy in the current record was found there).
+	vkey  string
+	vkeys []string
 }
 
 // isPrev reports whether drive p's record of the version is its previous one.
@@ -108,11 +113,22 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 		return st, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
 			bucket, key, ErrReadQuorum, votes, n, need, firstErr(st.errs))
 	}
+	unsettled := false
 	for p, m := range st.metas {
 		if m != nil && !m.SameVersion(best) {
 			st.metas[p] = nil
 			st.errs[p] = errors.New("stale version")
 		}
+		if r := recs[p]; r != nil && len(r.Versions) > 1 && r.Versions[1].Flags&meta.FlagKeep != 0 {
+			unsettled = true
+		}
+	}
+	if unsettled {
+		// A versioned commit in flight, or one whose settling batch was
+		// lost in a crash: until it is settled the replaced version is
+		// not in the versions table, so the heal settles it once the
+		// commit's lock is free.
+		e.heal.add(bucket, key)
 	}
 	st.fi = agreedSettings(best, st.metas)
 	return st, nil
@@ -297,12 +313,26 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.readObject(ctx, set, bucket, key)
+	var st *objectState
+	latest := true
+	if opts.VersionID != "" {
+		st, latest, err = e.resolveVersion(ctx, set, bucket, key, opts.VersionID)
+	} else {
+		st, err = e.readObject(ctx, set, bucket, key)
+	}
 	if err != nil {
 		unlock()
 		return nil, err
 	}
+	if st.fi.IsDeleteMarker() {
+		unlock()
+		if opts.VersionID != "" {
+			return nil, deleteMarkerError(bucket, key, st.fi, latest, ErrMethodNotAllowed)
+		}
+		return nil, deleteMarkerError(bucket, key, st.fi, latest, ErrObjectNotFound)
+	}
 	info := objectInfo(bucket, key, st.fi)
+	info.IsLatest = latest
 	if err := opts.Conditions.evaluate(info.ETag, info.ModTime); err != nil {
 		unlock()
 		return nil, err

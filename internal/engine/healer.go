@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/shardstore/shardstore/internal/bitrot"
@@ -42,6 +43,8 @@ type HealResult struct {
 	// Orphans counts data directories no metadata referenced (left by an
 	// interrupted overwrite or delete) that were removed.
 	Orphans int
+	// Versions counts the noncurrent versions checked (versioned buckets).
+	Versions int
 }
 
 // Damaged reports whether the object had anything to repair.
@@ -103,7 +106,22 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 		}
 	case err != nil:
 		return err
+	default:
+		e.settle(ctx, set, bucket, key, st)
 	}
+	if err := e.healState(ctx, set, bucket, key, st, verify, opts, res); err != nil {
+		return err
+	}
+	if info, err := e.BucketInfo(ctx, bucket); err == nil && info.Versioning != "" {
+		return e.healVersions(ctx, set, bucket, key, opts, res)
+	}
+	return nil
+}
+
+// healState checks and repairs one version of key as read into st (the
+// current one, or a noncurrent one when st.vkey is set); verify marks
+// positions whose data must be read in full.
+func (e *Engine) healState(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, verify []bool, opts HealOptions, res *HealResult) error {
 	e.promotePrevious(ctx, set, bucket, key, st, res)
 	fi := st.fi
 	res.Size = fi.Size
@@ -162,6 +180,108 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 	return nil
 }
 
+// writeHealed writes drive d's record of the version st describes (with
+// the changes already in b): the key's record for the current version,
+// its versions-table entry for a noncurrent one.
+func (e *Engine) writeHealed(ctx context.Context, d drive.Drive, bucket, key string, st *objectState, p int, m *meta.Object, b *drive.Batch) error {
+	if st.vkey == "" {
+		var old *meta.Record
+		if st.recs != nil {
+			old = st.recs[p]
+		}
+		return e.replaceRecord(ctx, d, bucket, key, m, old, b)
+	}
+	if b == nil {
+		b = &drive.Batch{}
+	}
+	for _, id := range m.DataIDs() {
+		b.Put(drive.TableRefs, id, []byte(objectOwner(bucket, key)))
+	}
+	b.Put(drive.TableVersions, st.vkey, m.Marshal())
+	return d.Apply(ctx, b)
+}
+
+// healVersions checks and repairs every noncurrent version of key, as
+// healLocked does the current one. A version that fewer drives hold
+// than can ever read it (a write or delete interrupted before it was
+// acknowledged) is removed.
+func (e *Engine) healVersions(ctx context.Context, set *erasureSet, bucket, key string, opts HealOptions, res *HealResult) error {
+	prefix := drive.VersionPrefix(bucket, key)
+	var mu sync.Mutex
+	all := map[string]bool{}
+	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		q := drive.ScanQuery{Prefix: prefix, KeysOnly: true, Limit: 1000}
+		for {
+			ents, err := d.Scan(ctx, drive.TableVersions, q)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, ent := range ents {
+				all[ent.Key] = true
+			}
+			mu.Unlock()
+			if len(ents) < q.Limit {
+				return nil
+			}
+			q.After = ents[len(ents)-1].Key
+		}
+	})
+	keys := make([]string, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var failed error
+	for _, k := range keys {
+		ref := versionRef{id: k[len(prefix)+drive.VersionKeyLen:], null: len(k) == len(prefix)+drive.VersionKeyLen}
+		if !ref.null {
+			r, err := parseVersionID(ref.id)
+			if err != nil {
+				continue
+			}
+			ref = r
+		}
+		res.Versions++
+		st, err := e.readNoncurrent(ctx, set, bucket, key, ref, nil)
+		switch {
+		case errors.Is(err, ErrNoSuchVersion) && countNil(errs) == len(errs):
+			e.removeDanglingVersion(ctx, set, bucket, key, st, res)
+			continue
+		case err != nil:
+			res.Offline++
+			failed = err
+			continue
+		}
+		if err := e.healState(ctx, set, bucket, key, st, make([]bool, len(set.drives)), opts, res); err != nil {
+			failed = err
+		}
+	}
+	return failed
+}
+
+// removeDanglingVersion deletes what is left of a noncurrent version
+// that too few drives hold to ever read it.
+func (e *Engine) removeDanglingVersion(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, res *HealResult) {
+	var mu sync.Mutex
+	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if st.metas[p] == nil || st.vkeys[p] == "" {
+			return nil
+		}
+		b := &drive.Batch{}
+		b.Delete(drive.TableVersions, st.vkeys[p])
+		if err := e.applyDropping(ctx, d, b, []*meta.Object{st.metas[p]}, nil); err != nil {
+			return err
+		}
+		mu.Lock()
+		res.Orphans++
+		res.Dangling = true
+		mu.Unlock()
+		return nil
+	})
+	e.log.Warn("heal: removed remnants of a version below read quorum", "bucket", bucket, "key", key)
+}
+
 // healSettings rewrites the record of each drive that holds the version
 // and its data intact but with the settings an in-place update (an ACL,
 // a tag set) replaced while the drive missed it: only the record is
@@ -176,8 +296,8 @@ func (e *Engine) healSettings(ctx context.Context, set *erasureSet, bucket, key 
 			return nil
 		}
 		dm := *fi
-		dm.Erasure.Index, dm.InlineData, dm.Flags = fi.Erasure.Distribution[p], nil, fi.Flags&^meta.FlagPrev
-		if err := e.replaceRecord(ctx, d, bucket, key, &dm, st.recs[p], nil); err != nil {
+		dm.Erasure.Index, dm.InlineData, dm.Flags = fi.Erasure.Distribution[p], nil, fi.Flags&^meta.FlagsPending
+		if err := e.writeHealed(ctx, d, bucket, key, st, p, &dm, nil); err != nil {
 			e.log.Warn("heal: cannot rewrite stale settings", "bucket", bucket, "key", key, "drive", d.String(), "err", err)
 			return err
 		}
@@ -205,7 +325,7 @@ func (e *Engine) promotePrevious(ctx context.Context, set *erasureSet, bucket, k
 			return nil
 		}
 		pv := *st.metas[p]
-		pv.Flags &^= meta.FlagPrev
+		pv.Flags &^= meta.FlagsPending
 		if err := e.replaceRecord(ctx, d, bucket, key, &pv, st.recs[p], nil); err != nil {
 			st.metas[p], st.errs[p] = nil, err
 			return err
@@ -366,6 +486,10 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 	}
 	sources := good[:data]
 	inline := fi.Inline
+	parts := objectParts(fi)
+	if fi.IsDeleteMarker() {
+		parts = nil // a delete marker is its record alone
+	}
 	if !inline {
 		refs := shardRefs(fi)
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
@@ -383,7 +507,7 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 	shards := make([][]byte, data+parity)
 	algo := bitrot.Algorithm(fi.Erasure.Bitrot)
 	var sum [32]byte
-	for pi, pt := range objectParts(fi) {
+	for pi, pt := range parts {
 		sinks := make([]shardSink, n)
 		for _, p := range bad {
 			if inline {
@@ -500,16 +624,12 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 		}
 		dm := *fi
 		dm.Erasure.Index = fi.Erasure.Distribution[p]
-		dm.InlineData, dm.Flags = nil, dm.Flags&^meta.FlagPrev
+		dm.InlineData, dm.Flags = nil, dm.Flags&^meta.FlagsPending
 		b := &drive.Batch{}
 		if inline {
 			b.Put(drive.TableInline, drive.DataKey(fi.DataID, 1), inlineOut[p].Bytes())
 		}
-		var old *meta.Record
-		if st.recs != nil {
-			old = st.recs[p]
-		}
-		return e.replaceRecord(ctx, d, bucket, key, &dm, old, b)
+		return e.writeHealed(ctx, d, bucket, key, st, p, &dm, b)
 	})
 	for _, p := range bad {
 		if errs[p] == nil {
@@ -591,7 +711,7 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 				continue
 			}
 			fi := *cand
-			fi.Flags &^= meta.FlagPrev
+			fi.Flags &^= meta.FlagsPending
 			st := &objectState{fi: &fi, metas: make([]*meta.Object, n), errs: make([]error, n), recs: recs}
 			holders := 0
 			for p := range recs {

@@ -14,10 +14,13 @@ package engine
 //   - AbortIncompleteMultipartUpload aborts uploads initiated more than
 //     DaysAfterInitiation days before (rounded to midnight UTC as S3
 //     does), freeing their parts' data (AbortMultipartUpload).
-//   - ExpiredObjectDeleteMarker and NoncurrentVersionExpiration act on
-//     delete markers and noncurrent versions; a bucket without versioning
-//     has neither (every object is its single current version), so they
-//     have nothing to do here, as in S3 on an unversioned bucket.
+//   - In a versioned bucket Expiration makes a delete marker current
+//     instead (the data stays, as a noncurrent version);
+//     NoncurrentVersionExpiration removes noncurrent versions
+//     NoncurrentDays after they became noncurrent (keeping the
+//     NewerNoncurrentVersions newest), and ExpiredObjectDeleteMarker
+//     removes a delete marker left as its key's only version. A bucket
+//     without versioning has neither, as in S3.
 //
 // Object lock: when retention and legal holds exist, the runner must not
 // delete a version that is under retention or legal hold; expiring such
@@ -39,12 +42,17 @@ import (
 
 // LifecycleReport sums up a lifecycle pass.
 type LifecycleReport struct {
-	Buckets int      `json:"buckets"` // buckets with a lifecycle configuration
-	Objects int      `json:"objects"` // objects considered
-	Expired int      `json:"expired"` // objects deleted by an Expiration rule
-	Aborted int      `json:"aborted"` // multipart uploads aborted
-	Failed  int      `json:"failed"`
-	Errors  []string `json:"errors"`
+	Buckets int `json:"buckets"` // buckets with a lifecycle configuration
+	Objects int `json:"objects"` // objects considered
+	Expired int `json:"expired"` // objects deleted by an Expiration rule
+	Aborted int `json:"aborted"` // multipart uploads aborted
+	// NoncurrentExpired counts noncurrent versions a
+	// NoncurrentVersionExpiration rule removed; MarkersRemoved expired
+	// object delete markers an ExpiredObjectDeleteMarker rule removed.
+	NoncurrentExpired int      `json:"noncurrent_expired"`
+	MarkersRemoved    int      `json:"markers_removed"`
+	Failed            int      `json:"failed"`
+	Errors            []string `json:"errors"`
 }
 
 func (r *LifecycleReport) fail(err error) {
@@ -105,6 +113,13 @@ func (e *Engine) runLifecycle(ctx context.Context, throttle float64) (LifecycleR
 				}
 			}
 		}
+		if bi.Versioning != "" {
+			for _, prefix := range cfg.VersionPrefixes() {
+				if err := e.expireVersions(ctx, bi.Name, prefix, cfg, now, &rep, rest); err != nil {
+					return rep, err
+				}
+			}
+		}
 		if abort {
 			if err := e.abortUploads(ctx, bi.Name, cfg, now, &rep, rest); err != nil {
 				return rep, err
@@ -141,11 +156,20 @@ func (e *Engine) expireObjects(ctx context.Context, bucket, prefix string, cfg *
 				continue
 			}
 			t0 := time.Now()
-			deleted, err := e.deleteObject(ctx, bucket, oi.Key, func(cur ObjectInfo) bool {
+			keep := func(cur ObjectInfo) bool {
 				// Judge the version the delete would remove, as it is now.
 				_, due := cfg.ExpiredAt(lifecycleObject(cur), now)
 				return !due
-			})
+			}
+			var deleted bool
+			if info, ierr := e.BucketInfo(ctx, bucket); ierr == nil && info.Versioning != "" {
+				// S3 expires a versioned bucket's current version by
+				// making a delete marker current; the data stays as a
+				// noncurrent version (NoncurrentVersionExpiration's).
+				_, deleted, err = e.putDeleteMarker(ctx, bucket, oi.Key, keep)
+			} else {
+				deleted, err = e.deleteObject(ctx, bucket, oi.Key, keep)
+			}
 			switch {
 			case err == nil && deleted:
 				rep.Expired++
@@ -165,6 +189,92 @@ func (e *Engine) expireObjects(ctx context.Context, bucket, prefix string, cfg *
 			return nil
 		}
 		after = page.NextAfter
+	}
+}
+
+// expireVersions applies the noncurrent-version and delete-marker rules
+// to the keys under prefix, one key's versions at a time (newest first,
+// as ListObjectVersions gives them).
+func (e *Engine) expireVersions(ctx context.Context, bucket, prefix string, cfg *lifecycle.Configuration, now time.Time,
+	rep *LifecycleReport, rest func(time.Time) error) error {
+	var key string
+	var versions []ObjectInfo
+	flush := func() error {
+		if len(versions) == 0 {
+			return nil
+		}
+		defer func() { versions = versions[:0] }()
+		left := len(versions)
+		for i := 1; i < len(versions); i++ {
+			v := versions[i]
+			o := lifecycleObject(v)
+			if v.DeleteMarker {
+				o.Tags, o.Size = nil, 0
+			}
+			// It became noncurrent when its successor was made.
+			if _, due := cfg.NoncurrentExpiredAt(o, versions[i-1].ModTime, i-1, now); !due {
+				continue
+			}
+			t0 := time.Now()
+			_, err := e.DeleteObjectVersion(ctx, bucket, key, DeleteOptions{VersionID: versionName(v.VersionID)})
+			switch {
+			case err == nil:
+				rep.NoncurrentExpired++
+				left--
+			case errors.Is(err, ErrNoSuchVersion):
+				left--
+			default:
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				rep.fail(fmt.Errorf("lifecycle %s/%s version %s: %w", bucket, key, versionName(v.VersionID), err))
+			}
+			if err := rest(t0); err != nil {
+				return err
+			}
+		}
+		cur := versions[0]
+		if cur.DeleteMarker && left == 1 {
+			if _, ok := cfg.RemovesDeleteMarker(key); ok {
+				_, err := e.DeleteObjectVersion(ctx, bucket, key, DeleteOptions{VersionID: versionName(cur.VersionID)})
+				switch {
+				case err == nil:
+					rep.MarkersRemoved++
+				case errors.Is(err, ErrNoSuchVersion):
+				default:
+					rep.fail(fmt.Errorf("lifecycle %s/%s delete marker: %w", bucket, key, err))
+				}
+			}
+		}
+		return nil
+	}
+	opts := ListVersionsOptions{Prefix: prefix}
+	for {
+		page, err := e.ListObjectVersions(ctx, bucket, opts)
+		if errors.Is(err, ErrBucketNotFound) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.fail(fmt.Errorf("lifecycle %s: list versions: %w", bucket, err))
+			return nil
+		}
+		for _, v := range page.Versions {
+			if v.Key != key {
+				if err := flush(); err != nil {
+					return err
+				}
+				key = v.Key
+				rep.Objects++
+			}
+			versions = append(versions, v)
+		}
+		if !page.IsTruncated {
+			return flush()
+		}
+		opts.KeyMarker, opts.VersionIDMarker = page.NextKeyMarker, page.NextVersionIDMarker
 	}
 }
 

@@ -226,13 +226,13 @@ func TestLifecycleRechecksUnderLock(t *testing.T) {
 	clock.set(3)
 	now := e.now()
 	keepOnRecheck := func(cur ObjectInfo) bool { _, due := c.ExpiredAt(lifecycleObject(cur), now); return !due }
-	if err := e.SetObjectTags(ctx, "bucket", "k", map[string]string{"class": "keep"}); err != nil {
+	if _, err := e.SetObjectTags(ctx, "bucket", "k", "", map[string]string{"class": "keep"}); err != nil {
 		t.Fatal(err)
 	}
 	if deleted, err := e.deleteObject(ctx, "bucket", "k", keepOnRecheck); err != nil || deleted {
 		t.Fatalf("re-tagged object deleted: %v %v", deleted, err)
 	}
-	if err := e.SetObjectTags(ctx, "bucket", "k", map[string]string{"class": "tmp"}); err != nil {
+	if _, err := e.SetObjectTags(ctx, "bucket", "k", "", map[string]string{"class": "tmp"}); err != nil {
 		t.Fatal(err)
 	}
 	if deleted, err := e.deleteObject(ctx, "bucket", "k", keepOnRecheck); err != nil || !deleted {
@@ -260,5 +260,66 @@ func TestLifecycleRunsFromScanner(t *testing.T) {
 			t.Fatalf("scanner did not expire the object: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLifecycleVersionedBucket: in a versioned bucket Expiration makes a
+// delete marker current (the data stays), NoncurrentVersionExpiration
+// removes versions NoncurrentDays after they became noncurrent, keeping
+// the NewerNoncurrentVersions newest, and frees their shard files, and
+// ExpiredObjectDeleteMarker removes a marker left alone.
+func TestLifecycleVersionedBucket(t *testing.T) {
+	clock := &testClock{}
+	e, paths := testEngine(t, 4, Config{InlineLimit: -1, Now: clock.now, Heal: HealConfig{Disabled: true}})
+	ctx := context.Background()
+	setVersioning(t, e, VersioningEnabled)
+	body := strings.Repeat("v", 100<<10)
+	for i := 0; i < 4; i++ {
+		vput(t, e, "keep2/k", body)
+	}
+	vput(t, e, "exp/k", body)
+	vput(t, e, "exp/k", body)
+	setLifecycle(t, e, `<LifecycleConfiguration>
+<Rule><ID>nc</ID><Filter><Prefix>keep2/</Prefix></Filter><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays><NewerNoncurrentVersions>2</NewerNoncurrentVersions></NoncurrentVersionExpiration></Rule>
+<Rule><ID>exp</ID><Filter><Prefix>exp/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>
+<Rule><ID>exp-nc</ID><Filter><Prefix>exp/</Prefix></Filter><Status>Enabled</Status><Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration><NoncurrentVersionExpiration><NoncurrentDays>3</NoncurrentDays></NoncurrentVersionExpiration></Rule>
+</LifecycleConfiguration>`)
+	before := dataBytes(t, paths)
+	rep, err := e.RunLifecycle(ctx)
+	if err != nil || rep.Expired+rep.NoncurrentExpired+rep.MarkersRemoved != 0 {
+		t.Fatalf("pass today: %+v %v", rep, err)
+	}
+	clock.set(2)
+	if rep, err = e.RunLifecycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// keep2/k: 3 noncurrent, 2 newest kept, 1 removed; exp/k: a marker.
+	if rep.NoncurrentExpired != 1 || rep.Expired != 1 {
+		t.Fatalf("pass at day 2: %+v", rep)
+	}
+	if got := len(versionsOf(t, e, "keep2/k")); got != 3 {
+		t.Fatalf("keep2/k has %d versions, want 3", got)
+	}
+	if got := versionsOf(t, e, "exp/k"); len(got) != 3 || !strings.HasSuffix(got[0], ":DM") {
+		t.Fatalf("exp/k: %v", bodies(got))
+	}
+	after := dataBytes(t, paths)
+	if after >= before {
+		t.Fatalf("drive bytes %d -> %d: nothing reclaimed", before, after)
+	}
+	// Day 6: exp/k's noncurrent versions (noncurrent since day 2) go,
+	// then its marker is alone and goes too.
+	clock.set(6)
+	if rep, err = e.RunLifecycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep.NoncurrentExpired != 2 || rep.MarkersRemoved != 1 {
+		t.Fatalf("pass at day 6: %+v", rep)
+	}
+	if got := versionsOf(t, e, "exp/k"); len(got) != 0 {
+		t.Fatalf("exp/k left: %v", got)
+	}
+	if dataBytes(t, paths) >= after {
+		t.Fatal("noncurrent versions' data not reclaimed")
 	}
 }

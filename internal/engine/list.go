@@ -24,6 +24,10 @@ type listEntry struct {
 	key    string
 	prefix bool
 	raw    []byte
+	// pending is a version a versioned commit replaced and has not yet
+	// moved to the versions table (FlagKeep in a drive's record): it is
+	// the key's newest noncurrent version until a heal settles it.
+	pending *meta.Object
 }
 
 // listPage is how many entries a walker asks a drive for at a time.
@@ -129,6 +133,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		}
 		key, isPrefix := min.key, min.prefix
 		var metas []*meta.Object
+		var pending *meta.Object
 		seen := 0
 		for i, h := range sl.heads {
 			if h != nil && h.key == key && h.prefix == isPrefix {
@@ -136,6 +141,9 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 				if !isPrefix {
 					if r, err := meta.UnmarshalRecord(h.raw); err == nil && r.Current() != nil {
 						metas = append(metas, r.Current())
+						if pv := pendingVersion(r); pv != nil {
+							pending = pv
+						}
 					}
 				}
 				sl.advance(i)
@@ -151,7 +159,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			}
 		}
 		if agreed && !sl.e.listVerify.Load() {
-			return &listEntry{key: key}, metas[0], nil
+			return &listEntry{key: key, pending: pending}, metas[0], nil
 		}
 		st, err := sl.e.readObject(ctx, sl.set, sl.bucket, key)
 		if errors.Is(err, ErrObjectNotFound) {
@@ -167,13 +175,97 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		if err != nil {
 			return nil, nil, err
 		}
-		return &listEntry{key: key}, st.fi, nil
+		for _, r := range st.recs {
+			if pv := pendingVersion(r); pv != nil && !pv.SameVersion(st.fi) {
+				pending = pv
+			}
+		}
+		return &listEntry{key: key, pending: pending}, st.fi, nil
 	}
 }
 
-// ListObjects returns one page of keys in byte order.
+// pendingVersion is the replaced version a drive's record keeps for the
+// versions table (FlagKeep), or nil.
+func pendingVersion(r *meta.Record) *meta.Object {
+	if r == nil {
+		return nil
+	}
+	for _, v := range r.Versions {
+		if v.Flags&meta.FlagKeep != 0 {
+			pv := *v
+			pv.Flags &^= meta.FlagsPending
+			return &pv
+		}
+	}
+	return nil
+}
+
+// keyMerger merges the set listers of a bucket into one stream of keys
+// (with their current versions, delete markers included) and common
+// prefixes, in byte order.
+type keyMerger struct {
+	listers []*setLister
+	heads   []mergeHead
+}
+
+type mergeHead struct {
+	ent *listEntry
+	m   *meta.Object
+}
+
+func (e *Engine) newKeyMerger(ctx context.Context, bucket string, opts ListOptions) (*keyMerger, error) {
+	km := &keyMerger{listers: make([]*setLister, len(e.sets)), heads: make([]mergeHead, len(e.sets))}
+	for i, s := range e.sets {
+		km.listers[i] = e.newSetLister(ctx, s, bucket, opts)
+		ent, m, err := km.listers[i].next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		km.heads[i] = mergeHead{ent, m}
+	}
+	return km, nil
+}
+
+// next returns the next key or prefix, or a nil entry at the end.
+func (km *keyMerger) next(ctx context.Context) (*listEntry, *meta.Object, error) {
+	best := -1
+	for i, h := range km.heads {
+		if h.ent != nil && (best < 0 || h.ent.key < km.heads[best].ent.key) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, nil, nil
+	}
+	h := km.heads[best]
+	ent, m, err := km.listers[best].next(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	km.heads[best] = mergeHead{ent, m}
+	return h.ent, h.m, nil
+}
+
+// commonPrefix is the common prefix key falls under with opts' prefix
+// and delimiter ("" for none); a prefix entry is its own.
+func commonPrefix(ent *listEntry, opts ListOptions) string {
+	if ent.prefix {
+		return ent.key
+	}
+	if opts.Delimiter != "" {
+		if i := strings.Index(ent.key[len(opts.Prefix):], opts.Delimiter); i >= 0 {
+			return ent.key[:len(opts.Prefix)+i+len(opts.Delimiter)]
+		}
+	}
+	return ""
+}
+
+// ListObjects returns one page of keys in byte order. Keys whose current
+// version is a delete marker are left out, and so is a common prefix
+// under which every key is one.
 func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOptions) (ListResult, error) {
-	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+	info, err := e.BucketInfo(ctx, bucket)
+	if err != nil {
 		return ListResult{}, err
 	}
 	maxKeys := opts.MaxKeys
@@ -182,51 +274,39 @@ func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOption
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	listers := make([]*setLister, len(e.sets))
-	type head struct {
-		ent *listEntry
-		m   *meta.Object
-	}
-	heads := make([]head, len(e.sets))
-	for i, s := range e.sets {
-		listers[i] = e.newSetLister(ctx, s, bucket, opts)
-		ent, m, err := listers[i].next(ctx)
-		if err != nil {
-			return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)
-		}
-		heads[i] = head{ent, m}
+	km, err := e.newKeyMerger(ctx, bucket, opts)
+	if err != nil {
+		return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)
 	}
 	var res ListResult
 	lastPrefix := ""
 	count := 0
 	for {
-		best := -1
-		for i, h := range heads {
-			if h.ent != nil && (best < 0 || h.ent.key < heads[best].ent.key) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return res, nil
-		}
-		h := heads[best]
-		ent, m, err := listers[best].next(ctx)
+		ent, m, err := km.next(ctx)
 		if err != nil {
 			return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)
 		}
-		heads[best] = head{ent, m}
-
-		key := h.ent.key
-		cp := ""
-		if h.ent.prefix {
-			cp = key
-		} else if opts.Delimiter != "" {
-			if i := strings.Index(key[len(opts.Prefix):], opts.Delimiter); i >= 0 {
-				cp = key[:len(opts.Prefix)+i+len(opts.Delimiter)]
-			}
+		if ent == nil {
+			return res, nil
 		}
+		cp := commonPrefix(ent, opts)
 		if cp != "" && (cp == lastPrefix || cp <= opts.After) {
 			continue
+		}
+		if cp == "" && m.IsDeleteMarker() {
+			continue
+		}
+		if cp != "" && info.Versioning != "" {
+			// Drives collapse prefixes without looking at the keys; in a
+			// versioned bucket the keys below may all be delete markers.
+			live, err := e.prefixHasObject(ctx, bucket, cp)
+			if err != nil {
+				return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)
+			}
+			if !live {
+				lastPrefix = cp
+				continue
+			}
 		}
 		if count == maxKeys {
 			res.IsTruncated = true
@@ -239,7 +319,27 @@ func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOption
 			res.NextAfter = cp
 			continue
 		}
-		res.Objects = append(res.Objects, objectInfo(bucket, key, h.m))
-		res.NextAfter = key
+		res.Objects = append(res.Objects, objectInfo(bucket, ent.key, m))
+		res.NextAfter = ent.key
+	}
+}
+
+// prefixHasObject reports whether some key under prefix has a current
+// version that is not a delete marker.
+func (e *Engine) prefixHasObject(ctx context.Context, bucket, prefix string) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	km, err := e.newKeyMerger(ctx, bucket, ListOptions{Prefix: prefix})
+	if err != nil {
+		return false, err
+	}
+	for {
+		ent, m, err := km.next(ctx)
+		if err != nil || ent == nil {
+			return false, err
+		}
+		if !m.IsDeleteMarker() {
+			return true, nil
+		}
 	}
 }

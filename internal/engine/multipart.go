@@ -511,7 +511,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	}
 	defer unlock()
 	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: &om, res: res, cond: opts,
-		owner: objectOwner(bucket, key), priorOwner: uploadOwner(uploadID), extra: extra})
+		owner: objectOwner(bucket, key), priorOwner: uploadOwner(uploadID), extra: extra, newVersion: true})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}

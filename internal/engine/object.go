@@ -15,10 +15,12 @@ import (
 // canonicalAlgo spells a checksum algorithm as S3 does.
 func canonicalAlgo(a string) string { return strings.ToUpper(a) }
 
-// DeleteObject removes an object; ErrObjectNotFound if it did not exist.
+// DeleteObject deletes as S3's DeleteObject without a version id does:
+// it removes the object of an unversioned bucket (ErrObjectNotFound if it
+// did not exist) and makes a delete marker current in a versioned one.
 // A reader still streaming the object keeps its data until it closes.
 func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
-	_, err := e.deleteObject(ctx, bucket, key, nil)
+	_, err := e.DeleteObjectVersion(ctx, bucket, key, DeleteOptions{})
 	return err
 }
 
@@ -91,6 +93,15 @@ func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Con
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	if st.fi.IsDeleteMarker() {
+		return ObjectInfo{}, deleteMarkerError(bucket, key, st.fi, true, ErrObjectNotFound)
+	}
+	return e.updateHeadLocked(ctx, set, bucket, key, st, cond, put, fn)
+}
+
+// updateHeadLocked rewrites the current version st (read under the
+// object's write lock, which the caller holds) with fn applied.
+func (e *Engine) updateHeadLocked(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, cond *Conditions, put PutOptions, fn func(m *meta.Object)) (ObjectInfo, error) {
 	if cond != nil {
 		if err := cond.evaluate(st.fi.ETag, time.Unix(0, st.fi.ModTime)); err != nil {
 			if errors.Is(err, ErrNotModified) {
@@ -100,7 +111,7 @@ func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Con
 		}
 	}
 	nm := *st.fi
-	nm.Flags &^= meta.FlagPrev
+	nm.Flags &^= meta.FlagsPending
 	fn(&nm)
 	// Only drives holding the version's data take the new record: the
 	// others are healed from it.
@@ -116,12 +127,15 @@ func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Con
 	if err := e.commitMeta(ctx, set, bucket, key, req); err != nil {
 		return ObjectInfo{}, fmt.Errorf("update %s/%s: %w", bucket, key, err)
 	}
-	return objectInfo(bucket, key, &nm), nil
+	info := objectInfo(bucket, key, &nm)
+	info.IsLatest = true
+	return info, nil
 }
 
-// SetObjectACL replaces an object's canned ACL.
-func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, acl string) error {
-	_, err := e.updateMeta(ctx, bucket, key, nil, func(m *meta.Object) { m.ACL = acl })
+// SetObjectACL replaces the ACL of an object version (versionID "":
+// the current one) in place.
+func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, versionID, acl string) error {
+	_, err := e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) { m.ACL = acl })
 	return err
 }
 
@@ -129,12 +143,14 @@ func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, acl string) erro
 // in place, under the object lock and with the same quorum rules as
 // SetObjectACL. The version stays what it was: data, ETag and
 // Last-Modified are unchanged, as S3's PutObjectTagging leaves them.
-func (e *Engine) SetObjectTags(ctx context.Context, bucket, key string, tags map[string]string) error {
+//
+// versionID selects the version ("": the current one); the answer
+// describes the version changed.
+func (e *Engine) SetObjectTags(ctx context.Context, bucket, key, versionID string, tags map[string]string) (ObjectInfo, error) {
 	if err := checkTags(tags); err != nil {
-		return err
+		return ObjectInfo{}, err
 	}
-	_, err := e.updateMeta(ctx, bucket, key, nil, func(m *meta.Object) { m.Tags = tagSet(tags) })
-	return err
+	return e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) { m.Tags = tagSet(tags) })
 }
 
 // checkTags bounds a tag set; keys and values are the S3 layer's to
@@ -166,7 +182,15 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 	// An in-place copy that asks for a checksum algorithm, or whose
 	// object has no checksum yet, rewrites the data (below) so the
 	// checksum is computed over it; otherwise only the metadata changes.
-	if srcBucket == dstBucket && srcKey == dstKey && opts.Put.ChecksumAlgorithm == "" {
+	inPlace := srcBucket == dstBucket && srcKey == dstKey && opts.Put.ChecksumAlgorithm == "" && opts.SourceVersionID == ""
+	if inPlace {
+		// In a versioned bucket a copy onto itself makes a new version,
+		// so it takes the data path below.
+		if info, err := e.BucketInfo(ctx, dstBucket); err == nil && info.Versioning != "" {
+			inPlace = false
+		}
+	}
+	if inPlace {
 		if !opts.ReplaceMetadata {
 			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
 		}
@@ -190,7 +214,7 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 	if err := checkObjectName(dstKey); err != nil {
 		return ObjectInfo{}, err
 	}
-	src, err := e.GetObject(ctx, srcBucket, srcKey, GetOptions{Conditions: opts.SourceConditions})
+	src, err := e.GetObject(ctx, srcBucket, srcKey, GetOptions{Conditions: opts.SourceConditions, VersionID: opts.SourceVersionID})
 	if err != nil {
 		if errors.Is(err, ErrNotModified) {
 			err = fmt.Errorf("%w: copy source If-None-Match/If-Modified-Since", ErrPreconditionFailed)

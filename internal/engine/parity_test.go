@@ -134,7 +134,7 @@ func TestParityCompleteTwice(t *testing.T) {
 		t.Fatalf("part after complete: %v", err)
 	}
 	// An ACL change keeps the version (and the answer).
-	if err := e.SetObjectACL(ctx, "bucket", "obj", "public-read"); err != nil {
+	if err := e.SetObjectACL(ctx, "bucket", "obj", "", "public-read"); err != nil {
 		t.Fatal(err)
 	}
 	if again, err := e.CompleteMultipartUpload(ctx, "bucket", "obj", u.id, u.list, PutOptions{}); err != nil || again.ETag != first.ETag {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -479,7 +480,7 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
-	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key)})
+	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true})
 	if err == nil {
 		plan.committed = true
 	}
@@ -516,7 +517,7 @@ func checkPutConditions(cur *objectState, readErr error, opts PutOptions) error 
 	if !opts.IfNoneMatchAny && opts.IfMatch == "" && opts.IfNoneMatch == "" {
 		return nil
 	}
-	exists := readErr == nil
+	exists := readErr == nil && !cur.fi.IsDeleteMarker()
 	if readErr != nil && !errors.Is(readErr, ErrObjectNotFound) {
 		return readErr
 	}
@@ -556,6 +557,12 @@ type commitReq struct {
 	// extra adds changes to each committed drive's clean-up batch
 	// (multipart completion drops the upload's records there).
 	extra func(p int, b *drive.Batch)
+	// newVersion marks a write that makes a new version (a PUT, a copy, a
+	// completed upload, a delete marker), as opposed to an in-place
+	// update of the current one: in a versioned bucket it gets its
+	// version id and time here, under the lock, and the version it
+	// replaces is kept as a noncurrent version.
+	newVersion bool
 }
 
 // commitMeta makes a version visible with write quorum. The caller holds
@@ -564,8 +571,11 @@ type commitReq struct {
 // readers see now, kept with FlagPrev so an interrupted commit leaves it
 // readable), with refs for the new data and inline data if any. Fewer than
 // write quorum commits roll back to each drive's old record. Otherwise a
-// second, lazy batch drops the previous version and the refs of replaced
-// data, whose shard files are then removed (once no reader pins them).
+// second, lazy batch settles the previous version: in a versioned bucket
+// it moves to the versions table (FlagKeep), otherwise it is dropped with
+// the refs of its data, whose shard files are then removed (once no
+// reader pins them). A lost lazy batch leaves [new, previous] on the
+// drive, which the next commit or a heal settles the same way.
 func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, req commitReq) error {
 	m, res := req.m, req.res
 	okey := drive.ObjectKey(bucket, key)
@@ -577,8 +587,36 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	if err == nil {
 		copy(readable, cur.metas)
 	}
+	versioning := ""
+	if req.newVersion {
+		info, berr := e.BucketInfo(ctx, bucket)
+		if berr != nil {
+			return berr
+		}
+		versioning = info.Versioning
+	}
+	// In a versioned bucket the new version's time and id are fixed here,
+	// under the lock, newer than the version it replaces: version order
+	// is commit order, and a version id names its place in the versions
+	// table (see VersionKey).
+	var nulls []*nullVersion
+	if versioning != "" {
+		t := time.Now().UnixNano()
+		if err == nil && cur.fi.ModTime >= t {
+			t = cur.fi.ModTime + 1
+		}
+		m.ModTime, m.VersionID = t, ""
+		if versioning == VersioningEnabled {
+			m.VersionID = newVersionID(t)
+		} else {
+			// A suspended bucket's write replaces the null version
+			// wherever it is: current (dropped below) or noncurrent.
+			nulls = e.findNullVersions(ctx, set, bucket, key)
+		}
+	}
 	newIDs := m.DataIDs()
 	versions := make([]*meta.Object, len(set.drives))
+	moved := make([][]*meta.Object, len(set.drives)) // leftover pending versions moved in the main batch
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
@@ -591,13 +629,32 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		dm.InlineData = nil
 		versions[p] = &dm
 		rec := &meta.Record{Versions: []*meta.Object{&dm}}
-		if old := readable[p]; old != nil && !old.SameVersion(&dm) {
+		old := readable[p]
+		if old != nil && !old.SameVersion(&dm) {
 			pv := *old
-			pv.Flags |= meta.FlagPrev
+			pv.Flags = pv.Flags&^meta.FlagKeep | meta.FlagPrev
+			if keepReplaced(versioning, old) {
+				pv.Flags |= meta.FlagKeep
+			}
 			rec.Versions = append(rec.Versions, &pv)
 		}
 		b := &drive.Batch{}
 		b.Put(drive.TableObjects, okey, rec.Marshal())
+		// A version an earlier commit left pending (FlagKeep, its
+		// successor had quorum) becomes noncurrent now, since this record
+		// no longer holds it.
+		if r := cur.recs[p]; r != nil && !cur.isPrev(p) {
+			for _, v := range r.Versions {
+				if v.Flags&meta.FlagKeep != 0 && (old == nil || !v.SameVersion(old)) && !v.SameVersion(&dm) {
+					putNoncurrent(b, bucket, key, v)
+					moved[p] = append(moved[p], v)
+				}
+			}
+		}
+		if nulls != nil && nulls[p] != nil {
+			b.Delete(drive.TableVersions, nulls[p].key)
+			dropVersions(b, []*meta.Object{nulls[p].m}, nil)
+		}
 		for _, id := range newIDs {
 			b.Put(drive.TableRefs, id, []byte(req.owner))
 		}
@@ -638,6 +695,9 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			if res != nil && res.inline != nil {
 				b.Delete(drive.TableInline, drive.DataKey(m.DataID, 1))
 			}
+			if nulls != nil && nulls[p] != nil {
+				nulls[p].restore(b, bucket, key)
+			}
 			return d.Apply(context.Background(), b)
 		})
 		return quorumError("commit", errs, ok, wq)
@@ -651,19 +711,32 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return nil
 		}
 		var replaced []*meta.Object
+		b := &drive.Batch{Lazy: req.extra == nil}
+		others := false // the record holds more than the new version
 		if r := cur.recs[p]; r != nil {
 			for _, v := range r.Versions {
-				if !v.SameVersion(versions[p]) {
+				if v.SameVersion(versions[p]) {
+					continue
+				}
+				others = true
+				switch {
+				case slices.Contains(moved[p], v):
+				case readable[p] != nil && v.SameVersion(readable[p]) && keepReplaced(versioning, readable[p]):
+					putNoncurrent(b, bucket, key, v)
+				default:
 					replaced = append(replaced, v)
 				}
 			}
 		}
-		b := &drive.Batch{Lazy: req.extra == nil}
-		if len(replaced) > 0 {
+		if others {
 			b.Put(drive.TableObjects, okey, (&meta.Record{Versions: []*meta.Object{versions[p]}}).Marshal())
 		}
 		if req.extra != nil {
 			req.extra(p, b)
+		}
+		if nulls != nil && nulls[p] != nil {
+			// Its index entries went with the main batch; its files go now.
+			e.freeData(d, []*meta.Object{nulls[p].m}, nil)
 		}
 		if err := e.applyDropping(context.Background(), d, b, replaced, keep); err != nil {
 			e.heal.add(bucket, key)
@@ -675,6 +748,29 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		e.heal.add(bucket, key)
 	}
 	return nil
+}
+
+// keepReplaced reports whether a version that a new one replaces as
+// current stays as a noncurrent version: always in an Enabled bucket;
+// in a Suspended one unless it is the null version (which the new null
+// version replaces); never in an unversioned bucket or in an in-place
+// update (versioning "").
+func keepReplaced(versioning string, old *meta.Object) bool {
+	switch versioning {
+	case VersioningEnabled:
+		return true
+	case VersioningSuspended:
+		return old.VersionID != ""
+	}
+	return false
+}
+
+// putNoncurrent adds to b the move of v into the versions table.
+func putNoncurrent(b *drive.Batch, bucket, key string, v *meta.Object) {
+	nv := *v
+	nv.Flags &^= meta.FlagsPending
+	nv.InlineData = nil
+	b.Put(drive.TableVersions, drive.VersionKey(bucket, key, nv.ModTime, nv.VersionID), nv.Marshal())
 }
 
 // objectOwner and uploadOwner are the TableRefs values naming what owns a
@@ -753,6 +849,7 @@ func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
 		Headers: m.Headers, UserMeta: m.UserMeta, Tags: m.Tags,
 		Checksum:   Checksum{Algorithm: m.ChecksumAlgo, Value: m.ChecksumVal, Type: m.ChecksumType},
 		DataShards: m.Erasure.DataShards, ParityShards: m.Erasure.ParityShards,
+		VersionID: m.VersionID, DeleteMarker: m.IsDeleteMarker(),
 	}
 	if len(m.Parts) > 1 || (len(m.Parts) == 1 && isMultipartETag(m.ETag)) {
 		for _, p := range m.Parts {

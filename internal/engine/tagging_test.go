@@ -34,7 +34,7 @@ func TestObjectTags(t *testing.T) {
 
 	// Replacing tags keeps the version.
 	time.Sleep(2 * time.Millisecond)
-	if err := e.SetObjectTags(ctx, "bucket", "obj", map[string]string{"k": "v"}); err != nil {
+	if _, err := e.SetObjectTags(ctx, "bucket", "obj", "", map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}
 	rd, err := e.GetObject(ctx, "bucket", "obj", GetOptions{})
@@ -45,7 +45,7 @@ func TestObjectTags(t *testing.T) {
 	if !maps.Equal(rd.Info.Tags, map[string]string{"k": "v"}) || rd.Info.ETag != put.ETag || !rd.Info.ModTime.Equal(put.ModTime) {
 		t.Fatalf("after SetObjectTags: tags %v etag %s (was %s) modtime %v (was %v)", rd.Info.Tags, rd.Info.ETag, put.ETag, rd.Info.ModTime, put.ModTime)
 	}
-	if err := e.SetObjectTags(ctx, "bucket", "obj", map[string]string{}); err != nil {
+	if _, err := e.SetObjectTags(ctx, "bucket", "obj", "", map[string]string{}); err != nil {
 		t.Fatal(err)
 	}
 	if head, _ := e.HeadObject(ctx, "bucket", "obj", GetOptions{}); head.Tags != nil {
@@ -55,16 +55,16 @@ func TestObjectTags(t *testing.T) {
 	for i := range MaxObjectTags + 1 {
 		many[string(rune('a'+i))] = "v"
 	}
-	if err := e.SetObjectTags(ctx, "bucket", "obj", many); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := e.SetObjectTags(ctx, "bucket", "obj", "", many); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("11 tags: %v", err)
 	}
 	if _, err := e.PutObject(ctx, "bucket", "many", strings.NewReader("x"), 1, PutOptions{Tags: many}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("put with 11 tags: %v", err)
 	}
-	if err := e.SetObjectTags(ctx, "bucket", "missing", map[string]string{"k": "v"}); !errors.Is(err, ErrObjectNotFound) {
+	if _, err := e.SetObjectTags(ctx, "bucket", "missing", "", map[string]string{"k": "v"}); !errors.Is(err, ErrObjectNotFound) {
 		t.Fatalf("missing object: %v", err)
 	}
-	if err := e.SetObjectTags(ctx, "nobucket", "obj", nil); !errors.Is(err, ErrBucketNotFound) {
+	if _, err := e.SetObjectTags(ctx, "nobucket", "obj", "", nil); !errors.Is(err, ErrBucketNotFound) {
 		t.Fatalf("missing bucket: %v", err)
 	}
 
@@ -82,7 +82,7 @@ func TestObjectTags(t *testing.T) {
 	}
 
 	// Copies take the source's tags unless told to replace them.
-	if err := e.SetObjectTags(ctx, "bucket", "obj", map[string]string{"src": "1"}); err != nil {
+	if _, err := e.SetObjectTags(ctx, "bucket", "obj", "", map[string]string{"src": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	if oi, err := e.CopyObject(ctx, "bucket", "obj", "bucket", "copy", CopyOptions{Put: PutOptions{Tags: map[string]string{"ignored": "x"}}}); err != nil ||
@@ -162,7 +162,7 @@ func TestObjectTagsQuorum(t *testing.T) {
 	for _, p := range []int{1, 4, 7, 10, 13} {
 		removes = append(removes, r.faulty[p].Inject(drive.Fault{Err: drive.ErrInjectedEIO}))
 	}
-	if err := r.e.SetObjectTags(ctx, "bucket", "obj", map[string]string{"v": "2"}); !errors.Is(err, ErrWriteQuorum) && !errors.Is(err, ErrReadQuorum) {
+	if _, err := r.e.SetObjectTags(ctx, "bucket", "obj", "", map[string]string{"v": "2"}); !errors.Is(err, ErrWriteQuorum) && !errors.Is(err, ErrReadQuorum) {
 		t.Fatalf("below quorum: %v", err)
 	}
 	for _, rm := range removes {
@@ -179,7 +179,7 @@ func TestObjectTagsQuorum(t *testing.T) {
 	for _, p := range []int{0, 1} {
 		removes = append(removes, r.faulty[p].Inject(drive.Fault{Err: drive.ErrInjectedEIO}))
 	}
-	if err := r.e.SetObjectTags(ctx, "bucket", "obj", map[string]string{"v": "3"}); err != nil {
+	if _, err := r.e.SetObjectTags(ctx, "bucket", "obj", "", map[string]string{"v": "3"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, rm := range removes {

@@ -459,6 +459,70 @@ func (c *Configuration) AbortDue(key string, initiated time.Time) (a Action, ok 
 	return a, ok
 }
 
+// NoncurrentExpiredAt reports whether noncurrent version o is due to
+// expire at now, and by which enabled NoncurrentVersionExpiration rule:
+// o became noncurrent at since (when its successor was made), and newer
+// noncurrent versions of its key are newer than it. A rule with
+// NewerNoncurrentVersions N keeps the N newest noncurrent versions
+// whatever their age; NoncurrentDays counts from since, rounded to
+// midnight UTC as for Expiration.
+func (c *Configuration) NoncurrentExpiredAt(o Object, since time.Time, newer int, now time.Time) (a Action, ok bool) {
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		x := r.NoncurrentVersionExpiration
+		if r.Status != "Enabled" || x == nil || x.NoncurrentDays == nil || !r.match().matches(o) {
+			continue
+		}
+		if x.NewerNoncurrentVersions != nil && int64(newer) < *x.NewerNoncurrentVersions {
+			continue
+		}
+		due := afterDays(since, *x.NoncurrentDays)
+		if now.Before(due) {
+			continue
+		}
+		if !ok || due.Before(a.Due) {
+			a, ok = Action{RuleID: r.ID, Due: due}, true
+		}
+	}
+	return a, ok
+}
+
+// RemovesDeleteMarker reports whether an enabled rule with
+// ExpiredObjectDeleteMarker removes a delete marker of key that is its
+// key's only version (an expired object delete marker). Tag and size
+// filters never match a delete marker, which has neither.
+func (c *Configuration) RemovesDeleteMarker(key string) (a Action, ok bool) {
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		x := r.Expiration
+		if r.Status != "Enabled" || x == nil || x.ExpiredObjectDeleteMarker == nil || !*x.ExpiredObjectDeleteMarker {
+			continue
+		}
+		m := r.match()
+		if len(m.tags) > 0 || m.gt != nil || m.lt != nil || !strings.HasPrefix(key, m.prefix) {
+			continue
+		}
+		return Action{RuleID: r.ID}, true
+	}
+	return Action{}, false
+}
+
+// VersionPrefixes are the key prefixes under which an enabled rule acts
+// on noncurrent versions or delete markers (nil when none does).
+func (c *Configuration) VersionPrefixes() []string {
+	var out []string
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		if r.Status != "Enabled" {
+			continue
+		}
+		if x := r.Expiration; r.NoncurrentVersionExpiration != nil || (x != nil && x.ExpiredObjectDeleteMarker != nil && *x.ExpiredObjectDeleteMarker) {
+			out = append(out, r.match().prefix)
+		}
+	}
+	return minimalPrefixes(out)
+}
+
 // HasObjectActions reports whether an enabled rule can expire current
 // objects or abort uploads, so a runner can skip a bucket that has none.
 func (c *Configuration) HasObjectActions() (expire, abort bool) {

@@ -56,7 +56,21 @@ const (
 	// still being committed: it is kept until the new version has write
 	// quorum, so an interrupted commit leaves it readable.
 	FlagPrev uint8 = 1 << iota
+	// FlagDeleteMarker marks a delete marker: a version with no data
+	// that makes a key read as deleted in a versioned bucket.
+	FlagDeleteMarker
+	// FlagKeep, on a FlagPrev version, says what happens to it once the
+	// commit that replaced it has quorum: it becomes a noncurrent version
+	// (moved to the versions table) instead of being dropped with its data.
+	FlagKeep
 )
+
+// FlagsPending are the flags a version carries only while a commit that
+// replaced it is being settled.
+const FlagsPending = FlagPrev | FlagKeep
+
+// IsDeleteMarker reports whether o is a delete marker.
+func (o *Object) IsDeleteMarker() bool { return o.Flags&FlagDeleteMarker != 0 }
 
 // Object is the metadata of one object version as stored on one drive.
 type Object struct {

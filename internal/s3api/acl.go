@@ -138,12 +138,14 @@ func (o operation) String() string {
 // Policy is the bucket's compiled policy, nil when it has none.
 // Ownership is the bucket's ObjectOwnership setting and Access its
 // public access block. ObjectTags are an existing object's tags, for the
-// s3:ExistingObjectTag condition keys.
+// s3:ExistingObjectTag condition keys. Version is the version id the
+// request names for the object, if any (policy actions differ for one).
 type resource struct {
 	BucketOwner, BucketACL string
 	ObjectOwner, ObjectACL string
 	ObjectTags             map[string]string
 	Bucket, Key            string
+	Version                string
 	Policy                 *policy.Policy
 	Ownership              string
 	Access                 publicAccessBlock
@@ -284,16 +286,19 @@ func (q *request) bucketAccess(bucket string, op operation) (engine.BucketInfo, 
 	return bi, nil
 }
 
-// objectAccess checks the caller may do op on an existing object of bi,
-// reading the object's owner and ACL. Like S3, a missing object answers
-// NoSuchKey only to a caller who may list the bucket, and AccessDenied to
-// anyone else, so that existence does not leak.
-func (q *request) objectAccess(bi engine.BucketInfo, key string, op operation) (engine.ObjectInfo, error) {
-	oi, err := q.s.cfg.Store.HeadObject(q.ctx, bi.Name, key, engine.GetOptions{})
+// objectAccess checks the caller may do op on an existing object of bi
+// (its version named version, "" for the current one), reading the
+// version's owner and ACL. Like S3, a missing object answers NoSuchKey
+// (or NoSuchVersion) only to a caller who may list the bucket, and
+// AccessDenied to anyone else, so that existence does not leak.
+func (q *request) objectAccess(bi engine.BucketInfo, key, version string, op operation) (engine.ObjectInfo, error) {
+	oi, err := q.s.cfg.Store.HeadObject(q.ctx, bi.Name, key, engine.GetOptions{VersionID: version})
 	if err != nil {
-		return oi, q.missingObject(bi, err)
+		return oi, q.missingObject(bi, versionError(err, version))
 	}
-	if !q.allows(op, q.objectResource(bi, oi)) {
+	r := q.objectResource(bi, oi)
+	r.Version = version
+	if !q.allows(op, r) {
 		return oi, errAccessDenied()
 	}
 	return oi, nil

@@ -498,12 +498,17 @@ func TestExpectedBucketOwner(t *testing.T) {
 			[]string{"Content-MD5", md5b64(testLifecycle)}, 200},
 		{"GetBucketLifecycleConfiguration", "GET", "/bkt?lifecycle", nil, nil, 404},
 		{"DeleteBucketLifecycle", "DELETE", "/bkt?lifecycle", nil, nil, 204},
+		{"PutBucketVersioning", "PUT", "/bkt?versioning", func(*harness, string) []byte { return []byte(testVersioningEnabled) }, nil, 200},
+		{"GetBucketVersioning", "GET", "/bkt?versioning", nil, nil, 200},
+		{"GetObjectVersion", "GET", "/bkt/obj?versionId=null", nil, nil, 200},
+		{"DeleteObjectVersion", "DELETE", "/bkt/obj?versionId=null", nil, nil, 204},
 	}
 	// state is everything a call could change, read as root.
 	state := func(h *harness, id string) string {
 		var b strings.Builder
 		for _, p := range []string{"/bkt/obj", "/bkt/obj?acl", "/bkt?acl", "/bkt/up?uploadId=" + id, "/bkt?list-type=2", "/bkt?uploads", "/other?list-type=2",
-			"/bkt?publicAccessBlock", "/bkt?ownershipControls", "/bkt/obj?tagging", "/bkt?tagging", "/bkt?lifecycle"} {
+			"/bkt?publicAccessBlock", "/bkt?ownershipControls", "/bkt/obj?tagging", "/bkt?tagging", "/bkt?lifecycle",
+			"/bkt?versioning", "/bkt?versions"} {
 			rec := h.do("root", "GET", p, nil)
 			body := rec.Body.String()
 			if i := strings.Index(body, "<RequestId>"); i >= 0 {

@@ -157,6 +157,36 @@ var bucketAdminActions = map[string]string{
 	"GetBucketLifecycleConfiguration": "s3:GetLifecycleConfiguration",
 	"PutBucketLifecycleConfiguration": "s3:PutLifecycleConfiguration",
 	"DeleteBucketLifecycle":           "s3:PutLifecycleConfiguration",
+	"GetBucketVersioning":             "s3:GetBucketVersioning",
+	"PutBucketVersioning":             "s3:PutBucketVersioning",
+}
+
+// versionActions are the actions AWS checks instead of an object
+// action when the request names a version (versionId, or the copy
+// source's): reading, deleting, tagging or changing the ACL of one
+// version is a permission of its own.
+var versionActions = map[string]string{
+	"s3:GetObject":           "s3:GetObjectVersion",
+	"s3:GetObjectAttributes": "s3:GetObjectVersionAttributes",
+	"s3:DeleteObject":        "s3:DeleteObjectVersion",
+	"s3:GetObjectTagging":    "s3:GetObjectVersionTagging",
+	"s3:PutObjectTagging":    "s3:PutObjectVersionTagging",
+	"s3:DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
+	"s3:GetObjectAcl":        "s3:GetObjectVersionAcl",
+	"s3:PutObjectAcl":        "s3:PutObjectVersionAcl",
+}
+
+// versionOf is the version a decision about r names: the resource's own
+// (a copy source's, a DeleteObjects entry's), else the request's
+// versionId for its own object.
+func (q *request) versionOf(op operation, r resource) string {
+	if r.Version != "" || !op.onObject() || q.api == "DeleteObjects" {
+		return r.Version
+	}
+	if r.Key != "" && r.Key != q.key {
+		return ""
+	}
+	return q.param("versionId")
 }
 
 // action is the S3 action a request performs under op, as AWS's
@@ -234,6 +264,12 @@ func (q *request) policyRequest(op operation, r resource) *policy.Request {
 	c := q.caller
 	pr := &policy.Request{Action: q.action(op), Resource: arn, Anonymous: c.Anonymous,
 		AccessKey: c.principal(), Root: c.Root, Conditions: q.conditionKeys(op)}
+	if v := q.versionOf(op, r); v != "" {
+		if a, ok := versionActions[pr.Action]; ok {
+			pr.Action = a
+		}
+		pr.Conditions["s3:versionid"] = []string{v}
+	}
 	var written map[string]string
 	if op == opWriteObject || op == opPutObjectTagging {
 		written = q.requestTags()
@@ -293,9 +329,6 @@ func (q *request) conditionKeys(op operation) map[string][]string {
 		if v := r.Header.Get(h); v != "" {
 			m["s3:"+h] = []string{v}
 		}
-	}
-	if v, ok := q.query["versionId"]; ok && len(v) > 0 {
-		m["s3:versionid"] = []string{v[0]}
 	}
 	authz := r.Header.Get("Authorization")
 	switch {

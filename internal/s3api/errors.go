@@ -19,6 +19,9 @@ type Error struct {
 	Message string
 	// Err is the underlying cause, kept for logs; never shown to clients.
 	Err error
+	// Header holds headers the answer carries besides the usual ones:
+	// a delete marker's x-amz-delete-marker and x-amz-version-id.
+	Header http.Header
 }
 
 func (e *Error) Error() string {
@@ -88,6 +91,10 @@ func toAPIError(err error) *Error {
 		return &Error{Code: "MaxMessageLengthExceeded", Status: http.StatusBadRequest,
 			Message: "Your request was too big.", Err: err}
 	}
+	var dm *engine.DeleteMarkerError
+	if errors.As(err, &dm) {
+		return deleteMarkerError(dm, err)
+	}
 	m := func(code string, status int, msg string) *Error {
 		return &Error{Code: code, Status: status, Message: msg, Err: err}
 	}
@@ -104,6 +111,10 @@ func toAPIError(err error) *Error {
 		return m("InvalidArgument", 400, "Object name contains unsupported characters or path elements.")
 	case errors.Is(err, engine.ErrObjectNotFound):
 		return m("NoSuchKey", 404, "The specified key does not exist.")
+	case errors.Is(err, engine.ErrNoSuchVersion):
+		return m("NoSuchVersion", 404, "The specified version does not exist.")
+	case errors.Is(err, engine.ErrMethodNotAllowed):
+		return m("MethodNotAllowed", 405, msgMethodNotAllowed)
 	case errors.Is(err, engine.ErrInvalidRange):
 		return m("InvalidRange", 416, "The requested range is not satisfiable")
 	case errors.Is(err, engine.ErrPreconditionFailed):
@@ -146,4 +157,33 @@ func toAPIError(err error) *Error {
 		return m("RequestTimeout", 400, "Your socket connection to the server was not read from or written to within the timeout period.")
 	}
 	return errInternal(err)
+}
+
+// msgMethodNotAllowed is S3's message for 405 MethodNotAllowed.
+const msgMethodNotAllowed = "The specified method is not allowed against this resource."
+
+// deleteMarkerError answers a read that resolved to a delete marker as
+// S3 does: 404 NoSuchKey when the key's current version is one, 405
+// MethodNotAllowed when the versionId asked for names one; both with
+// x-amz-delete-marker and the marker's x-amz-version-id, so a client can
+// tell a deleted key from one that never existed. The 405 also carries
+// Allow (HTTP requires it on a 405; DELETE is what a marker's version
+// id may be used for) and the marker's Last-Modified, as S3 documents.
+func deleteMarkerError(dm *engine.DeleteMarkerError, err error) *Error {
+	cause := dm.Err
+	if cause == nil {
+		cause = engine.ErrObjectNotFound
+	}
+	out := *toAPIError(cause)
+	out.Err = err
+	out.Header = http.Header{}
+	out.Header.Set("X-Amz-Delete-Marker", "true")
+	out.Header.Set("X-Amz-Version-Id", versionOut(dm.Marker.VersionID))
+	if out.Status == http.StatusMethodNotAllowed {
+		out.Header.Set("Allow", http.MethodDelete)
+		if !dm.Marker.ModTime.IsZero() {
+			out.Header.Set("Last-Modified", dm.Marker.ModTime.UTC().Format(http.TimeFormat))
+		}
+	}
+	return &out
 }

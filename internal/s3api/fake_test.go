@@ -29,9 +29,13 @@ type fakeStore struct {
 	now     func() time.Time
 }
 
+// fakeBucket keeps, like the engine, each key's current version in
+// objects (a delete marker included) and its noncurrent versions,
+// newest first, in older.
 type fakeBucket struct {
 	info    engine.BucketInfo
 	objects map[string]*fakeObject
+	older   map[string][]*fakeObject
 }
 
 type fakeObject struct {
@@ -65,7 +69,7 @@ func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptio
 	}
 	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL, Location: o.Location,
 		OwnershipControls: o.OwnershipControls},
-		objects: map[string]*fakeObject{}}
+		objects: map[string]*fakeObject{}, older: map[string][]*fakeObject{}}
 	return nil
 }
 
@@ -145,6 +149,14 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.Tagging = doc
 	case engine.BucketConfigLifecycle:
 		fb.info.Lifecycle = doc
+	case engine.BucketConfigVersioning:
+		switch {
+		case doc == "" && fb.info.Versioning == "":
+		case doc == engine.VersioningEnabled, doc == engine.VersioningSuspended:
+			fb.info.Versioning = doc
+		default: // "" once configured, as the engine refuses it
+			return engine.ErrInvalidArgument
+		}
 	default:
 		return engine.ErrInvalidArgument
 	}
@@ -211,10 +223,65 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 	if err := fakePutConditions(fb, k, o); err != nil {
 		return engine.ObjectInfo{}, err
 	}
-	f.seq++
-	info.ModTime = f.now().Add(time.Duration(f.seq) * time.Second)
-	fb.objects[k] = &fakeObject{info: info, data: data}
+	info.ModTime = f.tick(fb, &info)
+	fb.add(k, &fakeObject{info: info, data: data})
+	info.IsLatest = true
 	return info, nil
+}
+
+// tick advances the fake clock and, in a versioning-enabled bucket,
+// gives info a new version id; elsewhere it is the null version ("").
+func (f *fakeStore) tick(fb *fakeBucket, info *engine.ObjectInfo) time.Time {
+	f.seq++
+	if fb.info.Versioning == engine.VersioningEnabled {
+		info.VersionID = fmt.Sprintf("fv%08d", f.seq)
+	}
+	return f.now().Add(time.Duration(f.seq) * time.Second)
+}
+
+// versions are k's versions, newest first.
+func (fb *fakeBucket) versions(k string) []*fakeObject {
+	cur, ok := fb.objects[k]
+	if !ok {
+		return nil
+	}
+	return append([]*fakeObject{cur}, fb.older[k]...)
+}
+
+func (fb *fakeBucket) setVersions(k string, vs []*fakeObject) {
+	delete(fb.objects, k)
+	delete(fb.older, k)
+	if len(vs) > 0 {
+		fb.objects[k] = vs[0]
+	}
+	if len(vs) > 1 {
+		fb.older[k] = vs[1:]
+	}
+}
+
+// add makes fo k's current version; a null version replaces the one
+// there was, as S3's writes to unversioned and suspended buckets do.
+func (fb *fakeBucket) add(k string, fo *fakeObject) {
+	vs := []*fakeObject{fo}
+	for _, v := range fb.versions(k) {
+		if fo.info.VersionID != "" || v.info.VersionID != "" {
+			vs = append(vs, v)
+		}
+	}
+	fb.setVersions(k, vs)
+}
+
+// fakeVersionID reads a versionId as the engine does: "null" is the
+// null version, and the fake's ids start with "fv"; anything else is
+// malformed.
+func fakeVersionID(id string) (string, error) {
+	switch {
+	case id == engine.NullVersionID:
+		return "", nil
+	case strings.HasPrefix(id, "fv"):
+		return id, nil
+	}
+	return "", fmt.Errorf("fake: version id %q: %w", id, engine.ErrInvalidArgument)
 }
 
 // fakePutConditions applies a write's If-Match / If-None-Match as the
@@ -224,6 +291,9 @@ func fakePutConditions(fb *fakeBucket, k string, o engine.PutOptions) error {
 		return nil
 	}
 	cur, ok := fb.objects[k]
+	if ok && cur.info.DeleteMarker {
+		ok = false
+	}
 	listed := func(list string) bool {
 		for _, e := range strings.Split(list, ",") {
 			if e = strings.TrimSpace(e); e == "*" || trimETag(e) == cur.info.ETag {
@@ -259,22 +329,57 @@ func checkConditions(oi engine.ObjectInfo, c engine.Conditions) error {
 	return nil
 }
 
+// object is k's current version; a current delete marker reads as
+// deleted, as the engine reports it.
 func (f *fakeStore) object(b, k string) (*fakeObject, error) {
+	return f.version(b, k, "")
+}
+
+// version is the version of k that id names ("" the current one),
+// answering the engine's errors: ErrNoSuchVersion, a malformed id's
+// ErrInvalidArgument, and a DeleteMarkerError for a delete marker.
+func (f *fakeStore) version(b, k, id string) (*fakeObject, error) {
 	fb, err := f.bucket(b)
 	if err != nil {
 		return nil, err
 	}
-	fo, ok := fb.objects[k]
-	if !ok {
-		return nil, engine.ErrObjectNotFound
+	if id == "" {
+		fo, ok := fb.objects[k]
+		if !ok {
+			return nil, engine.ErrObjectNotFound
+		}
+		if fo.info.DeleteMarker {
+			return nil, &engine.DeleteMarkerError{Marker: fb.infoOf(k, fo), Err: engine.ErrObjectNotFound}
+		}
+		return fo, nil
 	}
-	return fo, nil
+	want, err := fakeVersionID(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, fo := range fb.versions(k) {
+		if fo.info.VersionID != want {
+			continue
+		}
+		if fo.info.DeleteMarker {
+			return nil, &engine.DeleteMarkerError{Marker: fb.infoOf(k, fo), Err: engine.ErrMethodNotAllowed}
+		}
+		return fo, nil
+	}
+	return nil, engine.ErrNoSuchVersion
+}
+
+// infoOf is fo's info with IsLatest set as the engine sets it.
+func (fb *fakeBucket) infoOf(k string, fo *fakeObject) engine.ObjectInfo {
+	info := fo.info
+	info.IsLatest = fb.objects[k] == fo
+	return info
 }
 
 func (f *fakeStore) GetObject(_ context.Context, b, k string, o engine.GetOptions) (*engine.ObjectReader, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fo, err := f.object(b, k)
+	fo, err := f.version(b, k, o.VersionID)
 	if err != nil {
 		return nil, err
 	}
@@ -294,38 +399,67 @@ func (f *fakeStore) GetObject(_ context.Context, b, k string, o engine.GetOption
 		}
 		partial = true
 	}
-	return &engine.ObjectReader{Info: fo.info, Start: start, Length: n, Partial: partial,
+	return &engine.ObjectReader{Info: f.buckets[b].infoOf(k, fo), Start: start, Length: n, Partial: partial,
 		ReadCloser: io.NopCloser(bytes.NewReader(fo.data[start : start+n]))}, nil
 }
 
 func (f *fakeStore) HeadObject(_ context.Context, b, k string, o engine.GetOptions) (engine.ObjectInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fo, err := f.object(b, k)
+	fo, err := f.version(b, k, o.VersionID)
 	if err != nil {
 		return engine.ObjectInfo{}, err
 	}
-	return fo.info, checkConditions(fo.info, o.Conditions)
+	return f.buckets[b].infoOf(k, fo), checkConditions(fo.info, o.Conditions)
 }
 
-func (f *fakeStore) DeleteObject(_ context.Context, b, k string) error {
+func (f *fakeStore) DeleteObject(ctx context.Context, b, k string) error {
+	_, err := f.DeleteObjectVersion(ctx, b, k, engine.DeleteOptions{})
+	return err
+}
+
+// DeleteObjectVersion deletes as the engine's contract says: a named
+// version goes for good; otherwise an unversioned bucket loses the
+// object and a versioned one gets a delete marker (the null one when
+// suspended), even for a key that has no version.
+func (f *fakeStore) DeleteObjectVersion(_ context.Context, b, k string, o engine.DeleteOptions) (engine.DeleteResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fb, err := f.bucket(b)
 	if err != nil {
-		return err
+		return engine.DeleteResult{}, err
 	}
-	if _, ok := fb.objects[k]; !ok {
-		return engine.ErrObjectNotFound
+	if o.VersionID != "" {
+		want, err := fakeVersionID(o.VersionID)
+		if err != nil {
+			return engine.DeleteResult{}, err
+		}
+		vs := fb.versions(k)
+		for i, v := range vs {
+			if v.info.VersionID == want {
+				fb.setVersions(k, append(vs[:i:i], vs[i+1:]...))
+				return engine.DeleteResult{VersionID: want, DeleteMarker: v.info.DeleteMarker}, nil
+			}
+		}
+		return engine.DeleteResult{}, engine.ErrNoSuchVersion
 	}
-	delete(fb.objects, k)
-	return nil
+	if fb.info.Versioning == "" {
+		if _, ok := fb.objects[k]; !ok {
+			return engine.DeleteResult{}, engine.ErrObjectNotFound
+		}
+		fb.setVersions(k, nil)
+		return engine.DeleteResult{}, nil
+	}
+	m := engine.ObjectInfo{Bucket: b, Key: k, DeleteMarker: true}
+	m.ModTime = f.tick(fb, &m)
+	fb.add(k, &fakeObject{info: m})
+	return engine.DeleteResult{VersionID: m.VersionID, DeleteMarker: true}, nil
 }
 
-func (f *fakeStore) SetObjectACL(_ context.Context, b, k, acl string) error {
+func (f *fakeStore) SetObjectACL(_ context.Context, b, k, versionID, acl string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fo, err := f.object(b, k)
+	fo, err := f.version(b, k, versionID)
 	if err != nil {
 		return err
 	}
@@ -333,20 +467,94 @@ func (f *fakeStore) SetObjectACL(_ context.Context, b, k, acl string) error {
 	return nil
 }
 
-// SetObjectTags replaces the tags in place, as the engine does: the
-// version (ETag, ModTime) stays.
-func (f *fakeStore) SetObjectTags(_ context.Context, b, k string, tags map[string]string) error {
+// SetObjectTags replaces the tags of a version in place, as the engine
+// does: the version (ETag, ModTime) stays.
+func (f *fakeStore) SetObjectTags(_ context.Context, b, k, versionID string, tags map[string]string) (engine.ObjectInfo, error) {
 	if len(tags) > engine.MaxObjectTags {
-		return engine.ErrInvalidArgument
+		return engine.ObjectInfo{}, engine.ErrInvalidArgument
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fo, err := f.object(b, k)
+	fo, err := f.version(b, k, versionID)
 	if err != nil {
-		return err
+		return engine.ObjectInfo{}, err
 	}
 	fo.info.Tags = fakeTags(tags)
-	return nil
+	return f.buckets[b].infoOf(k, fo), nil
+}
+
+// ListObjectVersions lists every version and delete marker: keys in
+// byte order, each key's versions newest first, resuming after
+// KeyMarker (or after its version VersionIDMarker).
+func (f *fakeStore) ListObjectVersions(_ context.Context, b string, o engine.ListVersionsOptions) (engine.ListVersionsResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fb, err := f.bucket(b)
+	if err != nil {
+		return engine.ListVersionsResult{}, err
+	}
+	if o.MaxKeys <= 0 || o.MaxKeys > 1000 {
+		o.MaxKeys = 1000
+	}
+	markerVersion := ""
+	if o.VersionIDMarker != "" {
+		if markerVersion, err = fakeVersionID(o.VersionIDMarker); err != nil {
+			return engine.ListVersionsResult{}, err
+		}
+	}
+	keys := make([]string, 0, len(fb.objects))
+	for k := range fb.objects {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var res engine.ListVersionsResult
+	n := 0
+	full := func() bool {
+		if n == o.MaxKeys {
+			res.IsTruncated = true
+			return true
+		}
+		n++
+		return false
+	}
+	seen := map[string]bool{}
+keys:
+	for _, k := range keys {
+		if !strings.HasPrefix(k, o.Prefix) || k < o.KeyMarker || (k == o.KeyMarker && o.VersionIDMarker == "") {
+			continue
+		}
+		if o.Delimiter != "" {
+			if i := strings.Index(k[len(o.Prefix):], o.Delimiter); i >= 0 {
+				cp := k[:len(o.Prefix)+i+len(o.Delimiter)]
+				if seen[cp] || strings.HasPrefix(o.KeyMarker, cp) {
+					continue
+				}
+				if full() {
+					break
+				}
+				seen[cp] = true
+				res.CommonPrefixes = append(res.CommonPrefixes, cp)
+				res.NextKeyMarker, res.NextVersionIDMarker = cp, ""
+				continue
+			}
+		}
+		skip := k == o.KeyMarker
+		for _, v := range fb.versions(k) {
+			if skip {
+				skip = v.info.VersionID != markerVersion
+				continue
+			}
+			if full() {
+				break keys
+			}
+			res.Versions = append(res.Versions, fb.infoOf(k, v))
+			res.NextKeyMarker, res.NextVersionIDMarker = k, v.info.VersionID
+		}
+	}
+	if !res.IsTruncated {
+		res.NextKeyMarker, res.NextVersionIDMarker = "", ""
+	}
+	return res, nil
 }
 
 // fakeTags is the engine's stored form of a tag set: a copy, nil when empty.
@@ -363,7 +571,7 @@ func fakeTags(tags map[string]string) map[string]string {
 
 func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o engine.CopyOptions) (engine.ObjectInfo, error) {
 	f.mu.Lock()
-	fo, err := f.object(sb, sk)
+	fo, err := f.version(sb, sk, o.SourceVersionID)
 	if err == nil {
 		err = checkConditions(fo.info, o.SourceConditions)
 		if err == engine.ErrNotModified { //nolint:errorlint // fake returns sentinels unwrapped
@@ -402,7 +610,7 @@ func (f *fakeStore) ListObjects(_ context.Context, b string, o engine.ListOption
 	var res engine.ListResult
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if !strings.HasPrefix(k, o.Prefix) || k <= o.After {
+		if !strings.HasPrefix(k, o.Prefix) || k <= o.After || fb.objects[k].info.DeleteMarker {
 			continue
 		}
 		entry, isPrefix := k, false
@@ -539,7 +747,7 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 	fo, _ := f.object(b, k)
 	fo.info.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(parts))
 	fo.info.Parts = objParts
-	return fo.info, nil
+	return f.buckets[b].infoOf(k, fo), nil
 }
 
 func (f *fakeStore) AbortMultipartUpload(_ context.Context, b, k, id string) error {

@@ -479,14 +479,6 @@ func (q *request) param(name string) string {
 	return ""
 }
 
-// checkVersionID accepts only the "null" version of an unversioned store.
-func (q *request) checkVersionID() error {
-	if v, ok := q.query["versionId"]; ok && len(v) > 0 && v[0] != "null" && v[0] != "" {
-		return errInvalidArgument("Invalid version id specified")
-	}
-	return nil
-}
-
 // setChecksumResponse adds the stored checksum to a write answer.
 func setChecksumResponse(h http.Header, c engine.Checksum) {
 	if c.Algorithm == "" || c.Value == "" {

@@ -54,6 +54,11 @@ func (q *request) setExpiration(bi engine.BucketInfo, oi engine.ObjectInfo) {
 	if cfg == nil {
 		return
 	}
+	// Expiration rules act on current versions only; a noncurrent one
+	// read by versionId is not what they would expire.
+	if q.param("versionId") != "" && !oi.IsLatest {
+		return
+	}
 	a, ok := cfg.Expiry(lifecycle.Object{Key: oi.Key, Size: oi.Size, ModTime: oi.ModTime, Tags: oi.Tags})
 	if !ok {
 		return

@@ -164,33 +164,82 @@ func handleListObjectsV2(q *request) error {
 	return nil
 }
 
-// handleListObjectVersions answers the unversioned form: each object is
-// its only version, "null".
+// handleListObjectVersions lists the versions and delete markers of the
+// bucket's keys (engine.ListObjectVersions) in the engine's order: keys
+// in byte order, each key's versions newest first. A never-versioned
+// bucket lists each object as its only version, "null".
 func handleListObjectVersions(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opListBucket)
+	if err != nil {
 		return err
 	}
 	p, err := q.listParams("max-keys")
 	if err != nil {
 		return err
 	}
-	keyMarker := q.param("key-marker")
-	res, err := q.list(p, keyMarker)
-	if err != nil {
-		return err
+	keyMarker, versionMarker := q.param("key-marker"), q.param("version-id-marker")
+	if versionMarker != "" && keyMarker == "" {
+		return errInvalidArgument("A version-id marker cannot be specified without a key marker.")
+	}
+	var res engine.ListVersionsResult
+	if p.maxKeys > 0 { // max-keys=0 is an empty page; the engine's 0 means the default
+		res, err = q.s.cfg.Store.ListObjectVersions(q.ctx, q.bucket, engine.ListVersionsOptions{
+			Prefix: p.prefix, Delimiter: p.delimiter, KeyMarker: keyMarker, VersionIDMarker: versionMarker,
+			MaxKeys: p.maxKeys,
+		})
+		if err != nil {
+			return fmt.Errorf("list versions in %q: %w", q.bucket, versionError(err, versionMarker))
+		}
 	}
 	out := xmlListVersions{NS: s3NS, Name: q.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
-		VersionIDMarker: q.param("version-id-marker"), MaxKeys: p.maxKeys, Delimiter: p.encode(p.delimiter),
-		EncodingType: p.encodingType, IsTruncated: res.IsTruncated, CommonPrefixes: p.prefixes(res)}
-	for _, o := range res.Objects {
-		out.Versions = append(out.Versions, xmlVersion{Key: p.encode(o.Key), VersionID: "null", IsLatest: true,
-			LastModified: isoTime(o.ModTime), ETag: quoteETag(o.ETag), Size: o.Size,
-			StorageClass: storageClass(o.StorageClass), Owner: ownerOf(o.Owner)})
+		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys, Delimiter: p.encode(p.delimiter),
+		EncodingType: p.encodingType, IsTruncated: res.IsTruncated,
+		CommonPrefixes: p.prefixes(engine.ListResult{CommonPrefixes: res.CommonPrefixes})}
+	out.Entries = make([]xmlVersion, 0, len(res.Versions))
+	for _, v := range res.Versions {
+		out.Entries = append(out.Entries, p.versionEntry(v, bi.Owner))
 	}
 	if res.IsTruncated {
-		out.NextKeyMarker = p.encode(res.NextAfter)
-		out.NextVersionIDMarker = "null"
+		out.NextKeyMarker = p.encode(res.NextKeyMarker)
+		out.NextVersionIDMarker = nextVersionMarker(res)
 	}
 	q.writeXML(out)
 	return nil
+}
+
+// versionEntry is one Version or DeleteMarker element; a version with no
+// recorded owner is the bucket owner's (acl.go).
+func (p listParams) versionEntry(o engine.ObjectInfo, bucketOwner string) xmlVersion {
+	owner := o.Owner
+	if owner == "" {
+		owner = bucketOwner
+	}
+	x := xmlVersion{XMLName: xmlNameVersion, Key: p.encode(o.Key), VersionID: versionOut(o.VersionID),
+		IsLatest: o.IsLatest, LastModified: isoTime(o.ModTime), Owner: ownerOf(owner)}
+	if o.DeleteMarker {
+		x.XMLName = xmlNameDeleteMarker
+		return x
+	}
+	size := o.Size
+	x.ETag, x.Size, x.StorageClass = quoteETag(o.ETag), &size, storageClass(o.StorageClass)
+	if o.Checksum.Algorithm != "" {
+		x.ChecksumAlgorithm, x.ChecksumType = o.Checksum.Algorithm, o.Checksum.Type
+	}
+	return x
+}
+
+// nextVersionMarker is a truncated page's NextVersionIdMarker. The
+// engine spells the null version "", which is also its answer when the
+// page ended on a common prefix (no version to resume after): the page's
+// last entry tells which.
+func nextVersionMarker(res engine.ListVersionsResult) string {
+	if res.NextVersionIDMarker != "" {
+		return res.NextVersionIDMarker
+	}
+	if n := len(res.Versions); n > 0 {
+		if last := res.Versions[n-1]; last.Key == res.NextKeyMarker && last.VersionID == "" {
+			return engine.NullVersionID
+		}
+	}
+	return ""
 }

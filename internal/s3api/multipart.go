@@ -118,14 +118,15 @@ func handleUploadPartCopy(q *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := q.copySource()
+	src, err := q.copySource()
 	if err != nil {
 		return err
 	}
-	if err := q.checkCopySourceAccess(srcBucket, srcKey); err != nil {
+	srcBucket, _, err := q.checkCopySourceAccess(src)
+	if err != nil {
 		return err
 	}
-	gopts := engine.GetOptions{Conditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
+	gopts := engine.GetOptions{VersionID: src.version, Conditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
 	if v := q.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		rng, ok := parseRange(v)
 		// S3 accepts only the explicit "bytes=first-last" form here.
@@ -134,7 +135,7 @@ func handleUploadPartCopy(q *request) error {
 		}
 		gopts.Range = rng
 	}
-	rd, err := q.s.cfg.Store.GetObject(q.ctx, srcBucket, srcKey, gopts)
+	rd, err := q.s.cfg.Store.GetObject(q.ctx, src.bucket, src.key, gopts)
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRange) {
 			return errCopyRange()
@@ -142,7 +143,7 @@ func handleUploadPartCopy(q *request) error {
 		if errors.Is(err, engine.ErrNotModified) {
 			return toAPIError(engine.ErrPreconditionFailed)
 		}
-		return fmt.Errorf("open copy source %s/%s: %w", srcBucket, srcKey, err)
+		return fmt.Errorf("open copy source %s/%s: %w", src.bucket, src.key, copySourceError(err, src.version))
 	}
 	defer rd.Close()
 	// A GET clamps a range's end to the object; a part copy must lie
@@ -157,6 +158,7 @@ func handleUploadPartCopy(q *request) error {
 	if err != nil {
 		return fmt.Errorf("upload part copy %d of %s/%s: %w", part, q.bucket, q.key, err)
 	}
+	q.setCopySourceVersion(src, srcBucket, rd.Info)
 	q.writeXML(xmlCopyPartResult{NS: s3NS, LastModified: isoTime(pi.ModTime), ETag: quoteETag(pi.ETag)})
 	return nil
 }
@@ -317,6 +319,7 @@ func handleCompleteMultipartUpload(q *request) error {
 	out := xmlCompleteResult{NS: s3NS, Location: q.objectURL(), Bucket: q.bucket, Key: q.key,
 		ETag: quoteETag(oi.ETag), xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value),
 		ChecksumType: oi.Checksum.Type}
+	q.setVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	q.writeXML(out)
 	return nil

@@ -105,17 +105,20 @@ func handlePutObject(q *request) error {
 	h := q.w.Header()
 	h.Set("ETag", quoteETag(oi.ETag))
 	setChecksumResponse(h, oi.Checksum)
+	q.setVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
 
-// getOptions reads Range, partNumber and the If-* conditions.
+// getOptions reads versionId, Range, partNumber and the If-* conditions.
 func (q *request) getOptions() (engine.GetOptions, error) {
 	var opts engine.GetOptions
-	if err := q.checkVersionID(); err != nil {
+	v, err := q.requestVersion()
+	if err != nil {
 		return opts, err
 	}
+	opts.VersionID = v
 	if v := q.r.Header.Get("Range"); v != "" {
 		rng, ok := parseRange(v)
 		if ok && rng == nil {
@@ -147,12 +150,14 @@ func handleGetObject(q *request) error  { return q.readObject(false) }
 func handleHeadObject(q *request) error { return q.readObject(true) }
 
 // readDenied is checked when a GET or HEAD's engine call failed (missing
-// object, unmet condition, bad range): it answers AccessDenied if the
-// caller may not read the object or may not learn that it is missing,
-// and nil when the engine's error may be reported as usual.
-func (q *request) readDenied(bi engine.BucketInfo) error {
-	_, err := q.objectAccess(bi, q.key, opReadObject)
-	if err == nil || errors.Is(err, engine.ErrObjectNotFound) {
+// object or version, a delete marker, unmet condition, bad range): it
+// answers AccessDenied if the caller may not read the version or may not
+// learn that it is missing, and nil when the engine's error may be
+// reported as usual.
+func (q *request) readDenied(bi engine.BucketInfo, version string) error {
+	_, err := q.objectAccess(bi, q.key, version, opReadObject)
+	// A refused version id is reported as the engine's error is.
+	if err == nil || versionMissing(err) || errors.Is(err, engine.ErrInvalidArgument) {
 		return nil
 	}
 	return err
@@ -165,10 +170,10 @@ func (q *request) readDenied(bi engine.BucketInfo) error {
 func (q *request) statForRead(bi engine.BucketInfo, opts engine.GetOptions) (engine.ObjectInfo, error) {
 	oi, err := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, opts)
 	if err != nil {
-		if derr := q.readDenied(bi); derr != nil {
+		if derr := q.readDenied(bi, opts.VersionID); derr != nil {
 			return oi, derr
 		}
-		return oi, q.readError(err, oi)
+		return oi, q.readError(err, oi, opts.VersionID)
 	}
 	if !q.allows(opReadObject, q.objectResource(bi, oi)) {
 		return oi, errAccessDenied()
@@ -191,6 +196,7 @@ func (q *request) readObject(head bool) error {
 			return err
 		}
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
+		q.setVersionID(bi, oi.VersionID)
 		q.setTaggingCount(bi, oi)
 		q.setExpiration(bi, oi)
 		q.setPartChecksum(oi, opts.PartNumber)
@@ -215,20 +221,21 @@ func (q *request) readObject(head bool) error {
 	}
 	rd, err := q.s.cfg.Store.GetObject(q.ctx, q.bucket, q.key, opts)
 	if err != nil {
-		if derr := q.readDenied(bi); derr != nil {
+		if derr := q.readDenied(bi, opts.VersionID); derr != nil {
 			return derr
 		}
 		var oi engine.ObjectInfo
 		if errors.Is(err, engine.ErrInvalidRange) {
-			oi, _ = q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{})
+			oi, _ = q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{VersionID: opts.VersionID})
 		}
-		return q.readError(err, oi)
+		return q.readError(err, oi, opts.VersionID)
 	}
 	defer rd.Close()
 	if !q.allows(opReadObject, q.objectResource(bi, rd.Info)) {
 		return errAccessDenied()
 	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
+	q.setVersionID(bi, rd.Info.VersionID)
 	q.setTaggingCount(bi, rd.Info)
 	q.setExpiration(bi, rd.Info)
 	q.setPartChecksum(rd.Info, opts.PartNumber)
@@ -259,18 +266,19 @@ func (q *request) readObject(head bool) error {
 	return nil
 }
 
-// readError maps a GET/HEAD engine error, adding what S3 adds: the size
-// on 416, and ETag and Last-Modified on 304 so caches can revalidate.
-func (q *request) readError(err error, oi engine.ObjectInfo) error {
+// readError maps a GET/HEAD engine error on version (the current one
+// when ""), adding what S3 adds: the size on 416, and ETag and
+// Last-Modified on 304 so caches can revalidate.
+func (q *request) readError(err error, oi engine.ObjectInfo, version string) error {
 	if errors.Is(err, engine.ErrInvalidPartNumber) {
 		return errInvalidPartNumber()
 	}
-	ae := toAPIError(err)
+	ae := toAPIError(versionError(err, version))
 	switch {
 	case ae.Code == "InvalidRange" && oi.Size > 0:
 		q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", oi.Size))
 	case ae.Status == http.StatusNotModified:
-		if cur, herr := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{}); herr == nil {
+		if cur, herr := q.s.cfg.Store.HeadObject(q.ctx, q.bucket, q.key, engine.GetOptions{VersionID: version}); herr == nil {
 			q.w.Header().Set("ETag", quoteETag(cur.ETag))
 			q.w.Header().Set("Last-Modified", cur.ModTime.UTC().Format(http.TimeFormat))
 		}
@@ -315,19 +323,42 @@ func resolvePart(oi engine.ObjectInfo, opts engine.GetOptions) (start, length in
 	return r.Start, r.End - r.Start + 1, true
 }
 
+// handleDeleteObject deletes as S3 does in the bucket's versioning state
+// (engine.DeleteObjectVersion): without versionId an unversioned bucket
+// loses the object and a versioned one gets a delete marker; with one,
+// that version goes for good. A key or version that is not there is
+// not an error (204), as in S3.
 func handleDeleteObject(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	if err != nil {
 		return err
 	}
-	if err := q.checkVersionID(); err != nil {
+	version, err := q.requestVersion()
+	if err != nil {
 		return err
 	}
-	err := q.s.cfg.Store.DeleteObject(q.ctx, q.bucket, q.key)
-	if err != nil && !errors.Is(err, engine.ErrObjectNotFound) {
-		return fmt.Errorf("delete %s/%s: %w", q.bucket, q.key, err)
+	res, err := q.s.cfg.Store.DeleteObjectVersion(q.ctx, q.bucket, q.key, engine.DeleteOptions{VersionID: version})
+	switch {
+	case err == nil:
+		q.setDeleteResult(bi, res)
+	case errors.Is(err, engine.ErrObjectNotFound), errors.Is(err, engine.ErrNoSuchVersion):
+	default:
+		return fmt.Errorf("delete %s/%s: %w", q.bucket, q.key, versionError(err, version))
 	}
 	q.writeEmpty(http.StatusNoContent)
 	return nil
+}
+
+// setDeleteResult answers x-amz-version-id (the version removed, or the
+// delete marker made) and x-amz-delete-marker when a marker was made or
+// removed.
+func (q *request) setDeleteResult(bi engine.BucketInfo, res engine.DeleteResult) {
+	if res.DeleteMarker {
+		q.w.Header().Set("X-Amz-Delete-Marker", "true")
+		q.w.Header().Set("X-Amz-Version-Id", versionOut(res.VersionID))
+		return
+	}
+	q.setVersionID(bi, res.VersionID)
 }
 
 // maxDeleteBody bounds a DeleteObjects body: 1000 keys of up to 1 KiB,
@@ -372,33 +403,43 @@ func handleDeleteObjects(q *request) error {
 	}
 	out := xmlDeleteResult{NS: s3NS}
 	for _, o := range req.Objects {
-		if o.VersionID != "" && o.VersionID != "null" {
-			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: "NoSuchVersion",
-				Message: "The specified version does not exist."})
-			continue
+		fail := func(ae *Error) {
+			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
 		}
 		target := q.bucketResource(bi)
-		target.Key = o.Key
+		target.Key, target.Version = o.Key, o.VersionID
 		if !q.allows(opWriteObject, target) {
-			ae := errAccessDenied()
-			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
+			fail(errAccessDenied())
 			continue
 		}
-		err := q.s.cfg.Store.DeleteObject(q.ctx, q.bucket, o.Key)
-		if err != nil && !errors.Is(err, engine.ErrObjectNotFound) {
-			ae := toAPIError(err)
+		res, err := q.s.cfg.Store.DeleteObjectVersion(q.ctx, q.bucket, o.Key, engine.DeleteOptions{VersionID: o.VersionID})
+		if err != nil && !errors.Is(err, engine.ErrObjectNotFound) && !errors.Is(err, engine.ErrNoSuchVersion) {
+			ae := toAPIError(versionError(err, o.VersionID))
 			if ae.Status >= 500 {
 				q.s.log.Error("delete in batch failed", "request_id", q.id, "key", o.Key, "err", err)
 			}
-			out.Errors = append(out.Errors, xmlDeleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
+			fail(ae)
 			continue
 		}
 		if !req.Quiet {
-			out.Deleted = append(out.Deleted, xmlDeleted{Key: o.Key, VersionID: o.VersionID})
+			out.Deleted = append(out.Deleted, deletedEntry(o.Key, o.VersionID, res, err == nil))
 		}
 	}
 	q.writeXML(out)
 	return nil
+}
+
+// deletedEntry is DeleteObjects' report of one key as S3 writes it: the
+// VersionId asked for, and DeleteMarker with DeleteMarkerVersionId when
+// a delete marker was made (no VersionId asked) or was the version
+// removed. done is false when there was nothing to delete.
+func deletedEntry(key, version string, res engine.DeleteResult, done bool) xmlDeleted {
+	d := xmlDeleted{Key: key, VersionID: version}
+	if done && res.DeleteMarker {
+		d.DeleteMarker = true
+		d.DeleteMarkerVersionID = versionOut(res.VersionID)
+	}
+	return d
 }
 
 // verifyChecksum checks a small, fully read body against its flexible checksum.
@@ -418,50 +459,89 @@ func verifyChecksum(q *request, cs checksumSpec, body []byte) error {
 	return nil
 }
 
-// copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=null]",
-// URL-encoded.
-func (q *request) copySource() (bucket, key string, err error) {
+// copySrc is the object x-amz-copy-source names; version is "" for the
+// current version.
+type copySrc struct {
+	bucket, key, version string
+}
+
+// copySource parses x-amz-copy-source:
+// "[/]bucket/key[?versionId=ID]", URL-encoded.
+func (q *request) copySource() (copySrc, error) {
 	raw := q.r.Header.Get("X-Amz-Copy-Source")
 	src, query, _ := strings.Cut(raw, "?")
+	var out copySrc
 	if query != "" {
 		vals, perr := url.ParseQuery(query)
 		if perr != nil {
-			return "", "", errInvalidArgument("Invalid copy source")
+			return out, errInvalidArgument("Invalid copy source")
 		}
-		if v := vals.Get("versionId"); v != "" && v != "null" {
-			return "", "", errInvalidArgument("Invalid version id specified")
+		if v, ok := vals["versionId"]; ok {
+			if len(v) != 1 || v[0] == "" {
+				return out, errInvalidArgument("Invalid version id specified")
+			}
+			out.version = v[0]
 		}
 	}
 	dec, uerr := url.PathUnescape(src)
 	if uerr != nil {
-		return "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return out, errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
 	dec = strings.TrimPrefix(dec, "/")
 	bucket, key, ok := strings.Cut(dec, "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return out, errInvalidArgument("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
-	return bucket, key, nil
+	out.bucket, out.key = bucket, key
+	return out, nil
+}
+
+// copySourceError reports a failure to read a copy source as S3 does: a
+// missing source is NoSuchKey or NoSuchVersion (without the source's
+// delete marker headers, which would describe another object), and a
+// versionId naming a delete marker is refused as a bad request.
+func copySourceError(err error, version string) error {
+	var dm *engine.DeleteMarkerError
+	switch {
+	case errors.As(err, &dm) && errors.Is(err, engine.ErrMethodNotAllowed):
+		return errInvalidRequest("The source of a copy request may not specifically refer to a delete marker by version id.")
+	case errors.Is(err, engine.ErrObjectNotFound):
+		return toAPIError(engine.ErrObjectNotFound)
+	case errors.Is(err, engine.ErrNoSuchVersion):
+		return toAPIError(err)
+	}
+	return versionError(err, version)
 }
 
 // checkCopySourceAccess makes sure the caller may read the source object
-// (READ on the object, as for GetObject) and that its bucket has the owner
-// x-amz-source-expected-bucket-owner names, if any.
-func (q *request) checkCopySourceAccess(bucket, key string) error {
-	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, bucket)
+// (READ on the version, as for GetObject) and that its bucket has the
+// owner x-amz-source-expected-bucket-owner names, if any. It returns the
+// source bucket and the version whose access was decided.
+func (q *request) checkCopySourceAccess(src copySrc) (engine.BucketInfo, engine.ObjectInfo, error) {
+	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, src.bucket)
 	if err != nil {
-		return fmt.Errorf("copy source bucket %q: %w", bucket, err)
+		return bi, engine.ObjectInfo{}, fmt.Errorf("copy source bucket %q: %w", src.bucket, err)
 	}
 	if err := q.checkExpectedOwner(hdrSourceExpectedBucketOwner, bi); err != nil {
-		return err
+		return bi, engine.ObjectInfo{}, err
 	}
-	if _, err := q.objectAccess(bi, key, opReadObject); err != nil {
-		if errors.Is(err, engine.ErrObjectNotFound) {
-			return toAPIError(err)
-		}
-		return err
+	oi, err := q.objectAccess(bi, src.key, src.version, opReadObject)
+	if err != nil {
+		return bi, oi, copySourceError(err, src.version)
 	}
-	return nil
+	return bi, oi, nil
+}
+
+// setCopySourceVersion answers x-amz-copy-source-version-id: the version
+// copied, named by the request or the current one the access check read,
+// when the source bucket has versions to name.
+func (q *request) setCopySourceVersion(src copySrc, srcBucket engine.BucketInfo, srcInfo engine.ObjectInfo) {
+	switch {
+	case src.version != "":
+		q.w.Header().Set("X-Amz-Copy-Source-Version-Id", src.version)
+	case srcBucket.Versioning != "":
+		q.w.Header().Set("X-Amz-Copy-Source-Version-Id", versionOut(srcInfo.VersionID))
+	}
 }
 
 func handleCopyObject(q *request) error {
@@ -469,14 +549,15 @@ func handleCopyObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := q.copySource()
+	src, err := q.copySource()
 	if err != nil {
 		return err
 	}
 	if q.r.Header.Get("X-Amz-Copy-Source-Range") != "" {
 		return errInvalidArgument("Range specified is not valid for source object")
 	}
-	if err := q.checkCopySourceAccess(srcBucket, srcKey); err != nil {
+	srcBucket, srcInfo, err := q.checkCopySourceAccess(src)
+	if err != nil {
 		return err
 	}
 	put, err := q.putOptions(bi)
@@ -495,7 +576,8 @@ func handleCopyObject(q *request) error {
 	}
 	put.ChecksumAlgorithm = cs.alg
 	writeConditions(q.r.Header, &put)
-	opts := engine.CopyOptions{Put: put, SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
+	opts := engine.CopyOptions{Put: put, SourceVersionID: src.version,
+		SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
 	switch d := q.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 	case "REPLACE":
@@ -514,19 +596,23 @@ func handleCopyObject(q *request) error {
 	default:
 		return errInvalidArgument("Unknown tagging directive.")
 	}
-	if srcBucket == q.bucket && srcKey == q.key && !opts.ReplaceMetadata &&
+	// Copying a named version onto its own key is how S3 restores an
+	// older version, so only a copy of the current version is refused.
+	if src.bucket == q.bucket && src.key == q.key && src.version == "" && !opts.ReplaceMetadata &&
 		put.StorageClass == "" && cs.alg == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
-	oi, err := q.s.cfg.Store.CopyObject(q.ctx, srcBucket, srcKey, q.bucket, q.key, opts)
+	oi, err := q.s.cfg.Store.CopyObject(q.ctx, src.bucket, src.key, q.bucket, q.key, opts)
 	if err != nil {
-		if errors.Is(err, engine.ErrObjectNotFound) {
-			return toAPIError(err)
+		if versionMissing(err) || (src.version != "" && errors.Is(err, engine.ErrInvalidArgument)) {
+			return copySourceError(err, src.version)
 		}
-		return fmt.Errorf("copy %s/%s to %s/%s: %w", srcBucket, srcKey, q.bucket, q.key, err)
+		return fmt.Errorf("copy %s/%s to %s/%s: %w", src.bucket, src.key, q.bucket, q.key, err)
 	}
 	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag),
 		xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value), ChecksumType: oi.Checksum.Type}
+	q.setCopySourceVersion(src, srcBucket, srcInfo)
+	q.setVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	q.writeXML(res)
 	return nil
@@ -540,12 +626,12 @@ func handleCopyObject(q *request) error {
 // returns the object's owner as its ACL names it: the writer, or the
 // bucket's owner for an object written anonymously or while ACLs are
 // off (BucketOwnerEnforced).
-func (q *request) objectACLTarget(op operation) (engine.BucketInfo, engine.ObjectInfo, string, error) {
+func (q *request) objectACLTarget(op operation, version string) (engine.BucketInfo, engine.ObjectInfo, string, error) {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
 		return bi, engine.ObjectInfo{}, "", fmt.Errorf("bucket %q: %w", q.bucket, err)
 	}
-	oi, err := q.objectAccess(bi, q.key, op)
+	oi, err := q.objectAccess(bi, q.key, version, op)
 	if errors.Is(err, engine.ErrObjectNotFound) {
 		return bi, oi, "", fmt.Errorf("object acl %s/%s: %w", q.bucket, q.key, err)
 	}
@@ -557,7 +643,11 @@ func (q *request) objectACLTarget(op operation) (engine.BucketInfo, engine.Objec
 }
 
 func handleGetObjectACL(q *request) error {
-	bi, oi, owner, err := q.objectACLTarget(opObjectACL)
+	version, err := q.requestVersion()
+	if err != nil {
+		return err
+	}
+	bi, oi, owner, err := q.objectACLTarget(opObjectACL, version)
 	if err != nil {
 		return err
 	}
@@ -570,7 +660,11 @@ func handleGetObjectACL(q *request) error {
 }
 
 func handlePutObjectACL(q *request) error {
-	bi, _, owner, err := q.objectACLTarget(opPutObjectACL)
+	version, err := q.requestVersion()
+	if err != nil {
+		return err
+	}
+	bi, _, owner, err := q.objectACLTarget(opPutObjectACL, version)
 	if err != nil {
 		return err
 	}
@@ -578,8 +672,8 @@ func handlePutObjectACL(q *request) error {
 	if err != nil {
 		return err
 	}
-	if err := q.s.cfg.Store.SetObjectACL(q.ctx, q.bucket, q.key, a.stored()); err != nil {
-		return fmt.Errorf("set object acl %s/%s: %w", q.bucket, q.key, err)
+	if err := q.s.cfg.Store.SetObjectACL(q.ctx, q.bucket, q.key, version, a.stored()); err != nil {
+		return fmt.Errorf("set object acl %s/%s: %w", q.bucket, q.key, versionError(err, version))
 	}
 	q.writeEmpty(http.StatusOK)
 	return nil
@@ -635,7 +729,8 @@ func handleGetObjectAttributes(q *request) error {
 	if err != nil {
 		return fmt.Errorf("bucket %q: %w", q.bucket, err)
 	}
-	if err := q.checkVersionID(); err != nil {
+	version, err := q.requestVersion()
+	if err != nil {
 		return err
 	}
 	want, err := objectAttributes(q.r.Header)
@@ -651,10 +746,11 @@ func handleGetObjectAttributes(q *request) error {
 		return err
 	}
 	maxParts = min(maxParts, 1000)
-	oi, err := q.statForRead(bi, engine.GetOptions{})
+	oi, err := q.statForRead(bi, engine.GetOptions{VersionID: version})
 	if err != nil {
 		return err
 	}
+	q.setVersionID(bi, oi.VersionID)
 	out := xmlObjectAttributes{NS: s3NS}
 	if want["ETag"] {
 		out.ETag = trimETag(oi.ETag)

@@ -270,6 +270,7 @@ func handlePostObject(q *request) error {
 	if err != nil {
 		return fmt.Errorf("post %s/%s: %w", q.bucket, q.key, err)
 	}
+	q.setVersionID(bi, oi.VersionID)
 	return q.postAnswer(f, oi)
 }
 

@@ -22,8 +22,7 @@ var unimplementedSubresources = map[string]bool{
 	"metrics": true, "notification": true, "object-lock": true,
 	"replication": true, "requestPayment": true,
 	"restore": true, "retention": true, "select": true, "session": true,
-	"torrent": true, "versioning": true,
-	"renameObject": true,
+	"torrent": true, "renameObject": true,
 }
 
 // knownParams are query parameters shardstore understands (or knows to
@@ -47,7 +46,7 @@ var knownParams = map[string]bool{
 	"max-buckets": true, "bucket-region": true,
 	"cors": true, "ownershipControls": true, "website": true,
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
-	"tagging": true, "lifecycle": true,
+	"tagging": true, "lifecycle": true, "versioning": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -119,6 +118,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketTagging", handleGetBucketTagging)
 			case has(query, "lifecycle"):
 				return ok("GetBucketLifecycleConfiguration", handleGetBucketLifecycleConfiguration)
+			case has(query, "versioning"):
+				return ok("GetBucketVersioning", handleGetBucketVersioning)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -147,10 +148,16 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketTagging", handlePutBucketTagging)
 			case has(query, "lifecycle"):
 				return ok("PutBucketLifecycleConfiguration", handlePutBucketLifecycleConfiguration)
+			case has(query, "versioning"):
+				return ok("PutBucketVersioning", handlePutBucketVersioning)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
 			switch {
+			case has(query, "versioning"):
+				// S3 has no DeleteBucketVersioning; this must never
+				// fall through to DeleteBucket.
+				return notAllowed
 			case has(query, "cors"):
 				return ok("DeleteBucketCors", handleDeleteBucketCors)
 			case has(query, "ownershipControls"):
@@ -170,6 +177,9 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 		case http.MethodPost:
 			if has(query, "delete") {
 				return ok("DeleteObjects", handleDeleteObjects)
+			}
+			if has(query, "versioning") {
+				return notAllowed
 			}
 			return ok("PostObject", handlePostObject)
 		}

@@ -494,6 +494,9 @@ func (q *request) writeError(e *Error) {
 		q.s.log.Debug("request error", "request_id", q.id, "api", q.api, "code", e.Code, "err", e)
 	}
 	h := q.w.Header()
+	for k, v := range e.Header {
+		h[k] = v
+	}
 	if e.Status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", "1")
 	}

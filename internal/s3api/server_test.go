@@ -148,7 +148,13 @@ func TestRoute(t *testing.T) {
 		{"POST", "b", "k", "uploadId=u", "", "CompleteMultipartUpload"},
 		{"DELETE", "b", "k", "uploadId=u", "", "AbortMultipartUpload"},
 		{"DELETE", "b", "k", "", "", "DeleteObject"},
-		{"GET", "b", "", "versioning", "", "NotImplemented"},
+		{"GET", "b", "", "versioning", "", "GetBucketVersioning"},
+		{"PUT", "b", "", "versioning", "", "PutBucketVersioning"},
+		{"DELETE", "b", "", "versioning", "", "MethodNotAllowed"},
+		{"POST", "b", "", "versioning", "", "MethodNotAllowed"},
+		{"GET", "b", "k", "versionId=v1", "", "GetObject"},
+		{"DELETE", "b", "k", "versionId=v1", "", "DeleteObject"},
+		{"GET", "b", "", "versions&key-marker=k&version-id-marker=v", "", "ListObjectVersions"},
 		{"PUT", "b", "", "lifecycle", "", "PutBucketLifecycleConfiguration"},
 		{"GET", "b", "", "lifecycle", "", "GetBucketLifecycleConfiguration"},
 		{"DELETE", "b", "", "lifecycle", "", "DeleteBucketLifecycle"},
@@ -506,7 +512,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?versioning", "/bk1?analytics", "/bk1?replication", "/bk1?encryption", "/bk1/k?retention", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1?encryption", "/bk1/k?retention", "/bk1?whatever"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload
@@ -591,7 +597,7 @@ func TestListing(t *testing.T) {
 	rec = h.do("alice", "GET", "/bk1?versions&prefix=a/", nil)
 	h.expect(rec, 200, "")
 	var lv xmlListVersions
-	if err := xml.Unmarshal(rec.Body.Bytes(), &lv); err != nil || len(lv.Versions) != 2 || lv.Versions[0].VersionID != "null" {
+	if err := xml.Unmarshal(rec.Body.Bytes(), &lv); err != nil || len(lv.Entries) != 2 || lv.Entries[0].VersionID != "null" {
 		t.Fatalf("versions: %s", rec.Body.String())
 	}
 	h.expect(h.do("alice", "GET", "/nob?list-type=2", nil), 404, "NoSuchBucket")

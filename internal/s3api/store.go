@@ -33,10 +33,15 @@ type ObjectStore interface {
 	GetObject(ctx context.Context, bucket, key string, opts engine.GetOptions) (*engine.ObjectReader, error)
 	HeadObject(ctx context.Context, bucket, key string, opts engine.GetOptions) (engine.ObjectInfo, error)
 	DeleteObject(ctx context.Context, bucket, key string) error
-	SetObjectACL(ctx context.Context, bucket, key, acl string) error
-	// SetObjectTags replaces an object's tag set in place (nil removes
+	// DeleteObjectVersion deletes as S3 does in the bucket's versioning
+	// state: a delete marker, or one version for good (opts.VersionID).
+	DeleteObjectVersion(ctx context.Context, bucket, key string, opts engine.DeleteOptions) (engine.DeleteResult, error)
+	// SetObjectACL replaces the ACL of a version ("": the current one).
+	SetObjectACL(ctx context.Context, bucket, key, versionID, acl string) error
+	// SetObjectTags replaces a version's tag set in place (nil removes
 	// it); the version, ETag and Last-Modified stay as they are.
-	SetObjectTags(ctx context.Context, bucket, key string, tags map[string]string) error
+	SetObjectTags(ctx context.Context, bucket, key, versionID string, tags map[string]string) (engine.ObjectInfo, error)
+	ListObjectVersions(ctx context.Context, bucket string, opts engine.ListVersionsOptions) (engine.ListVersionsResult, error)
 	CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts engine.CopyOptions) (engine.ObjectInfo, error)
 	ListObjects(ctx context.Context, bucket string, opts engine.ListOptions) (engine.ListResult, error)
 

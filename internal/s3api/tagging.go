@@ -3,10 +3,12 @@ package s3api
 // Object and bucket tagging.
 //
 //   - Put/Get/DeleteObjectTagging (?tagging on an object) replace, show and
-//     remove an object's tag set in place (engine.SetObjectTags: the
-//     version, its ETag and Last-Modified do not change). Without
-//     versioning the only version is the current one: a versionId of
-//     "null" (or none) names it, any other is refused as on GET.
+//     remove the tag set of one version in place (engine.SetObjectTags:
+//     the version, its ETag and Last-Modified do not change): the
+//     current one, or the one versionId names. Each version has tags of
+//     its own, so tagging an older version leaves the current one's as
+//     they are. Answers carry x-amz-version-id where the bucket's
+//     versioning was ever configured.
 //   - PutObject, CopyObject (x-amz-tagging-directive REPLACE) and
 //     CreateMultipartUpload take a tag set in x-amz-tagging (URL query
 //     encoded, k1=v1&k2=v2), a form upload in its tagging field (a Tagging
@@ -20,10 +22,11 @@ package s3api
 // UTF-16 units) of S3's tag character set (letters, numbers and spaces
 // of any script, and + - = . _ : / @), unique keys, none starting with
 // "aws:". Access: the tagging actions (s3:GetObjectTagging,
-// s3:PutObjectTagging, s3:DeleteObjectTagging, s3:Get/PutBucketTagging)
-// are decided by policies; ACL grants give none of them (S3 maps no ACL
-// permission to tagging), so without a policy only the object's owner
-// (the bucket's owner for bucket tags) may use them. A write that sets
+// s3:PutObjectTagging, s3:DeleteObjectTagging, their ...VersionTagging
+// forms when a versionId is named, s3:Get/PutBucketTagging) are decided
+// by policies; ACL grants give none of them (S3 maps no ACL permission
+// to tagging), so without a policy only the object's owner (the
+// bucket's owner for bucket tags) may use them. A write that sets
 // tags needs s3:PutObjectTagging besides s3:PutObject where a policy
 // decides, as in AWS.
 
@@ -289,7 +292,8 @@ func handlePutObjectTagging(q *request) error {
 	if err != nil {
 		return err
 	}
-	if err := q.checkVersionID(); err != nil {
+	version, err := q.requestVersion()
+	if err != nil {
 		return err
 	}
 	// The body is read first so that policies can test the tags it
@@ -303,15 +307,17 @@ func handlePutObjectTagging(q *request) error {
 			q.tags = map[string]string{}
 		}
 	}
-	if _, err := q.objectAccess(bi, q.key, opPutObjectTagging); err != nil {
+	if _, err := q.objectAccess(bi, q.key, version, opPutObjectTagging); err != nil {
 		return err
 	}
 	if bodyErr != nil {
 		return bodyErr
 	}
-	if err := q.s.cfg.Store.SetObjectTags(q.ctx, q.bucket, q.key, tags); err != nil {
-		return err
+	oi, err := q.s.cfg.Store.SetObjectTags(q.ctx, q.bucket, q.key, version, tags)
+	if err != nil {
+		return versionError(err, version)
 	}
+	q.setVersionID(bi, oi.VersionID)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -321,13 +327,15 @@ func handleGetObjectTagging(q *request) error {
 	if err != nil {
 		return err
 	}
-	if err := q.checkVersionID(); err != nil {
-		return err
-	}
-	oi, err := q.objectAccess(bi, q.key, opObjectTagging)
+	version, err := q.requestVersion()
 	if err != nil {
 		return err
 	}
+	oi, err := q.objectAccess(bi, q.key, version, opObjectTagging)
+	if err != nil {
+		return err
+	}
+	q.setVersionID(bi, oi.VersionID)
 	q.writeXML(taggingDocument(oi.Tags, s3NS))
 	return nil
 }
@@ -337,18 +345,20 @@ func handleDeleteObjectTagging(q *request) error {
 	if err != nil {
 		return err
 	}
-	if err := q.checkVersionID(); err != nil {
-		return err
-	}
-	oi, err := q.objectAccess(bi, q.key, opPutObjectTagging)
+	version, err := q.requestVersion()
 	if err != nil {
 		return err
 	}
-	if len(oi.Tags) > 0 { // an untagged object is left unwritten
-		if err := q.s.cfg.Store.SetObjectTags(q.ctx, q.bucket, q.key, nil); err != nil {
-			return err
+	oi, err := q.objectAccess(bi, q.key, version, opPutObjectTagging)
+	if err != nil {
+		return err
+	}
+	if len(oi.Tags) > 0 { // an untagged version is left unwritten
+		if _, err := q.s.cfg.Store.SetObjectTags(q.ctx, q.bucket, q.key, version, nil); err != nil {
+			return versionError(err, version)
 		}
 	}
+	q.setVersionID(bi, oi.VersionID)
 	q.writeEmpty(http.StatusNoContent)
 	return nil
 }

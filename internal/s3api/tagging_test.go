@@ -181,7 +181,8 @@ func TestObjectTagging(t *testing.T) {
 	h.expect(h.putTagging("alice", "/tgb/obj?tagging", taggingDoc(long...)), 200, "")
 	wantTags(t, "tags at the limits", h.tagsOf("alice", "/tgb/obj?tagging"), long...)
 
-	// Versions: "null" is the only one there is.
+	// Versions: in an unversioned bucket "null" names the only one; a
+	// version id the store cannot read is InvalidArgument.
 	h.expect(h.putTagging("alice", "/tgb/obj?tagging&versionId=null", taggingDoc("v", "null")), 200, "")
 	wantTags(t, "versionId=null", h.tagsOf("alice", "/tgb/obj?tagging&versionId=null"), "v", "null")
 	h.expectError(h.do("alice", "GET", "/tgb/obj?tagging&versionId=3HL4kqtJlcpXroDTDmJ", nil), 400, "InvalidArgument", "Invalid version id specified")

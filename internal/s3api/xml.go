@@ -115,32 +115,47 @@ type xmlListBucketV2 struct {
 	CommonPrefixes        []xmlPrefix `xml:"CommonPrefixes"`
 }
 
+// xmlVersion is one entry of ListObjectVersions: XMLName is Version or
+// DeleteMarker (which has no ETag, Size or StorageClass). Both kinds
+// share one slice so that they keep the engine's order (each key's
+// versions newest first, markers among them) instead of being grouped
+// by kind, as two slices would marshal them.
 type xmlVersion struct {
-	Key          string    `xml:"Key"`
-	VersionID    string    `xml:"VersionId"`
-	IsLatest     bool      `xml:"IsLatest"`
-	LastModified string    `xml:"LastModified"`
-	ETag         string    `xml:"ETag"`
-	Size         int64     `xml:"Size"`
-	StorageClass string    `xml:"StorageClass"`
-	Owner        *xmlOwner `xml:"Owner,omitempty"`
+	XMLName           xml.Name
+	Key               string    `xml:"Key"`
+	VersionID         string    `xml:"VersionId"`
+	IsLatest          bool      `xml:"IsLatest"`
+	LastModified      string    `xml:"LastModified"`
+	ETag              string    `xml:"ETag,omitempty"`
+	ChecksumAlgorithm string    `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string    `xml:"ChecksumType,omitempty"`
+	Size              *int64    `xml:"Size,omitempty"`
+	StorageClass      string    `xml:"StorageClass,omitempty"`
+	Owner             *xmlOwner `xml:"Owner,omitempty"`
 }
 
+// The element names of ListObjectVersions entries.
+var (
+	xmlNameVersion      = xml.Name{Local: "Version"}
+	xmlNameDeleteMarker = xml.Name{Local: "DeleteMarker"}
+)
+
 type xmlListVersions struct {
-	XMLName             xml.Name     `xml:"ListVersionsResult"`
-	NS                  string       `xml:"xmlns,attr"`
-	Name                string       `xml:"Name"`
-	Prefix              string       `xml:"Prefix"`
-	KeyMarker           string       `xml:"KeyMarker"`
-	VersionIDMarker     string       `xml:"VersionIdMarker"`
-	NextKeyMarker       string       `xml:"NextKeyMarker,omitempty"`
-	NextVersionIDMarker string       `xml:"NextVersionIdMarker,omitempty"`
-	MaxKeys             int          `xml:"MaxKeys"`
-	Delimiter           string       `xml:"Delimiter,omitempty"`
-	EncodingType        string       `xml:"EncodingType,omitempty"`
-	IsTruncated         bool         `xml:"IsTruncated"`
-	Versions            []xmlVersion `xml:"Version"`
-	CommonPrefixes      []xmlPrefix  `xml:"CommonPrefixes"`
+	XMLName             xml.Name `xml:"ListVersionsResult"`
+	NS                  string   `xml:"xmlns,attr"`
+	Name                string   `xml:"Name"`
+	Prefix              string   `xml:"Prefix"`
+	KeyMarker           string   `xml:"KeyMarker"`
+	VersionIDMarker     string   `xml:"VersionIdMarker"`
+	NextKeyMarker       string   `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string   `xml:"NextVersionIdMarker,omitempty"`
+	MaxKeys             int      `xml:"MaxKeys"`
+	Delimiter           string   `xml:"Delimiter,omitempty"`
+	EncodingType        string   `xml:"EncodingType,omitempty"`
+	IsTruncated         bool     `xml:"IsTruncated"`
+	// Entries are Version and DeleteMarker elements, by their XMLName.
+	Entries        []xmlVersion `xml:",any"`
+	CommonPrefixes []xmlPrefix  `xml:"CommonPrefixes"`
 }
 
 type xmlDeleteRequest struct {
@@ -153,14 +168,17 @@ type xmlDeleteRequest struct {
 }
 
 type xmlDeleted struct {
-	Key       string `xml:"Key"`
-	VersionID string `xml:"VersionId,omitempty"`
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
 }
 
 type xmlDeleteError struct {
-	Key     string `xml:"Key"`
-	Code    string `xml:"Code"`
-	Message string `xml:"Message"`
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId,omitempty"`
+	Code      string `xml:"Code"`
+	Message   string `xml:"Message"`
 }
 
 type xmlDeleteResult struct {

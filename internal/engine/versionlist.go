@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/meta"
+)
+
+// ListObjectVersions returns one page of every version of the bucket's
+// keys (delete markers included): keys in byte order, each key's current
+// version first, then its noncurrent ones newest first. Keys come from the
+// same merged scan of current records as ListObjects; each listed key's
+// noncurrent versions are then read from its range of the versions table,
+// so a key with many versions costs only its own listing.
+func (e *Engine) ListObjectVersions(ctx context.Context, bucket string, opts ListVersionsOptions) (ListVersionsResult, error) {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return ListVersionsResult{}, err
+	}
+	if opts.VersionIDMarker != "" && opts.KeyMarker == "" {
+		return ListVersionsResult{}, fmt.Errorf("%w: a version-id-marker needs a key-marker", ErrInvalidArgument)
+	}
+	var marker *versionRef
+	if opts.VersionIDMarker != "" {
+		ref, err := parseVersionID(opts.VersionIDMarker)
+		if err != nil {
+			return ListVersionsResult{}, fmt.Errorf("%w: version-id-marker: %v", ErrInvalidArgument, err)
+		}
+		marker = &ref
+	}
+	maxKeys := opts.MaxKeys
+	if maxKeys <= 0 || maxKeys > 1000 {
+		maxKeys = 1000
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var res ListVersionsResult
+	emit := func(oi ObjectInfo) bool {
+		if len(res.Versions)+len(res.CommonPrefixes) == maxKeys {
+			res.IsTruncated = true
+			return false
+		}
+		res.Versions = append(res.Versions, oi)
+		res.NextKeyMarker, res.NextVersionIDMarker = oi.Key, versionName(oi.VersionID)
+		return true
+	}
+	lopts := ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, After: opts.KeyMarker}
+	// The rest of the marker key's versions come first.
+	if marker != nil && strings.HasPrefix(opts.KeyMarker, opts.Prefix) &&
+		commonPrefix(&listEntry{key: opts.KeyMarker}, lopts) == "" {
+		set := e.setFor(bucket, opts.KeyMarker)
+		head, err := e.readObject(ctx, set, bucket, opts.KeyMarker)
+		if err == nil {
+			var pending *meta.Object
+			for _, r := range head.recs {
+				if pv := pendingVersion(r); pv != nil && !pv.SameVersion(head.fi) {
+					pending = pv
+				}
+			}
+			if !e.emitKeyVersions(ctx, bucket, opts.KeyMarker, head.fi, pending, marker, emit) {
+				return res, nil
+			}
+		}
+	}
+	km, err := e.newKeyMerger(ctx, bucket, lopts)
+	if err != nil {
+		return ListVersionsResult{}, fmt.Errorf("list versions %s: %w", bucket, err)
+	}
+	lastPrefix := ""
+	for {
+		ent, m, err := km.next(ctx)
+		if err != nil {
+			return ListVersionsResult{}, fmt.Errorf("list versions %s: %w", bucket, err)
+		}
+		if ent == nil {
+			break
+		}
+		if cp := commonPrefix(ent, lopts); cp != "" {
+			if cp == lastPrefix || cp <= lopts.After {
+				continue
+			}
+			if len(res.Versions)+len(res.CommonPrefixes) == maxKeys {
+				res.IsTruncated = true
+				return res, nil
+			}
+			lastPrefix = cp
+			res.CommonPrefixes = append(res.CommonPrefixes, cp)
+			res.NextKeyMarker, res.NextVersionIDMarker = cp, ""
+			continue
+		}
+		if !e.emitKeyVersions(ctx, bucket, ent.key, m, ent.pending, nil, emit) {
+			return res, nil
+		}
+	}
+	res.NextKeyMarker, res.NextVersionIDMarker = "", ""
+	return res, nil
+}
+
+// versionScanPage is how many versions a drive is asked for at a time.
+const versionScanPage = 250
+
+// emitKeyVersions passes every version of key to emit, current (head)
+// first, then the noncurrent ones newest first: pending (a replaced
+// version not yet settled into the versions table, see listEntry) before
+// those of the table. after, when set, skips versions up to and
+// including that one. It returns false when emit refused a version (the
+// page is full).
+func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, pending *meta.Object, after *versionRef, emit func(ObjectInfo) bool) bool {
+	set := e.setFor(bucket, key)
+	prefix := drive.VersionPrefix(bucket, key)
+	pendingKey := ""
+	if pending != nil {
+		pendingKey = drive.VersionKey(bucket, key, pending.ModTime, pending.VersionID)
+	}
+	start := "" // scan noncurrent versions after this versions-table key
+	if after == nil || after.matches(head) {
+		if after == nil {
+			oi := objectInfo(bucket, key, head)
+			oi.IsLatest = true
+			if !emit(oi) {
+				return false
+			}
+		}
+		if pending != nil && !emit(objectInfo(bucket, key, pending)) {
+			return false
+		}
+	} else if pending != nil && after.matches(pending) {
+		start = pendingKey
+	} else if after.null {
+		for _, d := range set.drives {
+			if k, err := nullKeyOn(ctx, d, bucket, key); err == nil && k != "" {
+				start = k
+				break
+			}
+		}
+		if start == "" {
+			return true // the marker names no version of the key
+		}
+	} else {
+		start = drive.VersionKey(bucket, key, after.time, after.id)
+	}
+	var scan []drive.Drive
+	for _, d := range set.drives {
+		if len(scan) == min(len(set.drives), set.parity+1) {
+			break
+		}
+		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
+			continue
+		}
+		scan = append(scan, d)
+	}
+	for {
+		pages := make([][]drive.Entry, len(scan))
+		errs := forEachDrive(scan, func(i int, d drive.Drive) error {
+			ents, err := d.Scan(ctx, drive.TableVersions, drive.ScanQuery{Prefix: prefix, After: start, Limit: versionScanPage})
+			pages[i] = ents
+			return err
+		})
+		// Keys up to the smallest last key of a full page are complete
+		// on every scanned drive.
+		bound, more := "", false
+		for i, ents := range pages {
+			if errs[i] == nil && len(ents) == versionScanPage {
+				if last := ents[len(ents)-1].Key; !more || last < bound {
+					bound = last
+				}
+				more = true
+			}
+		}
+		held := map[string][]*meta.Object{}
+		for _, ents := range pages {
+			for _, ent := range ents {
+				if more && ent.Key > bound {
+					break
+				}
+				if m, err := meta.Unmarshal(ent.Value); err == nil {
+					held[ent.Key] = append(held[ent.Key], m)
+				} else {
+					held[ent.Key] = append(held[ent.Key], nil)
+				}
+			}
+		}
+		keys := make([]string, 0, len(held))
+		for k := range held {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == pendingKey {
+				continue // emitted above
+			}
+			m := agreedVersion(held[k], countNil(errs))
+			if m == nil {
+				// The scanned drives disagree: ask the whole set.
+				ref := versionRef{id: k[len(prefix)+drive.VersionKeyLen:]}
+				if ref.id == "" {
+					ref.null = true
+				} else if r, err := parseVersionID(ref.id); err == nil {
+					ref = r
+				} else {
+					continue
+				}
+				st, err := e.readNoncurrent(ctx, set, bucket, key, ref, nil)
+				if err != nil {
+					e.heal.add(bucket, key)
+					continue
+				}
+				m = st.fi
+			}
+			if !emit(objectInfo(bucket, key, m)) {
+				return false
+			}
+		}
+		if !more {
+			return true
+		}
+		start = bound
+	}
+}
+
+// agreedVersion returns the version every one of want scanned drives
+// holds intact and alike, or nil.
+func agreedVersion(ms []*meta.Object, want int) *meta.Object {
+	if len(ms) != want || ms[0] == nil {
+		return nil
+	}
+	for _, m := range ms[1:] {
+		if m == nil || !m.SameVersion(ms[0]) || !sameSettings(m, ms[0]) {
+			return nil
+		}
+	}
+	return ms[0]
+}
