@@ -249,3 +249,77 @@ func indexWritten(b *testing.B, locals []*drive.Local) uint64 {
 	}
 	return n
 }
+
+// BenchmarkListBesideManyVersions lists 1000 current keys of a versioned
+// bucket, one of which has SHARDSTORE_BENCH_VERSIONS (default 10000)
+// noncurrent versions, beside the same listing with none: noncurrent
+// versions live in their own index table, so the two should cost the
+// same. Then it lists every version of the heavy key.
+//
+//	go test ./internal/engine -run XXX -bench ListBesideManyVersions -benchtime 20x
+func BenchmarkListBesideManyVersions(b *testing.B) {
+	versions := 10000
+	if v := os.Getenv("SHARDSTORE_BENCH_VERSIONS"); v != "" {
+		fmt.Sscan(v, &versions)
+	}
+	e, _ := benchEngine(b)
+	ctx := context.Background()
+	if err := e.SetBucketConfig(ctx, "bucket", BucketConfigVersioning, VersioningEnabled); err != nil {
+		b.Fatal(err)
+	}
+	put := func(key string) {
+		if _, err := e.PutObject(ctx, "bucket", key, bytes.NewReader([]byte("x")), 1, PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		put(fmt.Sprintf("light/key-%04d", i))
+	}
+	list := func(b *testing.B, prefix string) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			res, err := e.ListObjects(ctx, "bucket", ListOptions{Prefix: prefix})
+			if err != nil || len(res.Objects) != 1000 {
+				b.Fatalf("listed %d, %v", len(res.Objects), err)
+			}
+		}
+	}
+	b.Run("no-versions", func(b *testing.B) { list(b, "light/") })
+	// The heavy key sorts in the middle of the listed range.
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(versions) {
+				put("light/key-0500x")
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := e.DeleteObjectVersion(ctx, "bucket", "light/key-0500x", DeleteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run(fmt.Sprintf("beside-%d-versions", versions), func(b *testing.B) { list(b, "light/") })
+	b.Run(fmt.Sprintf("all-%d-versions-of-the-key", versions), func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			opts := ListVersionsOptions{Prefix: "light/key-0500x"}
+			n := 0
+			for {
+				res, err := e.ListObjectVersions(ctx, "bucket", opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(res.Versions)
+				if !res.IsTruncated {
+					break
+				}
+				opts.KeyMarker, opts.VersionIDMarker = res.NextKeyMarker, res.NextVersionIDMarker
+			}
+			if n != versions+1 {
+				b.Fatalf("listed %d versions, want %d", n, versions+1)
+			}
+		}
+	})
+}
