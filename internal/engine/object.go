@@ -68,6 +68,23 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 	return true, nil
 }
 
+// lockKey checks that bucket exists and key is a valid name, and takes
+// the key's write lock in its set (callers defer unlock).
+func (e *Engine) lockKey(ctx context.Context, bucket, key string) (*erasureSet, func(), error) {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return nil, nil, err
+	}
+	if err := checkObjectName(key); err != nil {
+		return nil, nil, err
+	}
+	set := e.setFor(bucket, key)
+	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, unlock, nil
+}
+
 // updateMeta rewrites an object's metadata in place (same data), under the
 // object lock, with fn applied to the quorum version.
 func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object)) (ObjectInfo, error) {
@@ -77,14 +94,7 @@ func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Condi
 // updateMetaIf is updateMeta that also checks the conditional-write
 // options of put (If-Match, If-None-Match) in the commit.
 func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object)) (ObjectInfo, error) {
-	if _, err := e.BucketInfo(ctx, bucket); err != nil {
-		return ObjectInfo{}, err
-	}
-	if err := checkObjectName(key); err != nil {
-		return ObjectInfo{}, err
-	}
-	set := e.setFor(bucket, key)
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

@@ -258,14 +258,7 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 	if versionID == "" {
 		return e.updateMeta(ctx, bucket, key, nil, fn)
 	}
-	if _, err := e.BucketInfo(ctx, bucket); err != nil {
-		return ObjectInfo{}, err
-	}
-	if err := checkObjectName(key); err != nil {
-		return ObjectInfo{}, err
-	}
-	set := e.setFor(bucket, key)
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -328,8 +321,7 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	set := e.setFor(bucket, key)
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return DeleteResult{}, err
 	}
