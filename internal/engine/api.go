@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
 // Errors returned by the engine. Callers match them with errors.Is; the
@@ -39,6 +41,16 @@ var (
 	// ErrMethodNotAllowed: GET or HEAD of a version that is a delete
 	// marker (S3 answers 405 with x-amz-delete-marker).
 	ErrMethodNotAllowed = errors.New("the version is a delete marker")
+	// ErrObjectLocked: a retention or legal hold forbids removing the
+	// version or weakening its retention (S3: 403 AccessDenied). It is
+	// objectlock.ErrLocked, so errors.Is matches either name.
+	ErrObjectLocked = objectlock.ErrLocked
+	// ErrObjectLockNotEnabled: a retention or legal hold asked for in a
+	// bucket without object lock (S3: 400 InvalidRequest).
+	ErrObjectLockNotEnabled = errors.New("bucket is missing object lock configuration")
+	// ErrInvalidBucketState: the bucket's state forbids the change
+	// (object lock needs versioning Enabled and keeps it so; S3: 409).
+	ErrInvalidBucketState = errors.New("invalid bucket state")
 )
 
 // DeleteMarkerError is returned when the version a read resolves is a
@@ -113,6 +125,21 @@ type BucketInfo struct {
 	// SetBucketConfig(BucketConfigVersioning, state); "" cannot be set
 	// again once a state was.
 	Versioning string
+	// ObjectLock is the bucket's ObjectLockConfiguration in canonical
+	// form (objectlock.Config.Marshal); non-empty exactly when object
+	// lock is enabled, which it stays for the bucket's life. Versioning
+	// is Enabled whenever it is set.
+	ObjectLock string
+}
+
+// ObjectLockConfig is the bucket's parsed object lock configuration and
+// whether object lock is enabled on it.
+func (b BucketInfo) ObjectLockConfig() (objectlock.Config, bool, error) {
+	if b.ObjectLock == "" {
+		return objectlock.Config{}, false, nil
+	}
+	c, err := objectlock.ParseStored(b.ObjectLock)
+	return c, err == nil, err
 }
 
 // BucketConfig names a bucket configuration document kept in the bucket
@@ -129,6 +156,11 @@ const (
 	BucketConfigTagging           BucketConfig = "tagging"
 	BucketConfigLifecycle         BucketConfig = "lifecycle"
 	BucketConfigVersioning        BucketConfig = "versioning"
+	// BucketConfigObjectLock takes a canonical ObjectLockConfiguration
+	// (objectlock.Config.Marshal("")): on a bucket with versioning
+	// Enabled it turns object lock on, or replaces the default
+	// retention. It can never be removed (ErrInvalidBucketState).
+	BucketConfigObjectLock BucketConfig = "objectLock"
 )
 
 // BucketOptions are the settings for MakeBucket.
@@ -141,6 +173,9 @@ type BucketOptions struct {
 	// (BucketInfo.OwnershipControls), stored with the bucket's record so
 	// that the bucket never exists without it; empty stores none.
 	OwnershipControls string
+	// ObjectLock creates the bucket with object lock enabled (and so
+	// with versioning Enabled), without a default retention.
+	ObjectLock bool
 }
 
 // ObjectInfo is everything known about an object version.
@@ -177,6 +212,8 @@ type ObjectInfo struct {
 	// IsLatest is set when this is the key's current version (answers
 	// of ListObjectVersions and of reads by versionId).
 	IsLatest bool
+	// Lock is the version's retention and legal hold (zero: none).
+	Lock objectlock.Lock
 }
 
 // ObjectPart is one part of a completed multipart object.
@@ -206,6 +243,13 @@ type PutOptions struct {
 	// layer validates keys and values); nil or empty stores none. A
 	// multipart upload keeps it for the object it completes.
 	Tags map[string]string
+	// Lock is the new version's explicit object lock: a retention (Mode
+	// and a future RetainUntil, both or neither) and a legal hold
+	// (HoldOn, HoldOff or ""). Mode "" gives the version the bucket's
+	// default retention, if it has one. Any of it in a bucket without
+	// object lock is ErrObjectLockNotEnabled. A multipart upload keeps
+	// it for the object it completes; a copy never takes the source's.
+	Lock objectlock.Lock
 
 	// ContentMD5 is the client's Content-MD5 (raw 16 bytes); when set the
 	// body's MD5 must match or the PUT fails with ErrBadDigest.
@@ -252,6 +296,11 @@ type DeleteOptions struct {
 	// marker included); otherwise a versioned bucket gets a delete marker
 	// and an unversioned one loses the object.
 	VersionID string
+	// BypassGovernance lets the delete remove a version under GOVERNANCE
+	// retention (x-amz-bypass-governance-retention; the S3 layer checks
+	// the caller's s3:BypassGovernanceRetention). Nothing removes a
+	// version under COMPLIANCE retention or legal hold.
+	BypassGovernance bool
 }
 
 // DeleteResult is what a delete did, as S3 reports it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
 // Bucket records live in every drive's index (TableBuckets). A bucket
@@ -33,6 +34,7 @@ type bucketRecord struct {
 	Tagging           string `json:"tagging,omitempty"`
 	Lifecycle         string `json:"lifecycle,omitempty"`
 	Versioning        string `json:"versioning,omitempty"`
+	ObjectLock        string `json:"objectLock,omitempty"`
 }
 
 // recordOf is the stored form of info.
@@ -40,7 +42,7 @@ func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
 		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging, Lifecycle: info.Lifecycle,
-		Versioning: info.Versioning}
+		Versioning: info.Versioning, ObjectLock: info.ObjectLock}
 }
 
 // info is the BucketInfo a stored record describes.
@@ -48,7 +50,7 @@ func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
 		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
 		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging, Lifecycle: r.Lifecycle,
-		Versioning: r.Versioning}
+		Versioning: r.Versioning, ObjectLock: r.ObjectLock}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -131,6 +133,11 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	}
 	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl, Location: opts.Location,
 		OwnershipControls: opts.OwnershipControls}
+	if opts.ObjectLock {
+		// S3: a bucket created with object lock has versioning Enabled,
+		// and both stay for its life.
+		info.ObjectLock, info.Versioning = objectlock.Config{}.Marshal(""), VersioningEnabled
+	}
 	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
 	}
@@ -239,7 +246,22 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			if doc != VersioningEnabled && doc != VersioningSuspended {
 				return fmt.Errorf("%w: versioning state %q", ErrInvalidArgument, doc)
 			}
+			if info.ObjectLock != "" && doc != VersioningEnabled {
+				return fmt.Errorf("bucket %s: %w: object lock is enabled, so versioning stays Enabled", bucket, ErrInvalidBucketState)
+			}
 			info.Versioning = doc
+		case BucketConfigObjectLock:
+			if doc == "" {
+				return fmt.Errorf("bucket %s: %w: object lock cannot be turned off", bucket, ErrInvalidBucketState)
+			}
+			if info.Versioning != VersioningEnabled {
+				return fmt.Errorf("bucket %s: %w: object lock needs versioning Enabled", bucket, ErrInvalidBucketState)
+			}
+			cfg, err := objectlock.Parse([]byte(doc))
+			if err != nil {
+				return fmt.Errorf("%w: object lock configuration: %v", ErrInvalidArgument, err)
+			}
+			info.ObjectLock = cfg.Marshal("")
 		default:
 			return fmt.Errorf("bucket config %q: %w", which, ErrInvalidArgument)
 		}

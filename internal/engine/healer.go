@@ -263,6 +263,9 @@ func (e *Engine) healVersions(ctx context.Context, set *erasureSet, bucket, key 
 // removeDanglingVersion deletes what is left of a noncurrent version
 // that too few drives hold to ever read it.
 func (e *Engine) removeDanglingVersion(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, res *HealResult) {
+	if e.lockedRemnants(bucket, key, st.metas) {
+		return
+	}
 	var mu sync.Mutex
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if st.metas[p] == nil || st.vkeys[p] == "" {
@@ -649,6 +652,15 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 // quorum drives hold: it can never be read, and leaving it would let it
 // show up in listings.
 func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, res *HealResult) error {
+	var held []*meta.Object
+	for _, r := range recs {
+		if r != nil {
+			held = append(held, r.Versions...)
+		}
+	}
+	if e.lockedRemnants(bucket, key, held) {
+		return nil
+	}
 	okey := drive.ObjectKey(bucket, key)
 	var mu sync.Mutex
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
@@ -672,6 +684,21 @@ func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, ke
 			"records", removed)
 	}
 	return nil
+}
+
+// lockedRemnants reports whether any of versions, the remnants of a
+// version too few drives hold to read, is under retention or legal hold:
+// healing never removes those (object lock binds the healer too); they
+// stay, logged, until the protection ends.
+func (e *Engine) lockedRemnants(bucket, key string, versions []*meta.Object) bool {
+	for _, m := range versions {
+		if m != nil && e.checkRemovable(bucket, key, m, false) != nil {
+			e.log.Warn("heal: kept remnants of a version below read quorum: object lock protects it",
+				"bucket", bucket, "key", key, "version", versionName(m.VersionID))
+			return true
+		}
+	}
+	return false
 }
 
 // recoverVersion handles an object on which no version has read quorum

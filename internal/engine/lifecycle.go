@@ -22,10 +22,11 @@ package engine
 //     removes a delete marker left as its key's only version. A bucket
 //     without versioning has neither, as in S3.
 //
-// Object lock: when retention and legal holds exist, the runner must not
-// delete a version that is under retention or legal hold; expiring such
-// an object is skipped (S3 leaves locked versions in place), and that
-// check belongs in the keep function passed to deleteObject below.
+// Object lock: the runner never removes a version under retention or
+// legal hold (S3 leaves them in place): NoncurrentVersionExpiration skips
+// them (counted as Locked) and DeleteObjectVersion would refuse them
+// anyway. Expiration of a current version in a lock-enabled bucket (always
+// versioned) only adds a delete marker, which S3 allows.
 //
 // The scanner runs a pass after each of its cycles (scanLoop), resting
 // between objects like the scanner does (ScanThrottle); RunLifecycle runs
@@ -49,10 +50,13 @@ type LifecycleReport struct {
 	// NoncurrentExpired counts noncurrent versions a
 	// NoncurrentVersionExpiration rule removed; MarkersRemoved expired
 	// object delete markers an ExpiredObjectDeleteMarker rule removed.
-	NoncurrentExpired int      `json:"noncurrent_expired"`
-	MarkersRemoved    int      `json:"markers_removed"`
-	Failed            int      `json:"failed"`
-	Errors            []string `json:"errors"`
+	NoncurrentExpired int `json:"noncurrent_expired"`
+	MarkersRemoved    int `json:"markers_removed"`
+	// Locked counts due noncurrent versions left in place because a
+	// retention or legal hold protects them.
+	Locked int      `json:"locked"`
+	Failed int      `json:"failed"`
+	Errors []string `json:"errors"`
 }
 
 func (r *LifecycleReport) fail(err error) {
@@ -215,6 +219,10 @@ func (e *Engine) expireVersions(ctx context.Context, bucket, prefix string, cfg 
 			if _, due := cfg.NoncurrentExpiredAt(o, versions[i-1].ModTime, i-1, now); !due {
 				continue
 			}
+			if v.Lock.Protected(now) {
+				rep.Locked++
+				continue
+			}
 			t0 := time.Now()
 			_, err := e.DeleteObjectVersion(ctx, bucket, key, DeleteOptions{VersionID: versionName(v.VersionID)})
 			switch {
@@ -223,6 +231,8 @@ func (e *Engine) expireVersions(ctx context.Context, bucket, prefix string, cfg 
 				left--
 			case errors.Is(err, ErrNoSuchVersion):
 				left--
+			case errors.Is(err, ErrObjectLocked):
+				rep.Locked++ // locked since the listing
 			default:
 				if ctx.Err() != nil {
 					return ctx.Err()

@@ -38,13 +38,17 @@ func checkUploadID(id string) error {
 
 // NewMultipartUpload starts an upload and returns its id.
 func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opts PutOptions) (string, error) {
-	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+	info, err := e.BucketInfo(ctx, bucket)
+	if err != nil {
 		return "", err
 	}
 	if err := checkObjectName(key); err != nil {
 		return "", err
 	}
 	if err := checkPutOptions(&opts); err != nil {
+		return "", err
+	}
+	if err := e.checkPutLock(info, opts.Lock); err != nil {
 		return "", err
 	}
 	set := e.setFor(bucket, key)

@@ -47,6 +47,11 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 	if keep != nil && keep(objectInfo(bucket, key, st.fi)) {
 		return false, nil
 	}
+	// Only reachable with object lock data in a bucket that was never
+	// versioned if records were damaged; refused all the same.
+	if err := e.checkRemovable(bucket, key, st.fi, false); err != nil {
+		return false, err
+	}
 	okey := drive.ObjectKey(bucket, key)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		// Remove every version the drive holds, stale ones included.
@@ -87,13 +92,13 @@ func (e *Engine) lockKey(ctx context.Context, bucket, key string) (*erasureSet, 
 
 // updateMeta rewrites an object's metadata in place (same data), under the
 // object lock, with fn applied to the quorum version.
-func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object)) (ObjectInfo, error) {
+func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object) error) (ObjectInfo, error) {
 	return e.updateMetaIf(ctx, bucket, key, cond, PutOptions{}, fn)
 }
 
 // updateMetaIf is updateMeta that also checks the conditional-write
 // options of put (If-Match, If-None-Match) in the commit.
-func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object)) (ObjectInfo, error) {
+func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object) error) (ObjectInfo, error) {
 	set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -111,7 +116,7 @@ func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Con
 
 // updateHeadLocked rewrites the current version st (read under the
 // object's write lock, which the caller holds) with fn applied.
-func (e *Engine) updateHeadLocked(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, cond *Conditions, put PutOptions, fn func(m *meta.Object)) (ObjectInfo, error) {
+func (e *Engine) updateHeadLocked(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, cond *Conditions, put PutOptions, fn func(m *meta.Object) error) (ObjectInfo, error) {
 	if cond != nil {
 		if err := cond.evaluate(st.fi.ETag, time.Unix(0, st.fi.ModTime)); err != nil {
 			if errors.Is(err, ErrNotModified) {
@@ -122,7 +127,9 @@ func (e *Engine) updateHeadLocked(ctx context.Context, set *erasureSet, bucket, 
 	}
 	nm := *st.fi
 	nm.Flags &^= meta.FlagsPending
-	fn(&nm)
+	if err := fn(&nm); err != nil {
+		return ObjectInfo{}, err
+	}
 	// Only drives holding the version's data take the new record: the
 	// others are healed from it.
 	res := &writeResult{errs: make([]error, len(set.drives))}
@@ -145,7 +152,7 @@ func (e *Engine) updateHeadLocked(ctx context.Context, set *erasureSet, bucket, 
 // SetObjectACL replaces the ACL of an object version (versionID "":
 // the current one) in place.
 func (e *Engine) SetObjectACL(ctx context.Context, bucket, key, versionID, acl string) error {
-	_, err := e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) { m.ACL = acl })
+	_, err := e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) error { m.ACL = acl; return nil })
 	return err
 }
 
@@ -160,7 +167,7 @@ func (e *Engine) SetObjectTags(ctx context.Context, bucket, key, versionID strin
 	if err := checkTags(tags); err != nil {
 		return ObjectInfo{}, err
 	}
-	return e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) { m.Tags = tagSet(tags) })
+	return e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) error { m.Tags = tagSet(tags); return nil })
 }
 
 // checkTags bounds a tag set; keys and values are the S3 layer's to
@@ -201,6 +208,11 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 		}
 	}
 	if inPlace {
+		if info, err := e.BucketInfo(ctx, dstBucket); err == nil {
+			if err := e.checkPutLock(info, opts.Put.Lock); err != nil {
+				return ObjectInfo{}, err
+			}
+		}
 		if !opts.ReplaceMetadata {
 			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
 		}
@@ -209,12 +221,13 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 			if err := checkTags(opts.Put.Tags); err != nil {
 				return ObjectInfo{}, err
 			}
-			return e.updateMetaIf(ctx, srcBucket, srcKey, &opts.SourceConditions, opts.Put, func(m *meta.Object) {
+			return e.updateMetaIf(ctx, srcBucket, srcKey, &opts.SourceConditions, opts.Put, func(m *meta.Object) error {
 				applyMetadata(m, &opts.Put)
 				if opts.ReplaceTags {
 					m.Tags = tagSet(opts.Put.Tags)
 				}
 				m.ModTime = time.Now().UnixNano()
+				return nil
 			})
 		}
 	}

@@ -435,7 +435,8 @@ func (e *Engine) PutObject(ctx context.Context, bucket, key string, body io.Read
 // two; CopyObject uses it to release the source before locking the
 // destination, which rules out lock-order deadlocks between copies.
 func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Reader, size int64, opts PutOptions, beforeCommit func()) (ObjectInfo, error) {
-	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+	info, err := e.BucketInfo(ctx, bucket)
+	if err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := checkObjectName(key); err != nil {
@@ -445,6 +446,9 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 		return ObjectInfo{}, fmt.Errorf("%w: %d bytes in one PUT, at most %d", ErrEntityTooLarge, size, int64(MaxPutSize))
 	}
 	if err := checkPutOptions(&opts); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := e.checkPutLock(info, opts.Lock); err != nil {
 		return ObjectInfo{}, err
 	}
 	set := e.setFor(bucket, key)
@@ -502,13 +506,15 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 	if acl == "" {
 		acl = "private"
 	}
-	return &meta.Object{
+	m := &meta.Object{
 		Size: size, ModTime: time.Now().UnixNano(), ETag: etag,
 		ContentType: opts.ContentType, StorageClass: sc, Owner: opts.Owner, ACL: acl,
 		Headers: opts.Headers, UserMeta: opts.UserMeta, Tags: tagSet(opts.Tags),
 		Erasure: meta.Erasure{DataShards: coder.DataShards(), ParityShards: coder.ParityShards(),
 			BlockSize: coder.BlockSize(), Distribution: dist, Bitrot: uint8(e.bitrot)},
 	}
+	setLock(m, opts.Lock)
+	return m
 }
 
 // checkPutConditions applies If-None-Match: * and If-Match to the object
@@ -594,6 +600,18 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return berr
 		}
 		versioning = info.Versioning
+		if err := applyDefaultRetention(info, m, e.now()); err != nil {
+			return err
+		}
+		// A version the new one replaces without keeping it (unversioned
+		// and suspended buckets) must not be under object lock. A bucket
+		// with object lock is always versioned, so this only guards the
+		// invariant.
+		if err == nil && !keepReplaced(versioning, cur.fi) {
+			if lerr := e.checkRemovable(bucket, key, cur.fi, false); lerr != nil {
+				return lerr
+			}
+		}
 	}
 	// In a versioned bucket the new version's time and id are fixed here,
 	// under the lock, newer than the version it replaces: version order
@@ -612,6 +630,13 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			// A suspended bucket's write replaces the null version
 			// wherever it is: current (dropped below) or noncurrent.
 			nulls = e.findNullVersions(ctx, set, bucket, key)
+			for _, n := range nulls {
+				if n != nil {
+					if lerr := e.checkRemovable(bucket, key, n.m, false); lerr != nil {
+						return lerr
+					}
+				}
+			}
 		}
 	}
 	newIDs := m.DataIDs()
@@ -849,7 +874,7 @@ func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
 		Headers: m.Headers, UserMeta: m.UserMeta, Tags: m.Tags,
 		Checksum:   Checksum{Algorithm: m.ChecksumAlgo, Value: m.ChecksumVal, Type: m.ChecksumType},
 		DataShards: m.Erasure.DataShards, ParityShards: m.Erasure.ParityShards,
-		VersionID: m.VersionID, DeleteMarker: m.IsDeleteMarker(),
+		VersionID: m.VersionID, DeleteMarker: m.IsDeleteMarker(), Lock: lockOf(m),
 	}
 	if len(m.Parts) > 1 || (len(m.Parts) == 1 && isMultipartETag(m.ETag)) {
 		for _, p := range m.Parts {

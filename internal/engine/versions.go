@@ -254,7 +254,7 @@ func (e *Engine) resolveVersion(ctx context.Context, set *erasureSet, bucket, ke
 
 // updateVersionMeta rewrites one version's metadata in place with fn
 // (versionID "": the current version), under the object's write lock.
-func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID string, fn func(m *meta.Object)) (ObjectInfo, error) {
+func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID string, fn func(m *meta.Object) error) (ObjectInfo, error) {
 	if versionID == "" {
 		return e.updateMeta(ctx, bucket, key, nil, fn)
 	}
@@ -274,7 +274,9 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 		return e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
 	}
 	nm := *st.fi
-	fn(&nm)
+	if err := fn(&nm); err != nil {
+		return ObjectInfo{}, err
+	}
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if st.metas[p] == nil {
 			return firstErr([]error{st.errs[p], errDriveSkipped})
@@ -328,6 +330,9 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 	defer unlock()
 	head, herr := e.readObject(ctx, set, bucket, key)
 	if herr == nil && ref.matches(head.fi) {
+		if err := e.checkRemovable(bucket, key, head.fi, opts.BypassGovernance); err != nil {
+			return DeleteResult{}, err
+		}
 		if err := e.deleteCurrentVersion(ctx, set, bucket, key, head); err != nil {
 			return DeleteResult{}, err
 		}
@@ -341,6 +346,9 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		if errors.Is(err, ErrNoSuchVersion) && herr != nil && !errors.Is(herr, ErrObjectNotFound) {
 			return DeleteResult{}, herr
 		}
+		return DeleteResult{}, err
+	}
+	if err := e.checkRemovable(bucket, key, st.fi, opts.BypassGovernance); err != nil {
 		return DeleteResult{}, err
 	}
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {

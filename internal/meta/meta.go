@@ -113,6 +113,13 @@ type Object struct {
 	// none. It is the record's last field: records written before tags
 	// existed end after UploadID and decode with no tags.
 	Tags map[string]string
+	// LockMode ("", GOVERNANCE or COMPLIANCE) and RetainUntil (Unix
+	// nanoseconds) are the version's object lock retention; LegalHold is
+	// "", "ON" or "OFF". They follow Tags: records written before object
+	// lock existed end after Tags and decode with none.
+	LockMode    string
+	RetainUntil int64
+	LegalHold   string
 }
 
 // SameVersion reports whether two drives' records describe the same
@@ -188,6 +195,9 @@ func (o *Object) Marshal() []byte {
 	e.str(o.Key)
 	e.str(o.UploadID)
 	e.strMap(o.Tags)
+	e.str(o.LockMode)
+	e.varint(o.RetainUntil)
+	e.str(o.LegalHold)
 	binary.LittleEndian.PutUint32(e.buf[start-4:], uint32(len(e.buf)-start))
 	e.u32(crc32.Checksum(e.buf, castagnoli))
 	return e.buf
@@ -257,6 +267,11 @@ func Unmarshal(b []byte) (*Object, error) {
 	// Optional trailing fields: absent from records of older releases.
 	if d.err == nil && len(d.buf) > 0 {
 		o.Tags = d.strMap()
+	}
+	if d.err == nil && len(d.buf) > 0 {
+		o.LockMode = d.str()
+		o.RetainUntil = d.varint()
+		o.LegalHold = d.str()
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)

@@ -20,9 +20,20 @@ func sample() *Object {
 			Distribution: []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1, 2}, Bitrot: 2},
 		Parts:  []Part{{Number: 1, Size: 5 << 20, ETag: "a"}, {Number: 7, Size: 3, ETag: "b", Checksum: "x", DataID: "p7"}},
 		Bucket: "b", Key: "k/ey", UploadID: "u",
-		Tags: map[string]string{"project": "blue", "empty": "", "ключ": "значение"},
+		Tags:     map[string]string{"project": "blue", "empty": "", "ключ": "значение"},
+		LockMode: "COMPLIANCE", RetainUntil: 1893456000000000000, LegalHold: "ON",
 	}
 }
+
+// preLockRecord is sample() without the object lock fields as the
+// release before object lock encoded it (the record ended after Tags).
+const preLockRecord = "53534d54020043010000aab4de75aab48ae3a9b0a3fa30206434316438636439386630306232303465393830303939386563" +
+	"6638343237650a746578742f706c61696e085354414e444152440561646d696e0770726976617465020d43616368652d436f" +
+	"6e74726f6c086e6f2d636163686510436f6e74656e742d456e636f64696e6704677a69700205636f6c6f7204626c756509c3" +
+	"bc6ec3af636f64650676c3a46c7565054352433332084141414141413d3d0b46554c4c5f4f424a4543542438643065316636" +
+	"612d303030302d343030302d383030302d30303030303030303030303001027631010c048080400310030405060708090a0b" +
+	"0c0d0e0f10010202020180808005016100000706016201780270370162046b2f657901750305656d707479000770726f6a65" +
+	"637404626c756508d0bad0bbd18ed18710d0b7d0bdd0b0d187d0b5d0bdd0b8d0b560b96bba"
 
 // oldLayoutRecord is sample() without Tags as the release before tags
 // encoded it (the record ended after UploadID), kept as bytes so the
@@ -48,12 +59,13 @@ func TestOldLayoutRecordDecodes(t *testing.T) {
 	}
 	want := sample()
 	want.Tags = nil
+	want.LockMode, want.RetainUntil, want.LegalHold = "", 0, ""
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("old record decoded as\n %+v\nwant %+v", got, want)
 	}
 	again := got.Marshal()
-	if len(again) != len(raw)+1 {
-		t.Fatalf("re-encoded old record is %d bytes, want %d (one more: the empty tag set)", len(again), len(raw)+1)
+	if len(again) != len(raw)+4 {
+		t.Fatalf("re-encoded old record is %d bytes, want %d (four more: the empty tag set and lock fields)", len(again), len(raw)+4)
 	}
 	got.Tags = map[string]string{"k": "v"}
 	back, err := Unmarshal(got.Marshal())
@@ -65,6 +77,24 @@ func TestOldLayoutRecordDecodes(t *testing.T) {
 	rb, err := UnmarshalRecord(rec.Marshal())
 	if err != nil || !reflect.DeepEqual(rb.Versions[0].Tags, got.Tags) {
 		t.Fatalf("record round trip: %+v %v", rb, err)
+	}
+}
+
+// A record written before object lock existed decodes with no
+// retention and no legal hold, its tags intact.
+func TestPreLockRecordDecodes(t *testing.T) {
+	raw, err := hex.DecodeString(preLockRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unmarshal(raw)
+	if err != nil {
+		t.Fatalf("pre-lock record: %v", err)
+	}
+	want := sample()
+	want.LockMode, want.RetainUntil, want.LegalHold = "", 0, ""
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pre-lock record decoded as\n %+v\nwant %+v", got, want)
 	}
 }
 
