@@ -695,6 +695,10 @@ func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts L
 		res.Uploads = append(res.Uploads, u)
 		res.NextKeyMarker, res.NextUploadIDMarker = u.Key, u.UploadID
 	}
+	if !res.IsTruncated {
+		// S3 names the next markers for a truncated list only.
+		res.NextKeyMarker, res.NextUploadIDMarker = "", ""
+	}
 	return res, nil
 }
 

@@ -51,6 +51,10 @@ func TestMultipart(t *testing.T) {
 	if err != nil || len(ups.Uploads) != 1 || ups.Uploads[0].UploadID != id {
 		t.Fatalf("list uploads: %+v %v", ups, err)
 	}
+	// S3 names next markers only for a truncated list.
+	if ups.IsTruncated || ups.NextKeyMarker != "" || ups.NextUploadIDMarker != "" {
+		t.Fatalf("untruncated upload list with next markers: %+v", ups)
+	}
 	// Errors complete must report.
 	if _, err := e.CompleteMultipartUpload(ctx, "bucket", "big/object", id, []CompletePart{parts[1], parts[0]}, PutOptions{}); !errors.Is(err, ErrInvalidPartOrder) {
 		t.Fatalf("order: %v", err)

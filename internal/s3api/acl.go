@@ -101,6 +101,21 @@ const (
 	// tag half of a write that sets tags (checkTagWrite). The object's
 	// owner, as opObjectTagging.
 	opPutObjectTagging
+	// opObjectRetention and opObjectLegalHold: GetObjectRetention,
+	// GetObjectLegalHold, and whether GET and HEAD show a version's
+	// x-amz-object-lock-* headers. opPutObjectRetention and
+	// opPutObjectLegalHold: PutObjectRetention, PutObjectLegalHold, and
+	// the object lock half of a write that sets them (checkLockWrite).
+	// S3 maps no ACL permission to them: without a policy, the object's
+	// owner or the bucket's (whose governance object lock is).
+	opObjectRetention
+	opPutObjectRetention
+	opObjectLegalHold
+	opPutObjectLegalHold
+	// opBypassGovernance: s3:BypassGovernanceRetention, which lets a
+	// request with x-amz-bypass-governance-retention weaken GOVERNANCE
+	// retention. Without a policy, the bucket's owner only.
+	opBypassGovernance
 )
 
 func (o operation) String() string {
@@ -127,6 +142,16 @@ func (o operation) String() string {
 		return "object-tagging"
 	case opPutObjectTagging:
 		return "put-object-tagging"
+	case opObjectRetention:
+		return "object-retention"
+	case opPutObjectRetention:
+		return "put-object-retention"
+	case opObjectLegalHold:
+		return "object-legal-hold"
+	case opPutObjectLegalHold:
+		return "put-object-legal-hold"
+	case opBypassGovernance:
+		return "bypass-governance"
 	}
 	return "unknown"
 }
@@ -240,6 +265,10 @@ func (s *Server) aclAllows(c Caller, op operation, r resource) bool {
 		return isUser(c, objectOwner) || objectHolds(permWriteACP)
 	case opObjectTagging, opPutObjectTagging:
 		return isUser(c, objectOwner)
+	case opObjectRetention, opPutObjectRetention, opObjectLegalHold, opPutObjectLegalHold:
+		return bucketOwner || isUser(c, objectOwner)
+	case opBypassGovernance:
+		return bucketOwner
 	case opBucketACL:
 		return bucketOwner || bucketHolds(permReadACP)
 	case opPutBucketACL:

@@ -501,6 +501,17 @@ func TestExpectedBucketOwner(t *testing.T) {
 		{"PutBucketVersioning", "PUT", "/bkt?versioning", func(*harness, string) []byte { return []byte(testVersioningEnabled) }, nil, 200},
 		{"GetBucketVersioning", "GET", "/bkt?versioning", nil, nil, 200},
 		{"GetObjectVersion", "GET", "/bkt/obj?versionId=null", nil, nil, 200},
+		// bkt has no object lock, so the object lock calls are refused
+		// after the owner check (409 without versioning, 404, 400).
+		{"PutObjectLockConfiguration", "PUT", "/bkt?object-lock", func(*harness, string) []byte { return []byte(testLockConfig) },
+			[]string{"Content-MD5", md5b64(testLockConfig)}, 409},
+		{"GetObjectLockConfiguration", "GET", "/bkt?object-lock", nil, nil, 404},
+		{"PutObjectRetention", "PUT", "/bkt/obj?retention", func(*harness, string) []byte { return []byte(retentionDoc("GOVERNANCE", futureDate())) },
+			[]string{"X-Amz-Sdk-Checksum-Algorithm", "CRC32"}, 400},
+		{"GetObjectRetention", "GET", "/bkt/obj?retention", nil, nil, 400},
+		{"PutObjectLegalHold", "PUT", "/bkt/obj?legal-hold", func(*harness, string) []byte { return []byte(legalHoldDoc("ON")) },
+			[]string{"X-Amz-Sdk-Checksum-Algorithm", "CRC32"}, 400},
+		{"GetObjectLegalHold", "GET", "/bkt/obj?legal-hold", nil, nil, 400},
 		{"DeleteObjectVersion", "DELETE", "/bkt/obj?versionId=null", nil, nil, 204},
 	}
 	// state is everything a call could change, read as root.

@@ -167,9 +167,15 @@ func handleCreateBucket(q *request) error {
 	if q.caller.Anonymous {
 		return errAccessDenied()
 	}
+	lockEnabled, err := createLockEnabled(q.r.Header)
+	if err != nil {
+		return err
+	}
 	if q.caller.Permissions != nil {
-		// With an ACL or an ownership setting, CreateBucket is also
-		// PutBucketAcl / PutBucketOwnershipControls, as in AWS.
+		// With an ACL, an ownership setting or object lock, CreateBucket
+		// is also PutBucketAcl, PutBucketOwnershipControls or
+		// PutBucketObjectLockConfiguration and PutBucketVersioning, as
+		// in AWS.
 		arn := "arn:aws:s3:::" + q.bucket
 		need := []string{"s3:CreateBucket"}
 		if writesACL(q.r.Header) {
@@ -177,6 +183,9 @@ func handleCreateBucket(q *request) error {
 		}
 		if q.r.Header.Get("X-Amz-Object-Ownership") != "" {
 			need = append(need, "s3:PutBucketOwnershipControls")
+		}
+		if lockEnabled {
+			need = append(need, "s3:PutBucketObjectLockConfiguration", "s3:PutBucketVersioning")
 		}
 		for _, action := range need {
 			if q.serviceAllows(action, arn) != policy.Allowed {
@@ -207,11 +216,8 @@ func handleCreateBucket(q *request) error {
 	if err != nil {
 		return err
 	}
-	if strings.EqualFold(q.r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled"), "true") {
-		return errNotImplemented("object lock")
-	}
 	err = q.s.cfg.Store.MakeBucket(q.ctx, q.bucket, engine.BucketOptions{Owner: q.caller.owner(), ACL: acl, Location: location,
-		OwnershipControls: ownership})
+		OwnershipControls: ownership, ObjectLock: lockEnabled})
 	if errors.Is(err, engine.ErrBucketExists) {
 		// Only the bucket's own owner is told it owns it; anyone else,
 		// root included, learns only that the name is taken. S3 answers

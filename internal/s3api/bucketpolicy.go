@@ -159,6 +159,8 @@ var bucketAdminActions = map[string]string{
 	"DeleteBucketLifecycle":           "s3:PutLifecycleConfiguration",
 	"GetBucketVersioning":             "s3:GetBucketVersioning",
 	"PutBucketVersioning":             "s3:PutBucketVersioning",
+	"GetObjectLockConfiguration":      "s3:GetBucketObjectLockConfiguration",
+	"PutObjectLockConfiguration":      "s3:PutBucketObjectLockConfiguration",
 }
 
 // versionActions are the actions AWS checks instead of an object
@@ -226,6 +228,16 @@ func (q *request) action(op operation) string {
 			return "s3:DeleteObjectTagging"
 		}
 		return "s3:PutObjectTagging"
+	case opObjectRetention:
+		return "s3:GetObjectRetention"
+	case opPutObjectRetention:
+		return "s3:PutObjectRetention"
+	case opObjectLegalHold:
+		return "s3:GetObjectLegalHold"
+	case opPutObjectLegalHold:
+		return "s3:PutObjectLegalHold"
+	case opBypassGovernance:
+		return "s3:BypassGovernanceRetention"
 	case opListBucket:
 		switch q.api {
 		case "ListObjectVersions":
@@ -248,7 +260,9 @@ func (q *request) action(op operation) string {
 // object's ARN rather than the bucket's.
 func (o operation) onObject() bool {
 	return o == opReadObject || o == opWriteObject || o == opManageUpload || o == opObjectACL ||
-		o == opPutObjectACL || o == opObjectTagging || o == opPutObjectTagging
+		o == opPutObjectACL || o == opObjectTagging || o == opPutObjectTagging ||
+		o == opObjectRetention || o == opPutObjectRetention || o == opObjectLegalHold ||
+		o == opPutObjectLegalHold || o == opBypassGovernance
 }
 
 // policyRequest describes the request to the policy engine.
@@ -330,6 +344,7 @@ func (q *request) conditionKeys(op operation) map[string][]string {
 			m["s3:"+h] = []string{v}
 		}
 	}
+	q.lockConditionKeys(m)
 	authz := r.Header.Get("Authorization")
 	switch {
 	case strings.HasPrefix(authz, "AWS4-HMAC-SHA256"):

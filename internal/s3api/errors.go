@@ -147,6 +147,14 @@ func toAPIError(err error) *Error {
 		return m("InvalidPartOrder", 400, "The list of parts was not in ascending order. Parts must be ordered by part number.")
 	case errors.Is(err, engine.ErrInvalidPartNumber):
 		return m("InvalidArgument", 400, "Part number must be an integer between 1 and 10000, inclusive")
+	case errors.Is(err, engine.ErrObjectLocked):
+		return m("AccessDenied", 403, "Access Denied because object protected by object lock.")
+	case errors.Is(err, engine.ErrObjectLockNotEnabled):
+		return m("InvalidRequest", 400, "Bucket is missing Object Lock Configuration")
+	case errors.Is(err, engine.ErrInvalidBucketState):
+		// Handlers that know which state was wrong answer S3's own
+		// message for it (versioning.go, objectlock.go).
+		return m("InvalidBucketState", 409, "The request is not valid with the current state of the bucket.")
 	case errors.Is(err, engine.ErrInvalidArgument):
 		return m("InvalidArgument", 400, "Invalid argument: "+err.Error())
 	case errors.Is(err, engine.ErrStorageFull):

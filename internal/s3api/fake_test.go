@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
 // fakeStore is a small in-memory ObjectStore for handler tests. It keeps
@@ -70,6 +71,11 @@ func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptio
 	f.buckets[b] = &fakeBucket{info: engine.BucketInfo{Name: b, Created: f.now(), Owner: o.Owner, ACL: o.ACL, Location: o.Location,
 		OwnershipControls: o.OwnershipControls},
 		objects: map[string]*fakeObject{}, older: map[string][]*fakeObject{}}
+	if o.ObjectLock {
+		// As the engine: object lock comes with versioning Enabled.
+		f.buckets[b].info.ObjectLock = objectlock.Config{}.Marshal("")
+		f.buckets[b].info.Versioning = engine.VersioningEnabled
+	}
 	return nil
 }
 
@@ -152,11 +158,22 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 	case engine.BucketConfigVersioning:
 		switch {
 		case doc == "" && fb.info.Versioning == "":
+		case fb.info.ObjectLock != "" && doc != engine.VersioningEnabled:
+			return fmt.Errorf("fake: object lock keeps versioning Enabled: %w", engine.ErrInvalidBucketState)
 		case doc == engine.VersioningEnabled, doc == engine.VersioningSuspended:
 			fb.info.Versioning = doc
 		default: // "" once configured, as the engine refuses it
 			return engine.ErrInvalidArgument
 		}
+	case engine.BucketConfigObjectLock:
+		if doc == "" || fb.info.Versioning != engine.VersioningEnabled {
+			return fmt.Errorf("fake: object lock needs versioning Enabled and stays: %w", engine.ErrInvalidBucketState)
+		}
+		cfg, err := objectlock.Parse([]byte(doc))
+		if err != nil {
+			return fmt.Errorf("fake: %w: %v", engine.ErrInvalidArgument, err)
+		}
+		fb.info.ObjectLock = cfg.Marshal("")
 	default:
 		return engine.ErrInvalidArgument
 	}
@@ -221,6 +238,9 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 		return engine.ObjectInfo{}, err
 	}
 	if err := fakePutConditions(fb, k, o); err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	if info.Lock, err = f.newLock(fb.info, o.Lock); err != nil {
 		return engine.ObjectInfo{}, err
 	}
 	info.ModTime = f.tick(fb, &info)
@@ -437,6 +457,9 @@ func (f *fakeStore) DeleteObjectVersion(_ context.Context, b, k string, o engine
 		vs := fb.versions(k)
 		for i, v := range vs {
 			if v.info.VersionID == want {
+				if err := f.checkRemovable(v, o.BypassGovernance); err != nil {
+					return engine.DeleteResult{}, err
+				}
 				fb.setVersions(k, append(vs[:i:i], vs[i+1:]...))
 				return engine.DeleteResult{VersionID: want, DeleteMarker: v.info.DeleteMarker}, nil
 			}
@@ -444,8 +467,12 @@ func (f *fakeStore) DeleteObjectVersion(_ context.Context, b, k string, o engine
 		return engine.DeleteResult{}, engine.ErrNoSuchVersion
 	}
 	if fb.info.Versioning == "" {
-		if _, ok := fb.objects[k]; !ok {
+		cur, ok := fb.objects[k]
+		if !ok {
 			return engine.DeleteResult{}, engine.ErrObjectNotFound
+		}
+		if err := f.checkRemovable(cur, false); err != nil {
+			return engine.DeleteResult{}, err
 		}
 		fb.setVersions(k, nil)
 		return engine.DeleteResult{}, nil
@@ -480,6 +507,93 @@ func (f *fakeStore) SetObjectTags(_ context.Context, b, k, versionID string, tag
 		return engine.ObjectInfo{}, err
 	}
 	fo.info.Tags = fakeTags(tags)
+	return f.buckets[b].infoOf(k, fo), nil
+}
+
+// newLock is the object lock a new version in bucket bi gets from its
+// request's l, checked as the engine checks it: only in a bucket with
+// object lock, a retention with both a known mode and a future date,
+// a known legal hold; the bucket's default retention when l names none.
+func (f *fakeStore) newLock(bi engine.BucketInfo, l objectlock.Lock) (objectlock.Lock, error) {
+	now := f.now()
+	if l != (objectlock.Lock{}) {
+		switch {
+		case bi.ObjectLock == "":
+			return l, fmt.Errorf("fake: bucket %s: %w", bi.Name, engine.ErrObjectLockNotEnabled)
+		case (l.Mode == "") != l.RetainUntil.IsZero(),
+			l.Mode != "" && (!objectlock.ValidMode(l.Mode) || !l.RetainUntil.After(now)),
+			l.LegalHold != "" && l.LegalHold != objectlock.HoldOn && l.LegalHold != objectlock.HoldOff:
+			return l, fmt.Errorf("fake: object lock %+v: %w", l, engine.ErrInvalidArgument)
+		}
+	}
+	cfg, _, err := bi.ObjectLockConfig()
+	if err != nil {
+		return l, err
+	}
+	if l.Mode == "" && cfg.HasDefault() {
+		d := cfg.Default(now)
+		l.Mode, l.RetainUntil = d.Mode, d.RetainUntil
+	}
+	return l, nil
+}
+
+// checkRemovable refuses, as the engine does, to remove a version its
+// object lock protects at the fake's clock.
+func (f *fakeStore) checkRemovable(fo *fakeObject, bypass bool) error {
+	if fo.info.DeleteMarker {
+		return nil
+	}
+	if err := fo.info.Lock.CheckRemove(f.now(), bypass); err != nil {
+		return fmt.Errorf("fake: %s version %q: %w", fo.info.Key, fo.info.VersionID, err)
+	}
+	return nil
+}
+
+// lockVersion is the version of k that an object lock call names, in a
+// bucket that must have object lock.
+func (f *fakeStore) lockVersion(b, k, versionID string) (*fakeObject, error) {
+	fb, err := f.bucket(b)
+	if err != nil {
+		return nil, err
+	}
+	if fb.info.ObjectLock == "" {
+		return nil, fmt.Errorf("fake: bucket %s: %w", b, engine.ErrObjectLockNotEnabled)
+	}
+	return f.version(b, k, versionID)
+}
+
+// SetObjectRetention replaces a version's retention in place as the
+// engine does: objectlock.CheckChange decides, the legal hold stays.
+func (f *fakeStore) SetObjectRetention(_ context.Context, b, k, versionID string, r objectlock.Lock, bypass bool) (engine.ObjectInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, err := f.lockVersion(b, k, versionID)
+	if err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	next := objectlock.Lock{Mode: r.Mode, RetainUntil: r.RetainUntil, LegalHold: fo.info.Lock.LegalHold}
+	if (next.Mode == "") != next.RetainUntil.IsZero() || (next.Mode != "" && !next.RetainUntil.After(f.now())) {
+		return engine.ObjectInfo{}, fmt.Errorf("fake: retention %+v: %w", r, engine.ErrInvalidArgument)
+	}
+	if err := objectlock.CheckChange(fo.info.Lock, next, f.now(), bypass); err != nil {
+		return engine.ObjectInfo{}, fmt.Errorf("fake: %s/%s: %w", b, k, err)
+	}
+	fo.info.Lock = next
+	return f.buckets[b].infoOf(k, fo), nil
+}
+
+// SetObjectLegalHold puts a version's legal hold ON or OFF in place.
+func (f *fakeStore) SetObjectLegalHold(_ context.Context, b, k, versionID, status string) (engine.ObjectInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fo, err := f.lockVersion(b, k, versionID)
+	if err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	if status != objectlock.HoldOn && status != objectlock.HoldOff {
+		return engine.ObjectInfo{}, fmt.Errorf("fake: legal hold %q: %w", status, engine.ErrInvalidArgument)
+	}
+	fo.info.Lock.LegalHold = status
 	return f.buckets[b].infoOf(k, fo), nil
 }
 
@@ -640,7 +754,11 @@ func (f *fakeStore) ListObjects(_ context.Context, b string, o engine.ListOption
 func (f *fakeStore) NewMultipartUpload(_ context.Context, b, k string, o engine.PutOptions) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, err := f.bucket(b); err != nil {
+	fb, err := f.bucket(b)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.newLock(fb.info, o.Lock); err != nil {
 		return "", err
 	}
 	f.seq++

@@ -9,14 +9,17 @@ import (
 	"testing"
 
 	"github.com/shardstore/shardstore/internal/lifecycle"
+	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
 // FuzzXMLBodies sends arbitrary bodies to the request types that carry
 // XML (CompleteMultipartUpload, DeleteObjects, CreateBucket, the bucket
 // configurations, Put*Acl's AccessControlPolicy, Put*Tagging's Tagging,
-// PutBucketVersioning's VersioningConfiguration). Whatever
+// PutBucketVersioning's VersioningConfiguration, the object lock
+// documents: ObjectLockConfiguration, Retention, LegalHold). Whatever
 // the body, the server must answer with a well-formed S3 response (no 500,
-// no panic), and an object the request did not name must stay intact.
+// no panic), an object the request did not name must stay intact, and a
+// version under COMPLIANCE retention must stay protected.
 func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(0), []byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"x"</ETag></Part></CompleteMultipartUpload>`))
 	f.Add(uint8(0), []byte(`<CompleteMultipartUpload><Part><PartNumber>99999999999999999999</PartNumber></Part></CompleteMultipartUpload>`))
@@ -48,6 +51,12 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(12), []byte(`<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>`))
 	f.Add(uint8(12), []byte(`<VersioningConfiguration><Status>Suspended</Status><MfaDelete>Enabled</MfaDelete></VersioningConfiguration>`))
 	f.Add(uint8(12), []byte(`<VersioningConfiguration><Status></Status><Status>On</Status></VersioningConfiguration>`))
+	f.Add(uint8(13), []byte(testLockConfigDays))
+	f.Add(uint8(13), []byte(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Days>1</Days><Years>1</Years></DefaultRetention></Rule></ObjectLockConfiguration>`))
+	f.Add(uint8(14), []byte(retentionDoc("GOVERNANCE", "2999-01-01T00:00:00Z")))
+	f.Add(uint8(14), []byte(`<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>yesterday</RetainUntilDate></Retention>`))
+	f.Add(uint8(15), []byte(legalHoldDoc("ON")))
+	f.Add(uint8(15), []byte(`<LegalHold><Status>on</Status><Status/></LegalHold>`))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		h := newHarness(t, nil)
 		h.expect(h.do("root", http.MethodPut, "/fuzz", nil), http.StatusOK, "")
@@ -58,8 +67,13 @@ func FuzzXMLBodies(f *testing.F) {
 		if err := xml.Unmarshal(up.Body.Bytes(), &init); err != nil || init.UploadID == "" {
 			t.Fatalf("create upload: %v %q", err, up.Body.String())
 		}
+		h.expect(h.do("root", http.MethodPut, "/fuzzlock", nil, "X-Amz-Bucket-Object-Lock-Enabled", "true"), http.StatusOK, "")
+		lockedPut := h.do("root", http.MethodPut, "/fuzzlock/held", keep, "Content-MD5", contentMD5(keep),
+			"X-Amz-Object-Lock-Mode", "COMPLIANCE", "X-Amz-Object-Lock-Retain-Until-Date", "2999-01-01T00:00:00Z")
+		h.expect(lockedPut, http.StatusOK, "")
+		held := lockedPut.Header().Get("X-Amz-Version-Id")
 		var rec = h.do("root", http.MethodPost, "/fuzz/obj?uploadId="+init.UploadID, body)
-		switch kind % 13 {
+		switch kind % 16 {
 		case 1:
 			rec = h.do("root", http.MethodPost, "/fuzz?delete", body, "Content-MD5", contentMD5(body))
 		case 2:
@@ -84,6 +98,12 @@ func FuzzXMLBodies(f *testing.F) {
 			rec = h.do("root", http.MethodPut, "/fuzz?lifecycle", body, "Content-MD5", contentMD5(body))
 		case 12:
 			rec = h.do("root", http.MethodPut, "/fuzz?versioning", body)
+		case 13:
+			rec = h.do("root", http.MethodPut, "/fuzzlock?object-lock", body, "Content-MD5", contentMD5(body))
+		case 14:
+			rec = h.do("root", http.MethodPut, "/fuzzlock/held?retention", body, "Content-MD5", contentMD5(body))
+		case 15:
+			rec = h.do("root", http.MethodPut, "/fuzzlock/held?legal-hold", body, "Content-MD5", contentMD5(body))
 		}
 		// 501 NotImplemented is a deliberate answer (MFA delete, say).
 		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
@@ -119,7 +139,17 @@ func FuzzXMLBodies(f *testing.F) {
 			(vc.Status != "" && vc.Status != "Enabled" && vc.Status != "Suspended") {
 			t.Fatalf("versioning: %d %q", got.Code, got.Body.String())
 		}
-		if kind%13 == 1 && bytes.Contains(body, []byte("keep")) {
+		// A stored object lock configuration reads back and parses; the
+		// locked object stays protected whatever the body did.
+		if got := h.do("root", http.MethodGet, "/fuzzlock?object-lock", nil); got.Code != http.StatusOK {
+			t.Fatalf("object lock configuration: %d %q", got.Code, got.Body.String())
+		} else if _, err := objectlock.Parse(got.Body.Bytes()); err != nil {
+			t.Fatalf("object lock configuration %q: %v", got.Body.String(), err)
+		}
+		if got := h.do("root", http.MethodDelete, "/fuzzlock/held?versionId="+held, nil); got.Code != http.StatusForbidden {
+			t.Fatalf("delete of the locked version: %d %q", got.Code, got.Body.String())
+		}
+		if kind%16 == 1 && bytes.Contains(body, []byte("keep")) {
 			return // the request may have named the object
 		}
 		got := h.do("root", http.MethodGet, "/fuzz/keep", nil)

@@ -165,7 +165,8 @@ func (cs checksumSpec) expected(q *request) func() (string, error) {
 }
 
 // putOptions gathers the stored metadata of a PUT, copy or multipart
-// create into bucket bi, its ACL and owner included (newObjectACL).
+// create into bucket bi, its ACL and owner included (newObjectACL), and
+// the object lock it asks for (writeLock).
 func (q *request) putOptions(bi engine.BucketInfo) (engine.PutOptions, error) {
 	h := q.r.Header
 	opts := engine.PutOptions{
@@ -223,11 +224,13 @@ func (q *request) putOptions(bi engine.BucketInfo) (engine.PutOptions, error) {
 		opts.Owner = bi.Owner
 	}
 	for _, name := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
-		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 		"X-Amz-Website-Redirect-Location"} {
 		if h.Get(name) != "" {
 			return opts, errNotImplemented(name)
 		}
+	}
+	if opts.Lock, err = q.writeLock(bi); err != nil {
+		return opts, err
 	}
 	return opts, nil
 }

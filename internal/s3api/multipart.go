@@ -29,6 +29,9 @@ func handleCreateMultipartUpload(q *request) error {
 	if err := q.checkTagWrite(bi, opts.Tags); err != nil {
 		return err
 	}
+	if err := q.checkLockWrite(bi, opts.Lock); err != nil {
+		return err
+	}
 	alg := strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Algorithm"))
 	if alg != "" {
 		if _, ok := checksumAlgorithms[alg]; !ok {

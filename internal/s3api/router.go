@@ -18,10 +18,10 @@ type routeResult struct {
 var unimplementedSubresources = map[string]bool{
 	"accelerate": true, "analytics": true,
 	"encryption": true, "intelligent-tiering": true, "inventory": true,
-	"legal-hold": true, "logging": true, "metadataTable": true,
-	"metrics": true, "notification": true, "object-lock": true,
+	"logging": true, "metadataTable": true,
+	"metrics": true, "notification": true,
 	"replication": true, "requestPayment": true,
-	"restore": true, "retention": true, "select": true, "session": true,
+	"restore": true, "select": true, "session": true,
 	"torrent": true, "renameObject": true,
 }
 
@@ -47,6 +47,7 @@ var knownParams = map[string]bool{
 	"cors": true, "ownershipControls": true, "website": true,
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
 	"tagging": true, "lifecycle": true, "versioning": true,
+	"object-lock": true, "retention": true, "legal-hold": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -95,6 +96,13 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 		}
 		return notAllowed
 	case key == "":
+		// ?retention and ?legal-hold are sub-resources of objects only,
+		// ?object-lock of buckets only (below): on the other kind none
+		// is an API, and none may fall through to one (PUT to
+		// CreateBucket or PutObject, DELETE to a delete).
+		if has(query, "retention") || has(query, "legal-hold") {
+			return routeResult{api: "NotImplemented", err: errNotImplemented("?retention or ?legal-hold on a bucket")}
+		}
 		switch method {
 		case http.MethodGet:
 			switch {
@@ -120,6 +128,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketLifecycleConfiguration", handleGetBucketLifecycleConfiguration)
 			case has(query, "versioning"):
 				return ok("GetBucketVersioning", handleGetBucketVersioning)
+			case has(query, "object-lock"):
+				return ok("GetObjectLockConfiguration", handleGetObjectLockConfiguration)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -150,13 +160,16 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketLifecycleConfiguration", handlePutBucketLifecycleConfiguration)
 			case has(query, "versioning"):
 				return ok("PutBucketVersioning", handlePutBucketVersioning)
+			case has(query, "object-lock"):
+				return ok("PutObjectLockConfiguration", handlePutObjectLockConfiguration)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
 			switch {
-			case has(query, "versioning"):
-				// S3 has no DeleteBucketVersioning; this must never
-				// fall through to DeleteBucket.
+			case has(query, "versioning"), has(query, "object-lock"):
+				// S3 has no DeleteBucketVersioning, and an object lock
+				// configuration cannot be removed; neither may fall
+				// through to DeleteBucket.
 				return notAllowed
 			case has(query, "cors"):
 				return ok("DeleteBucketCors", handleDeleteBucketCors)
@@ -178,12 +191,15 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			if has(query, "delete") {
 				return ok("DeleteObjects", handleDeleteObjects)
 			}
-			if has(query, "versioning") {
+			if has(query, "versioning") || has(query, "object-lock") {
 				return notAllowed
 			}
 			return ok("PostObject", handlePostObject)
 		}
 		return notAllowed
+	}
+	if has(query, "object-lock") {
+		return routeResult{api: "NotImplemented", err: errNotImplemented("?object-lock on an object")}
 	}
 	switch method {
 	case http.MethodGet:
@@ -196,6 +212,10 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			return ok("GetObjectAttributes", handleGetObjectAttributes)
 		case has(query, "tagging"):
 			return ok("GetObjectTagging", handleGetObjectTagging)
+		case has(query, "retention"):
+			return ok("GetObjectRetention", handleGetObjectRetention)
+		case has(query, "legal-hold"):
+			return ok("GetObjectLegalHold", handleGetObjectLegalHold)
 		}
 		return ok("GetObject", handleGetObject)
 	case http.MethodHead:
@@ -211,6 +231,10 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			return ok("PutObjectAcl", handlePutObjectACL)
 		case has(query, "tagging"):
 			return ok("PutObjectTagging", handlePutObjectTagging)
+		case has(query, "retention"):
+			return ok("PutObjectRetention", handlePutObjectRetention)
+		case has(query, "legal-hold"):
+			return ok("PutObjectLegalHold", handlePutObjectLegalHold)
 		case h.Get("X-Amz-Copy-Source") != "":
 			return ok("CopyObject", handleCopyObject)
 		}
@@ -229,6 +253,10 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			return ok("AbortMultipartUpload", handleAbortMultipartUpload)
 		case has(query, "tagging"):
 			return ok("DeleteObjectTagging", handleDeleteObjectTagging)
+		case has(query, "retention"), has(query, "legal-hold"):
+			// S3 has no delete for either (an empty Retention or a hold
+			// OFF is how they are removed); never DeleteObject.
+			return notAllowed
 		}
 		return ok("DeleteObject", handleDeleteObject)
 	}

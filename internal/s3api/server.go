@@ -25,6 +25,7 @@ import (
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/lifecycle"
+	"github.com/shardstore/shardstore/internal/objectlock"
 	"github.com/shardstore/shardstore/internal/policy"
 )
 
@@ -222,6 +223,8 @@ type request struct {
 	body    io.ReadCloser
 	length  int64
 	trailer func() http.Header
+	// payloadSigned: the signature covers the body (AuthResult).
+	payloadSigned bool
 	// exact is the size-checked view of body that PUT handlers give the
 	// engine; nil until bodySize is called.
 	exact *exactBody
@@ -229,6 +232,10 @@ type request struct {
 	// field sets, read before access is decided (requestTags); nil for
 	// other requests.
 	tags map[string]string
+	// lock is the retention or legal hold a PutObjectRetention or
+	// PutObjectLegalHold body sets, read before access is decided, for
+	// the s3:object-lock-* condition keys; nil for other requests.
+	lock *objectlock.Lock
 }
 
 // responseWriter records what was written, for logs and metrics.
@@ -395,6 +402,7 @@ func (s *Server) serve(q *request) {
 	}
 	q.caller = res.Caller
 	q.body, q.length, q.trailer = res.Body, res.ContentLength, res.Trailer
+	q.payloadSigned = res.PayloadSigned
 	if q.body == nil {
 		q.body = r.Body
 		q.length = r.ContentLength

@@ -29,7 +29,10 @@ var testAuth = AuthenticatorFunc(func(r *http.Request) (*AuthResult, error) {
 	case "bad":
 		return nil, errorf("SignatureDoesNotMatch", http.StatusForbidden, "bad signature")
 	}
-	return &AuthResult{Caller: Caller{AccessKey: u, Root: u == "root"}, ContentLength: r.ContentLength}, nil
+	// X-Test-Signed-Payload stands for a body whose SHA-256 the signature
+	// covers (AuthResult.PayloadSigned).
+	return &AuthResult{Caller: Caller{AccessKey: u, Root: u == "root"}, ContentLength: r.ContentLength,
+		PayloadSigned: r.Header.Get("X-Test-Signed-Payload") != ""}, nil
 })
 
 // testUsers is the user directory of the handler tests: the users whose
@@ -195,6 +198,24 @@ func TestRoute(t *testing.T) {
 		{"POST", "b", "k", "select&select-type=2", "", "NotImplemented"},
 		{"PATCH", "b", "k", "", "", "MethodNotAllowed"},
 		{"PUT", "", "", "", "", "MethodNotAllowed"},
+		{"GET", "b", "", "object-lock", "", "GetObjectLockConfiguration"},
+		{"PUT", "b", "", "object-lock", "", "PutObjectLockConfiguration"},
+		{"DELETE", "b", "", "object-lock", "", "MethodNotAllowed"},
+		{"POST", "b", "", "object-lock", "", "MethodNotAllowed"},
+		{"GET", "b", "k", "retention", "", "GetObjectRetention"},
+		{"GET", "b", "k", "retention&versionId=v1", "", "GetObjectRetention"},
+		{"PUT", "b", "k", "retention", "", "PutObjectRetention"},
+		{"PUT", "b", "k", "retention", "src/x", "PutObjectRetention"},
+		{"DELETE", "b", "k", "retention", "", "MethodNotAllowed"},
+		{"HEAD", "b", "k", "retention", "", "HeadObject"},
+		{"GET", "b", "k", "legal-hold", "", "GetObjectLegalHold"},
+		{"PUT", "b", "k", "legal-hold&versionId=v1", "", "PutObjectLegalHold"},
+		{"DELETE", "b", "k", "legal-hold", "", "MethodNotAllowed"},
+		{"POST", "b", "k", "legal-hold", "", "MethodNotAllowed"},
+		{"PUT", "b", "", "retention", "", "NotImplemented"},
+		{"DELETE", "b", "", "legal-hold", "", "NotImplemented"},
+		{"PUT", "b", "k", "object-lock", "", "NotImplemented"},
+		{"DELETE", "b", "k", "object-lock", "", "NotImplemented"},
 	}
 	for _, c := range cases {
 		q := map[string][]string{}
@@ -248,6 +269,9 @@ func TestErrorMapping(t *testing.T) {
 		{engine.ErrInvalidArgument, "InvalidArgument", 400},
 		{engine.ErrStorageFull, CodeStorageFull, 507},
 		{engine.ErrMalformedCompletion, "MalformedXML", 400},
+		{engine.ErrObjectLocked, "AccessDenied", 403},
+		{engine.ErrObjectLockNotEnabled, "InvalidRequest", 400},
+		{engine.ErrInvalidBucketState, "InvalidBucketState", 409},
 		{errors.New("boom"), "InternalError", 500},
 		{errorf("SignatureDoesNotMatch", 403, "x"), "SignatureDoesNotMatch", 403},
 	}
@@ -512,7 +536,8 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1?encryption", "/bk1/k?retention", "/bk1?whatever"} {
+	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1?encryption", "/bk1/k?torrent", "/bk1?whatever",
+		"/bk1?retention", "/bk1?legal-hold", "/bk1/k?object-lock"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
 	h.expect(h.do("alice", "POST", "/bk1", nil), 412, "PreconditionFailed") // not a form upload

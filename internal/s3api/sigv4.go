@@ -28,11 +28,30 @@ func (a SigV4) Authenticate(r *http.Request) (*AuthResult, error) {
 		Caller:        callerOf(req.Identity, req.Anonymous),
 		ContentLength: req.ContentLength,
 		Trailer:       req.Trailer,
+		PayloadSigned: payloadSigned(req.PayloadHash),
 	}
 	if req.Body != nil {
 		res.Body = authBody{req.Body}
 	}
 	return res, nil
+}
+
+// payloadSigned reports whether an x-amz-content-sha256 value makes the
+// verifier check the body against the signature.
+func payloadSigned(hash string) bool {
+	switch hash {
+	case auth.StreamingPayload, auth.StreamingPayloadTrailer:
+		return true
+	}
+	if len(hash) != 64 {
+		return false
+	}
+	for _, c := range hash {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // callerOf is the caller an authenticated identity makes.

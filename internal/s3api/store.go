@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
 // ObjectStore is the part of the object engine the HTTP layer calls.
@@ -41,6 +42,14 @@ type ObjectStore interface {
 	// SetObjectTags replaces a version's tag set in place (nil removes
 	// it); the version, ETag and Last-Modified stay as they are.
 	SetObjectTags(ctx context.Context, bucket, key, versionID string, tags map[string]string) (engine.ObjectInfo, error)
+	// SetObjectRetention replaces a version's retention in place
+	// (r.Mode "" removes it) as the object lock rules allow: weakening
+	// GOVERNANCE needs bypass, weakening COMPLIANCE is never allowed
+	// (engine.ErrObjectLocked); ErrObjectLockNotEnabled in a bucket
+	// without object lock.
+	SetObjectRetention(ctx context.Context, bucket, key, versionID string, r objectlock.Lock, bypass bool) (engine.ObjectInfo, error)
+	// SetObjectLegalHold puts a version's legal hold ON or OFF in place.
+	SetObjectLegalHold(ctx context.Context, bucket, key, versionID, status string) (engine.ObjectInfo, error)
 	ListObjectVersions(ctx context.Context, bucket string, opts engine.ListVersionsOptions) (engine.ListVersionsResult, error)
 	CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opts engine.CopyOptions) (engine.ObjectInfo, error)
 	ListObjects(ctx context.Context, bucket string, opts engine.ListOptions) (engine.ListResult, error)
@@ -101,6 +110,11 @@ type AuthResult struct {
 	// Trailer returns trailing headers once Body has been read to EOF;
 	// nil when the request has none.
 	Trailer func() http.Header
+	// PayloadSigned is set when the signature covers the body's SHA-256
+	// (a hex x-amz-content-sha256, or signed aws-chunked chunks), which
+	// Body verifies while it is read: an integrity check at least as
+	// strong as Content-MD5.
+	PayloadSigned bool
 }
 
 // Authenticator establishes who sent a request. Errors it returns should

@@ -6,7 +6,8 @@ package s3api
 //     bucket's state (engine.BucketInfo.Versioning): never configured,
 //     Enabled or Suspended. As in S3 a bucket never returns to "never
 //     configured", and a document without Status changes nothing. MFA
-//     delete is not supported.
+//     delete is not supported. A bucket with object lock cannot be
+//     suspended (409 InvalidBucketState).
 //   - Object calls name a version with ?versionId= (a copy source with
 //     x-amz-copy-source's ?versionId=); "null" names the null version,
 //     which writes create while the bucket is unversioned or suspended.
@@ -70,7 +71,12 @@ func handlePutBucketVersioning(q *request) error {
 		return err
 	}
 	if status != "" {
-		if err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigVersioning, status); err != nil {
+		err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigVersioning, status)
+		if errors.Is(err, engine.ErrInvalidBucketState) {
+			// Object lock keeps versioning Enabled.
+			return invalidBucketState("An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.", err)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
+from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
@@ -95,11 +96,15 @@ def sign(
     body: bytes = b"",
     headers: dict | None = None,
     region: str = "us-east-1",
+    unsigned_payload: bool = False,
 ) -> dict:
     """SigV4-sign a request for target (raw path plus optional '?query',
     sent byte-for-byte as given) and return the headers to send. The payload
-    hash covers body, so a caller may deliberately send something else."""
+    hash covers body, so a caller may deliberately send something else;
+    with unsigned_payload the request says UNSIGNED-PAYLOAD instead."""
     req = AWSRequest(method=method, url=endpoint + target, data=body, headers=dict(headers or {}))
+    if unsigned_payload:
+        req.context["client_config"] = Config(s3={"payload_signing_enabled": False})
     S3SigV4Auth(Credentials(access_key, secret_key), "s3", region).add_auth(req)
     out = dict(req.headers.items())
     out["Host"] = endpoint.removeprefix("http://")
