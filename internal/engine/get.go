@@ -95,19 +95,10 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 		if fb := e.readWithPrevious(bucket, key, st, prev); fb != nil {
 			return fb, nil
 		}
-		notFound := 0
-		for _, err := range st.errs {
-			if errors.Is(err, drive.ErrNotFound) {
-				notFound++
-			}
-		}
-		need := n - set.parity
-		if best != nil {
-			need = best.Erasure.DataShards
-		}
+		need, absent := readNeed(st.errs, set.parity, best)
 		// st goes back with the error: a commit needs each drive's record
 		// even when no version is readable.
-		if notFound > n-need {
+		if absent {
 			return st, fmt.Errorf("%s/%s: %w", bucket, key, ErrObjectNotFound)
 		}
 		return st, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
@@ -202,6 +193,25 @@ func pickVersion(cur, prev []*meta.Object) (*meta.Object, int) {
 		}
 	}
 	return best, bestVotes
+}
+
+// readNeed is how many drives a read of a version needs (best's data
+// shards, or data shards at the set's parity when no drive holds one),
+// and whether so many drives answered "not found" (errs) that the
+// version cannot exist with that many: then it is absent, not unreadable.
+func readNeed(errs []error, parity int, best *meta.Object) (need int, absent bool) {
+	n := len(errs)
+	need = n - parity
+	if best != nil {
+		need = best.Erasure.DataShards
+	}
+	notFound := 0
+	for _, err := range errs {
+		if errors.Is(err, drive.ErrNotFound) {
+			notFound++
+		}
+	}
+	return need, notFound > n-need
 }
 
 // readWithPrevious retries a quorum-less read counting previous versions;

@@ -234,13 +234,9 @@ func (e *Engine) healVersions(ctx context.Context, set *erasureSet, bucket, key 
 	sort.Strings(keys)
 	var failed error
 	for _, k := range keys {
-		ref := versionRef{id: k[len(prefix)+drive.VersionKeyLen:], null: len(k) == len(prefix)+drive.VersionKeyLen}
-		if !ref.null {
-			r, err := parseVersionID(ref.id)
-			if err != nil {
-				continue
-			}
-			ref = r
+		ref, ok := refOfVersionKey(prefix, k)
+		if !ok {
+			continue
 		}
 		res.Versions++
 		st, err := e.readNoncurrent(ctx, set, bucket, key, ref, nil)

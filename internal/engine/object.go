@@ -201,18 +201,18 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 	// checksum is computed over it; otherwise only the metadata changes.
 	inPlace := srcBucket == dstBucket && srcKey == dstKey && opts.Put.ChecksumAlgorithm == "" && opts.SourceVersionID == ""
 	if inPlace {
-		// In a versioned bucket a copy onto itself makes a new version,
-		// so it takes the data path below.
-		if info, err := e.BucketInfo(ctx, dstBucket); err == nil && info.Versioning != "" {
-			inPlace = false
-		}
-	}
-	if inPlace {
 		if info, err := e.BucketInfo(ctx, dstBucket); err == nil {
-			if err := e.checkPutLock(info, opts.Put.Lock); err != nil {
+			// In a versioned bucket a copy onto itself makes a new
+			// version, so it takes the data path below; an unversioned
+			// one has no object lock to set.
+			if info.Versioning != "" {
+				inPlace = false
+			} else if err := e.checkPutLock(info, opts.Put.Lock); err != nil {
 				return ObjectInfo{}, err
 			}
 		}
+	}
+	if inPlace {
 		if !opts.ReplaceMetadata {
 			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
 		}

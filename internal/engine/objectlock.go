@@ -52,7 +52,7 @@ func (e *Engine) checkRemovable(bucket, key string, m *meta.Object, bypass bool)
 // bucket: both or neither of mode and date, a known mode, a date in the
 // future, a known legal hold state, and only in a bucket with object lock.
 func (e *Engine) checkPutLock(info BucketInfo, l objectlock.Lock) error {
-	if l == (objectlock.Lock{}) {
+	if l.IsZero() {
 		return nil
 	}
 	if info.ObjectLock == "" {
@@ -94,25 +94,28 @@ func applyDefaultRetention(info BucketInfo, m *meta.Object, now time.Time) error
 	return nil
 }
 
+// lockEnabledBucket is bucket's info, or ErrObjectLockNotEnabled when
+// the bucket has no object lock.
+func (e *Engine) lockEnabledBucket(ctx context.Context, bucket string) (BucketInfo, error) {
+	info, err := e.BucketInfo(ctx, bucket)
+	if err == nil && info.ObjectLock == "" {
+		err = fmt.Errorf("bucket %s: %w", bucket, ErrObjectLockNotEnabled)
+	}
+	return info, err
+}
+
 // SetObjectRetention replaces the retention of a version (versionID "":
 // the current one) with r.Mode and r.RetainUntil (Mode "" removes it),
 // as objectlock.CheckChange allows: extending always, shortening or
 // removing GOVERNANCE only with bypass, weakening COMPLIANCE never.
 func (e *Engine) SetObjectRetention(ctx context.Context, bucket, key, versionID string, r objectlock.Lock, bypass bool) (ObjectInfo, error) {
-	info, err := e.BucketInfo(ctx, bucket)
+	info, err := e.lockEnabledBucket(ctx, bucket)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	if info.ObjectLock == "" {
-		return ObjectInfo{}, fmt.Errorf("bucket %s: %w", bucket, ErrObjectLockNotEnabled)
-	}
 	next := objectlock.Lock{Mode: r.Mode, RetainUntil: r.RetainUntil}
-	if next.Mode != "" {
-		if err := e.checkPutLock(info, next); err != nil {
-			return ObjectInfo{}, err
-		}
-	} else if !r.RetainUntil.IsZero() {
-		return ObjectInfo{}, fmt.Errorf("%w: a retention needs both a mode and a retain-until date", ErrInvalidArgument)
+	if err := e.checkPutLock(info, next); err != nil {
+		return ObjectInfo{}, err
 	}
 	return e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) error {
 		old := lockOf(m)
@@ -129,12 +132,8 @@ func (e *Engine) SetObjectRetention(ctx context.Context, bucket, key, versionID 
 // current one) ON or OFF. Anyone allowed to call it may release a hold:
 // the S3 layer checks s3:PutObjectLegalHold.
 func (e *Engine) SetObjectLegalHold(ctx context.Context, bucket, key, versionID, status string) (ObjectInfo, error) {
-	info, err := e.BucketInfo(ctx, bucket)
-	if err != nil {
+	if _, err := e.lockEnabledBucket(ctx, bucket); err != nil {
 		return ObjectInfo{}, err
-	}
-	if info.ObjectLock == "" {
-		return ObjectInfo{}, fmt.Errorf("bucket %s: %w", bucket, ErrObjectLockNotEnabled)
 	}
 	if status != objectlock.HoldOn && status != objectlock.HoldOff {
 		return ObjectInfo{}, fmt.Errorf("%w: legal hold status %q", ErrInvalidArgument, status)

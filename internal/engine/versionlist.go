@@ -195,12 +195,8 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 			m := agreedVersion(held[k], countNil(errs))
 			if m == nil {
 				// The scanned drives disagree: ask the whole set.
-				ref := versionRef{id: k[len(prefix)+drive.VersionKeyLen:]}
-				if ref.id == "" {
-					ref.null = true
-				} else if r, err := parseVersionID(ref.id); err == nil {
-					ref = r
-				} else {
+				ref, ok := refOfVersionKey(prefix, k)
+				if !ok {
 					continue
 				}
 				st, err := e.readNoncurrent(ctx, set, bucket, key, ref, nil)

@@ -68,6 +68,18 @@ func parseVersionID(s string) (versionRef, error) {
 	return versionRef{id: s, time: int64(t)}, nil
 }
 
+// refOfVersionKey is the version a versions-table key under prefix
+// (drive.VersionPrefix) names; ok is false for a key whose id this engine
+// could not have made.
+func refOfVersionKey(prefix, k string) (ref versionRef, ok bool) {
+	id := k[len(prefix)+drive.VersionKeyLen:]
+	if id == "" {
+		return versionRef{null: true}, true
+	}
+	ref, err := parseVersionID(id)
+	return ref, err == nil
+}
+
 // matches reports whether m is the version r names.
 func (r versionRef) matches(m *meta.Object) bool {
 	if r.null {
@@ -199,17 +211,8 @@ func (e *Engine) readNoncurrent(ctx context.Context, set *erasureSet, bucket, ke
 	})
 	best, votes := pickVersion(st.metas, nil)
 	if best == nil || votes < best.Erasure.DataShards {
-		notFound := 0
-		for _, err := range st.errs {
-			if errors.Is(err, drive.ErrNotFound) {
-				notFound++
-			}
-		}
-		need := n - set.parity
-		if best != nil {
-			need = best.Erasure.DataShards
-		}
-		if notFound > n-need {
+		need, absent := readNeed(st.errs, set.parity, best)
+		if absent {
 			return st, fmt.Errorf("%s/%s version %s: %w", bucket, key, versionName(ref.id), ErrNoSuchVersion)
 		}
 		return st, fmt.Errorf("%s/%s version %s: %w: %d of %d drives agree, %d needed: %v",
@@ -471,12 +474,8 @@ func (e *Engine) newestNoncurrent(ctx context.Context, set *erasureSet, bucket, 
 	}
 	sort.Strings(cands)
 	for _, k := range cands {
-		ref := versionRef{id: k[len(prefix)+drive.VersionKeyLen:]}
-		if ref.id == "" {
-			ref.null = true
-		} else if r, err := parseVersionID(ref.id); err == nil {
-			ref = r
-		} else {
+		ref, ok := refOfVersionKey(prefix, k)
+		if !ok {
 			continue
 		}
 		st, err := e.readNoncurrent(ctx, set, bucket, key, ref, nil)

@@ -80,6 +80,11 @@ type Lock struct {
 	LegalHold   string
 }
 
+// IsZero reports whether l asks for nothing: no retention, no legal hold.
+func (l Lock) IsZero() bool {
+	return l.Mode == "" && l.RetainUntil.IsZero() && l.LegalHold == ""
+}
+
 // Retained reports whether the retention protects the version at now.
 func (l Lock) Retained(now time.Time) bool {
 	return l.Mode != "" && now.Before(l.RetainUntil)

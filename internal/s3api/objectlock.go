@@ -101,11 +101,6 @@ func lockError(err error) error {
 	return err
 }
 
-// lockSet reports whether l asks for any object lock at all.
-func lockSet(l objectlock.Lock) bool {
-	return l.Mode != "" || !l.RetainUntil.IsZero() || l.LegalHold != ""
-}
-
 // lockHeaders reads the x-amz-object-lock-* headers of a write into the
 // lock they ask for, validated as S3 validates them at now.
 func lockHeaders(h http.Header, now time.Time) (objectlock.Lock, error) {
@@ -146,7 +141,7 @@ func (q *request) writeLock(bi engine.BucketInfo) (objectlock.Lock, error) {
 	if err != nil {
 		return l, err
 	}
-	if lockSet(l) && bi.ObjectLock == "" {
+	if !l.IsZero() && bi.ObjectLock == "" {
 		return l, errObjectLockNotEnabled()
 	}
 	return l, nil
@@ -195,7 +190,7 @@ func checkLockChecksum(bi engine.BucketInfo, l objectlock.Lock, has bool) error 
 	if has {
 		return nil
 	}
-	need := lockSet(l)
+	need := !l.IsZero()
 	if !need {
 		cfg, _, err := bi.ObjectLockConfig()
 		if err != nil {
@@ -418,10 +413,7 @@ func (q *request) lockTarget(op operation, parse func([]byte) (objectlock.Lock, 
 	if err != nil {
 		return bi, oi, version, next, err
 	}
-	if bodyErr != nil {
-		return bi, oi, version, next, bodyErr
-	}
-	return bi, oi, version, next, nil
+	return bi, oi, version, next, bodyErr
 }
 
 func handlePutObjectRetention(q *request) error {
