@@ -129,6 +129,8 @@ func runServer(args []string) error {
 	// Logs go to stderr so that stdout carries only the endpoint line
 	// that test harnesses parse.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	procs := setServerProcs(os.Getenv)
+	logger.Debug("scheduler", "gomaxprocs", procs)
 
 	drives := o.drives
 	embedded := len(drives) == 0

@@ -264,8 +264,9 @@ func openDriveRig(dirs *benchDirs, opts *DriveOptions) (*driveRig, error) {
 	// One index block cache for all the drives, as a server has.
 	r := &driveRig{dirs: dirs, cache: drive.NewIndexCache(64 << 20), keys: newKeySet()}
 	drives := make([]drive.Drive, len(dirs.paths))
+	shared := drive.NewSharedSync() // and its syncs, as a server does
 	for i, p := range dirs.paths {
-		l, err := drive.OpenLocal(p, drive.LocalOptions{Cache: r.cache})
+		l, err := drive.OpenLocal(p, drive.LocalOptions{Cache: r.cache, SharedSync: shared})
 		if err != nil {
 			return nil, errors.Join(err, r.close())
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // The index is one pebble keyspace; a key is its Table byte followed by
@@ -86,6 +87,9 @@ type index struct {
 	// or MANIFEST is then unusable): every call fails with it until the
 	// drive is reopened.
 	broken atomic.Pointer[error]
+	// shared group-commits the WAL syncs with other drives on the same
+	// filesystem; nil when the drive syncs alone.
+	shared *fsSync
 }
 
 // openIndex opens (or, unless mustExist, creates) the pebble index.
@@ -97,6 +101,13 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 	// The DB takes its own reference.
 	defer cache.Unref()
 	idx := &index{root: d.root}
+	if !d.opts.NoSync {
+		shared, err := d.opts.SharedSync.join(d.root)
+		if err != nil {
+			return nil, d.indexError("open", err)
+		}
+		idx.shared = shared
+	}
 	lg := &indexLogger{idx: idx}
 	opts := &pebble.Options{
 		Cache:                       cache,
@@ -114,11 +125,17 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 			},
 		},
 	}
+	if idx.shared != nil {
+		opts.FS = walSyncFS{FS: vfs.Default, g: idx.shared}
+	}
 	err := runGuarded(func() (err error) {
 		idx.db, err = pebble.Open(d.indexDir, opts)
 		return err
 	})
 	if err != nil {
+		if idx.shared != nil {
+			idx.shared.leave()
+		}
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("drive %s: index %s is missing although the drive has a format record: %w (%w)",
 				d.root, d.indexDir, ErrFileCorrupt, ErrDriveFaulty)
@@ -132,10 +149,31 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 // since pebble's state is then undefined and Close may block or panic.
 func (idx *index) close() error {
 	if idx.broken.Load() != nil {
-		go func() { _ = runGuarded(idx.db.Close) }()
+		go func() {
+			_ = runGuarded(idx.db.Close)
+			idx.leaveShared()
+		}()
 		return nil
 	}
-	return runGuarded(idx.db.Close)
+	err := runGuarded(idx.db.Close)
+	idx.leaveShared()
+	return err
+}
+
+// sharedSync is the group the drive's index syncs with, or nil.
+func (d *Local) sharedSync() *fsSync {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.idx == nil {
+		return nil
+	}
+	return d.idx.shared
+}
+
+func (idx *index) leaveShared() {
+	if idx.shared != nil {
+		idx.shared.leave()
+	}
 }
 
 // checkIndexEmpty refuses an index with records on a drive about to get

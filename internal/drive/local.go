@@ -82,6 +82,9 @@ type LocalOptions struct {
 	// Cache is the index block cache, shared by the drives of a process;
 	// nil gives the drive a private 8 MiB cache.
 	Cache *IndexCache
+	// SharedSync group-commits the index syncs of drives that share a
+	// filesystem (see SharedSync); nil syncs each drive by itself.
+	SharedSync *SharedSync
 	// NoSync skips every fsync and commits the index without syncing its
 	// WAL; only benchmarks on tmpfs set it.
 	NoSync bool

@@ -138,7 +138,7 @@ func (d *Local) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, erro
 		}
 		return fail(classify(&fs.PathError{Op: "open", Path: name, Err: err}))
 	}
-	w := &shardWriter{d: d, fd: fd, name: name, dir: dir, direct: direct}
+	w := &shardWriter{d: d, fd: fd, name: name, dir: dir, direct: direct, shared: d.sharedSync()}
 	if direct {
 		w.buf = directBufPool.Get().(*[]byte)
 	}
@@ -191,6 +191,7 @@ type shardWriter struct {
 	name   string
 	dir    string
 	direct bool
+	shared *fsSync // group commit with the filesystem's other drives, or nil
 	buf    *[]byte // staging buffer (opened direct), else nil
 	n      int     // bytes staged
 	size   int64   // bytes accepted
@@ -321,6 +322,23 @@ func (w *shardWriter) dropDirect() error {
 	return nil
 }
 
+// sync makes the file's data, size and directory entry durable: by
+// fdatasync and an fsync of the fan-out directory, or by the syncfs the
+// drive shares with the other drives on its filesystem, which covers
+// both.
+func (w *shardWriter) sync() error {
+	own := func() error {
+		if err := unix.Fdatasync(w.fd); err != nil {
+			return classify(&fs.PathError{Op: "fdatasync", Path: w.name, Err: err})
+		}
+		return w.d.syncDir(w.dir)
+	}
+	if w.shared != nil {
+		return w.shared.sync(own)
+	}
+	return own()
+}
+
 // Close writes what is staged, syncs the data and then the directory
 // entry. On any failure the file is removed.
 func (w *shardWriter) Close() error {
@@ -344,18 +362,13 @@ func (w *shardWriter) Close() error {
 		}
 	}
 	if err == nil && !w.d.opts.NoSync {
-		if serr := unix.Fdatasync(w.fd); serr != nil {
-			err = classify(&fs.PathError{Op: "fdatasync", Path: w.name, Err: serr})
-		}
+		err = w.sync()
 	}
 	if cerr := unix.Close(w.fd); cerr != nil && err == nil {
 		err = classify(&fs.PathError{Op: "close", Path: w.name, Err: cerr})
 	}
 	w.fd = -1
 	w.release()
-	if err == nil {
-		err = w.d.syncDir(w.dir)
-	}
 	if err != nil {
 		unix.Unlink(w.name)
 		w.err = err

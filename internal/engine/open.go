@@ -115,6 +115,7 @@ func majority(formats []drive.Format, errs []error, field func(drive.Format) int
 // start fails); an existing one opens them as missing, offline drives.
 func (e *Engine) openPaths(p pathPlan) ([]drive.Drive, error) {
 	e.indexCache = drive.NewIndexCache(indexCacheSize)
+	shared := drive.NewSharedSync()
 	var drives []drive.Drive
 	for i, path := range p.paths {
 		if !p.existing && p.missing[i] {
@@ -123,7 +124,7 @@ func (e *Engine) openPaths(p pathPlan) ([]drive.Drive, error) {
 				return nil, err
 			}
 		}
-		d, err := drive.OpenLocal(path, drive.LocalOptions{Cache: e.indexCache, NoCreate: p.existing})
+		d, err := drive.OpenLocal(path, drive.LocalOptions{Cache: e.indexCache, SharedSync: shared, NoCreate: p.existing})
 		if err != nil {
 			e.abandon()
 			return nil, fmt.Errorf("engine: %w", err)

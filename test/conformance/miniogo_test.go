@@ -58,7 +58,10 @@ func TestMinioGoFunctional(t *testing.T) {
 
 	cmd := exec.Command(suite)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "SERVER_ENDPOINT="+endpoint, "ACCESS_KEY="+rootUser, "SECRET_KEY="+rootPass,
+	// The suite writes files of up to 129 MiB to os.TempDir and leaves some
+	// behind (FPutObjectTest*, PresignedPostPolicyTest*): keep them in the
+	// test's own directory so every run removes them.
+	cmd.Env = append(os.Environ(), "TMPDIR="+cmd.Dir, "SERVER_ENDPOINT="+endpoint, "ACCESS_KEY="+rootUser, "SECRET_KEY="+rootPass,
 		"ENABLE_HTTPS=0", "ENABLE_KMS=0", "MINT_MODE=full", "RUN_ON_FAIL=1", "MINT_DATA_DIR=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
