@@ -133,9 +133,7 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 		return err
 	})
 	if err != nil {
-		if idx.shared != nil {
-			idx.shared.leave()
-		}
+		idx.leaveShared()
 		if errors.Is(err, pebble.ErrDBDoesNotExist) {
 			return nil, fmt.Errorf("drive %s: index %s is missing although the drive has a format record: %w (%w)",
 				d.root, d.indexDir, ErrFileCorrupt, ErrDriveFaulty)

@@ -104,16 +104,14 @@ func (g *fsSync) leave() {
 	g.mu.Lock()
 	g.members--
 	last := g.members == 0
+	// A syncfs still running on fd belongs to a member that has just
+	// left; none can start after members reached zero.
+	for last && g.busy {
+		g.cond.Wait()
+	}
 	g.mu.Unlock()
 	if last {
 		delete(s.byDev, g.dev)
-		// A syncfs still running on fd belongs to a member that has
-		// just left; none can start after members reached zero.
-		g.mu.Lock()
-		for g.busy {
-			g.cond.Wait()
-		}
-		g.mu.Unlock()
 		unix.Close(g.fd)
 	}
 }

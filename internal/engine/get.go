@@ -69,7 +69,7 @@ func prefetchInline(ctx context.Context, d drive.Drive, m *meta.Object) {
 	if m == nil || !m.Inline || m.InlineData != nil || int(m.Erasure.Index) > m.Erasure.DataShards {
 		return
 	}
-	if data, err := d.Get(ctx, drive.TableInline, drive.DataKey(m.DataID, 1)); err == nil {
+	if data, err := readInline(ctx, d, m); err == nil {
 		m.InlineData = data
 	}
 }
@@ -559,11 +559,14 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 			return fmt.Errorf("%s/%s: %w: only %d of %d shards readable for block %d", r.bucket, r.key, ErrReadQuorum, have, data, blockIdx)
 		}
 		errs := make([]error, len(want))
+		read := func(i, s int) {
+			errs[i] = r.readShard(posOf[s], pi, blockIdx, ss, r.blk.Buf[s*ss:(s+1)*ss])
+		}
 		if r.inMemory(want, posOf) {
 			// Nothing to wait for: a goroutine per shard would cost more
 			// than the copies.
 			for i, s := range want {
-				errs[i] = r.readShard(posOf[s], pi, blockIdx, ss, r.blk.Buf[s*ss:(s+1)*ss])
+				read(i, s)
 			}
 		} else {
 			var wg sync.WaitGroup
@@ -571,7 +574,7 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs[i] = r.readShard(posOf[s], pi, blockIdx, ss, r.blk.Buf[s*ss:(s+1)*ss])
+					read(i, s)
 				}()
 			}
 			wg.Wait()
