@@ -21,11 +21,13 @@ import (
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/cli"
+	"github.com/shardstore/shardstore/internal/console"
 	"github.com/shardstore/shardstore/internal/cpustat"
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/iam"
+	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
 	"github.com/shardstore/shardstore/internal/policy"
 	"github.com/shardstore/shardstore/internal/s3api"
@@ -39,6 +41,9 @@ const (
 	defaultRootUser = "shardstoreadmin"
 	defaultRootPass = "shardstoreadmin"
 )
+
+// recentLogEntries is how many warnings and errors the console shows.
+const recentLogEntries = 200
 
 // serverOptions are the parsed flags and arguments of `shardstore server`.
 type serverOptions struct {
@@ -57,6 +62,10 @@ type serverOptions struct {
 	shutdown     time.Duration
 	allowRoot    bool
 	drives       []string
+	// console is the web console's address; consoleChosen is set when
+	// the operator gave it (a taken default is not fatal).
+	console       string
+	consoleChosen bool
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -85,6 +94,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
 	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
+	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
 	fs.BoolVar(&o.allowRoot, "allow-root-drives", false, "allow drives on the root filesystem (also SHARDSTORE_ALLOW_ROOT_DRIVES=1); meant for tests and trials")
 	head := fmt.Sprintf("usage: %s\n\n"+
 		"Runs the S3 server on the given drive directories.\n"+
@@ -103,6 +113,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 		o.drives = append(o.drives, rest[0])
 		rest = rest[1:]
 	}
+	fs.Visit(func(f *flag.Flag) { o.consoleChosen = o.consoleChosen || f.Name == "console-address" })
 	return o, nil
 }
 
@@ -128,7 +139,10 @@ func runServer(args []string) error {
 	}
 	// Logs go to stderr so that stdout carries only the endpoint line
 	// that test harnesses parse.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// The console's "recent errors" view keeps the last warnings and
+	// errors whatever --log-level lets through to stderr.
+	recent := logring.New(recentLogEntries)
+	logger := slog.New(recent.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}), slog.LevelWarn))
 	procs := setServerProcs(os.Getenv)
 	logger.Debug("scheduler", "gomaxprocs", procs)
 
@@ -264,17 +278,38 @@ func runServer(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.address, err)
 	}
-	fmt.Fprintf(os.Stdout, "S3 endpoint: http://%s\n", endpointHost(ln.Addr()))
+	endpoint := "http://" + endpointHost(ln.Addr())
+	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, console.Config{
+		S3: srv, Region: o.region, ShareEndpoint: endpoint, Usage: eng.BucketUsage, Metrics: registry,
+		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent,
+		Logger: logger.With("component", "console"),
+	}, logger)
+	if err != nil {
+		_ = srv.Close()
+		<-served
+		return err
+	}
 	var sig os.Signal
 	select {
 	case err := <-served:
 		return err
 	case sig = <-sigs:
 	}
+	// The console stops taking connections with the S3 endpoint; its
+	// requests in flight are S3 requests in flight too, so they get the
+	// same wait.
+	consoleCtx, consoleCut := context.WithTimeout(context.Background(), o.shutdown)
+	consoleStopped := make(chan error, 1)
+	go func() { consoleStopped <- cons.stop(consoleCtx) }()
 	serr := shutdown(os.Stderr, srv, sig, sigs, o.shutdown, shutdownReportEvery)
+	consoleCut()
+	if err := <-consoleStopped; err != nil {
+		serr = errors.Join(serr, fmt.Errorf("console: %w", err))
+	}
 	if err := <-served; err != nil {
 		serr = errors.Join(serr, err)
 	}

@@ -45,6 +45,11 @@ type HealResult struct {
 	Orphans int
 	// Versions counts the noncurrent versions checked (versioned buckets).
 	Versions int
+	// Live is set when the key's current version is an object (not a
+	// delete marker, not removed as dangling); LiveSize is its size.
+	// Size may be that of the last noncurrent version checked.
+	Live     bool
+	LiveSize int64
 }
 
 // Damaged reports whether the object had anything to repair.
@@ -112,6 +117,7 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 	if err := e.healState(ctx, set, bucket, key, st, verify, opts, res); err != nil {
 		return err
 	}
+	res.Live, res.LiveSize = !st.fi.IsDeleteMarker(), st.fi.Size
 	if info, err := e.BucketInfo(ctx, bucket); err == nil && info.Versioning != "" {
 		return e.healVersions(ctx, set, bucket, key, opts, res)
 	}

@@ -324,6 +324,17 @@ type HealReport struct {
 	Failed          int           `json:"failed"`           // objects that could not be healed
 	Errors          []string      `json:"errors"`
 	Duration        time.Duration `json:"duration_ns"`
+	// Usage is what the walk found in each bucket it visited: current
+	// objects (delete markers not counted) and their bytes. A bucket
+	// whose walk failed part way is left out.
+	Usage map[string]BucketUsage `json:"usage,omitempty"`
+}
+
+// BucketUsage counts a bucket's current objects and their logical size
+// (before erasure coding), as the scanner last found them.
+type BucketUsage struct {
+	Objects int64 `json:"objects"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // Heal checks (and repairs) every object selected by req, reporting
@@ -358,11 +369,17 @@ func (e *Engine) heal0(ctx context.Context, req HealRequest, throttle float64, p
 			}
 		}
 	}
+	rep.Usage = make(map[string]BucketUsage, len(buckets))
 	for _, bk := range buckets {
+		var usage BucketUsage
 		err := e.walkKeys(ctx, bk, req.Prefix, "", func(key string) error {
 			t0 := time.Now()
 			res, err := e.HealObject(ctx, bk, key, HealOptions{Deep: req.Deep})
 			rep.add(res, err)
+			if res.Live {
+				usage.Objects++
+				usage.Bytes += res.LiveSize
+			}
 			if progress != nil {
 				p := HealProgress{Done: rep.Objects, Total: max(total, rep.Objects), Result: res}
 				if err != nil {
@@ -381,6 +398,7 @@ func (e *Engine) heal0(ctx context.Context, req HealRequest, throttle float64, p
 			rep.Duration = time.Since(start)
 			return rep, err
 		}
+		rep.Usage[bk] = usage
 	}
 	if req.Bucket == "" && req.Prefix == "" {
 		rep.Orphans += e.sweepOrphans(ctx, e.orphanGrace())
@@ -868,4 +886,23 @@ func (e *Engine) RefillsDone() bool {
 	e.bg.mu.Lock()
 	defer e.bg.mu.Unlock()
 	return len(e.bg.refilling) == 0
+}
+
+// BucketUsage returns each bucket's usage as the last finished scanner
+// cycle found it, and when that cycle ended; nil and the zero time
+// before the first cycle has run.
+func (e *Engine) BucketUsage() (map[string]BucketUsage, time.Time) {
+	if e.bg == nil {
+		return nil, time.Time{}
+	}
+	e.bg.mu.Lock()
+	defer e.bg.mu.Unlock()
+	if e.bg.scanCycles == 0 {
+		return nil, time.Time{}
+	}
+	out := make(map[string]BucketUsage, len(e.bg.scanStats.Usage))
+	for b, u := range e.bg.scanStats.Usage {
+		out[b] = u
+	}
+	return out, e.bg.scanLastEnd
 }

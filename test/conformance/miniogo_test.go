@@ -154,7 +154,7 @@ func suiteVersion(t *testing.T, root string) string {
 func startServer(t *testing.T, binary string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "server", "--address", "127.0.0.1:0", filepath.Join(dir, "d{1...4}"))
+	cmd := exec.Command(binary, "server", "--address", "127.0.0.1:0", "--console-address", "", filepath.Join(dir, "d{1...4}"))
 	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1") // temporary drives, usually on the root filesystem
 	var logs bytes.Buffer

@@ -56,11 +56,14 @@ const (
 type server struct {
 	t        testing.TB
 	endpoint string
-	cmd      *exec.Cmd
-	stderr   *syncBuffer
-	exited   chan struct{}
-	exitErr  error
-	drives   string
+	// consoleLine carries the web console's URL once the server prints
+	// it (servers started with --console-address).
+	consoleLine chan string
+	cmd         *exec.Cmd
+	stderr      *syncBuffer
+	exited      chan struct{}
+	exitErr     error
+	drives      string
 }
 
 // syncBuffer collects stderr safely while the process runs.
@@ -98,13 +101,29 @@ func startIn(t testing.TB, dir string, extra ...string) *server {
 		t.Fatal(err)
 	}
 	drives := filepath.Join(dir, "drive")
-	args := append([]string{"server", "--address", "127.0.0.1:0", "--users", users}, extra...)
+	args := []string{"server", "--address", "127.0.0.1:0", "--users", users}
+	if !hasFlag(extra, "--console-address") {
+		// Tests run servers side by side: none takes the console's
+		// default port unless it asks for a console.
+		args = append(args, "--console-address", "")
+	}
+	args = append(args, extra...)
 	args = append(args, drives+"{1...4}")
 	// Temporary drives are usually on the root filesystem, which the
 	// server refuses unless told it is intended.
 	s := launch(t, dir, serverEnv(), args)
 	s.drives = drives
 	return s
+}
+
+// hasFlag reports whether args hold flag (as "--f v" or "--f=v").
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // serverEnv is the environment startServer gives the binary.
@@ -124,7 +143,7 @@ func startEmbedded(t testing.TB, workdir string) *server {
 // launch starts the binary and waits until it is listening and ready.
 func launch(t testing.TB, workdir string, env, args []string) *server {
 	t.Helper()
-	s := &server{t: t, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	s := &server{t: t, stderr: &syncBuffer{}, exited: make(chan struct{}), consoleLine: make(chan string, 1)}
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Dir = workdir
 	s.cmd.Env = append(os.Environ(), env...)
@@ -141,6 +160,12 @@ func launch(t testing.TB, workdir string, env, args []string) *server {
 		sc := bufio.NewScanner(stdout)
 		sent := false
 		for sc.Scan() {
+			if c, ok := strings.CutPrefix(sc.Text(), "Console: "); ok {
+				select {
+				case s.consoleLine <- c:
+				default:
+				}
+			}
 			if ep, ok := strings.CutPrefix(sc.Text(), "S3 endpoint: "); ok && !sent {
 				lines <- ep
 				sent = true

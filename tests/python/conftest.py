@@ -105,6 +105,9 @@ class Server:
             "127.0.0.1:0",
             "--users",
             str(self.users_file),
+            # Servers run side by side: no console on its default port.
+            "--console-address",
+            "",
             *self.extra_args,
             f"{self.drives_dir}/d{{1...16}}",
         ]

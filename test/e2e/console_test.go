@@ -1,0 +1,357 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds the headless browser for the console tests:
+// SHARDSTORE_CHROMIUM, or Chromium / Chrome on PATH (scripts/test
+// installs Debian's chromium package).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("SHARDSTORE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no Chromium found: scripts/test installs Debian's chromium package; in CI the browser tests must run")
+	}
+	t.Skip("no Chromium found (chromium, chromium-browser, google-chrome on PATH, or SHARDSTORE_CHROMIUM): run scripts/test, which installs it")
+	return ""
+}
+
+// artifactDir is where the console screenshots go: SHARDSTORE_ARTIFACTS
+// or test-artifacts/console at the repository root.
+func artifactDir(t *testing.T) string {
+	dir := os.Getenv("SHARDSTORE_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "test-artifacts")
+	}
+	dir = filepath.Join(dir, "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// consoleURL waits for the server's "Console:" line.
+func (s *server) consoleURL(t *testing.T) string {
+	t.Helper()
+	select {
+	case u := <-s.consoleLine:
+		return u
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no Console line within 15s\n%s", s.stderr)
+		return ""
+	}
+}
+
+// chrome is one headless browser session with helpers.
+type chrome struct {
+	t        *testing.T
+	ctx      context.Context
+	shots    string
+	mu       sync.Mutex
+	alerts   []string // alert() dialogs seen: any means script ran from data
+	download chan string
+}
+
+func newChrome(t *testing.T) *chrome {
+	t.Helper()
+	exe := chromiumPath(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless, chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	c := &chrome{t: t, ctx: ctx, shots: artifactDir(t), download: make(chan string, 4)}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *page.EventJavascriptDialogOpening:
+			if e.Type == page.DialogTypeAlert {
+				c.mu.Lock()
+				c.alerts = append(c.alerts, e.Message)
+				c.mu.Unlock()
+			}
+			// confirm() of a delete: accept; prompt/alert: dismiss.
+			go chromedp.Run(ctx, page.HandleJavaScriptDialog(e.Type == page.DialogTypeConfirm))
+		case *browser.EventDownloadProgress:
+			if e.State == browser.DownloadProgressStateCompleted {
+				c.download <- e.GUID
+			}
+		}
+	})
+	return c
+}
+
+func (c *chrome) run(what string, actions ...chromedp.Action) {
+	c.t.Helper()
+	if err := chromedp.Run(c.ctx, actions...); err != nil {
+		c.shot("failure-" + strings.ReplaceAll(what, " ", "-"))
+		c.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// poll waits until the JavaScript expression is true.
+func (c *chrome) poll(what, expr string) {
+	c.t.Helper()
+	var ok bool
+	if err := chromedp.Run(c.ctx, chromedp.Poll(expr, &ok, chromedp.WithPollingTimeout(60*time.Second))); err != nil || !ok {
+		var body string
+		_ = chromedp.Run(c.ctx, chromedp.Text("body", &body, chromedp.ByQuery))
+		c.shot("failure-" + strings.ReplaceAll(what, " ", "-"))
+		c.t.Fatalf("%s: %v (page text: %.600s)", what, err, body)
+	}
+}
+
+func (c *chrome) eval(expr string, out any) {
+	c.t.Helper()
+	c.run("evaluate "+expr, chromedp.Evaluate(expr, out))
+}
+
+// shot saves a full-page screenshot as NAME.png in the artefact dir.
+func (c *chrome) shot(name string) {
+	var buf []byte
+	if err := chromedp.Run(c.ctx, chromedp.FullScreenshot(&buf, 100)); err != nil {
+		c.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(c.shots, name+".png"), buf, 0o644); err != nil {
+		c.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+func (c *chrome) login(url, user, pass string) {
+	c.t.Helper()
+	c.run("open login page", chromedp.Navigate(url+"/"), chromedp.WaitVisible("#access-key", chromedp.ByQuery))
+	c.run("log in as "+user,
+		chromedp.SendKeys("#access-key", user, chromedp.ByQuery),
+		chromedp.SendKeys("#secret-key", pass, chromedp.ByQuery),
+		chromedp.Click("#login-button", chromedp.ByQuery),
+		chromedp.WaitVisible("#logout", chromedp.ByQuery))
+}
+
+func (c *chrome) logout() {
+	c.t.Helper()
+	c.run("log out", chromedp.Click("#logout", chromedp.ByQuery), chromedp.WaitVisible("#access-key", chromedp.ByQuery))
+}
+
+// jsString quotes s for a JavaScript expression.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == '<' || r == '>':
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TestConsoleInBrowser drives the web console in headless Chromium the
+// way a user would: log in, create a bucket, upload a 30 MiB file by the
+// file input and watch the progress reach 100 %, browse into a folder,
+// download and compare, share a link and fetch it with curl, delete;
+// a limited user is refused with an explanation; an offline drive shows
+// on the operations page. Keys and metadata that hold markup stay text.
+// Screenshots of the main pages land in test-artifacts/console.
+func TestConsoleInBrowser(t *testing.T) {
+	c := newChrome(t)
+	dir := t.TempDir()
+	s := startIn(t, dir, "--console-address", "127.0.0.1:0")
+	url := s.consoleURL(t)
+	sdk := s.root()
+
+	c.run("open login page", chromedp.Navigate(url+"/"), chromedp.WaitVisible("#access-key", chromedp.ByQuery))
+	c.shot("login")
+	// A wrong secret is refused with a message.
+	c.run("wrong secret",
+		chromedp.SendKeys("#access-key", rootUser, chromedp.ByQuery),
+		chromedp.SendKeys("#secret-key", "not-the-secret", chromedp.ByQuery),
+		chromedp.Click("#login-button", chromedp.ByQuery))
+	c.poll("login error shown", `document.querySelector("#login-error").textContent.includes("wrong")`)
+	c.login(url, rootUser, rootPass)
+
+	// Create a bucket.
+	c.run("create bucket",
+		chromedp.WaitVisible("#new-bucket", chromedp.ByQuery),
+		chromedp.SendKeys("#new-bucket", "console-e2e", chromedp.ByQuery),
+		chromedp.Click("#create-bucket", chromedp.ByQuery))
+	c.poll("bucket listed", `[...document.querySelectorAll("a.bucket-link")].some(a => a.textContent === "console-e2e")`)
+	c.shot("buckets")
+
+	// Objects the browser will meet: a folder, and markup in a key and in metadata.
+	xssKey := `<img src=x onerror=alert(1)>`
+	for key, body := range map[string]string{"docs/readme.txt": "read me", xssKey: "x"} {
+		if _, err := sdk.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("console-e2e"), Key: aws.String(key),
+			Body: strings.NewReader(body), Metadata: map[string]string{"note": `<script>alert(2)</script>`}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Upload 30 MiB through the file input (multipart in the page).
+	big := pattern(30<<20, 7)
+	bigPath := filepath.Join(dir, "big.bin")
+	if err := os.WriteFile(bigPath, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.run("open bucket", chromedp.Navigate(url+"/#/browse?bucket=console-e2e"), chromedp.WaitVisible("#objects", chromedp.ByQuery))
+	c.run("choose file", chromedp.SetUploadFiles("#file-input", []string{bigPath}, chromedp.ByQuery))
+	c.poll("upload reaches 100 %", `(() => {
+		const bar = document.querySelector("#upload-overall-bar");
+		const st = [...document.querySelectorAll(".upload-status")].map(e => e.textContent);
+		return bar && bar.value === 100 && document.querySelector("#upload-overall").textContent.startsWith("100 %") && st.length === 1 && st[0] === "done";
+	})()`)
+	c.poll("uploaded file listed", `[...document.querySelectorAll("button.object")].some(b => b.textContent === "big.bin")`)
+	c.shot("upload")
+	got := getBody(t, sdk, "console-e2e", "big.bin")
+	if !bytes.Equal(got, big) {
+		t.Fatalf("uploaded object differs: %d bytes stored, %d sent", len(got), len(big))
+	}
+
+	// Markup in keys and metadata renders as text.
+	c.poll("hostile key shown as text", `[...document.querySelectorAll("button.object")].some(b => b.textContent === `+jsString(xssKey)+`) && !document.querySelector("img[src=x]")`)
+	c.eval(`[...document.querySelectorAll("button.object")].find(b => b.textContent === `+jsString(xssKey)+`).click()`, nil)
+	c.poll("details of hostile key", `document.querySelector("#details .key") && document.querySelector("#details .key").textContent === `+jsString(xssKey)+
+		` && document.querySelector("#details").textContent.includes("<script>alert(2)</script>") && !document.querySelector("#details script")`)
+
+	// Browse into the folder.
+	c.run("open folder", chromedp.Click(`a.folder`, chromedp.ByQuery))
+	c.poll("folder content", `location.hash.includes("prefix=docs") && [...document.querySelectorAll("button.object")].some(b => b.textContent === "readme.txt")`)
+	c.shot("folder")
+
+	// Details, download, share.
+	c.run("back to bucket", chromedp.Navigate(url+"/#/browse?bucket=console-e2e"), chromedp.WaitVisible("#objects", chromedp.ByQuery))
+	c.eval(`[...document.querySelectorAll("button.object")].find(b => b.textContent === "big.bin").click()`, nil)
+	c.run("details", chromedp.WaitVisible("#download", chromedp.ByQuery))
+	c.poll("details show size", `document.querySelector("#details").textContent.includes("31,457,280 bytes")`)
+	c.shot("details")
+	dl := t.TempDir()
+	c.run("allow downloads", browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dl).WithEventsEnabled(true))
+	c.run("download", chromedp.Click("#download", chromedp.ByQuery))
+	select {
+	case guid := <-c.download:
+		data, err := os.ReadFile(filepath.Join(dl, guid))
+		if err != nil || !bytes.Equal(data, big) {
+			t.Fatalf("downloaded file differs (%d bytes, %v)", len(data), err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("download did not complete within 60s")
+	}
+	var link string
+	c.run("share", chromedp.Click("#share-create", chromedp.ByQuery), chromedp.WaitVisible("#share-url", chromedp.ByQuery),
+		chromedp.Value("#share-url", &link, chromedp.ByQuery))
+	c.shot("share")
+	if !strings.HasPrefix(link, s.endpoint+"/console-e2e/big.bin?") || !strings.Contains(link, "X-Amz-Signature=") {
+		t.Fatalf("share link %q", link)
+	}
+	shared := fetchWithCurl(t, link)
+	if !bytes.Equal(shared, big) {
+		t.Fatalf("the share link gave %d bytes, want the 30 MiB object", len(shared))
+	}
+
+	// Delete it by selection.
+	c.eval(`document.querySelector('input.sel[value="big.bin"]').click()`, nil)
+	c.run("delete selected", chromedp.Click("#delete-selected", chromedp.ByQuery))
+	c.poll("deleted object gone", `![...document.querySelectorAll("button.object")].some(b => b.textContent === "big.bin")`)
+	if _, err := sdk.HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("console-e2e"), Key: aws.String("big.bin")}); err == nil {
+		t.Fatal("big.bin still exists after the console deleted it")
+	}
+
+	// A limited user: no operations, and root's bucket refused with an explanation.
+	c.logout()
+	c.login(url, bobUser, bobPass)
+	var navText string
+	c.run("nav", chromedp.Text("nav", &navText, chromedp.ByQuery))
+	if strings.Contains(navText, "Operations") {
+		t.Errorf("bob's navigation offers Operations: %q", navText)
+	}
+	c.run("open root's bucket", chromedp.Navigate(url+"/#/browse?bucket=console-e2e"))
+	c.poll("refusal explained", `document.querySelector(".list .error") && document.querySelector(".list .error").textContent.includes("not allowed")`)
+	c.shot("refused")
+	c.logout()
+
+	// The operations page, healthy and with a drive gone.
+	c.login(url, rootUser, rootPass)
+	c.run("operations", chromedp.Navigate(url+"/#/ops"), chromedp.WaitVisible("#drives", chromedp.ByQuery))
+	c.poll("all drives online", `document.querySelector("#ops-summary").textContent.includes("4 / 4")`)
+	c.poll("live charts", `document.querySelector("#cpu-bars") !== null && document.querySelector("#ops-charts .legend").textContent.includes("MiB/s")`)
+	c.shot("operations")
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(s.drives+"3", filepath.Join(dir, "unplugged")); err != nil {
+		t.Fatal(err)
+	}
+	s = startIn(t, dir, "--console-address", "127.0.0.1:0")
+	url = s.consoleURL(t)
+	c.login(url, rootUser, rootPass)
+	c.run("operations, degraded", chromedp.Navigate(url+"/#/ops"), chromedp.WaitVisible("#drives", chromedp.ByQuery))
+	c.poll("offline drive shown", `document.querySelector("#ops-summary").textContent.includes("3 / 4") &&
+		[...document.querySelectorAll("#drives tr.offline")].some(r => r.textContent.includes("drive3") && r.textContent.includes("offline")) &&
+		document.querySelector("#ops-drives .error").textContent.includes("offline")`)
+	c.shot("operations-drive-offline")
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.alerts) > 0 {
+		t.Fatalf("script from stored data ran: alert(%q)", c.alerts)
+	}
+}
+
+// fetchWithCurl fetches a share link as its recipient would: with curl
+// when the machine has it, else with a plain HTTP client.
+func fetchWithCurl(t *testing.T, link string) []byte {
+	t.Helper()
+	if curl, err := exec.LookPath("curl"); err == nil {
+		out, err := exec.Command(curl, "-sS", "--fail", link).Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("curl %s: %v: %s", link, err, ee.Stderr)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", link, resp.StatusCode, b)
+	}
+	return b
+}
