@@ -153,6 +153,9 @@ func (c *Console) routes() map[string]route {
 
 func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request) {
 	rt, ok := c.routes()[r.URL.Path]
+	if strings.HasPrefix(r.URL.Path, iamPrefix) {
+		rt, ok = route{method: "GET POST PUT DELETE", serve: c.identities}, true
+	}
 	if !ok || (rt.serve == nil && !rt.public) {
 		writeError(w, http.StatusNotFound, "NotFound", "no such console call: "+r.URL.Path)
 		return

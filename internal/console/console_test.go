@@ -18,6 +18,7 @@ import (
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -44,11 +45,17 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	users := auth.NewUsers(auth.Identity{AccessKey: rootKey, SecretKey: rootSecret, DisplayName: "root", Root: true})
+	rootID := auth.Identity{AccessKey: rootKey, SecretKey: rootSecret, DisplayName: "root", Root: true}
+	users := auth.NewUsers(rootID)
 	if err := users.Add(auth.Identity{AccessKey: bobKey, SecretKey: bobSecret, DisplayName: "bob"}); err != nil {
 		t.Fatal(err)
 	}
-	verifier := &auth.Verifier{Users: users}
+	ids, err := iam.Open(context.Background(), iam.Options{Backend: eng, Root: rootID,
+		Taken: func(ak string) bool { _, ok := users.Lookup(ak); return ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := &auth.Verifier{Users: users, Identities: ids}
 	// Admin calls: root only (the server's own rule also lets identities
 	// with admin policies through; that is the server's business).
 	authorize := func(r *http.Request, action string) (admin.Actor, error) {
@@ -61,7 +68,7 @@ func newRig(t *testing.T) *rig {
 		}
 		return admin.Actor{Name: "root", Can: func(string) bool { return true }}, nil
 	}
-	srv, err := s3api.New(s3api.Config{Store: eng, Auth: s3api.SigV4{Verifier: verifier}, Admin: admin.NewHandler(eng, authorize, nil)})
+	srv, err := s3api.New(s3api.Config{Store: eng, Auth: s3api.SigV4{Verifier: verifier}, Admin: admin.NewHandler(eng, authorize, ids)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,5 +498,39 @@ func TestStaticAppAndHeaders(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 405 {
 		t.Errorf("POST /: %d", resp.StatusCode)
+	}
+}
+
+// TestIdentitiesPassThrough: identity-store calls go to the admin API as
+// the session's identity, which decides; nothing outside the identity
+// calls is reachable that way.
+func TestIdentitiesPassThrough(t *testing.T) {
+	r := newRig(t)
+	root, bob := r.browser(), r.browser()
+	root.login(rootKey, rootSecret)
+	bob.login(bobKey, bobSecret)
+	code, m := root.json("POST", "/api/iam/users", map[string]string{"name": "carol"})
+	if code != http.StatusCreated || m["name"] != "carol" || m["secretKey"] == "" {
+		t.Fatalf("root creates a user: %d %v", code, m)
+	}
+	if code, _ := bob.json("POST", "/api/iam/users", map[string]string{"name": "mallory"}); code != http.StatusForbidden {
+		t.Errorf("bob creates a user: %d, want 403", code)
+	}
+	if code, _ := bob.json("GET", "/api/iam/users", nil); code != http.StatusForbidden {
+		t.Errorf("bob GET users: %d, want 403", code)
+	}
+	code, out, _ := root.do("GET", "/api/iam/users", nil, nil)
+	if code != 200 || !strings.Contains(string(out), `"carol"`) || strings.Contains(string(out), "mallory") {
+		t.Errorf("users: %d %s", code, out)
+	}
+	if code, m := root.json("POST", "/api/iam/policies/attach", map[string]any{"policies": []string{"readonly"}, "user": "carol"}); code >= 300 {
+		t.Errorf("attach: %d %v", code, m)
+	}
+	if code, m := root.json("POST", "/api/iam/heal", nil); code != http.StatusNotFound {
+		t.Errorf("heal through the identity pass-through: %d %v", code, m)
+	}
+	mixed := &browser{r: r, c: bob.c, csrf: "wrong"}
+	if code, _ := mixed.json("POST", "/api/iam/users", map[string]string{"name": "x"}); code != http.StatusForbidden {
+		t.Errorf("forged token: %d", code)
 	}
 }

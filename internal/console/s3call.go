@@ -36,6 +36,9 @@ type s3Request struct {
 	header http.Header
 	body   io.Reader
 	size   int64 // -1: unknown (sent chunked)
+	// payload is the body's hex SHA-256 when the body is buffered (the
+	// admin API checks it); "" streams the body as UNSIGNED-PAYLOAD.
+	payload string
 }
 
 // s3Error is an S3 error answer, carried back to the browser as JSON.
@@ -85,7 +88,7 @@ func (c *Console) newS3Request(ctx context.Context, browser *http.Request, id au
 			r.Header.Set("User-Agent", "shardstore-console ("+ua+")")
 		}
 	}
-	payload := "" // UNSIGNED-PAYLOAD: bodies stream through unread
+	payload := sr.payload // "": UNSIGNED-PAYLOAD, bodies stream through unread
 	if sr.body == nil {
 		// The admin API wants the body's hash; an empty body's is known.
 		payload = emptySHA256

@@ -251,6 +251,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	c.poll("folder content", `location.hash.includes("prefix=docs") && [...document.querySelectorAll("button.object")].some(b => b.textContent === "readme.txt")`)
 	c.shot("folder")
 
+	// At a phone's width the folder view fits the screen (no sideways scrolling).
+	c.run("phone width", chromedp.EmulateViewport(390, 844))
+	c.poll("fits a phone", `document.documentElement.scrollWidth <= window.innerWidth + 1`)
+	c.shot("phone-folder")
+	c.run("laptop width", chromedp.EmulateViewport(1280, 900))
+
 	// Details, download, share.
 	c.run("back to bucket", chromedp.Navigate(url+"/#/browse?bucket=console-e2e"), chromedp.WaitVisible("#objects", chromedp.ByQuery))
 	c.eval(`[...document.querySelectorAll("button.object")].find(b => b.textContent === "big.bin").click()`, nil)
@@ -308,6 +314,26 @@ func TestConsoleInBrowser(t *testing.T) {
 	c.poll("all drives online", `document.querySelector("#ops-summary").textContent.includes("4 / 4")`)
 	c.poll("live charts", `document.querySelector("#cpu-bars") !== null && document.querySelector("#ops-charts .legend").textContent.includes("MiB/s")`)
 	c.shot("operations")
+
+	// Identities: create a user (its secret shown once) and attach a policy.
+	c.run("identities", chromedp.Navigate(url+"/#/identities"), chromedp.WaitVisible("#new-user", chromedp.ByQuery))
+	c.run("create user", chromedp.SendKeys("#new-user", "alice", chromedp.ByQuery), chromedp.Click("#create-user", chromedp.ByQuery))
+	c.poll("secret shown", `document.querySelector("#new-secret") && document.querySelector("#new-secret").textContent.length >= 16`)
+	var secret string
+	c.run("read secret", chromedp.Text("#new-secret", &secret, chromedp.ByQuery))
+	c.eval(`(() => { const row = [...document.querySelectorAll("#users tbody tr")].find(r => r.firstChild.textContent === "alice");
+		row.querySelector("select").value = "readonly"; [...row.querySelectorAll("button")].find(b => b.textContent === "Attach").click(); })()`, nil)
+	c.poll("policy attached", `[...document.querySelectorAll("#users tbody tr")].some(r => r.firstChild.textContent === "alice" && r.textContent.includes("readonly"))`)
+	c.shot("identities")
+	// alice's new credentials read root's bucket (readonly) but may not write.
+	alice := s.client("alice", secret)
+	if _, err := alice.ListObjectsV2(ctx(t), &s3.ListObjectsV2Input{Bucket: aws.String("console-e2e")}); err != nil {
+		t.Fatalf("alice with readonly cannot list: %v", err)
+	}
+	if _, err := alice.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("console-e2e"), Key: aws.String("a"), Body: strings.NewReader("x")}); err == nil {
+		t.Fatal("alice with readonly could write")
+	}
+
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}

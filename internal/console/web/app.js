@@ -140,6 +140,8 @@ async function route() {
     await browsePage(main, params.get("bucket"), params.get("prefix") || "");
   } else if (path === "/ops") {
     stopPage = await opsPage(main);
+  } else if (path === "/identities") {
+    await identitiesPage(main);
   } else {
     await bucketsPage(main);
   }
@@ -184,8 +186,9 @@ function header(path) {
   return el("header", { class: "topbar" },
     el("a", { class: "brand", href: "#/buckets" }, el("span", { class: "brand-mark", "aria-hidden": "true" }), "shardstore"),
     el("nav", { "aria-label": "Main" },
-      link("#/buckets", "Buckets", path !== "/ops"),
-      state.ops ? link("#/ops", "Operations", path === "/ops") : null),
+      link("#/buckets", "Buckets", path !== "/ops" && path !== "/identities"),
+      state.ops ? link("#/ops", "Operations", path === "/ops") : null,
+      state.ops ? link("#/identities", "Identities", path === "/identities") : null),
     el("div", { class: "who" },
       el("span", { class: "user", title: "Logged in as", text: state.user }),
       el("button", { id: "logout", onclick: async () => {
@@ -825,4 +828,72 @@ function drawChart(canvas, lines) {
     });
     ctx.stroke();
   }
+}
+
+// ---------- identities (the identity store, through the admin API) ----------
+
+async function identitiesPage(main) {
+  main.append(el("h2", { text: "Identities" }));
+  const iam = (method, path, json) => api(method, "/api/iam/" + path, json === undefined ? {} : { json });
+  const act = async (fn, done) => {
+    try { await fn(); if (done) toast(done); } catch (e) { toast(explain(e), "error"); }
+    main.replaceChildren();
+    await identitiesPage(main);
+  };
+  let users = [], policies = [], groups = [];
+  try {
+    [users, policies, groups] = await Promise.all([iam("GET", "users"), iam("GET", "policies"), iam("GET", "groups")]);
+  } catch (e) {
+    main.append(el("p", { class: "error", role: "alert", text: explain(e) }));
+    return;
+  }
+  const name = el("input", { id: "new-user", placeholder: "user name", "aria-label": "New user name", required: true });
+  const created = el("div", { id: "new-user-secret", "aria-live": "polite" });
+  main.append(el("form", { class: "toolbar", onsubmit: async (ev) => {
+    ev.preventDefault();
+    try {
+      const r = await iam("POST", "users", { name: name.value.trim() });
+      created.replaceChildren(el("p", { class: "callout" }, "User " + r.name + " created. Its secret key, shown only now: ",
+        el("code", { id: "new-secret", text: r.secretKey })));
+      name.value = "";
+      const list = await iam("GET", "users");
+      usersBox.replaceChildren(usersTable(list));
+    } catch (e) { toast(explain(e), "error"); }
+  } }, name, el("button", { type: "submit", class: "primary", id: "create-user", text: "Create user" })), created);
+
+  const policyNames = policies.map((p) => p.name);
+  const usersTable = (list) => list.length === 0
+    ? el("div", { class: "empty", text: "No users in the identity store yet. The root user and --users entries are not listed here." })
+    : el("table", { class: "grid", id: "users" },
+      el("thead", {}, el("tr", {}, ["User", "Status", "Policies", "Groups", "Access keys", ""].map((h) => el("th", { text: h })))),
+      el("tbody", {}, list.map((u) => {
+        const pick = el("select", { "aria-label": "Policy to attach to " + u.name }, policyNames.filter((n) => !(u.policies || []).includes(n)).map((n) => el("option", { value: n, text: n })));
+        return el("tr", {},
+          el("td", { text: u.name }),
+          el("td", {}, el("span", { class: "pill " + (u.status === "enabled" ? "ok" : "bad"), text: u.status })),
+          el("td", {}, (u.policies || []).map((p) => el("span", { class: "chip" }, p, el("button", { class: "chip-x", "aria-label": "Detach " + p + " from " + u.name, text: "×",
+            onclick: () => act(() => iam("POST", "policies/detach", { policies: [p], user: u.name }), p + " detached from " + u.name + ".") })))),
+          el("td", { text: (u.groups || []).join(", ") }),
+          el("td", { class: "num", text: u.accessKeys }),
+          el("td", { class: "actions" }, el("div", { class: "row-buttons tight" },
+            pick, el("button", { class: "small", text: "Attach", onclick: () => pick.value && act(() => iam("POST", "policies/attach", { policies: [pick.value], user: u.name }), pick.value + " attached to " + u.name + ".") }),
+            el("button", { class: "small", text: u.status === "enabled" ? "Disable" : "Enable",
+              onclick: () => act(() => iam("POST", "users/" + encodeURIComponent(u.name) + "/" + (u.status === "enabled" ? "disable" : "enable"))) }),
+            el("button", { class: "small danger", text: "Delete", onclick: () => confirm("Delete the user " + u.name + " and its access keys?") && act(() => iam("DELETE", "users/" + encodeURIComponent(u.name)), "User " + u.name + " deleted.") }))));
+      })));
+  const usersBox = el("section", { class: "panel" }, usersTable(users));
+  main.append(el("h3", { text: "Users" }), usersBox);
+
+  main.append(el("h3", { text: "Groups" }), el("section", { class: "panel" }, groups.length === 0
+    ? el("p", { class: "muted", text: "No groups. Create them with shardstore admin group." })
+    : el("table", { class: "grid", id: "groups" }, el("thead", {}, el("tr", {}, ["Group", "Status", "Members", "Policies"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, groups.map((g) => el("tr", {}, el("td", { text: g.name }), el("td", { text: g.status }), el("td", { text: (g.members || []).join(", ") }), el("td", { text: (g.policies || []).join(", ") })))))));
+
+  const doc = el("pre", { class: "policy-doc", id: "policy-doc", hidden: true });
+  main.append(el("h3", { text: "Policies" }), el("section", { class: "panel" },
+    el("table", { class: "grid", id: "policies" }, el("thead", {}, el("tr", {}, ["Policy", "Kind", "Users", "Groups", ""].map((h) => el("th", { text: h })))),
+      el("tbody", {}, policies.map((p) => el("tr", {}, el("td", { text: p.name }), el("td", { text: p.builtin ? "built-in" : "managed" }),
+        el("td", { text: (p.users || []).join(", ") }), el("td", { text: (p.groups || []).join(", ") }),
+        el("td", { class: "actions" }, el("button", { class: "small", text: "View", onclick: () => { doc.hidden = false; doc.textContent = p.name + "\n" + JSON.stringify(p.document, null, 2); doc.scrollIntoView(); } })))))),
+    doc));
 }
