@@ -66,6 +66,7 @@ type Console struct {
 	log      *slog.Logger
 	sessions *sessions
 	static   http.Handler
+	api      map[string]route // built once by New
 }
 
 // New returns the console for cfg.
@@ -85,6 +86,7 @@ func New(cfg Config) (*Console, error) {
 		return nil, err
 	}
 	c.static = http.FileServer(http.FS(sub))
+	c.api = c.routes()
 	return c, nil
 }
 
@@ -123,15 +125,16 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route is one API endpoint.
 type route struct {
 	method string
-	// public routes need no session (login, session check).
+	// public routes need no session (login, session check): serve gets
+	// a nil session.
 	public bool
 	serve  func(w http.ResponseWriter, r *http.Request, s *session)
 }
 
 func (c *Console) routes() map[string]route {
 	return map[string]route{
-		"/api/login":              {method: http.MethodPost, public: true},
-		"/api/session":            {method: http.MethodGet, public: true},
+		"/api/login":              {method: http.MethodPost, public: true, serve: c.login},
+		"/api/session":            {method: http.MethodGet, public: true, serve: c.sessionInfo},
 		"/api/logout":             {method: http.MethodPost, serve: c.logout},
 		"/api/buckets":            {method: "GET POST DELETE", serve: c.buckets},
 		"/api/objects":            {method: http.MethodGet, serve: c.listObjects},
@@ -152,11 +155,11 @@ func (c *Console) routes() map[string]route {
 }
 
 func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rt, ok := c.routes()[r.URL.Path]
+	rt, ok := c.api[r.URL.Path]
 	if strings.HasPrefix(r.URL.Path, iamPrefix) {
 		rt, ok = route{method: "GET POST PUT DELETE", serve: c.identities}, true
 	}
-	if !ok || (rt.serve == nil && !rt.public) {
+	if !ok {
 		writeError(w, http.StatusNotFound, "NotFound", "no such console call: "+r.URL.Path)
 		return
 	}
@@ -170,12 +173,8 @@ func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "CrossOrigin", "the request did not come from the console's own page")
 		return
 	}
-	switch r.URL.Path {
-	case "/api/login":
-		c.login(w, r)
-		return
-	case "/api/session":
-		c.sessionInfo(w, r)
+	if rt.public {
+		rt.serve(w, r, nil)
 		return
 	}
 	s := c.sessions.lookup(r, c.now())
@@ -205,7 +204,7 @@ type sessionReply struct {
 	Expires time.Time `json:"expires"`
 }
 
-func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+func (c *Console) login(w http.ResponseWriter, r *http.Request, _ *session) {
 	now := c.now()
 	addr := clientAddr(r)
 	if c.sessions.refused(addr, now) {
@@ -242,7 +241,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sessionReply{User: s.access, CSRF: s.csrf, Ops: c.mayOperate(r, s), Expires: s.expires})
 }
 
-func (c *Console) sessionInfo(w http.ResponseWriter, r *http.Request) {
+func (c *Console) sessionInfo(w http.ResponseWriter, r *http.Request, _ *session) {
 	s := c.sessions.lookup(r, c.now())
 	if s == nil {
 		writeError(w, http.StatusUnauthorized, "NotLoggedIn", "not logged in")

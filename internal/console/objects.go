@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/internal/engine"
 )
 
 // bucketRow is one bucket of the buckets page.
@@ -78,29 +79,21 @@ func (c *Console) buckets(w http.ResponseWriter, r *http.Request, s *session) {
 			writeS3Error(w, err)
 			return
 		}
-		var usage map[string]engineUsage
-		var at time.Time
+		var usage map[string]engine.BucketUsage
+		rep := bucketsReply{Buckets: []bucketRow{}}
 		if c.cfg.Usage != nil {
-			u, t := c.cfg.Usage()
-			at = t
-			usage = make(map[string]engineUsage, len(u))
-			for b, v := range u {
-				usage[b] = engineUsage{v.Objects, v.Bytes}
-			}
+			usage, rep.UsageAt = c.cfg.Usage()
 		}
-		rep := bucketsReply{Buckets: []bucketRow{}, UsageAt: at}
 		for _, b := range x.Buckets {
 			row := bucketRow{Name: b.Name, Created: b.CreationDate}
 			if u, ok := usage[b.Name]; ok {
-				row.Objects, row.Bytes = &u.objects, &u.bytes
+				row.Objects, row.Bytes = &u.Objects, &u.Bytes
 			}
 			rep.Buckets = append(rep.Buckets, row)
 		}
 		writeJSON(w, http.StatusOK, rep)
 	}
 }
-
-type engineUsage struct{ objects, bytes int64 }
 
 // objectRow is one object of a listing.
 type objectRow struct {
@@ -126,12 +119,23 @@ func (c *Console) listObjects(w http.ResponseWriter, r *http.Request, s *session
 	if v, err := strconv.Atoi(q.Get("max")); err == nil && v > 0 && v <= 1000 {
 		max = v
 	}
-	sq := url.Values{"list-type": {"2"}, "max-keys": {strconv.Itoa(max)}, "prefix": {q.Get("prefix")}, "encoding-type": {"url"}}
-	if q.Get("flat") != "1" {
+	rep, err := c.listPage(r, s, q.Get("bucket"), q.Get("prefix"), q.Get("token"), max, q.Get("flat") != "1")
+	if err != nil {
+		writeS3Error(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// listPage lists one ListObjectsV2 page of bucket under prefix, from the
+// continuation token on; with folders, "/" collapses common prefixes.
+func (c *Console) listPage(r *http.Request, s *session, bucket, prefix, token string, max int, folders bool) (listReply, error) {
+	sq := url.Values{"list-type": {"2"}, "max-keys": {strconv.Itoa(max)}, "prefix": {prefix}, "encoding-type": {"url"}}
+	if folders {
 		sq.Set("delimiter", "/")
 	}
-	if t := q.Get("token"); t != "" {
-		sq.Set("continuation-token", t)
+	if token != "" {
+		sq.Set("continuation-token", token)
 	}
 	var x struct {
 		IsTruncated bool   `xml:"IsTruncated"`
@@ -145,9 +149,8 @@ func (c *Console) listObjects(w http.ResponseWriter, r *http.Request, s *session
 		} `xml:"Contents"`
 		Prefixes []string `xml:"CommonPrefixes>Prefix"`
 	}
-	if _, err := c.callXML(r, s, s3Request{method: http.MethodGet, bucket: q.Get("bucket"), query: sq}, &x); err != nil {
-		writeS3Error(w, err)
-		return
+	if _, err := c.callXML(r, s, s3Request{method: http.MethodGet, bucket: bucket, query: sq}, &x); err != nil {
+		return listReply{}, err
 	}
 	rep := listReply{Prefixes: []string{}, Objects: []objectRow{}, Truncated: x.IsTruncated, Next: x.Next}
 	for _, p := range x.Prefixes {
@@ -157,7 +160,7 @@ func (c *Console) listObjects(w http.ResponseWriter, r *http.Request, s *session
 		rep.Objects = append(rep.Objects, objectRow{Key: unescapeKey(o.Key), Size: o.Size, ETag: o.ETag,
 			LastModified: o.LastModified, StorageClass: o.StorageClass})
 	}
-	writeJSON(w, http.StatusOK, rep)
+	return rep, nil
 }
 
 // unescapeKey undoes encoding-type=url (asked for so that keys with
@@ -531,30 +534,16 @@ func (c *Console) deleteObjects(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 	res := deleteResult{Deleted: []string{}, Errors: []deleteError{}}
 	keys := req.Keys
-	if req.Prefix != "" {
-		token := ""
-		for {
-			sq := url.Values{"list-type": {"2"}, "prefix": {req.Prefix}, "encoding-type": {"url"}}
-			if token != "" {
-				sq.Set("continuation-token", token)
-			}
-			var x struct {
-				Keys  []string `xml:"Contents>Key"`
-				Trunc bool     `xml:"IsTruncated"`
-				Next  string   `xml:"NextContinuationToken"`
-			}
-			if _, err := c.callXML(r, s, s3Request{method: http.MethodGet, bucket: req.Bucket, query: sq}, &x); err != nil {
-				writeS3Error(w, err)
-				return
-			}
-			for _, k := range x.Keys {
-				keys = append(keys, unescapeKey(k))
-			}
-			if !x.Trunc || x.Next == "" {
-				break
-			}
-			token = x.Next
+	for token, more := "", req.Prefix != ""; more; {
+		page, err := c.listPage(r, s, req.Bucket, req.Prefix, token, 1000, false)
+		if err != nil {
+			writeS3Error(w, err)
+			return
 		}
+		for _, o := range page.Objects {
+			keys = append(keys, o.Key)
+		}
+		token, more = page.Next, page.Truncated && page.Next != ""
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 1000)

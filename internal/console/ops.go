@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -16,10 +17,17 @@ import (
 // adminPrefix is where the S3 server serves the admin API.
 const adminPrefix = "/shardstore/admin/"
 
-// adminCall makes a signed admin API call for the session into w.
-func (c *Console) adminCall(w http.ResponseWriter, r *http.Request, s *session, method, name string) {
-	req := c.newS3Request(r.Context(), r, s.identity(), s3Request{method: method, path: adminPrefix + name, query: r.URL.Query()})
-	c.cfg.S3.ServeHTTP(w, req)
+// adminCall makes a signed admin API call for the session into w. The
+// body (nil for none) is signed with its SHA-256, which the admin API
+// checks.
+func (c *Console) adminCall(w http.ResponseWriter, r *http.Request, s *session, method, name string, query url.Values, body []byte) {
+	sum := sha256.Sum256(body)
+	sr := s3Request{method: method, path: adminPrefix + name, query: query, payload: hex.EncodeToString(sum[:])}
+	if len(body) > 0 {
+		sr.body, sr.size = bytes.NewReader(body), int64(len(body))
+		sr.header = http.Header{"Content-Type": {"application/json"}}
+	}
+	c.cfg.S3.ServeHTTP(w, c.newS3Request(r.Context(), r, s.identity(), sr))
 }
 
 // mayOperate reports whether the identity may see the operations pages
@@ -35,7 +43,7 @@ func (c *Console) mayOperate(r *http.Request, s *session) bool {
 	}
 	s.mu.Unlock()
 	rec := &recorder{header: http.Header{}}
-	c.adminCall(rec, r, s, http.MethodGet, "status")
+	c.adminCall(rec, r, s, http.MethodGet, "status", nil, nil)
 	ok := rec.status == 0 || rec.status == http.StatusOK
 	s.mu.Lock()
 	s.ops, s.opsUntil = ok, now.Add(opsCacheFor)
@@ -55,21 +63,19 @@ func (c *Console) requireOps(w http.ResponseWriter, r *http.Request, s *session)
 // opsStatus passes the admin status through (layout, sets, drives, heal
 // queue and scanner).
 func (c *Console) opsStatus(w http.ResponseWriter, r *http.Request, s *session) {
-	r.URL.RawQuery = ""
-	c.adminCall(w, r, s, http.MethodGet, "status")
+	c.adminCall(w, r, s, http.MethodGet, "status", nil, nil)
 }
 
 // opsHeal starts a heal through the admin API and streams its progress
 // lines (newline-delimited JSON) to the page.
 func (c *Console) opsHeal(w http.ResponseWriter, r *http.Request, s *session) {
-	q := r.URL.Query()
-	for k := range q {
-		if k != "bucket" && k != "prefix" && k != "deep" {
-			q.Del(k)
+	bq, q := r.URL.Query(), url.Values{}
+	for _, k := range []string{"bucket", "prefix", "deep"} {
+		if v, ok := bq[k]; ok {
+			q[k] = v
 		}
 	}
-	r.URL.RawQuery = q.Encode()
-	c.adminCall(w, r, s, http.MethodPost, "heal")
+	c.adminCall(w, r, s, http.MethodPost, "heal", q, nil)
 }
 
 // metricsReply is one sample of the live charts; the page turns the
@@ -231,12 +237,5 @@ func (c *Console) identities(w http.ResponseWriter, r *http.Request, s *session)
 		writeError(w, http.StatusBadRequest, "BadRequest", "the request body is unreadable or over 1 MiB")
 		return
 	}
-	sum := sha256.Sum256(body)
-	sr := s3Request{method: r.Method, path: adminPrefix + rest, query: r.URL.Query(),
-		payload: hex.EncodeToString(sum[:])}
-	if len(body) > 0 {
-		sr.body, sr.size = bytes.NewReader(body), int64(len(body))
-		sr.header = http.Header{"Content-Type": {"application/json"}}
-	}
-	c.cfg.S3.ServeHTTP(w, c.newS3Request(r.Context(), r, s.identity(), sr))
+	c.adminCall(w, r, s, r.Method, rest, r.URL.Query(), body)
 }
