@@ -1,0 +1,363 @@
+package driverpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/peerauth"
+)
+
+// Client is a drive of another node, reached through that node's
+// Server. It implements drive.Drive, so the engine (through a
+// drive.Health wrapper) uses it like a local drive.
+//
+// Errors the remote drive returns match the same drive errors here
+// (errors.Is). A node that cannot be reached, or answers outside the
+// protocol (a connection refused or cut, a stream that ends early, a
+// refused signature, a 5xx from something that is not a Server), is
+// ErrDriveFaulty naming the node: to the Health wrapper a node that is
+// down is a set of offline drives. A call whose context ends returns
+// the context's error instead, which says nothing about the drive.
+//
+// The context of CreateShard and OpenShard governs the whole stream, not
+// only the call that opens it. A Client is safe for concurrent use.
+type Client struct {
+	endpoint string
+	slot     string
+	name     string
+	key      peerauth.Key
+	hc       *http.Client
+	closed   atomic.Bool
+}
+
+// NewClient returns the client of drive slot on the node at endpoint
+// (scheme, host and port, like "http://10.0.0.2:9000"). name is what
+// String returns. Requests are signed with key. hc nil uses one client
+// shared by the process (NewHTTPClient); an hc given must not set a
+// Timeout, which would cut shard streams.
+func NewClient(endpoint string, slot int, name string, key peerauth.Key, hc *http.Client) *Client {
+	if hc == nil {
+		hc = sharedHTTPClient()
+	}
+	endpoint = strings.TrimRight(endpoint, "/")
+	if name == "" {
+		name = endpoint + "#" + strconv.Itoa(slot)
+	}
+	return &Client{endpoint: endpoint, slot: strconv.Itoa(slot), name: name, key: key, hc: hc}
+}
+
+var sharedHTTPClient = sync.OnceValue(NewHTTPClient)
+
+// NewHTTPClient returns an HTTP client suited to drive calls: keep-alive
+// connections, enough of them idle per node for every concurrent shard
+// stream to find one, a 5 s dial timeout so a node that is down fails
+// fast, and no overall timeout (streams last as long as the object they
+// carry; per-call deadlines come from the context and the Health
+// wrapper).
+//
+// It speaks HTTP/1.1 only: one TCP connection per stream keeps parallel
+// shard streams from sharing one connection's flow-control window and
+// stalling behind each other, as they would multiplexed over HTTP/2.
+func NewHTTPClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 15 * time.Second}
+	t := &http.Transport{
+		// Calls between nodes never go through a proxy from the
+		// environment.
+		Proxy:               nil,
+		DialContext:         dialer.DialContext,
+		TLSHandshakeTimeout: 5 * time.Second,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		// Shorter than the idle timeout of the peer's server, so the
+		// client drops a connection before the server closes it under a
+		// request.
+		IdleConnTimeout: 30 * time.Second,
+		// Covers the time from a request fully sent to its answer: a
+		// peer that takes longer is wedged. Streams are not affected
+		// once their headers arrived.
+		ResponseHeaderTimeout: 2 * time.Minute,
+		// A CreateShard body waits for the server's 100 Continue (sent
+		// once the file exists); CreateShard waits for it too, so the
+		// value only bounds when the transport starts reading the body.
+		ExpectContinueTimeout: 5 * time.Second,
+		// Shard data is not compressible, and a transparent gzip would
+		// hide the body's real length.
+		DisableCompression: true,
+		WriteBufferSize:    64 << 10,
+		ReadBufferSize:     64 << 10,
+	}
+	return &http.Client{
+		Transport: t,
+		// A peer never redirects; following one would send a signed
+		// request elsewhere.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func (c *Client) String() string { return c.name }
+
+// Close releases the client; the remote drive stays open (it belongs to
+// its node). Later calls fail with ErrDriveFaulty; streams already open
+// go on.
+func (c *Client) Close() error {
+	c.closed.Store(true)
+	return nil
+}
+
+// Operation names in errors.
+const (
+	nameReadFormat   = "read format"
+	nameWriteFormat  = "write format"
+	nameDiskInfo     = "disk info"
+	nameGet          = "get"
+	nameApply        = "apply"
+	nameScan         = "scan"
+	nameCreateShard  = "create shard"
+	nameOpenShard    = "open shard"
+	nameDeleteShards = "delete shards"
+	nameWalkShards   = "walk shards"
+)
+
+func (c *Client) closedErr(op string) error {
+	return fmt.Errorf("drive %s: %s: client closed: %w", c.name, op, drive.ErrDriveFaulty)
+}
+
+// transportErr classifies a failure to talk to the node: the caller's
+// context ending is its own error; anything else makes the drive
+// faulty.
+func (c *Client) transportErr(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		if errors.Is(err, cerr) {
+			return fmt.Errorf("drive %s: %s: %w", c.name, op, err)
+		}
+		return fmt.Errorf("drive %s: %s: %w (%v)", c.name, op, cerr, err)
+	}
+	return fmt.Errorf("drive %s: %s: node %s: %w: %v", c.name, op, c.endpoint, drive.ErrDriveFaulty, err)
+}
+
+// remoteErr is a drive error the server sent.
+func (c *Client) remoteErr(op string, we wireError) error {
+	e := fromWire(c.endpoint, op, we)
+	e.Drive = c.name
+	return e
+}
+
+// statusErr reads a non-200 answer: a drive error when it is one of the
+// protocol's, ErrDriveFaulty otherwise (an auth refusal, a proxy, a
+// server that is not a drive Server).
+func (c *Client) statusErr(ctx context.Context, op string, resp *http.Response) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		return c.transportErr(ctx, op, fmt.Errorf("reading %s answer: %w", resp.Status, err))
+	}
+	var we wireError
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") &&
+		json.Unmarshal(b, &we) == nil && we.Codes != nil {
+		return c.remoteErr(op, we)
+	}
+	return fmt.Errorf("drive %s: %s: node %s answered %s: %w: %s",
+		c.name, op, c.endpoint, resp.Status, drive.ErrDriveFaulty, plainText(b))
+}
+
+func (c *Client) url(op string, q url.Values) string {
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("drive", c.slot)
+	return c.endpoint + PathPrefix + op + "?" + q.Encode()
+}
+
+// call makes a non-streamed request with a signed body and returns the
+// answer when it is a 200; the caller closes its body.
+func (c *Client) call(ctx context.Context, method, op, name string, q url.Values, body []byte) (*http.Response, error) {
+	if c.closed.Load() {
+		return nil, c.closedErr(name)
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.url(op, q), rd)
+	if err != nil {
+		return nil, fmt.Errorf("drive %s: %s: %w: %v", c.name, name, drive.ErrInvalidArgument, err)
+	}
+	c.key.Sign(req, peerauth.BodyHash(body))
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.transportErr(ctx, name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, c.statusErr(ctx, name, resp)
+	}
+	return resp, nil
+}
+
+// callJSON makes a call whose answer is JSON decoded into out.
+func (c *Client) callJSON(ctx context.Context, method, op, name string, q url.Values, body []byte, out any) error {
+	resp, err := c.call(ctx, method, op, name, q, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return c.transportErr(ctx, name, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return c.transportErr(ctx, name, fmt.Errorf("malformed answer: %w", err))
+	}
+	return nil
+}
+
+// ReadFormat implements drive.Drive.
+func (c *Client) ReadFormat(ctx context.Context) (drive.Format, error) {
+	var f drive.Format
+	if err := c.callJSON(ctx, http.MethodGet, opFormat, nameReadFormat, nil, nil, &f); err != nil {
+		return drive.Format{}, err
+	}
+	return f, nil
+}
+
+// WriteFormat implements drive.Drive.
+func (c *Client) WriteFormat(ctx context.Context, f drive.Format) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return c.callJSON(ctx, http.MethodPost, opFormat, nameWriteFormat, nil, b, &struct{}{})
+}
+
+// DiskInfo implements drive.Drive.
+func (c *Client) DiskInfo(ctx context.Context) (drive.DiskInfo, error) {
+	var di drive.DiskInfo
+	if err := c.callJSON(ctx, http.MethodGet, opDiskInfo, nameDiskInfo, nil, nil, &di); err != nil {
+		return drive.DiskInfo{}, err
+	}
+	return di, nil
+}
+
+// Get implements drive.Drive. The value is the answer's body.
+func (c *Client) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
+	q := url.Values{"table": {strconv.Itoa(int(t))}, "key": {key}}
+	resp, err := c.call(ctx, http.MethodGet, opGet, nameGet, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var v []byte
+	if resp.ContentLength >= 0 && resp.ContentLength <= maxField {
+		v = make([]byte, resp.ContentLength)
+		_, err = io.ReadFull(resp.Body, v)
+	} else {
+		v, err = io.ReadAll(resp.Body)
+	}
+	if err != nil {
+		return nil, c.transportErr(ctx, nameGet, err)
+	}
+	if resp.Header.Get(headerNil) != "" {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// Apply implements drive.Drive. An empty batch makes no call, as it
+// does nothing on a local drive either.
+func (c *Client) Apply(ctx context.Context, b *drive.Batch) error {
+	if b == nil || len(b.Changes) == 0 {
+		return nil
+	}
+	return c.callJSON(ctx, http.MethodPost, opApply, nameApply, nil, encodeBatch(b), &struct{}{})
+}
+
+// Scan implements drive.Drive; the entries are decoded as they arrive.
+func (c *Client) Scan(ctx context.Context, t drive.Table, sq drive.ScanQuery) ([]drive.Entry, error) {
+	q := url.Values{"table": {strconv.Itoa(int(t))}}
+	if sq.Prefix != "" {
+		q.Set("prefix", sq.Prefix)
+	}
+	if sq.After != "" {
+		q.Set("after", sq.After)
+	}
+	if sq.Delimiter != "" {
+		q.Set("delimiter", sq.Delimiter)
+	}
+	if sq.Limit != 0 {
+		q.Set("limit", strconv.Itoa(sq.Limit))
+	}
+	if sq.KeysOnly {
+		q.Set("keysonly", "1")
+	}
+	resp, err := c.call(ctx, http.MethodGet, opScan, nameScan, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	es, err := decodeEntries(resp.Body)
+	if err != nil {
+		return nil, c.transportErr(ctx, nameScan, err)
+	}
+	return es, nil
+}
+
+// DeleteShards implements drive.Drive.
+func (c *Client) DeleteShards(ctx context.Context, refs []drive.ShardRef) error {
+	wrefs := make([]wireRef, len(refs))
+	for i, r := range refs {
+		wrefs[i] = wireRef{ID: r.ID, Part: r.Part}
+	}
+	b, err := json.Marshal(wrefs)
+	if err != nil {
+		return err
+	}
+	return c.callJSON(ctx, http.MethodPost, opDelete, nameDeleteShards, nil, b, &struct{}{})
+}
+
+// WalkShards implements drive.Drive: fn runs as the server's lines
+// arrive. An error from fn ends the request and is returned as is.
+func (c *Client) WalkShards(ctx context.Context, fn func(drive.ShardFile) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	resp, err := c.call(ctx, http.MethodGet, opWalk, nameWalkShards, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var l walkLine
+		if err := dec.Decode(&l); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF // no end line: the stream was cut
+			}
+			return c.transportErr(ctx, nameWalkShards, err)
+		}
+		switch {
+		case l.Err != nil:
+			return c.remoteErr(nameWalkShards, *l.Err)
+		case l.End:
+			return nil
+		}
+		sf := drive.ShardFile{
+			ShardRef: drive.ShardRef{ID: l.ID, Part: l.Part},
+			Size:     l.Size,
+			ModTime:  time.Unix(0, l.ModTime),
+		}
+		if err := fn(sf); err != nil {
+			return err
+		}
+	}
+}
