@@ -1,0 +1,69 @@
+// Package dlock provides per-name read/write locks that hold across the
+// nodes of a cluster and survive the loss of a minority of them.
+//
+// Every node runs a Table, an in-memory lock table that grants leases
+// (one writer, or any number of readers, per name) for a time to live,
+// and serves it to the other nodes through a Server. A Locker takes a
+// lock by asking every node (its own Table directly, the others over
+// HTTP, each request signed with the cluster's peerauth key) and holds it
+// when a majority granted; otherwise it gives back what it got and tries
+// again with jittered backoff until Options.Timeout (ErrTimeout). A
+// round does not wait for a node that failed to answer its previous call
+// when the others already decide it, so a hung node costs one
+// CallTimeout, not one per lock. A Lease refreshes itself on the nodes
+// every RefreshInterval and is lost when it cannot confirm a majority in
+// time.
+//
+// # Guarantees
+//
+// With n nodes (quorum n/2+1):
+//
+//   - Two writers, or a writer and a reader, never hold valid leases on
+//     one name at the same time: any two majorities share a node, and a
+//     node never grants a writer while another live lease exists, nor a
+//     reader while a live writer exists. Readers share.
+//   - A lease whose holder dies, or is cut off from a majority, expires
+//     on the grantors one TTL after the last request they received from
+//     it, so the lock is free again without anyone's help.
+//   - A holder learns of the loss before any grantor could consider the
+//     lease expired. The holder's deadline is the time it sent its last
+//     acquire or refresh round that a majority confirmed, plus TTL, minus
+//     Options.Margin; a grantor's is the time it received that request
+//     plus TTL. Both are measured with the local monotonic clock, so the
+//     nodes' clocks need not agree: only their rates must, within
+//     Margin/TTL (10% by default). Lease.Valid turns false at the
+//     deadline even if the refresh goroutine is stuck; Lease.Check is what
+//     a writer calls right before committing.
+//   - A node that restarted (and so forgot the leases it had granted)
+//     grants nothing for TableOptions.Quiet, by default its MaxTTL, so
+//     every lease its previous run granted has expired at its holder
+//     first. A whole cluster started at once therefore grants no lock
+//     for that long: lock calls wait (those made right at startup may
+//     reach their Timeout). A single node (a Locker without peers) skips
+//     the pause: every holder of its table's leases lived, and died, in
+//     its own process.
+//   - Memory is bounded: expired leases are dropped when their name is
+//     next touched and by a periodic sweep, and a Table refuses new
+//     leases beyond TableOptions.MaxLeases.
+//
+// # What it does not do
+//
+//   - Fencing. A holder that passes Check and then pauses (a long GC
+//     pause, swapping, a stopped VM) for longer than Margin before its
+//     writes reach the drives can still commit after another node took
+//     the lock. Closing that gap needs fencing tokens that the drives
+//     check on every write; this package does not issue them.
+//   - Liveness under a lost majority: with half the nodes or more
+//     unreachable, no lock can be taken (ErrTimeout), by design.
+//   - Replay protection beyond peerauth's: a signed request can be
+//     replayed within peerauth.MaxSkew. A replayed grant only occupies a
+//     node's vote for one TTL; clusters on untrusted networks use TLS.
+//   - Reentrancy and upgrades: a holder that asks again for the same name
+//     waits for itself until its Timeout.
+//   - Fairness: waiters retry rather than queue. A writer refused because
+//     of readers marks the name on that node for a moment
+//     (TableOptions.WriterIntent) so new readers hold back and the writer
+//     is not starved, but among writers the first to retry wins.
+//   - A lock message that is delayed past its own unlock (a slow network)
+//     leaves a stray grant that holds that node's vote for one TTL.
+package dlock

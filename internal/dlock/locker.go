@@ -1,0 +1,505 @@
+package dlock
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/peerauth"
+)
+
+// Errors of a Locker and its leases; match them with errors.Is.
+var (
+	// ErrTimeout: the lock could not be taken before Options.Timeout or
+	// the caller's context ended (the error then also matches ctx.Err()).
+	// The engine answers 503 SlowDown.
+	ErrTimeout = errors.New("timed out waiting for the cluster lock")
+	// ErrLost: the lease is no longer held (not refreshed on a majority
+	// in time, or released); its holder must not commit.
+	ErrLost = errors.New("cluster lock lost")
+	// ErrClosed: the Locker was closed.
+	ErrClosed = errors.New("locker closed")
+)
+
+// Peer is another node of the cluster, reachable over HTTP.
+type Peer struct {
+	// ID names the node in errors and as the owner of its leases.
+	ID string
+	// Endpoint is the base URL its Server is mounted under, e.g.
+	// "http://node2:9000" (PathPrefix is appended); "node2:9000" means
+	// http.
+	Endpoint string
+}
+
+// Options configures a Locker. Only Key is needed in a cluster; the rest
+// has defaults for production and is there so tests can run fast.
+type Options struct {
+	// Key signs every request to a peer.
+	Key peerauth.Key
+	// TTL is how long each grantor keeps a lease after the last request
+	// it received for it. Zero means DefaultTTL; the peers must grant it
+	// (TableOptions.MaxTTL).
+	TTL time.Duration
+	// Margin is taken off the holder's view of a lease, so the holder
+	// stops trusting it before any grantor lets it go even if the clocks
+	// run at different rates. Zero means TTL/10.
+	Margin time.Duration
+	// RefreshInterval is how often a held lease is renewed. Zero means
+	// TTL/3; it is capped at (TTL-Margin)/2 so a failed refresh can be
+	// retried before the lease runs out.
+	RefreshInterval time.Duration
+	// CallTimeout bounds one request to one node. Zero means 2 s; it is
+	// capped at (TTL-Margin)/2.
+	CallTimeout time.Duration
+	// Timeout bounds the wait in Lock and RLock. Zero means 30 s.
+	Timeout time.Duration
+	// Client sends the requests to peers; nil means a client of the
+	// package's own.
+	Client *http.Client
+	// Now is the clock the holder measures its leases with; nil means
+	// time.Now (whose differences use the monotonic clock).
+	Now func() time.Time
+}
+
+// Locker takes locks on a majority of the cluster's nodes. It is safe
+// for concurrent use.
+type Locker struct {
+	self        string
+	nodes       []node // nodes[0] is the local table
+	quorum      int
+	ttl         time.Duration
+	margin      time.Duration
+	refresh     time.Duration
+	callTimeout time.Duration
+	timeout     time.Duration
+	retryMax    time.Duration
+	now         func() time.Time
+	writers     writerQueue
+
+	mu      sync.Mutex
+	held    map[*Lease]struct{}
+	closed  bool
+	running int        // background goroutines (refreshers, releases)
+	idle    *sync.Cond // on mu: running dropped to 0
+}
+
+// NewLocker returns the locker of node self, whose own table is local
+// and whose peers are the other nodes (self, if listed, and duplicates
+// are skipped). With no peers it locks local alone.
+func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
+	o := opts.withDefaults()
+	l := &Locker{
+		self:        self,
+		ttl:         o.TTL,
+		margin:      o.Margin,
+		refresh:     o.RefreshInterval,
+		callTimeout: o.CallTimeout,
+		timeout:     o.Timeout,
+		retryMax:    min(max(o.TTL/10, 10*time.Millisecond), 100*time.Millisecond),
+		now:         o.Now,
+		writers:     writerQueue{m: make(map[string]*slot)},
+		held:        make(map[*Lease]struct{}),
+	}
+	l.idle = sync.NewCond(&l.mu)
+	localNode := &localNode{id: self, table: local}
+	l.nodes = append(l.nodes, localNode)
+	seen := map[string]bool{}
+	for _, p := range peers {
+		base := strings.TrimRight(p.Endpoint, "/")
+		if base != "" && !strings.Contains(base, "://") {
+			base = "http://" + base
+		}
+		// Counting a node twice would let a minority pass for a majority.
+		if (p.ID != "" && (p.ID == self || seen["id:"+p.ID])) || seen["url:"+base] {
+			continue
+		}
+		seen["id:"+p.ID], seen["url:"+base] = true, true
+		l.nodes = append(l.nodes, &remoteNode{peer: p, base: base, key: o.Key, client: o.Client})
+	}
+	localNode.solo = len(l.nodes) == 1
+	l.quorum = len(l.nodes)/2 + 1
+	return l
+}
+
+func (o Options) withDefaults() Options {
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Margin <= 0 || o.Margin >= o.TTL {
+		o.Margin = o.TTL / 10
+	}
+	window := (o.TTL - o.Margin) / 2
+	if o.RefreshInterval <= 0 {
+		o.RefreshInterval = o.TTL / 3
+	}
+	o.RefreshInterval = min(o.RefreshInterval, window)
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 2 * time.Second
+	}
+	o.CallTimeout = min(o.CallTimeout, window)
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Client == nil {
+		o.Client = defaultClient()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Lock takes name exclusively: it holds once a majority of the nodes
+// granted a writer lease, i.e. a majority has no other live lease on
+// name. It waits until ctx ends or Options.Timeout passes (ErrTimeout).
+func (l *Locker) Lock(ctx context.Context, name string) (*Lease, error) {
+	return l.acquire(ctx, name, true)
+}
+
+// RLock takes name shared: it holds once a majority of the nodes granted
+// a reader lease, i.e. a majority has no live writer on name. It waits
+// like Lock.
+func (l *Locker) RLock(ctx context.Context, name string) (*Lease, error) {
+	return l.acquire(ctx, name, false)
+}
+
+// Close releases every lease still held (their Lost channels close) and
+// makes later calls fail with ErrClosed. It waits for the releases and
+// the calls still in flight, at most about two CallTimeouts.
+func (l *Locker) Close() {
+	l.mu.Lock()
+	l.closed = true
+	leases := make([]*Lease, 0, len(l.held))
+	for s := range l.held {
+		leases = append(leases, s)
+	}
+	l.mu.Unlock()
+	for _, s := range leases {
+		s.Unlock()
+	}
+	l.mu.Lock()
+	for l.running > 0 {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+}
+
+// spawn runs f in the background, counted so that Close can wait for it.
+func (l *Locker) spawn(f func()) {
+	l.mu.Lock()
+	l.running++
+	l.mu.Unlock()
+	go func() {
+		defer func() {
+			l.mu.Lock()
+			if l.running--; l.running == 0 {
+				l.idle.Broadcast()
+			}
+			l.mu.Unlock()
+		}()
+		f()
+	}()
+}
+
+func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, error) {
+	op, kind := opRLock, "read lock"
+	if write {
+		op, kind = opLock, "write lock"
+	}
+	if l.isClosed() {
+		return nil, fmt.Errorf("%s of %q: %w", kind, name, ErrClosed)
+	}
+	actx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	start := time.Now()
+
+	// Writers of one name on this node queue here first, so they do not
+	// compete over the network (and each waits for the release of the
+	// one before it to reach the nodes, instead of being refused by it).
+	releaseLocal := func() {}
+	if write {
+		var err error
+		if releaseLocal, err = l.writers.acquire(actx, name); err != nil {
+			return nil, l.waitError(ctx, kind, name, start, 0, nil, nil)
+		}
+	}
+
+	delay := l.retryMax / 16
+	var last *tally
+	heard := make([]string, len(l.nodes)) // each node's latest refusal or failure
+	for attempt := 1; ; attempt++ {
+		// A fresh id per attempt: a late release of an earlier attempt
+		// must never remove a grant of this one.
+		req := request{Name: name, ID: rand.Text(), Owner: l.self, TTL: int64(l.ttl)}
+		sent := l.now()
+		t := l.round(actx, op, req)
+		if err := t.calls.err[0]; errors.Is(err, errInvalid) {
+			// The local table says no node could grant it: do not wait.
+			l.release(req, t.calls, releaseLocal)
+			return nil, fmt.Errorf("%s of %q: %w", kind, name, err)
+		}
+		if t.ok >= l.quorum {
+			// The grantors keep it until at least sent+TTL on their
+			// clocks; the holder trusts it until sent+TTL-Margin on its.
+			deadline := sent.Add(l.ttl - l.margin)
+			if l.now().Before(deadline) {
+				if s := l.hold(write, req, t.calls, deadline, releaseLocal); s != nil {
+					return s, nil
+				}
+				l.release(req, t.calls, releaseLocal)
+				return nil, fmt.Errorf("%s of %q: %w", kind, name, ErrClosed)
+			}
+		}
+		// No majority (or it came too late to be of use): give back what
+		// was granted, or may have been, at once.
+		l.release(req, t.calls, nil)
+		last = &t
+		for i, a := range t.answer {
+			if a != "" {
+				heard[i] = a
+			}
+		}
+		sleep := delay/2 + mrand.N(delay/2+1)
+		delay = min(2*delay, l.retryMax)
+		select {
+		case <-actx.Done():
+		case <-time.After(sleep):
+		}
+		if actx.Err() != nil {
+			releaseLocal()
+			return nil, l.waitError(ctx, kind, name, start, attempt, last, heard)
+		}
+	}
+}
+
+// waitError explains why acquire gave up: the last attempt's count, and
+// the latest answer of each node that did not grant it.
+func (l *Locker) waitError(ctx context.Context, kind, name string, start time.Time, attempts int, last *tally, heard []string) error {
+	detail := "waiting for this node's earlier writer of the name"
+	if last != nil {
+		detail = fmt.Sprintf("%d attempts; the last was granted by %d of %d nodes, %d needed", attempts, last.ok, len(l.nodes), l.quorum)
+		var why []string
+		for i, nd := range l.nodes {
+			switch {
+			case last.granted(i):
+			case heard[i] != "":
+				why = append(why, fmt.Sprintf("%v: %s", nd, heard[i]))
+			default:
+				why = append(why, fmt.Sprintf("%v: no answer in time", nd))
+			}
+		}
+		if len(why) > 0 {
+			detail += ": " + strings.Join(why, "; ")
+		}
+	}
+	waited := time.Since(start).Round(time.Millisecond)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %s of %q after %v (%s): %w", ErrTimeout, kind, name, waited, detail, err)
+	}
+	return fmt.Errorf("%w: %s of %q after %v (%s)", ErrTimeout, kind, name, waited, detail)
+}
+
+func (l *Locker) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// tally is the outcome of one round of calls, as far as it is known.
+type tally struct {
+	ok     int      // nodes that granted or confirmed
+	no     int      // nodes that said no for certain
+	answer []string // by node: its refusal or failure, "" if none (yet)
+	calls  *calls   // every call, including those still in flight
+}
+
+// granted reports whether node i granted (or confirmed) in time.
+func (t *tally) granted(i int) bool {
+	return t.answer[i] == "" && t.calls.finished(i) && t.calls.err[i] == nil
+}
+
+// why lists the refusals and failures, for error messages.
+func (t *tally) why(nodes []node) string {
+	var s []string
+	for i, a := range t.answer {
+		if a != "" {
+			s = append(s, fmt.Sprintf("%v: %s", nodes[i], a))
+		}
+	}
+	return strings.Join(s, "; ")
+}
+
+// calls are the requests of one round, one per node; err[i] may be read
+// once done[i] is closed.
+type calls struct {
+	done []chan struct{}
+	err  []error
+}
+
+// finished reports whether node i's call has returned.
+func (c *calls) finished(i int) bool {
+	select {
+	case <-c.done[i]:
+		return true
+	default:
+		return false
+	}
+}
+
+// refused reports whether node i said no for certain (waiting for it).
+func (c *calls) refused(i int) bool {
+	<-c.done[i]
+	return errors.Is(c.err[i], ErrRefused)
+}
+
+// round sends req to every node at once, each call bounded by
+// CallTimeout, and returns as soon as the outcome is decided: a majority
+// said yes, or enough said no that no majority can. It does not wait for
+// nodes that failed to answer their last call (unreachable, or hung)
+// when only they could still make a majority: it returns undecided, and
+// the caller retries rather than stall for CallTimeout on every attempt
+// while a node is down. Calls still in flight finish in the background;
+// a grant they bring is covered because refreshes go to every node and
+// a release waits for them. It also returns when ctx ends.
+func (l *Locker) round(ctx context.Context, op string, req request) tally {
+	n := len(l.nodes)
+	c := &calls{done: make([]chan struct{}, n), err: make([]error, n)}
+	t := tally{calls: c, answer: make([]string, n)}
+	results := make(chan int, n-1)
+	pending := make([]bool, n)
+	// Calls outlive ctx: cancelling one midway would leave its outcome
+	// unknown for no gain, as each is short.
+	callCtx := context.WithoutCancel(ctx)
+	for i := range n {
+		c.done[i] = make(chan struct{})
+		pending[i] = true
+		if i == 0 {
+			continue
+		}
+		go func() {
+			cctx, cancel := context.WithTimeout(callCtx, l.callTimeout)
+			defer cancel()
+			c.err[i] = l.nodes[i].call(cctx, op, req)
+			close(c.done[i])
+			results <- i
+		}()
+	}
+	count := func(i int) {
+		pending[i] = false
+		switch err := c.err[i]; {
+		case err == nil:
+			t.ok++
+		case errors.Is(err, ErrRefused):
+			t.no++
+			t.answer[i] = err.Error()
+		default:
+			t.answer[i] = err.Error()
+		}
+	}
+	decided := func() bool {
+		if t.ok >= l.quorum || t.no > n-l.quorum {
+			return true
+		}
+		healthy := 0 // unanswered nodes that answered their last call
+		for j, p := range pending {
+			if p && !l.nodes[j].suspect() {
+				healthy++
+			}
+		}
+		return t.ok+healthy < l.quorum
+	}
+	c.err[0] = l.nodes[0].call(ctx, op, req) // the local table: no network
+	close(c.done[0])
+	count(0)
+	for got := 1; got < n && !decided(); got++ {
+		select {
+		case i := <-results:
+			count(i)
+		case <-ctx.Done():
+			return t
+		}
+	}
+	return t
+}
+
+// release removes req's lease from every node, in the background. With
+// grants (the calls that asked for it), each node is released only once
+// its grant call has finished, so the release cannot overtake the grant
+// and leave it behind, and not at all where it was refused. done, if
+// set, runs once a majority of the nodes are settled (released, failed
+// or never granted), which is all the next holder needs; one slow node
+// does not hold it up.
+func (l *Locker) release(req request, grants *calls, done func()) {
+	var once sync.Once
+	var mu sync.Mutex
+	settled := 0
+	settle := func() {
+		mu.Lock()
+		settled++
+		enough := settled >= l.quorum
+		mu.Unlock()
+		if enough && done != nil {
+			once.Do(done)
+		}
+	}
+	for i, nd := range l.nodes {
+		l.spawn(func() {
+			defer settle()
+			if grants != nil && grants.refused(i) {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout)
+			defer cancel()
+			nd.call(ctx, opUnlock, req) // best effort: the lease expires anyway
+		})
+	}
+}
+
+// writerQueue serializes the writers of each name within this node.
+type writerQueue struct {
+	mu sync.Mutex
+	m  map[string]*slot
+}
+
+type slot struct {
+	ch   chan struct{} // holds a token while a writer has the name
+	refs int
+}
+
+func (q *writerQueue) acquire(ctx context.Context, name string) (func(), error) {
+	q.mu.Lock()
+	s := q.m[name]
+	if s == nil {
+		s = &slot{ch: make(chan struct{}, 1)}
+		q.m[name] = s
+	}
+	s.refs++
+	q.mu.Unlock()
+	select {
+	case s.ch <- struct{}{}:
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				<-s.ch
+				q.drop(name, s)
+			})
+		}, nil
+	case <-ctx.Done():
+		q.drop(name, s)
+		return nil, ctx.Err()
+	}
+}
+
+func (q *writerQueue) drop(name string, s *slot) {
+	q.mu.Lock()
+	if s.refs--; s.refs == 0 {
+		delete(q.m, name)
+	}
+	q.mu.Unlock()
+}
