@@ -22,6 +22,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"server", "run the S3 server on a set of drives", runServer},
+		{"cluster", "cluster demo: a cluster of node processes on this machine", runCluster},
 		{"admin", "operate a running server: admin status, admin heal", runAdmin},
 		{"bench", "measure: bench ec, bench put, bench drive, bench s3", runBench},
 		{"version", "print the version, commit and Go version", runVersion},

@@ -21,6 +21,7 @@ import (
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/cli"
+	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/console"
 	"github.com/shardstore/shardstore/internal/cpustat"
 	"github.com/shardstore/shardstore/internal/ellipses"
@@ -66,6 +67,9 @@ type serverOptions struct {
 	// the operator gave it (a taken default is not fatal).
 	console       string
 	consoleChosen bool
+	// addressChosen is set when --address was given (a cluster node
+	// otherwise listens on all interfaces at its endpoint's port).
+	addressChosen bool
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -113,7 +117,10 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 		o.drives = append(o.drives, rest[0])
 		rest = rest[1:]
 	}
-	fs.Visit(func(f *flag.Flag) { o.consoleChosen = o.consoleChosen || f.Name == "console-address" })
+	fs.Visit(func(f *flag.Flag) {
+		o.consoleChosen = o.consoleChosen || f.Name == "console-address"
+		o.addressChosen = o.addressChosen || f.Name == "address"
+	})
 	return o, nil
 }
 
@@ -146,28 +153,16 @@ func runServer(args []string) error {
 	procs := setServerProcs(os.Getenv)
 	logger.Debug("scheduler", "gomaxprocs", procs)
 
-	drives := o.drives
-	embedded := len(drives) == 0
-	if embedded {
-		drives = []string{defaultDrives}
-	}
-	paths, err := ellipses.ExpandAll(drives)
-	if err != nil {
-		return fmt.Errorf("drives: %w", err)
-	}
-	if embedded {
-		abs, _ := filepath.Abs(filepath.Dir(paths[0]))
-		fmt.Fprintf(os.Stderr, "No drives given: using the embedded default %s (%d drives under %s)\n",
-			defaultDrives, len(paths), abs)
-	}
-	allowRoot := o.allowRoot || envTrue(os.Getenv("SHARDSTORE_ALLOW_ROOT_DRIVES"))
-	if err := checkPlacement(os.Stderr, paths, "/", allowRoot, embedded); err != nil {
-		return err
-	}
-
 	creds, err := rootCredentials(os.Getenv)
 	if err != nil {
 		return err
+	}
+	clustered := cluster.IsCluster(o.drives)
+	var paths []string
+	if !clustered {
+		if paths, err = localDrivePaths(o); err != nil {
+			return err
+		}
 	}
 	if creds.dev() {
 		fmt.Fprint(os.Stderr, strings.Join([]string{
@@ -223,9 +218,22 @@ func runServer(args []string) error {
 		return err
 	}
 
-	eng, err := engine.New(engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
+	engCfg := engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
 		InlineLimit: o.inlineLimit, Logger: logger.With("component", "engine"),
-		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout})
+		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout}
+	// A cluster node listens before its engine opens: the other nodes
+	// need its drives to open theirs.
+	var node *clusterNode
+	var eng *engine.Engine
+	if clustered {
+		if node, err = openClusterNode(o, creds, logger, os.Stderr); err != nil {
+			return err
+		}
+		defer node.close()
+		eng, err = node.openEngine(engCfg, os.Stderr)
+	} else {
+		eng, err = engine.New(engCfg)
+	}
 	if err != nil {
 		return fmt.Errorf("open drives: %w", err)
 	}
@@ -238,7 +246,13 @@ func runServer(args []string) error {
 	if err := metrics.RegisterStorage(registry, eng); err != nil {
 		return err
 	}
+	if node != nil {
+		paths = node.endpoints()
+	}
 	printLayout(os.Stderr, eng.Layout(), paths, hashPolicy, etagMode)
+	if node != nil {
+		node.printPlacement(os.Stderr, eng.Layout().SetSize, eng.Layout().Parity)
+	}
 
 	ids, err := iam.Open(context.Background(), iam.Options{Backend: eng, Root: root,
 		Key: os.Getenv("SHARDSTORE_IAM_KEY"), PreviousKey: os.Getenv("SHARDSTORE_IAM_PREVIOUS_KEY"),
@@ -274,22 +288,51 @@ func runServer(args []string) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	ln, err := net.Listen("tcp", o.address)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.address, err)
+	var endpoint string
+	var served chan error
+	var stopper stoppable = srv
+	if node != nil {
+		// Identities changed on another node are re-read at its notice
+		// and, as a backstop, every 30 s.
+		stopRefresh := node.refreshEvery(30*time.Second, ids.Reload)
+		defer stopRefresh()
+		node.ready(srv, func(kind, name string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var err error
+			switch kind {
+			case "bucket":
+				err = eng.ReloadBucket(ctx, name)
+			case "config":
+				err = ids.Reload(ctx)
+			}
+			if err != nil {
+				logger.Warn("re-reading state another node changed failed", "kind", kind, "name", name, "err", err)
+			}
+		})
+		endpoint = "http://" + endpointHost(node.ln.Addr())
+		served = node.served
+		stopper = nodeStopper{node, srv}
+	} else {
+		ln, err := net.Listen("tcp", o.address)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", o.address, err)
+		}
+		endpoint = "http://" + endpointHost(ln.Addr())
+		served = make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
 	}
-	endpoint := "http://" + endpointHost(ln.Addr())
 	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, console.Config{
 		S3: srv, Region: o.region, ShareEndpoint: endpoint, Usage: eng.BucketUsage, Metrics: registry,
 		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent,
 		Logger: logger.With("component", "console"),
 	}, logger)
 	if err != nil {
-		_ = srv.Close()
+		_ = stopper.Shutdown(context.Background())
+		if node == nil {
+			_ = srv.Close()
+		}
 		<-served
 		return err
 	}
@@ -305,7 +348,7 @@ func runServer(args []string) error {
 	consoleCtx, consoleCut := context.WithTimeout(context.Background(), o.shutdown)
 	consoleStopped := make(chan error, 1)
 	go func() { consoleStopped <- cons.stop(consoleCtx) }()
-	serr := shutdown(os.Stderr, srv, sig, sigs, o.shutdown, shutdownReportEvery)
+	serr := shutdown(os.Stderr, stopper, sig, sigs, o.shutdown, shutdownReportEvery)
 	consoleCut()
 	if err := <-consoleStopped; err != nil {
 		serr = errors.Join(serr, fmt.Errorf("console: %w", err))
@@ -407,4 +450,28 @@ func endpointHost(a net.Addr) string {
 		ip = net.IPv4(127, 0, 0, 1)
 	}
 	return net.JoinHostPort(ip.String(), fmt.Sprint(tcp.Port))
+}
+
+// localDrivePaths expands the drive arguments of a single node (the
+// embedded default when none are given) and checks where they are.
+func localDrivePaths(o serverOptions) ([]string, error) {
+	drives := o.drives
+	embedded := len(drives) == 0
+	if embedded {
+		drives = []string{defaultDrives}
+	}
+	paths, err := ellipses.ExpandAll(drives)
+	if err != nil {
+		return nil, fmt.Errorf("drives: %w", err)
+	}
+	if embedded {
+		abs, _ := filepath.Abs(filepath.Dir(paths[0]))
+		fmt.Fprintf(os.Stderr, "No drives given: using the embedded default %s (%d drives under %s)\n",
+			defaultDrives, len(paths), abs)
+	}
+	allowRoot := o.allowRoot || envTrue(os.Getenv("SHARDSTORE_ALLOW_ROOT_DRIVES"))
+	if err := checkPlacement(os.Stderr, paths, "/", allowRoot, embedded); err != nil {
+		return nil, err
+	}
+	return paths, nil
 }

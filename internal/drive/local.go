@@ -98,6 +98,9 @@ type LocalOptions struct {
 	// hide the failure. Once a directory appears at the path it is bound
 	// to like a replaced drive.
 	NoCreate bool
+	// Name, when set, is what String returns instead of the directory: a
+	// cluster node names its drives by URL, as the other nodes do.
+	Name string
 }
 
 const (
@@ -312,7 +315,12 @@ func (d *Local) rebindIfReplaced() error {
 	return d.bindLocked()
 }
 
-func (d *Local) String() string { return d.root }
+func (d *Local) String() string {
+	if d.opts.Name != "" {
+		return d.opts.Name
+	}
+	return d.root
+}
 
 // Close closes the index and releases the lock. Later calls fail.
 func (d *Local) Close() error {

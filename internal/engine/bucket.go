@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
@@ -14,7 +16,9 @@ import (
 
 // Bucket records live in every drive's index (TableBuckets). A bucket
 // exists when a majority of all drives hold its record. Records are cached
-// in memory: this process is the only writer.
+// in memory; in a cluster, a node that changes a record tells the
+// others (ClusterConfig.Changed), a cache miss reads the drives, and
+// changes are made from a fresh read under the bucket's cluster lock.
 
 type bucketRecord struct {
 	Name    string    `json:"name"`
@@ -64,7 +68,19 @@ func (e *Engine) allDrives() []drive.Drive {
 func (e *Engine) bucketQuorum() int { return len(e.allDrives())/2 + 1 }
 
 func (e *Engine) loadBuckets(ctx context.Context) error {
+	buckets, err := e.scanBuckets(ctx)
+	if err != nil {
+		return err
+	}
+	e.buckets = buckets
+	return nil
+}
+
+// scanBuckets reads the bucket records of every drive: a bucket exists
+// when a majority of all drives hold its record; the newest copy wins.
+func (e *Engine) scanBuckets(ctx context.Context) (map[string]BucketInfo, error) {
 	drives := e.allDrives()
+	var mu sync.Mutex
 	counts := map[string]int{}
 	records := map[string]bucketRecord{}
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
@@ -72,29 +88,33 @@ func (e *Engine) loadBuckets(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		for _, ent := range ents {
 			var r bucketRecord
 			if json.Unmarshal(ent.Value, &r) != nil || r.Name != ent.Key {
 				continue
 			}
 			n := ent.Key
-			e.bucketsMu.Lock()
 			counts[n]++
 			if old, ok := records[n]; !ok || r.Created.After(old.Created) {
 				records[n] = r
 			}
-			e.bucketsMu.Unlock()
 		}
 		return nil
 	})
-	_ = errs
-	e.buckets = map[string]BucketInfo{}
+	if ok := countNil(errs); ok < e.bucketQuorum() && e.clustered() {
+		// A node cut off from most drives keeps what it knows rather
+		// than forgetting every bucket.
+		return nil, quorumError("bucket records", errs, ok, e.bucketQuorum())
+	}
+	out := map[string]BucketInfo{}
 	for n, c := range counts {
 		if c >= e.bucketQuorum() {
-			e.buckets[n] = records[n].info()
+			out[n] = records[n].info()
 		}
 	}
-	return nil
+	return out, nil
 }
 
 func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo) error {
@@ -124,6 +144,14 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	e.bucketsMu.RLock()
 	_, exists := e.buckets[bucket]
 	e.bucketsMu.RUnlock()
+	if !exists && e.clustered() {
+		// Another node may have created it since this one cached.
+		_, err := e.readBucketRecord(ctx, bucket)
+		if err != nil && !errors.Is(err, ErrBucketNotFound) {
+			return err
+		}
+		exists = err == nil
+	}
 	if exists {
 		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketExists)
 	}
@@ -144,6 +172,7 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	e.bucketsMu.Lock()
 	e.buckets[bucket] = info
 	e.bucketsMu.Unlock()
+	e.changed("bucket", bucket)
 	return nil
 }
 
@@ -155,6 +184,19 @@ func (e *Engine) BucketInfo(ctx context.Context, bucket string) (BucketInfo, err
 	if !ok {
 		if err := checkBucketName(bucket); err != nil && bucket != reservedBucket {
 			return BucketInfo{}, err
+		}
+		if e.clustered() && bucket != reservedBucket {
+			// Created on another node whose notice has not arrived (or
+			// was lost): the drives decide.
+			if err := e.ReloadBucket(ctx, bucket); err != nil {
+				return BucketInfo{}, err
+			}
+			e.bucketsMu.RLock()
+			info, ok = e.buckets[bucket]
+			e.bucketsMu.RUnlock()
+			if ok {
+				return info, nil
+			}
 		}
 		return BucketInfo{}, fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotFound)
 	}
@@ -206,6 +248,7 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 	e.bucketsMu.Lock()
 	delete(e.buckets, bucket)
 	e.bucketsMu.Unlock()
+	e.changed("bucket", bucket)
 	if countNil(errs) < e.bucketQuorum() {
 		return fmt.Errorf("bucket %s: %w: %v", bucket, ErrWriteQuorum, firstErr(errs))
 	}
@@ -279,6 +322,11 @@ func (e *Engine) updateBucket(ctx context.Context, bucket string, change func(*B
 	}
 	defer unlock()
 	info, err := e.BucketInfo(ctx, bucket)
+	if err == nil && e.clustered() {
+		// Under the cluster lock the drives hold the latest record;
+		// the cache may predate another node's change.
+		info, err = e.readBucketRecord(ctx, bucket)
+	}
 	if err != nil {
 		return err
 	}
@@ -291,6 +339,7 @@ func (e *Engine) updateBucket(ctx context.Context, bucket string, change func(*B
 	e.bucketsMu.Lock()
 	e.buckets[bucket] = info
 	e.bucketsMu.Unlock()
+	e.changed("bucket", bucket)
 	return nil
 }
 

@@ -153,6 +153,18 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) (data []byte
 func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
 	e.configMu.Lock()
 	defer e.configMu.Unlock()
+	if e.clustered() {
+		// The other nodes re-read the document after the lock is given
+		// back (deferred calls run last first): a node re-reading it may
+		// be waiting for that lock to write it.
+		defer e.changed("config", name)
+		// The compare-and-set must hold across nodes too.
+		unlock, err := e.locks.LockWait(ctx, lockName("", "config/"+name))
+		if err != nil {
+			return 0, err
+		}
+		defer unlock()
+	}
 	_, cur, newest, err := e.readConfigLocked(ctx, name)
 	switch {
 	case errors.Is(err, ErrNoConfig):

@@ -80,6 +80,9 @@ type Config struct {
 	// Now is the clock lifecycle rules are evaluated against; nil means
 	// time.Now. Tests move it forward instead of waiting for days.
 	Now func() time.Time
+	// Cluster, when set, makes this engine one node of a cluster whose
+	// drives (Drives, local and remote) it shares with the other nodes.
+	Cluster *ClusterConfig
 }
 
 // Engine is one running object store. It is safe for concurrent use.
@@ -122,7 +125,7 @@ type Engine struct {
 
 // New opens (formatting on first use) the drives in cfg and returns the engine.
 func New(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, log: cfg.Logger, locks: newNSLock(), pins: newPinSet(), hasher: cfg.Hashing,
+	e := &Engine{cfg: cfg, log: cfg.Logger, locks: newNSLock(cfg.Cluster.locker()), pins: newPinSet(), hasher: cfg.Hashing,
 		inlineLimit: cfg.InlineLimit, blockSize: cfg.BlockSize, bitrot: cfg.Bitrot}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -145,6 +148,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if !e.bitrot.Valid() {
 		return nil, fmt.Errorf("engine: unknown bitrot algorithm %d", e.bitrot)
+	}
+	if cfg.Cluster != nil {
+		e.pins.delay = cfg.Cluster.FreeDelay
+		if e.pins.delay <= 0 {
+			e.pins.delay = DefaultClusterFreeDelay
+		}
 	}
 	drives := cfg.Drives
 	setSizeWant, parityWant := cfg.SetSize, cfg.Parity
@@ -171,7 +180,7 @@ func New(cfg Config) (*Engine, error) {
 		e.abandon()
 		return nil, err
 	}
-	layout, err := loadFormats(context.Background(), drives, setSize, parity, e.log)
+	layout, err := loadFormats(context.Background(), drives, setSize, parity, e.log, cfg.Cluster)
 	if err != nil {
 		e.abandon()
 		return nil, err
@@ -294,6 +303,7 @@ func writeQuorum(data, parity int) int {
 // Close stops background work (persisting the heal queue) and releases
 // the drives. It is safe to call more than once.
 func (e *Engine) Close() error {
+	e.pins.stop()
 	e.stopBackground()
 	e.closeHealths()
 	return nil

@@ -22,7 +22,7 @@ type layout struct {
 // loadFormats reads every drive's format record, formats a fresh
 // deployment, adopts blank drives into their slots, and refuses any drive
 // that belongs elsewhere with an error naming it and the problem.
-func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int, log *slog.Logger) (layout, error) {
+func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int, log *slog.Logger, cluster *ClusterConfig) (layout, error) {
 	n := len(drives)
 	formats := make([]drive.Format, n)
 	errs := make([]error, n)
@@ -56,7 +56,15 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 				return layout{}, fmt.Errorf("engine: drive %s: %w", drives[i], errs[i])
 			}
 		}
+		if !cluster.mayFormatNew() {
+			return layout{}, ErrAwaitingFormat
+		}
 		return formatFresh(ctx, drives, setSize, parity)
+	}
+	if !cluster.mayFormatNew() && errors.Is(errs[0], drive.ErrUnformatted) {
+		// The first node formats slot 0 last: until it has, formatting
+		// is under way and a blank drive is not a replacement to adopt.
+		return layout{}, ErrAwaitingFormat
 	}
 	var depID string
 	for id, v := range votes {
@@ -91,8 +99,8 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 		return layout{}, fmt.Errorf("engine: drive layout refused:\n  %s", strings.Join(problems, "\n  "))
 	}
 	for i, d := range drives {
-		if !errors.Is(errs[i], drive.ErrUnformatted) {
-			continue
+		if !errors.Is(errs[i], drive.ErrUnformatted) || !cluster.owns(i) {
+			continue // a blank drive of another node is adopted by that node
 		}
 		f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: n / setSize, SetSize: setSize,
 			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString(), Parity: parity}
@@ -124,9 +132,14 @@ func recordedParity(formats []drive.Format, errs []error, depID string) int {
 
 // formatFresh formats every drive of a new deployment. Drive.WriteFormat
 // refuses a directory that holds anything but shardstore's own files.
+//
+// Slot 0 is formatted last: in a cluster, the other nodes take a blank
+// slot 0 next to formatted drives as formatting still under way.
 func formatFresh(ctx context.Context, drives []drive.Drive, setSize, parity int) (layout, error) {
 	depID := uuid.NewString()
-	for i, d := range drives {
+	order := append(append([]drive.Drive{}, drives[1:]...), drives[0])
+	for k, d := range order {
+		i := (k + 1) % len(drives)
 		f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: len(drives) / setSize, SetSize: setSize,
 			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString(), Parity: parity}
 		if err := d.WriteFormat(ctx, f); err != nil {

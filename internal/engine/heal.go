@@ -161,7 +161,7 @@ func (e *Engine) persistQueue(ctx context.Context) {
 		return
 	}
 	errs := forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		return sysPut(ctx, d, mrfFile, b)
+		return sysPut(ctx, d, e.nodeFile(mrfFile), b)
 	})
 	if countNil(errs) == 0 {
 		e.heal.markDirty() // try again next time
@@ -173,7 +173,7 @@ func (e *Engine) persistQueue(ctx context.Context) {
 func (e *Engine) loadQueue(ctx context.Context) {
 	var mu sync.Mutex
 	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		b, err := sysGet(ctx, d, mrfFile)
+		b, err := sysGet(ctx, d, e.nodeFile(mrfFile))
 		if err != nil {
 			if !errors.Is(err, drive.ErrNotFound) {
 				e.log.Warn("cannot read heal queue", "drive", d.String(), "err", err)

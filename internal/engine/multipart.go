@@ -509,12 +509,12 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		}
 		dropVersions(b, unlisted[p], nil)
 	}
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	defer unlock()
-	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: &om, res: res, cond: opts,
+	err = e.commitMeta(lctx, set, bucket, key, commitReq{m: &om, res: res, cond: opts,
 		owner: objectOwner(bucket, key), priorOwner: uploadOwner(uploadID), extra: extra, newVersion: true})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)

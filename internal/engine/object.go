@@ -35,7 +35,7 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 		return false, err
 	}
 	set := e.setFor(bucket, key)
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	ctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return false, err
 	}
@@ -74,20 +74,21 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 }
 
 // lockKey checks that bucket exists and key is a valid name, and takes
-// the key's write lock in its set (callers defer unlock).
-func (e *Engine) lockKey(ctx context.Context, bucket, key string) (*erasureSet, func(), error) {
+// the key's write lock in its set (callers defer unlock and commit with
+// the context it returns, which ends if a cluster lock is lost).
+func (e *Engine) lockKey(ctx context.Context, bucket, key string) (context.Context, *erasureSet, func(), error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := checkObjectName(key); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	set := e.setFor(bucket, key)
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return set, unlock, nil
+	return lctx, set, unlock, nil
 }
 
 // updateMeta rewrites an object's metadata in place (same data), under the
@@ -99,7 +100,7 @@ func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Condi
 // updateMetaIf is updateMeta that also checks the conditional-write
 // options of put (If-Match, If-None-Match) in the commit.
 func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object) error) (ObjectInfo, error) {
-	set, unlock, err := e.lockKey(ctx, bucket, key)
+	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

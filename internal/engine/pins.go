@@ -1,15 +1,26 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // pinSet counts the readers of each data id. A commit or delete that
 // replaces a version frees its data at once when nobody reads it, and
 // otherwise when the last reader unpins it: readers never block writers,
 // and a reader never loses the bytes it resolved.
+//
+// Pins are per process: in a cluster a reader on another node is not
+// seen, so frees wait delay first (a GET streaming through another node
+// keeps its bytes for that long). Frees still waiting when the engine
+// closes are dropped; their files are orphans the scanner removes.
 type pinSet struct {
 	mu      sync.Mutex
 	readers map[string]int
 	pending map[string][]func() // frees deferred until the id is unpinned
+	delay   time.Duration
+	timers  map[*time.Timer]struct{}
+	stopped bool
 }
 
 func newPinSet() *pinSet {
@@ -49,8 +60,46 @@ func (s *pinSet) pinned(id string) bool {
 	return s.readers[id] > 0
 }
 
-// free runs f now if no reader holds id, or when the last one unpins it.
+// free runs f now if no reader holds id, or when the last one unpins it
+// (after delay, when one is set).
 func (s *pinSet) free(id string, f func()) {
+	if s.delay > 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.stopped {
+			return
+		}
+		var t *time.Timer
+		t = time.AfterFunc(s.delay, func() {
+			s.mu.Lock()
+			_, live := s.timers[t]
+			delete(s.timers, t)
+			s.mu.Unlock()
+			if live {
+				s.freeNow(id, f)
+			}
+		})
+		if s.timers == nil {
+			s.timers = map[*time.Timer]struct{}{}
+		}
+		s.timers[t] = struct{}{}
+		return
+	}
+	s.freeNow(id, f)
+}
+
+// stop drops the delayed frees (the engine is closing).
+func (s *pinSet) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	for t := range s.timers {
+		t.Stop()
+	}
+	s.timers = nil
+}
+
+func (s *pinSet) freeNow(id string, f func()) {
 	s.mu.Lock()
 	if s.readers[id] > 0 {
 		s.pending[id] = append(s.pending[id], f)

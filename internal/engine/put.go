@@ -480,11 +480,11 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 		beforeCommit()
 	}
 	t0 := time.Now()
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
-	err = e.commitMeta(ctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true})
+	err = e.commitMeta(lctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true})
 	if err == nil {
 		plan.committed = true
 	}

@@ -69,12 +69,12 @@ func (e *Engine) markRunning(ctx context.Context) bool {
 	unclean := false
 	var mu sync.Mutex
 	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		if _, err := sysGet(ctx, d, runningFile); err == nil {
+		if _, err := sysGet(ctx, d, e.nodeFile(runningFile)); err == nil {
 			mu.Lock()
 			unclean = true
 			mu.Unlock()
 		}
-		return sysPut(ctx, d, runningFile, []byte(time.Now().UTC().Format(time.RFC3339)))
+		return sysPut(ctx, d, e.nodeFile(runningFile), []byte(time.Now().UTC().Format(time.RFC3339)))
 	})
 	return unclean
 }
@@ -82,7 +82,7 @@ func (e *Engine) markRunning(ctx context.Context) bool {
 // markStopped records a clean stop.
 func (e *Engine) markStopped(ctx context.Context) {
 	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		return sysDelete(ctx, d, runningFile)
+		return sysDelete(ctx, d, e.nodeFile(runningFile))
 	})
 }
 
@@ -154,6 +154,10 @@ func (e *Engine) startBackground(cfg HealConfig) {
 	if b.cfg.ScanInterval > 0 {
 		b.wg.Add(1)
 		go e.scanLoop()
+	}
+	if e.clustered() {
+		b.wg.Add(1)
+		go e.refreshBuckets(b)
 	}
 }
 
@@ -641,6 +645,9 @@ func (e *Engine) monitorLoop() {
 func (e *Engine) checkDrives(ctx context.Context) {
 	for si, set := range e.sets {
 		forEachDrive(set.drives, func(i int, d drive.Drive) error {
+			if !e.ownsSlot(si*len(set.drives) + i) {
+				return nil // another node adopts and refills its own drives
+			}
 			f, err := d.ReadFormat(ctx)
 			if errors.Is(err, drive.ErrUnformatted) {
 				if err := e.adoptDrive(ctx, si, i, d); err != nil {

@@ -261,7 +261,7 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 	if versionID == "" {
 		return e.updateMeta(ctx, bucket, key, nil, fn)
 	}
-	set, unlock, err := e.lockKey(ctx, bucket, key)
+	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -326,7 +326,7 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	set, unlock, err := e.lockKey(ctx, bucket, key)
+	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return DeleteResult{}, err
 	}
@@ -391,7 +391,7 @@ func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep f
 	dm := &meta.Object{ModTime: time.Now().UnixNano(), Flags: meta.FlagDeleteMarker,
 		Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: e.blockSize,
 			Distribution: e.distribution(key, n), Bitrot: uint8(e.bitrot)}}
-	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
+	ctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return DeleteResult{}, false, err
 	}

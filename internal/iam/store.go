@@ -338,6 +338,18 @@ type writeError struct{ err error }
 func (e *writeError) Error() string { return "store identities: " + e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
 
+// Reload re-reads the identity document from the drives: in a cluster,
+// another node changed it (or may have, while this one was cut off).
+func (s *Store) Reload(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.reload(ctx)
+	if errors.Is(err, engine.ErrNoConfig) {
+		return nil // no node has stored an identity yet
+	}
+	return err
+}
+
 // reload replaces the snapshot with the document the drives hold.
 func (s *Store) reload(ctx context.Context) error {
 	data, seq, err := s.opts.Backend.ReadConfig(ctx, documentName)

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/cluster"
+	"github.com/shardstore/shardstore/internal/dlock"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/driverpc"
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/peerauth"
+)
+
+// clusterNode is this process's part of a cluster: its local drives,
+// served to the other nodes over the S3 port under /_shardstore/ (signed
+// with the cluster key, never reachable with S3 credentials), the remote
+// drives of the other nodes, the lock service and the peer calls. It
+// listens before the engine opens, because the engine needs the other
+// nodes' drives and they need this node's.
+type clusterNode struct {
+	top    cluster.Topology
+	self   int
+	key    peerauth.Key
+	log    *slog.Logger
+	hc     *http.Client
+	hello  cluster.Hello
+	peers  *cluster.Peers
+	peerSv *cluster.PeerServer
+	table  *dlock.Table
+	locker *dlock.Locker
+
+	drives     []drive.Drive // every slot, Health-wrapped
+	healths    []*drive.Health
+	indexCache *drive.IndexCache
+	// fresh is set when no local drive is formatted: a new deployment
+	// waits for every node before formatting.
+	fresh bool
+	// grantsFrom is when a restarted node's lock table grants again.
+	grantsFrom time.Time
+
+	ln     net.Listener
+	http   *http.Server
+	s3     atomic.Pointer[http.Handler]
+	served chan error
+}
+
+// clusterLockTTL is how long a node keeps a lock it granted without
+// hearing from the holder. The engine holds object locks for a commit
+// (milliseconds), so a short lease costs few refreshes and lets the
+// locks of a crashed node go soon; a restarted node grants nothing for
+// this long.
+const clusterLockTTL = 10 * time.Second
+
+// clusterStartWait bounds how long a node waits for the other nodes at
+// start before giving up (a new deployment needs all of them).
+const clusterStartWait = 10 * time.Minute
+
+// openClusterNode parses the endpoints, finds this node, opens its local
+// drives and starts serving them (and the lock and peer calls) on its
+// address; S3 requests get 503 until ready is called.
+func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stderr io.Writer) (*clusterNode, error) {
+	top, err := cluster.Parse(o.drives)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	self, err := top.FindSelf(ctx, o.address, o.addressChosen)
+	if err != nil {
+		return nil, err
+	}
+	address := o.address
+	if !o.addressChosen {
+		_, port, _ := strings.Cut(top.Host(self), ":")
+		address = ":" + port
+	}
+	n := &clusterNode{top: top, self: self, key: peerauth.Derive(creds.user, creds.pass), log: logger,
+		hc: driverpc.NewHTTPClient(), served: make(chan error, 1)}
+	b := currentBuild()
+	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, strings.TrimSpace(b.Version+" "+b.Commit))
+
+	var localPaths []string
+	for _, d := range top.Drives {
+		if d.Node == self {
+			localPaths = append(localPaths, d.Path)
+		}
+	}
+	allowRoot := o.allowRoot || envTrue(os.Getenv("SHARDSTORE_ALLOW_ROOT_DRIVES"))
+	if err := checkPlacement(stderr, localPaths, "/", allowRoot, false); err != nil {
+		return nil, err
+	}
+	if err := n.openDrives(o); err != nil {
+		n.close()
+		return nil, err
+	}
+
+	// A table that may have granted leases in an earlier run pauses
+	// for one lease time before granting again; a new deployment has
+	// granted none.
+	quiet := time.Duration(0)
+	if n.fresh {
+		quiet = -1
+	} else {
+		n.grantsFrom = time.Now().Add(clusterLockTTL)
+	}
+	n.table = dlock.NewTable(dlock.TableOptions{MaxTTL: clusterLockTTL, Quiet: quiet})
+	var lockPeers []dlock.Peer
+	var others []string
+	for i, u := range top.Nodes {
+		if i != self {
+			lockPeers = append(lockPeers, dlock.Peer{ID: u, Endpoint: u})
+			others = append(others, u)
+		}
+	}
+	n.locker = dlock.NewLocker(top.Nodes[self], n.table, lockPeers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL})
+	n.peers = cluster.NewPeers(n.key, n.hc, others, logger.With("component", "cluster"))
+	n.peerSv = cluster.NewPeerServer(n.key, n.hello)
+
+	locals := map[int]drive.Drive{}
+	for i, d := range top.Drives {
+		if d.Node == self {
+			locals[i] = n.drives[i]
+		}
+	}
+	internal := http.NewServeMux()
+	internal.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, n.key, logger.With("component", "driverpc")))
+	internal.Handle(dlock.PathPrefix, dlock.NewServer(n.table, n.key))
+	internal.Handle(cluster.PathPrefix, n.peerSv)
+
+	n.ln, err = net.Listen("tcp", address)
+	if err != nil {
+		n.close()
+		return nil, fmt.Errorf("listen on %s: %w", address, err)
+	}
+	n.http = &http.Server{
+		Handler:           n.route(internal),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		err := n.http.Serve(n.ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		n.served <- err
+	}()
+	return n, nil
+}
+
+// openDrives opens the local drives (Health-wrapped, sharing one index
+// cache) and a remote client for every other node's drive.
+func (n *clusterNode) openDrives(o serverOptions) error {
+	n.fresh = true
+	for _, d := range n.top.Drives {
+		if d.Node != n.self {
+			continue
+		}
+		if _, err := drive.PeekFormat(d.Path); err == nil {
+			n.fresh = false
+		} else if errors.Is(err, drive.ErrOldLayout) || errors.Is(err, drive.ErrNewerLayout) {
+			return fmt.Errorf("drive %s: %w", d.Path, err)
+		}
+	}
+	n.indexCache = drive.NewIndexCache(64 << 20)
+	shared := drive.NewSharedSync()
+	hcfg := drive.HealthConfig{OpTimeout: o.driveTimeout, Logger: n.log.With("component", "drive")}
+	for i, d := range n.top.Drives {
+		var inner drive.Drive
+		if d.Node == n.self {
+			if n.fresh {
+				// A new deployment creates its drive directories; an
+				// existing one never does (a missing one is a disk that
+				// did not mount).
+				if err := os.MkdirAll(d.Path, 0o750); err != nil {
+					return fmt.Errorf("create drive directory %s: %w", d.Path, err)
+				}
+			}
+			l, err := drive.OpenLocal(d.Path, drive.LocalOptions{Cache: n.indexCache, SharedSync: shared, NoCreate: !n.fresh, Name: n.top.Endpoint(i)})
+			if err != nil {
+				return fmt.Errorf("drive %s: %w", d.Path, err)
+			}
+			inner = l
+		} else {
+			inner = driverpc.NewClient(n.top.Nodes[d.Node], i, n.top.Endpoint(i), n.key, n.hc)
+		}
+		h := drive.NewHealth(inner, hcfg)
+		n.healths = append(n.healths, h)
+		n.drives = append(n.drives, h)
+	}
+	return nil
+}
+
+// route sends signed requests under /_shardstore/ to the internal
+// handlers and everything else to S3 (503 until the node is ready).
+// Bucket names never start with '_', so no path-style S3 request is
+// taken; a virtual-host request for a key under _shardstore/ carries no
+// peer signature and goes to S3.
+func (n *clusterNode) route(internal http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/_shardstore/") && r.Header.Get(peerauth.HeaderSignature) != "" {
+			internal.ServeHTTP(w, r)
+			return
+		}
+		if h := n.s3.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+			`<Error><Code>ServiceUnavailable</Code><Message>This node is starting: it is waiting for the other nodes of the cluster.</Message></Error>`)
+	})
+}
+
+// openEngine waits for the other nodes, then opens the engine on all
+// drives. A node other than the first waits for the first to format a
+// new deployment.
+func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.Engine, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), clusterStartWait)
+	defer cancel()
+	fmt.Fprintf(stderr, "Cluster: this is node %d of %d (%s); waiting for the others\n", n.self+1, len(n.top.Nodes), n.top.Nodes[n.self])
+	err := n.peers.Await(ctx, n.hello, n.fresh, 15*time.Second, func(waiting []string) {
+		fmt.Fprintf(stderr, "Cluster: still waiting for %s\n", strings.Join(waiting, ", "))
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Drives = n.drives
+	cfg.Cluster = &engine.ClusterConfig{
+		Locker:    lockerAdapter{n.locker},
+		FormatNew: n.self == 0,
+		Local:     func(slot int) bool { return n.top.Drives[slot].Node == n.self },
+		Changed:   n.peers.Notify,
+		NodeID:    nodeID(n.top.Nodes[n.self]),
+	}
+	for {
+		eng, err := engine.New(cfg)
+		if !errors.Is(err, engine.ErrAwaitingFormat) {
+			if err == nil {
+				n.waitForGrants(stderr)
+			}
+			return eng, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cluster: the first node (%s) did not format the deployment within %v: %w", n.top.Nodes[0], clusterStartWait, err)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// waitForGrants holds a restarted node back from S3 until its lock table
+// grants again: leases it granted before the restart may still be held,
+// so it refuses every grant for one lease time, and a request taken now
+// would only wait for that (or, with most nodes restarted, time out).
+func (n *clusterNode) waitForGrants(stderr io.Writer) {
+	if wait := time.Until(n.grantsFrom); wait > 0 {
+		fmt.Fprintf(stderr, "Cluster: this node restarted; it serves S3 in %v, once locks it granted before the restart have expired\n", wait.Round(100*time.Millisecond))
+		time.Sleep(wait)
+	}
+}
+
+// ready starts answering S3 requests with h; notices from other nodes
+// call onNotify from now on.
+func (n *clusterNode) ready(h http.Handler, onNotify func(kind, name string)) {
+	n.s3.Store(&h)
+	n.peerSv.OnNotify(onNotify)
+}
+
+// printPlacement tells how the sets spread over the nodes.
+func (n *clusterNode) printPlacement(w io.Writer, setSize, parity int) {
+	fmt.Fprintf(w, "Cluster: %d nodes, drives per node %v\n", len(n.top.Nodes), n.top.NodeDrives())
+	for s, most := range n.top.SetSpread(setSize) {
+		survives := "survives the loss of a whole node"
+		if most > parity {
+			survives = fmt.Sprintf("does NOT survive the loss of a node (%d of its drives are on one node, parity is %d)", most, parity)
+		}
+		fmt.Fprintf(w, "  set %d: at most %d drives per node; %s\n", s+1, most, survives)
+	}
+}
+
+// shutdown stops serving (S3 and internal) and waits for requests in
+// flight until ctx ends.
+func (n *clusterNode) Shutdown(ctx context.Context) error {
+	err := n.http.Shutdown(ctx)
+	if err != nil {
+		return errors.Join(err, n.http.Close())
+	}
+	return nil
+}
+
+// close releases the locker, the drives and the listener.
+func (n *clusterNode) close() {
+	if n.locker != nil {
+		n.locker.Close()
+	}
+	if n.http != nil {
+		_ = n.http.Close()
+	}
+	if n.table != nil {
+		n.table.Close()
+	}
+	var wg sync.WaitGroup
+	for _, h := range n.healths {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.Close() }()
+	}
+	wg.Wait()
+	if n.indexCache != nil {
+		n.indexCache.Close()
+	}
+}
+
+// nodeID is a node's name in records it keeps on shared drives.
+func nodeID(url string) string {
+	return strings.NewReplacer("http://", "", ":", "_", "/", "_").Replace(url)
+}
+
+// lockerAdapter gives the engine the dlock locker.
+type lockerAdapter struct{ l *dlock.Locker }
+
+func (a lockerAdapter) Lock(ctx context.Context, name string) (engine.ClusterLease, error) {
+	l, err := a.l.Lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (a lockerAdapter) RLock(ctx context.Context, name string) (engine.ClusterLease, error) {
+	l, err := a.l.RLock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// endpoints names every drive slot by its URL.
+func (n *clusterNode) endpoints() []string {
+	out := make([]string, len(n.top.Drives))
+	for i := range out {
+		out[i] = n.top.Endpoint(i)
+	}
+	return out
+}
+
+// refreshEvery runs fn every d until the returned stop is called: a
+// backstop for change notices a node missed while cut off.
+func (n *clusterNode) refreshEvery(d time.Duration, fn func(context.Context) error) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				if err := fn(ctx); err != nil {
+					n.log.Warn("periodic re-read of cluster state failed", "err", err)
+				}
+				cancel()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// nodeStopper stops a cluster node's listener (S3 and internal calls)
+// and counts the S3 requests in flight.
+type nodeStopper struct {
+	node *clusterNode
+	s3   stoppable
+}
+
+func (s nodeStopper) Shutdown(ctx context.Context) error { return s.node.Shutdown(ctx) }
+func (s nodeStopper) InFlight() int                      { return s.s3.InFlight() }

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/cli"
+)
+
+const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--dir DIR] [--base-port P]"
+
+// runCluster dispatches `shardstore cluster SUBCOMMAND`.
+func runCluster(args []string) error {
+	if len(args) == 0 || args[0] != "demo" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintf(os.Stderr, "usage: %s\n\nStarts a cluster of node processes on this machine (loopback) for trying it out and for tests.\n", clusterUsage)
+			return flag.ErrHelp
+		}
+		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "unknown cluster command: want demo")
+	}
+	return runClusterDemo(args[1:])
+}
+
+// demoNode is one node process of the demo.
+type demoNode struct {
+	index    int
+	cmd      *exec.Cmd
+	endpoint string
+	log      string
+	exited   chan error
+}
+
+// runClusterDemo starts N node processes on loopback, each with D drives
+// under DIR/nodeI, prints one line per node once all serve and stops
+// them all on a signal. A killed node is a node crash: the others keep
+// running. Starting it again on the same DIR brings the same cluster back.
+func runClusterDemo(args []string) error {
+	fs := flag.NewFlagSet("cluster demo", flag.ContinueOnError)
+	nodes := fs.Int("nodes", 4, "node processes to start")
+	drives := fs.Int("drives", 4, "drives per node")
+	dir := fs.String("dir", "./data/cluster", "`DIR` holding every node's drives (DIR/nodeI/dJ) and logs (DIR/nodeI.log)")
+	basePort := fs.Int("base-port", 9000, "node I listens on 127.0.0.1:(base-port+I-1)")
+	parity := fs.Int("parity", 0, "parity shards per object (passed to every node)")
+	setSize := fs.Int("set-size", 0, "drives per erasure set (passed to every node)")
+	console := fs.String("console-address", "", "`HOST:PORT` for node 1's web console (\"\" = none)")
+	head := fmt.Sprintf("usage: %s\n\nStarts a cluster of node processes on this machine (loopback), prints\n"+
+		"'node I pid PID endpoint URL' per node once all serve, and stops them all\n"+
+		"on Ctrl-C or SIGTERM. Root credentials come from the environment as for\n"+
+		"`shardstore server`.", clusterUsage)
+	if err := cli.Parse(fs, args, os.Stderr, clusterUsage, head); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "unexpected argument %q", fs.Arg(0))
+	}
+	if *nodes < 2 || *drives < 1 || *nodes**drives < 2 {
+		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "want at least 2 nodes and 1 drive per node")
+	}
+	if *basePort < 1 || *basePort+*nodes-1 > 65535 {
+		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "bad --base-port %d", *basePort)
+	}
+	root, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(root, 0o750); err != nil {
+		return fmt.Errorf("cluster demo: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cluster demo: find own binary: %w", err)
+	}
+	// The same endpoint list for every node; on one machine each node's
+	// drives are under its own directory.
+	var endpoints []string
+	for i := 0; i < *nodes; i++ {
+		endpoints = append(endpoints, fmt.Sprintf("http://127.0.0.1:%d%s/node%d/d{1...%d}", *basePort+i, root, i+1, *drives))
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+
+	var procs []*demoNode
+	stopAll := func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			select {
+			case <-p.exited:
+			case <-time.After(40 * time.Second):
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+			}
+		}
+	}
+	ready := make(chan *demoNode, *nodes)
+	failed := make(chan error, *nodes)
+	for i := 0; i < *nodes; i++ {
+		args := []string{"server", "--address", "127.0.0.1:" + strconv.Itoa(*basePort+i), "--allow-root-drives"}
+		cons := ""
+		if i == 0 {
+			cons = *console
+		}
+		args = append(args, "--console-address", cons)
+		if *parity > 0 {
+			args = append(args, "--parity", strconv.Itoa(*parity))
+		}
+		if *setSize > 0 {
+			args = append(args, "--set-size", strconv.Itoa(*setSize))
+		}
+		args = append(args, endpoints...)
+		p, err := startDemoNode(exe, args, i, filepath.Join(root, fmt.Sprintf("node%d.log", i+1)), ready, failed)
+		if err != nil {
+			stopAll()
+			return err
+		}
+		procs = append(procs, p)
+	}
+	fmt.Fprintf(os.Stderr, "cluster demo: started %d nodes x %d drives under %s; waiting for all to serve (logs: %s/nodeI.log)\n", *nodes, *drives, root, root)
+	up := 0
+	for up < *nodes {
+		select {
+		case <-ready:
+			up++
+		case err := <-failed:
+			stopAll()
+			return err
+		case sig := <-sigs:
+			fmt.Fprintf(os.Stderr, "cluster demo: %v: stopping the nodes\n", sig)
+			stopAll()
+			return nil
+		}
+	}
+	for _, p := range procs {
+		fmt.Fprintf(os.Stdout, "node %d pid %d endpoint %s\n", p.index+1, p.cmd.Process.Pid, p.endpoint)
+	}
+	fmt.Fprintln(os.Stderr, "cluster demo: all nodes serve; Ctrl-C stops them. Killing a node's pid is a node crash; the others keep serving.")
+	// Report nodes that die; keep running until told to stop.
+	exits := make(chan *demoNode, *nodes)
+	for _, p := range procs {
+		go func() {
+			<-p.exited
+			exits <- p
+		}()
+	}
+	running := *nodes
+	for {
+		select {
+		case p := <-exits:
+			running--
+			fmt.Fprintf(os.Stderr, "cluster demo: node %d (pid %d) exited: %v; %d nodes still running\n", p.index+1, p.cmd.Process.Pid, p.cmd.ProcessState, running)
+			if running == 0 {
+				return errors.New("cluster demo: every node has exited")
+			}
+		case sig := <-sigs:
+			fmt.Fprintf(os.Stderr, "cluster demo: %v: stopping the nodes\n", sig)
+			stopAll()
+			return nil
+		}
+	}
+}
+
+// startDemoNode starts one node, logging its stderr to logPath, and
+// reports it on ready once it prints its endpoint (or on failed if it
+// exits first).
+func startDemoNode(exe string, args []string, i int, logPath string, ready chan<- *demoNode, failed chan<- error) (*demoNode, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("cluster demo: %w", err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = logf
+	// The nodes die with the demo, even when it is killed with -9.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("cluster demo: start node %d: %w", i+1, err)
+	}
+	p := &demoNode{index: i, cmd: cmd, log: logPath, exited: make(chan error, 1)}
+	var once sync.Once
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			if ep, ok := strings.CutPrefix(line, "S3 endpoint: "); ok {
+				p.endpoint = ep
+				once.Do(func() { ready <- p })
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		once.Do(func() {
+			failed <- fmt.Errorf("cluster demo: node %d exited before serving (%v); its log is %s:\n%s", i+1, err, logPath, tail(logPath, 20))
+		})
+		p.exited <- err
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}

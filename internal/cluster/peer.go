@@ -1,0 +1,262 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/peerauth"
+)
+
+// PathPrefix is where a node serves the peer calls of this file.
+const PathPrefix = "/_shardstore/peer/v1/"
+
+// Hello is what a node tells its peers about itself at start: nodes that
+// disagree on any of it refuse to form a cluster.
+type Hello struct {
+	// Node is the answering node's URL.
+	Node string `json:"node"`
+	// Drives are the drive endpoints in slot order.
+	Drives []string `json:"drives"`
+	// SetSize and Parity are what the node was started with (0: not given).
+	SetSize int `json:"setSize"`
+	Parity  int `json:"parity"`
+	// Version is the release, so a rolling upgrade can be refused or
+	// allowed knowingly.
+	Version string `json:"version"`
+}
+
+// HelloFor is the Hello of node self of t.
+func HelloFor(t Topology, self, setSize, parity int, version string) Hello {
+	h := Hello{Node: t.Nodes[self], SetSize: setSize, Parity: parity, Version: version}
+	for i := range t.Drives {
+		h.Drives = append(h.Drives, t.Endpoint(i))
+	}
+	return h
+}
+
+// Differences lists what another node's Hello disagrees on, in words.
+func (h Hello) Differences(other Hello) []string {
+	var out []string
+	if !slices.Equal(h.Drives, other.Drives) {
+		why := fmt.Sprintf("it was given %d drives, this node %d", len(other.Drives), len(h.Drives))
+		if len(h.Drives) == len(other.Drives) {
+			for i := range h.Drives {
+				if h.Drives[i] != other.Drives[i] {
+					why = fmt.Sprintf("drive %d is %s there but %s here", i+1, other.Drives[i], h.Drives[i])
+					break
+				}
+			}
+		}
+		out = append(out, "the drive endpoints differ ("+why+"): start every node with the same arguments")
+	}
+	if h.SetSize != other.SetSize {
+		out = append(out, fmt.Sprintf("--set-size is %d there and %d here", other.SetSize, h.SetSize))
+	}
+	if h.Parity != other.Parity {
+		out = append(out, fmt.Sprintf("--parity is %d there and %d here", other.Parity, h.Parity))
+	}
+	if h.Version != other.Version {
+		out = append(out, fmt.Sprintf("it runs release %s, this node %s", other.Version, h.Version))
+	}
+	return out
+}
+
+// PeerServer answers the peer calls of one node.
+type PeerServer struct {
+	key   peerauth.Key
+	hello Hello
+	mu    sync.RWMutex
+	// notify receives change notices once the node is ready.
+	notify func(kind, name string)
+}
+
+// NewPeerServer serves hello for this node.
+func NewPeerServer(key peerauth.Key, hello Hello) *PeerServer {
+	return &PeerServer{key: key, hello: hello}
+}
+
+// OnNotify sets what a change notice from another node does.
+func (s *PeerServer) OnNotify(fn func(kind, name string)) {
+	s.mu.Lock()
+	s.notify = fn
+	s.mu.Unlock()
+}
+
+func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.key.Verify(r, time.Now()); err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	switch strings.TrimPrefix(r.URL.Path, PathPrefix) {
+	case "hello":
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.hello)
+	case "notify":
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		s.mu.RLock()
+		fn := s.notify
+		s.mu.RUnlock()
+		if fn != nil {
+			fn(r.URL.Query().Get("kind"), r.URL.Query().Get("name"))
+		}
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Peers calls the other nodes.
+type Peers struct {
+	key   peerauth.Key
+	hc    *http.Client
+	nodes []string // the other nodes' URLs
+	log   *slog.Logger
+}
+
+// NewPeers returns a caller of nodes (the other nodes' URLs).
+func NewPeers(key peerauth.Key, hc *http.Client, nodes []string, log *slog.Logger) *Peers {
+	return &Peers{key: key, hc: hc, nodes: nodes, log: log}
+}
+
+func (p *Peers) call(ctx context.Context, method, node, call string, q url.Values) (*http.Response, error) {
+	u := node + PathPrefix + call
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	p.key.Sign(req, peerauth.BodyHash(nil))
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: %s: %s", node, resp.Status, bytes.TrimSpace(msg))
+	}
+	return resp, nil
+}
+
+// Hello asks node who it is.
+func (p *Peers) Hello(ctx context.Context, node string) (Hello, error) {
+	resp, err := p.call(ctx, http.MethodGet, node, "hello", nil)
+	if err != nil {
+		return Hello{}, err
+	}
+	defer resp.Body.Close()
+	var h Hello
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h); err != nil {
+		return Hello{}, fmt.Errorf("%s: hello: %w", node, err)
+	}
+	return h, nil
+}
+
+// NotifyTimeout bounds how long a change waits for each other node to
+// re-read it.
+const NotifyTimeout = 2 * time.Second
+
+// Notify tells every other node that shared state changed and waits
+// (NotifyTimeout at most) until each has re-read it, so a request sent
+// to any node after the change returns sees it. A node that is down or
+// cut off catches up at its next start or periodic re-read.
+func (p *Peers) Notify(kind, name string) {
+	var wg sync.WaitGroup
+	for _, n := range p.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), NotifyTimeout)
+			defer cancel()
+			resp, err := p.call(ctx, http.MethodPost, n, "notify", url.Values{"kind": {kind}, "name": {name}})
+			if err != nil {
+				p.log.Debug("change notice not delivered", "node", n, "kind", kind, "name", name, "err", err)
+				return
+			}
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// Await waits until the other nodes answer hello and agree with mine. It
+// returns at once with an error naming the node and what differs when
+// one disagrees. With all set it waits for every node (a new deployment
+// is formatted only with all drives present); otherwise it returns once a
+// majority of all nodes (this one included) agreed and grace has passed
+// without the rest. progress is called every few seconds while waiting.
+func (p *Peers) Await(ctx context.Context, mine Hello, all bool, grace time.Duration, progress func(waiting []string)) error {
+	agreed := map[string]bool{}
+	start := time.Now()
+	lastReport := time.Now()
+	total := len(p.nodes) + 1
+	for {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var refused error
+		lastErr := map[string]error{}
+		for _, n := range p.nodes {
+			if agreed[n] {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+				h, err := p.Hello(cctx, n)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					lastErr[n] = err
+					return
+				}
+				if diff := mine.Differences(h); len(diff) > 0 {
+					refused = fmt.Errorf("cluster: node %s does not agree with this node (%s): %s", n, mine.Node, strings.Join(diff, "; "))
+					return
+				}
+				agreed[n] = true
+			}()
+		}
+		wg.Wait()
+		if refused != nil {
+			return refused
+		}
+		if len(agreed) == len(p.nodes) {
+			return nil
+		}
+		if !all && len(agreed)+1 > total/2 && time.Since(start) >= grace {
+			return nil
+		}
+		if time.Since(lastReport) >= 5*time.Second && progress != nil {
+			lastReport = time.Now()
+			var waiting []string
+			for _, n := range p.nodes {
+				if !agreed[n] {
+					waiting = append(waiting, fmt.Sprintf("%s (%v)", n, lastErr[n]))
+				}
+			}
+			progress(waiting)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

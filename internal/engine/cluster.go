@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+// ClusterConfig makes an engine one node of a cluster: its drives are
+// the whole deployment's (the other nodes' drives are remote drives),
+// writers of a key are serialized across nodes, and state cached in
+// memory (bucket records) is re-read when another node may have changed
+// it. The zero value is a single node.
+type ClusterConfig struct {
+	// Locker takes each object and bucket lock on a majority of nodes.
+	Locker ClusterLocker
+	// FormatNew is true on the one node allowed to format a new
+	// deployment; the others return ErrAwaitingFormat until it has.
+	FormatNew bool
+	// Local reports whether slot (0-based, in drive order) is attached to
+	// this node. Only the node a drive is attached to adopts it as a
+	// blank replacement and refills it, so two nodes never format one
+	// drive twice.
+	Local func(slot int) bool
+	// Changed, when set, is called after this node changed shared state
+	// (kind "bucket" with the bucket name, or "config" with the config
+	// document name), so the server can tell the other nodes to re-read
+	// it; it returns once they have (or gave no answer in time).
+	Changed func(kind, name string)
+	// FreeDelay is how long data replaced or deleted by this node is
+	// kept for readers on other nodes; 0 means DefaultClusterFreeDelay.
+	FreeDelay time.Duration
+	// NodeID names this node in per-node records on the drives.
+	NodeID string
+	// RefreshInterval is how often cached bucket records are re-read from
+	// the drives, a backstop for a missed notification; 0 means 30 s.
+	RefreshInterval time.Duration
+}
+
+// DefaultClusterFreeDelay keeps replaced data long enough for a download
+// that resolved it on another node to finish (pins are per process).
+const DefaultClusterFreeDelay = 10 * time.Minute
+
+// ErrAwaitingFormat is returned by New on a cluster node that found a
+// new deployment: the first node formats it; start again shortly.
+var ErrAwaitingFormat = errors.New("the drives are not formatted yet: waiting for the first node to format the deployment")
+
+// locker is the cluster's lock service (nil on a single node).
+func (c *ClusterConfig) locker() ClusterLocker {
+	if c == nil {
+		return nil
+	}
+	return c.Locker
+}
+
+// mayFormatNew reports whether this node may format a new deployment.
+func (c *ClusterConfig) mayFormatNew() bool { return c == nil || c.FormatNew }
+
+// owns reports whether this node looks after the drive in slot.
+func (c *ClusterConfig) owns(slot int) bool { return c == nil || c.Local == nil || c.Local(slot) }
+
+// clustered reports whether this engine is one node of several.
+func (e *Engine) clustered() bool { return e.cfg.Cluster != nil }
+
+// ownsSlot reports whether this node looks after the drive in slot.
+func (e *Engine) ownsSlot(slot int) bool { return e.cfg.Cluster.owns(slot) }
+
+// nodeFile names a system record that belongs to one node (its running
+// marker, its heal queue): in a cluster every node keeps its own on the
+// shared drives, named by its node id.
+func (e *Engine) nodeFile(name string) string {
+	if c := e.cfg.Cluster; c != nil && c.NodeID != "" {
+		return name + "@" + c.NodeID
+	}
+	return name
+}
+
+// changed tells the other nodes that shared state changed.
+func (e *Engine) changed(kind, name string) {
+	if c := e.cfg.Cluster; c != nil && c.Changed != nil {
+		c.Changed(kind, name)
+	}
+}
+
+// readBucketRecord reads bucket's record from every drive and returns
+// the newest one when a majority of all drives hold it (ErrBucketNotFound
+// otherwise).
+func (e *Engine) readBucketRecord(ctx context.Context, bucket string) (BucketInfo, error) {
+	drives := e.allDrives()
+	raws := make([][]byte, len(drives))
+	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
+		v, err := d.Get(ctx, drive.TableBuckets, bucket)
+		raws[i] = v
+		return err
+	})
+	// Copies of one write are byte-identical; the copy most drives hold
+	// wins (a drive that missed an update holds an older one), and of
+	// equally held copies the later-created bucket.
+	votes := map[string]int{}
+	var newest *bucketRecord
+	best, found := "", 0
+	for i, v := range raws {
+		if errs[i] != nil {
+			continue
+		}
+		var r bucketRecord
+		if json.Unmarshal(v, &r) != nil || r.Name != bucket {
+			continue
+		}
+		found++
+		votes[string(v)]++
+		n := votes[string(v)]
+		if newest == nil || n > votes[best] || (n == votes[best] && r.Created.After(newest.Created)) {
+			best, newest = string(v), &r
+		}
+	}
+	if found >= e.bucketQuorum() {
+		return newest.info(), nil
+	}
+	notFound := 0
+	for _, err := range errs {
+		if errors.Is(err, drive.ErrNotFound) {
+			notFound++
+		}
+	}
+	if notFound >= e.bucketQuorum() || found+notFound == len(drives) {
+		return BucketInfo{}, fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotFound)
+	}
+	return BucketInfo{}, quorumError("bucket "+bucket, errs, found, e.bucketQuorum())
+}
+
+// ReloadBucket re-reads one bucket's record from the drives into the
+// cache (another node created, changed or deleted it).
+func (e *Engine) ReloadBucket(ctx context.Context, bucket string) error {
+	info, err := e.readBucketRecord(ctx, bucket)
+	switch {
+	case err == nil:
+		e.bucketsMu.Lock()
+		e.buckets[bucket] = info
+		e.bucketsMu.Unlock()
+	case errors.Is(err, ErrBucketNotFound):
+		e.bucketsMu.Lock()
+		delete(e.buckets, bucket)
+		e.bucketsMu.Unlock()
+	default:
+		return err
+	}
+	return nil
+}
+
+// ReloadBuckets re-reads every bucket record from the drives.
+func (e *Engine) ReloadBuckets(ctx context.Context) error {
+	fresh, err := e.scanBuckets(ctx)
+	if err != nil {
+		return err
+	}
+	e.bucketsMu.Lock()
+	e.buckets = fresh
+	e.bucketsMu.Unlock()
+	return nil
+}
+
+// refreshBuckets re-reads the bucket records now and then, so a node that
+// missed a notification (it was cut off) catches up.
+func (e *Engine) refreshBuckets(b *background) {
+	defer b.wg.Done()
+	every := e.cfg.Cluster.RefreshInterval
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	for b.sleep(every) {
+		ctx, cancel := b.context()
+		if err := e.ReloadBuckets(ctx); err != nil {
+			e.log.Warn("re-reading bucket records failed", "err", err)
+		}
+		cancel()
+	}
+}

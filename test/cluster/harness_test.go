@@ -1,0 +1,315 @@
+// Package cluster runs several shardstore node processes on loopback as
+// one cluster and drives them with real S3 clients: every node serves
+// every request, and node crashes, restarts and disagreements behave as
+// docs/ARCHITECTURE.md ("Cluster") says.
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/shardstore/shardstore/test/internal/serverbin"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	b, cleanup, err := serverbin.Build("shardstore-cluster-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+	binary = b
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+const (
+	rootUser = "cluster-root"
+	rootPass = "cluster-root-secret"
+	region   = "us-east-1"
+)
+
+// testCluster is N node processes sharing one endpoint list.
+type testCluster struct {
+	t     *testing.T
+	dir   string
+	ports []int
+	args  []string // endpoint arguments, the same for every node
+	extra []string
+	nodes []*node
+}
+
+// node is one node process (nil cmd while stopped).
+type node struct {
+	index    int
+	endpoint string
+	cmd      *exec.Cmd
+	stderr   *syncBuffer
+	exited   chan struct{}
+	exitErr  error
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// freePorts finds n free loopback ports (every node must know all of
+// them before any starts).
+func freePorts(t *testing.T, n int) []int {
+	var out []int
+	var ls []net.Listener
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return out
+}
+
+// startCluster starts nodes x drives and waits until every node serves.
+func startCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra}
+	for i := 0; i < nodes; i++ {
+		c.args = append(c.args, fmt.Sprintf("http://127.0.0.1:%d%s/node%d/d{1...%d}", c.ports[i], c.dir, i+1, drives))
+	}
+	c.nodes = make([]*node, nodes)
+	t.Cleanup(c.stopAll)
+	for i := range c.nodes {
+		c.launch(i, c.args)
+	}
+	for i := range c.nodes {
+		c.waitReady(i)
+	}
+	return c
+}
+
+// launch starts node i with the given endpoint arguments.
+func (c *testCluster) launch(i int, endpoints []string) {
+	c.t.Helper()
+	n := &node{index: i, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	args := append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", c.ports[i]), "--console-address", ""}, c.extra...)
+	args = append(args, endpoints...)
+	n.cmd = exec.Command(binary, args...)
+	n.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
+		"SHARDSTORE_ALLOW_ROOT_DRIVES=1")
+	n.cmd.Stderr = n.stderr
+	out, err := n.cmd.StdoutPipe()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := n.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+		}
+	}()
+	go func() {
+		n.exitErr = n.cmd.Wait()
+		close(n.exited)
+	}()
+	n.endpoint = fmt.Sprintf("http://127.0.0.1:%d", c.ports[i])
+	c.nodes[i] = n
+}
+
+// waitReady waits until node i answers S3 (its health check says ready).
+func (c *testCluster) waitReady(i int) {
+	c.t.Helper()
+	n := c.nodes[i]
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp, err := http.Get(n.endpoint + "/shardstore/health/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-n.exited:
+			c.t.Fatalf("node %d exited before serving: %v\n%s", i+1, n.exitErr, n.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("node %d not ready within 90s (%v)\n%s", i+1, err, n.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// kill crashes node i (SIGKILL) and waits until it is gone.
+func (c *testCluster) kill(i int) {
+	n := c.nodes[i]
+	_ = n.cmd.Process.Signal(syscall.SIGKILL)
+	<-n.exited
+}
+
+// restart starts node i again on the same drives.
+func (c *testCluster) restart(i int) {
+	c.t.Helper()
+	c.launch(i, c.args)
+	c.waitReady(i)
+}
+
+// stopAll stops every running node with SIGTERM (SIGKILL after 30 s) and
+// reports a node that did not stop cleanly.
+func (c *testCluster) stopAll() {
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		select {
+		case <-n.exited:
+			continue
+		default:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = n.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-n.exited:
+				if n.exitErr != nil {
+					c.t.Errorf("node %d did not stop cleanly: %v\n%s", n.index+1, n.exitErr, n.stderr)
+				}
+			case <-time.After(30 * time.Second):
+				_ = n.cmd.Process.Kill()
+				<-n.exited
+				c.t.Errorf("node %d did not stop within 30s\n%s", n.index+1, n.stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	if c.t.Failed() {
+		for _, n := range c.nodes {
+			if n != nil {
+				c.t.Logf("node %d log:\n%s", n.index+1, tailLines(n.stderr.String(), 40))
+			}
+		}
+	}
+}
+
+// client is an S3 client of node i with default settings.
+func (c *testCluster) client(i int) *s3.Client {
+	return s3.New(s3.Options{
+		BaseEndpoint: aws.String(c.nodes[i].endpoint),
+		Region:       region,
+		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
+		UsePathStyle: true,
+	})
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// driveDir is the directory of drive j (1-based) of node i (0-based).
+func (c *testCluster) driveDir(i, j int) string {
+	return filepath.Join(c.dir, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j))
+}
+
+// admin runs `shardstore admin ARGS --endpoint <node i>` and returns its stdout.
+func (c *testCluster) admin(i int, args ...string) ([]byte, error) {
+	cmd := exec.Command(binary, append(append([]string{"admin"}, args...), "--endpoint", c.nodes[i].endpoint)...)
+	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("admin %s via node %d: %w: %s", strings.Join(args, " "), i+1, err, stderr.String())
+	}
+	return out, nil
+}
+
+// waitAllOnline waits until every node sees every drive online (a
+// restarted node's drives come back at the others' next probe).
+func (c *testCluster) waitAllOnline() {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for i := range c.nodes {
+		for {
+			out, err := c.admin(i, "status", "--json")
+			var st struct {
+				Drives []struct {
+					Path  string `json:"path"`
+					State string `json:"state"`
+				} `json:"drives"`
+			}
+			offline := -1
+			if err == nil && json.Unmarshal(out, &st) == nil {
+				offline = 0
+				for _, d := range st.Drives {
+					if d.State != "online" {
+						offline++
+					}
+				}
+			}
+			if offline == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("node %d still sees %d drives offline after 60s (%v)", i+1, offline, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// heal runs a full heal through node i and waits for it to finish.
+func (c *testCluster) heal(i int) {
+	c.t.Helper()
+	if out, err := c.admin(i, "heal", "--quiet"); err != nil {
+		c.t.Fatalf("%v\n%s", err, out)
+	}
+}
