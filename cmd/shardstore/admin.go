@@ -317,6 +317,7 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 		fmt.Fprintf(out, "  set %-3d          %d of %d online; writes %s (need %d), reads %s (need %d)\n",
 			s.Set, s.DrivesOnline, s.Drives, okWord(s.WriteQuorumOK), s.WriteQuorum, okWord(s.ReadQuorumOK), s.ReadQuorum)
 	}
+	printNodes(out, st.Drives)
 	fmt.Fprintf(out, "\n%-4s %-5s %-8s %10s %10s  %s\n", "SET", "SLOT", "STATE", "FREE", "SIZE", "DRIVE")
 	for _, d := range st.Drives {
 		free, size := "-", "-"
@@ -365,4 +366,40 @@ func humanBytes(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// printNodes summarizes a cluster's drives per node (drives named by URL);
+// a single server prints nothing.
+func printNodes(out io.Writer, drives []engine.DriveStatus) {
+	type node struct{ online, total int }
+	var order []string
+	nodes := map[string]*node{}
+	for _, d := range drives {
+		rest, ok := strings.CutPrefix(d.Path, "http://")
+		if !ok {
+			return
+		}
+		host, _, _ := strings.Cut(rest, "/")
+		n := nodes[host]
+		if n == nil {
+			n = &node{}
+			nodes[host] = n
+			order = append(order, host)
+		}
+		n.total++
+		if d.State == "online" {
+			n.online++
+		}
+	}
+	for _, h := range order {
+		n := nodes[h]
+		state := "up"
+		switch {
+		case n.online == 0:
+			state = "DOWN or unreachable from this node"
+		case n.online < n.total:
+			state = "up, some drives offline"
+		}
+		fmt.Fprintf(out, "  node %-21s %d of %d drives online; %s\n", "http://"+h, n.online, n.total, state)
+	}
 }

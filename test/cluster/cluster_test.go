@@ -275,6 +275,15 @@ func TestNodeCrashDuringWrites(t *testing.T) {
 		if n == 0 {
 			t.Fatal("no PUT was acknowledged")
 		}
+		// admin status through another node shows the node down.
+		out, err := c.admin((victim+1)%4, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "node " + c.nodes[victim].endpoint; !strings.Contains(string(out), want) ||
+			!strings.Contains(string(out), "0 of 4 drives online; DOWN") {
+			t.Fatalf("admin status does not show node %d down:\n%s", victim+1, out)
+		}
 		// With the node down, everything acknowledged reads through the
 		// others (its 4 drives are 4 missing shards of 16, parity 4).
 		for i := range c.nodes {

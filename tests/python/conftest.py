@@ -5,7 +5,8 @@ free port with 16 temporary drive directories, and hands tests real clients
 (boto3 at default settings, the aws cli, raw HTTP) pointed at it. The server's
 stdout and stderr go to files; when a test fails, their tail is attached to the
 failure report, and a server that dies during a test fails that test and is
-restarted on the same drives for the next one.
+restarted on the same drives for the next one. With SHARDSTORE_TEST_CLUSTER=N
+it starts N node processes as one cluster instead (see CLUSTER_NODES).
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ START_TIMEOUT_S = 60
 READY_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 20
 
+# SHARDSTORE_TEST_CLUSTER=N runs the whole suite against a cluster of N node
+# processes on loopback (16/N drives each) instead of one server: every
+# boto3 client a test makes talks to the next node in turn, so a test's
+# requests spread over the nodes; raw HTTP goes to node 1.
+CLUSTER_NODES = int(os.environ.get("SHARDSTORE_TEST_CLUSTER", "0") or "0")
+
 
 def _isolate_aws_environment() -> None:
     """Keep the developer's ~/.aws and AWS_* variables out of the tests: the
@@ -74,7 +81,15 @@ class Server:
         # Extra server flags, e.g. ["--region", "us-east-1"].
         self.extra_args = list(extra_args or [])
         self.drives_dir = base / "drives"
-        self.drives = [self.drives_dir / f"d{i}" for i in range(1, 17)]
+        self.nodes = CLUSTER_NODES if CLUSTER_NODES > 1 else 0
+        if self.nodes:
+            per = 16 // self.nodes
+            self.drives = [self.drives_dir / f"node{n}" / f"d{i}" for n in range(1, self.nodes + 1) for i in range(1, per + 1)]
+        else:
+            self.drives = [self.drives_dir / f"d{i}" for i in range(1, 17)]
+        self.node_procs: list[subprocess.Popen] = []
+        self.node_endpoints: list[str] = []
+        self._next_node = 0
         self.users_file = base / "users.txt"
         self.stdout_path = base / "server.stdout"
         self.stderr_path = base / "server.stderr"
@@ -87,6 +102,8 @@ class Server:
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> None:
+        if self.nodes:
+            return self._start_cluster()
         for d in self.drives:
             d.mkdir(parents=True, exist_ok=True)
         self.users_file.write_text(
@@ -173,8 +190,68 @@ class Server:
             time.sleep(0.1)
         raise RuntimeError(f"GET {url} not 200 within {READY_TIMEOUT_S}s (last: {last})\n{self.log_tail()}")
 
+    def _node_env(self) -> dict:
+        env = dict(os.environ)
+        env["SHARDSTORE_ROOT_USER"] = ROOT_USER
+        env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
+        env["SHARDSTORE_ALLOW_ROOT_DRIVES"] = "1"
+        return env
+
+    def _start_cluster(self) -> None:
+        """Start self.nodes node processes on free loopback ports, all with
+        the same endpoint URLs, and wait until every one serves."""
+        import socket
+
+        self.users_file.write_text(
+            "".join(f"{u.access_key} {u.secret_key} {u.display_name}\n" for u in (ALICE, BOB))
+        )
+        if not self.node_endpoints:
+            socks = [socket.socket() for _ in range(self.nodes)]
+            for sk in socks:
+                sk.bind(("127.0.0.1", 0))
+            self.node_endpoints = [f"http://127.0.0.1:{sk.getsockname()[1]}" for sk in socks]
+            for sk in socks:
+                sk.close()
+        per = 16 // self.nodes
+        urls = [f"{ep}{self.drives_dir}/node{n + 1}/d{{1...{per}}}" for n, ep in enumerate(self.node_endpoints)]
+        self.starts += 1
+        self.node_procs = []
+        with open(self.stdout_path, "a") as out, open(self.stderr_path, "a") as err:
+            banner = f"\n===== start #{self.starts}: cluster of {self.nodes} nodes: {' '.join(urls)}\n"
+            out.write(banner)
+            err.write(banner)
+            for ep in self.node_endpoints:
+                cmd = [str(self.binary), "server", "--address", ep.removeprefix("http://"), "--users", str(self.users_file),
+                       "--console-address", "", *self.extra_args, *urls]
+                self.node_procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                                        env=self._node_env(), cwd=self.base))
+        self.proc = self.node_procs[0]
+        self._clients.clear()
+        try:
+            for ep, proc in zip(self.node_endpoints, self.node_procs):
+                self.proc, self.endpoint = proc, ep
+                self._wait_ready()
+        except Exception:
+            self.stop()
+            raise
+        self.proc, self.endpoint = self.node_procs[0], self.node_endpoints[0]
+
     def stop(self) -> int | None:
         """SIGTERM, then SIGKILL if it does not exit in time. Returns the exit code."""
+        if self.nodes:
+            procs, self.node_procs, self.proc = self.node_procs, [], None
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            code = 0
+            for proc in procs:
+                try:
+                    proc.wait(timeout=STOP_TIMEOUT_S * 2)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                code = code or proc.returncode
+            return code if procs else None
         if self.proc is None:
             return None
         proc, self.proc = self.proc, None
@@ -190,6 +267,8 @@ class Server:
         return proc.returncode
 
     def alive(self) -> bool:
+        if self.nodes:
+            return bool(self.node_procs) and all(p.poll() is None for p in self.node_procs)
         return self.proc is not None and self.proc.poll() is None
 
     def log_tail(self, lines: int = 120) -> str:
@@ -214,7 +293,19 @@ class Server:
         from botocore.config import Config
 
         creds = creds or Creds(ROOT_USER, ROOT_PASSWORD)
-        key = (self.endpoint, creds, unsigned, tuple(sorted(config.items())))
+        endpoint = self.endpoint
+        if self.nodes:
+            # Each new client talks to the next node: a test's clients
+            # (root, alice, anonymous) land on different nodes.
+            endpoint = self.node_endpoints[self._next_node % self.nodes]
+            self._next_node += 1
+            key = (endpoint, creds, unsigned, tuple(sorted(config.items())))
+            for k in self._clients:
+                if k[1:] == key[1:]:
+                    key = k
+                    break
+        else:
+            key = (endpoint, creds, unsigned, tuple(sorted(config.items())))
         if key not in self._clients:
             cfg = None
             if unsigned or config:
@@ -224,7 +315,7 @@ class Server:
                 aws_secret_access_key=creds.secret_key,
                 region_name=REGION,
             )
-            self._clients[key] = session.client("s3", endpoint_url=self.endpoint, config=cfg)
+            self._clients[key] = session.client("s3", endpoint_url=key[0], config=cfg)
         return self._clients[key]
 
     @property
