@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -493,5 +494,66 @@ func TestDownloadThroughAnotherNodeSurvivesOverwrite(t *testing.T) {
 	}
 	if !bytes.Equal(append(head, rest...), old) {
 		t.Fatal("the download does not return the version it started with")
+	}
+}
+
+// TestNodeRestartedWithWipedDrive: a node comes back with one drive
+// replaced by an empty directory; it adopts the drive and refills it
+// from the other nodes, so that the objects then survive the loss of
+// another whole node (which needs every remaining drive, the new one
+// included).
+func TestNodeRestartedWithWipedDrive(t *testing.T) {
+	c := startCluster(t, 4, 4)
+	n1 := c.client(0)
+	if _, err := n1.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("wiped")}); err != nil {
+		t.Fatal(err)
+	}
+	objects := map[string][]byte{}
+	for i := 0; i < 12; i++ {
+		body := randBytes(1000 + i*(700<<10)) // inline and shard-file objects
+		key := fmt.Sprintf("o%02d", i)
+		if err := put(t, c.client(i%4), "wiped", key, body); err != nil {
+			t.Fatal(err)
+		}
+		objects[key] = body
+	}
+	c.kill(1)
+	wiped := c.driveDir(1, 1)
+	if err := os.RemoveAll(wiped); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(wiped, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	c.restart(1)
+	c.waitAllOnline()
+	// Refilled: the node reports no refill running and the drive holds
+	// shard files again.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, err := c.admin(1, "status", "--json")
+		var st struct {
+			Heal struct {
+				Refills []json.RawMessage `json:"refills"`
+			} `json:"heal"`
+		}
+		files := 0
+		_ = filepath.WalkDir(filepath.Join(wiped, ".shardstore.sys", "data"), func(_ string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files++
+			}
+			return nil
+		})
+		if err == nil && json.Unmarshal(out, &st) == nil && len(st.Heal.Refills) == 0 && files > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wiped drive was not refilled within 90s (%d shard files, status err %v)\n%s", files, err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	c.kill(2)
+	for key, body := range objects {
+		mustGet(t, c.client(3), "wiped", key, body, "node 4 with node 3 down, after node 2's drive was refilled")
 	}
 }
