@@ -342,8 +342,9 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 	set := e.setFor(bucket, key)
 	// The read lock covers only resolving and pinning the version, so a
 	// commit (which decides under the write lock whether old data can go)
-	// never frees data a reader has resolved but not yet pinned.
-	unlock, err := e.locks.RLockWait(ctx, lockName(bucket, key))
+	// never frees data a reader has resolved but not yet pinned. It is
+	// this process's lock only: see RLockLocalWait.
+	unlock, err := e.locks.RLockLocalWait(ctx, lockName(bucket, key))
 	if err != nil {
 		return nil, err
 	}

@@ -97,6 +97,15 @@ func (l *nsLock) RLockWait(ctx context.Context, name string) (func(), error) {
 	return release, err
 }
 
+// RLockLocalWait takes name shared in this process only, bounded like
+// LockWait. A reader resolving and pinning a version needs no more in a
+// cluster: pins are per process, and data replaced by another node is
+// freed only after ClusterConfig.FreeDelay, so the cluster-wide read lock
+// (a round trip to most nodes per GET) would protect nothing.
+func (l *nsLock) RLockLocalWait(ctx context.Context, name string) (func(), error) {
+	return l.local(ctx, name, true)
+}
+
 // wait takes the in-process lock, then the cluster lease if there is a
 // cluster; both waits together are bounded by LockTimeout.
 func (l *nsLock) wait(ctx context.Context, name string, shared bool) (context.Context, func(), error) {
