@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,16 +234,30 @@ func TestSameKeyFromEveryNode(t *testing.T) {
 }
 
 // TestNodeCrashDuringWrites: kill -9 of a node while PUTs run through
-// every node, twice (two different nodes): every acknowledged object
-// reads back byte-identical through every node after the node returns.
+// every node, twice in CI (two different nodes), SHARDSTORE_CLUSTER_KILLS
+// times in the nightly script: every acknowledged object reads back
+// byte-identical through every node while the node is down and after it
+// returns.
 func TestNodeCrashDuringWrites(t *testing.T) {
+	kills := 2
+	if v := os.Getenv("SHARDSTORE_CLUSTER_KILLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SHARDSTORE_CLUSTER_KILLS=%q: want a positive number", v)
+		}
+		kills = n
+	}
+	victims := make([]int, kills)
+	for r := range victims {
+		victims[r] = (r + 1) % 4
+	}
 	c := startCluster(t, 4, 4)
 	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("crash")}); err != nil {
 		t.Fatal(err)
 	}
 	acked := map[string][]byte{}
 	var mu sync.Mutex
-	for round, victim := range []int{1, 2} {
+	for round, victim := range victims {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for w := 0; w < 4; w++ {
@@ -285,14 +301,23 @@ func TestNodeCrashDuringWrites(t *testing.T) {
 			!strings.Contains(string(out), "0 of 4 drives online; DOWN") {
 			t.Fatalf("admin status does not show node %d down:\n%s", victim+1, out)
 		}
-		// With the node down, everything acknowledged reads through the
-		// others (its 4 drives are 4 missing shards of 16, parity 4).
-		for i := range c.nodes {
-			if i == victim {
-				continue
+		// With the node down, what was acknowledged reads through the
+		// others (its 4 drives are 4 missing shards of 16, parity 4): all
+		// of this round's objects, and up to 100 of earlier rounds' (map
+		// order is random), so long nightly runs stay linear. The end
+		// checks everything.
+		prefix := fmt.Sprintf("r%d/", round)
+		older := 0
+		for key, body := range acked {
+			if !strings.HasPrefix(key, prefix) {
+				if older++; older > 100 {
+					continue
+				}
 			}
-			for key, body := range acked {
-				mustGet(t, c.client(i), "crash", key, body, fmt.Sprintf("node %d with node %d down", i+1, victim+1))
+			for i := range c.nodes {
+				if i != victim {
+					mustGet(t, c.client(i), "crash", key, body, fmt.Sprintf("node %d with node %d down", i+1, victim+1))
+				}
 			}
 		}
 		// The node returns; once every node sees its drives again, a heal
@@ -556,4 +581,84 @@ func TestNodeRestartedWithWipedDrive(t *testing.T) {
 	for key, body := range objects {
 		mustGet(t, c.client(3), "wiped", key, body, "node 4 with node 3 down, after node 2's drive was refilled")
 	}
+}
+
+// TestRollingRestart: every node is restarted in turn while writers keep
+// going through the nodes that are up, as an operator upgrades a cluster:
+// stop a node, start it, wait until every node sees all drives online
+// and the heal queues are empty (objects written meanwhile are healed
+// onto the returning node automatically), then the next. No write
+// through a live node fails, and everything written reads back through
+// every node at the end.
+func TestRollingRestart(t *testing.T) {
+	c := startCluster(t, 4, 4)
+	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("rolling")}); err != nil {
+		t.Fatal(err)
+	}
+	written := map[string][]byte{}
+	for victim := range c.nodes {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var failures []error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				if k == 60 {
+					<-stop // enough for this round: the checks below read them all
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				time.Sleep(100 * time.Millisecond) // a steady trickle across the restart
+				via := (victim + 1 + k%3) % 4      // never the node being restarted
+				key := fmt.Sprintf("v%d/%d", victim, k)
+				body := randBytes(32<<10 + k%4/3*(2<<20))
+				err := put(t, c.client(via), "rolling", key, body)
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, fmt.Errorf("PUT %s via node %d: %w", key, via+1, err))
+				} else {
+					written[key] = body
+				}
+				mu.Unlock()
+			}
+		}()
+		time.Sleep(500 * time.Millisecond)
+		n := c.nodes[victim]
+		_ = n.cmd.Process.Signal(syscall.SIGTERM)
+		<-n.exited
+		// With the node stopped, what was written in earlier rounds reads
+		// through the others: it was healed onto the nodes restarted
+		// before, so it has all its shards but this node's.
+		mu.Lock()
+		earlier := map[string][]byte{}
+		for key, body := range written {
+			if !strings.HasPrefix(key, fmt.Sprintf("v%d/", victim)) {
+				earlier[key] = body
+			}
+		}
+		mu.Unlock()
+		for key, body := range earlier {
+			mustGet(t, c.client((victim+1)%4), "rolling", key, body, fmt.Sprintf("node %d while node %d restarts", (victim+1)%4+1, victim+1))
+		}
+		c.restart(victim)
+		close(stop)
+		wg.Wait()
+		for _, err := range failures {
+			t.Errorf("restart of node %d: %v", victim+1, err)
+		}
+		c.waitAllOnline()
+		c.waitHealQueuesEmpty()
+	}
+	for i := range c.nodes {
+		for key, body := range written {
+			mustGet(t, c.client(i), "rolling", key, body, fmt.Sprintf("node %d after the rolling restart", i+1))
+		}
+	}
+	t.Logf("%d objects written during the rolling restart", len(written))
 }

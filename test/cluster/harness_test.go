@@ -313,3 +313,27 @@ func (c *testCluster) heal(i int) {
 		c.t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// waitHealQueuesEmpty waits until no node has objects waiting in its heal
+// queue (the objects written while a node was away have been healed).
+func (c *testCluster) waitHealQueuesEmpty() {
+	c.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for i := range c.nodes {
+		for {
+			out, err := c.admin(i, "status", "--json")
+			var st struct {
+				Heal struct {
+					Queued int `json:"queued"`
+				} `json:"heal"`
+			}
+			if err == nil && json.Unmarshal(out, &st) == nil && st.Heal.Queued == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("node %d's heal queue is not empty after 90s (%v): %s", i+1, err, out)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+}
