@@ -363,7 +363,16 @@ func (h *Health) Scan(ctx context.Context, t Table, q ScanQuery) ([]Entry, error
 // CreateShard implements Drive.
 func (h *Health) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, error) {
 	var w FileWriter
-	if err := h.do(OpCreateShard, func() (err error) { w, err = h.inner.CreateShard(ctx, ref); return }); err != nil {
+	err, done := h.call(OpCreateShard, true, func() (err error) { w, err = h.inner.CreateShard(ctx, ref); return })
+	if err != nil {
+		// Past the deadline the create may still succeed; its file is
+		// then aborted when it does, not left open.
+		go func() {
+			<-done
+			if w != nil {
+				w.Abort()
+			}
+		}()
 		return nil, err
 	}
 	return &healthWriter{h: h, w: w}, nil
@@ -372,7 +381,16 @@ func (h *Health) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, err
 // OpenShard implements Drive.
 func (h *Health) OpenShard(ctx context.Context, ref ShardRef, offset int64) (io.ReadCloser, error) {
 	var r io.ReadCloser
-	if err := h.do(OpOpenShard, func() (err error) { r, err = h.inner.OpenShard(ctx, ref, offset); return }); err != nil {
+	err, done := h.call(OpOpenShard, true, func() (err error) { r, err = h.inner.OpenShard(ctx, ref, offset); return })
+	if err != nil {
+		// A late open is closed when it arrives (a file descriptor, or a
+		// remote drive's request).
+		go func() {
+			<-done
+			if r != nil {
+				r.Close()
+			}
+		}()
 		return nil, err
 	}
 	return &healthReader{h: h, r: r}, nil

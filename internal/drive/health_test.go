@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -323,4 +324,80 @@ func BenchmarkHealthCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// slowOpen delays CreateShard and OpenShard past the deadline and counts
+// the handles their late results hand out and get back.
+type slowOpen struct {
+	Drive
+	delay           time.Duration
+	aborted, closed atomic.Int32
+}
+
+type countedWriter struct {
+	FileWriter
+	s *slowOpen
+}
+
+func (w countedWriter) Abort() { w.s.aborted.Add(1); w.FileWriter.Abort() }
+
+type countedReader struct {
+	io.ReadCloser
+	s *slowOpen
+}
+
+func (r countedReader) Close() error { r.s.closed.Add(1); return r.ReadCloser.Close() }
+
+func (s *slowOpen) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, error) {
+	time.Sleep(s.delay)
+	w, err := s.Drive.CreateShard(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return countedWriter{w, s}, nil
+}
+
+func (s *slowOpen) OpenShard(ctx context.Context, ref ShardRef, offset int64) (io.ReadCloser, error) {
+	time.Sleep(s.delay)
+	r, err := s.Drive.OpenShard(ctx, ref, offset)
+	if err != nil {
+		return nil, err
+	}
+	return countedReader{r, s}, nil
+}
+
+// A create or open that finishes after its deadline hands back a handle
+// nobody holds: Health aborts or closes it (no leaked descriptor, and
+// for a remote drive no leaked request), and an aborted shard is gone.
+func TestHealthLateOpenReleased(t *testing.T) {
+	ctx := context.Background()
+	local := newLocal(t)
+	w, err := local.CreateShard(ctx, testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := &slowOpen{Drive: local, delay: 100 * time.Millisecond}
+	h := NewHealth(s, HealthConfig{OpTimeout: 20 * time.Millisecond, ProbeInterval: time.Hour})
+	defer h.Close()
+	if _, err := h.OpenShard(ctx, testRef, 0); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("slow open: %v", err)
+	}
+	waitFor(t, "late reader closed", func() bool { return s.closed.Load() == 1 })
+
+	h2 := NewHealth(s, HealthConfig{OpTimeout: 20 * time.Millisecond, ProbeInterval: time.Hour})
+	defer h2.Close()
+	late := ShardRef{ID: "1a1b2c3d-4e5f-6789-abcd-ef0123456789", Part: 1}
+	if _, err := h2.CreateShard(ctx, late); !errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("slow create: %v", err)
+	}
+	waitFor(t, "late writer aborted", func() bool { return s.aborted.Load() == 1 })
+	if _, err := local.OpenShard(ctx, late, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the late shard file is still there: %v", err)
+	}
 }
