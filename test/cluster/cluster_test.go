@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/shardstore/shardstore/internal/admin"
+	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 func randBytes(n int) []byte {
@@ -392,10 +394,10 @@ func TestNodesThatDisagreeRefuseToStart(t *testing.T) {
 	good := []string{fmt.Sprintf("http://127.0.0.1:%d%s/a/d{1...2}", ports[0], dir), fmt.Sprintf("http://127.0.0.1:%d%s/b/d{1...2}", ports[1], dir)}
 	bad := []string{good[0], fmt.Sprintf("http://127.0.0.1:%d%s/b/e{1...2}", ports[1], dir)}
 	env := []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass, "SHARDSTORE_ALLOW_ROOT_DRIVES=1"}
-	start := func(port int, eps []string) (*exec.Cmd, *syncBuffer) {
+	start := func(port int, eps []string) (*exec.Cmd, *serverbin.SyncBuffer) {
 		cmd := exec.Command(binary, append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", ""}, eps...)...)
 		cmd.Env = append(cmd.Environ(), env...)
-		out := &syncBuffer{}
+		out := &serverbin.SyncBuffer{}
 		cmd.Stderr = out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -554,14 +556,7 @@ func TestNodeRestartedWithWipedDrive(t *testing.T) {
 	c.waitAllOnline()
 	// Refilled: the node reports no refill running and the drive holds
 	// shard files again.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		out, err := c.admin(1, "status", "--json")
-		var st struct {
-			Heal struct {
-				Refills []json.RawMessage `json:"refills"`
-			} `json:"heal"`
-		}
+	shardFiles := func() int {
 		files := 0
 		_ = filepath.WalkDir(filepath.Join(wiped, ".shardstore.sys", "data"), func(_ string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
@@ -569,14 +564,10 @@ func TestNodeRestartedWithWipedDrive(t *testing.T) {
 			}
 			return nil
 		})
-		if err == nil && json.Unmarshal(out, &st) == nil && len(st.Heal.Refills) == 0 && files > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the wiped drive was not refilled within 90s (%d shard files, status err %v)\n%s", files, err, out)
-		}
-		time.Sleep(500 * time.Millisecond)
+		return files
 	}
+	c.waitStatus(1, time.Now().Add(90*time.Second), "the wiped drive refilled (no refill running, shard files on it)",
+		func(st admin.StatusReply) bool { return len(st.Heal.Refills) == 0 && shardFiles() > 0 })
 	c.kill(2)
 	for key, body := range objects {
 		mustGet(t, c.client(3), "wiped", key, body, "node 4 with node 3 down, after node 2's drive was refilled")

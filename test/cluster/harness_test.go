@@ -25,22 +25,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 var binary string
 
-func TestMain(m *testing.M) {
-	b, cleanup, err := serverbin.Build("shardstore-cluster-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cluster:", err)
-		os.Exit(1)
-	}
-	binary = b
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(serverbin.Main(m, "shardstore-cluster-", &binary)) }
 
 const (
 	rootUser = "cluster-root"
@@ -63,26 +54,9 @@ type node struct {
 	index    int
 	endpoint string
 	cmd      *exec.Cmd
-	stderr   *syncBuffer
+	stderr   *serverbin.SyncBuffer
 	exited   chan struct{}
 	exitErr  error
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // freePorts finds n free loopback ports (every node must know all of
@@ -125,7 +99,7 @@ func startCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster
 // launch starts node i with the given endpoint arguments.
 func (c *testCluster) launch(i int, endpoints []string) {
 	c.t.Helper()
-	n := &node{index: i, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	n := &node{index: i, stderr: &serverbin.SyncBuffer{}, exited: make(chan struct{})}
 	args := append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", c.ports[i]), "--console-address", ""}, c.extra...)
 	args = append(args, endpoints...)
 	n.cmd = exec.Command(binary, args...)
@@ -272,37 +246,46 @@ func (c *testCluster) admin(i int, args ...string) ([]byte, error) {
 	return out, nil
 }
 
+// status reads node i's `admin status --json`.
+func (c *testCluster) status(i int) (admin.StatusReply, error) {
+	var st admin.StatusReply
+	out, err := c.admin(i, "status", "--json")
+	if err == nil {
+		err = json.Unmarshal(out, &st)
+	}
+	return st, err
+}
+
+// waitStatus polls node i's status until ok holds, failing the test at
+// deadline with what it waited for and the last status.
+func (c *testCluster) waitStatus(i int, deadline time.Time, what string, ok func(admin.StatusReply) bool) {
+	c.t.Helper()
+	for {
+		st, err := c.status(i)
+		if err == nil && ok(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("node %d: timed out waiting for %s (%v): %+v", i+1, what, err, st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // waitAllOnline waits until every node sees every drive online (a
 // restarted node's drives come back at the others' next probe).
 func (c *testCluster) waitAllOnline() {
 	c.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for i := range c.nodes {
-		for {
-			out, err := c.admin(i, "status", "--json")
-			var st struct {
-				Drives []struct {
-					Path  string `json:"path"`
-					State string `json:"state"`
-				} `json:"drives"`
-			}
-			offline := -1
-			if err == nil && json.Unmarshal(out, &st) == nil {
-				offline = 0
-				for _, d := range st.Drives {
-					if d.State != "online" {
-						offline++
-					}
+		c.waitStatus(i, deadline, "every drive online", func(st admin.StatusReply) bool {
+			for _, d := range st.Drives {
+				if d.State != "online" {
+					return false
 				}
 			}
-			if offline == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.t.Fatalf("node %d still sees %d drives offline after 60s (%v)", i+1, offline, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return true
+		})
 	}
 }
 
@@ -320,20 +303,6 @@ func (c *testCluster) waitHealQueuesEmpty() {
 	c.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for i := range c.nodes {
-		for {
-			out, err := c.admin(i, "status", "--json")
-			var st struct {
-				Heal struct {
-					Queued int `json:"queued"`
-				} `json:"heal"`
-			}
-			if err == nil && json.Unmarshal(out, &st) == nil && st.Heal.Queued == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.t.Fatalf("node %d's heal queue is not empty after 90s (%v): %s", i+1, err, out)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+		c.waitStatus(i, deadline, "an empty heal queue", func(st admin.StatusReply) bool { return st.Heal.Queued == 0 })
 	}
 }

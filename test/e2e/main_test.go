@@ -4,17 +4,14 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,17 +28,7 @@ import (
 // binary is the shardstore executable built once by TestMain.
 var binary string
 
-func TestMain(m *testing.M) {
-	b, cleanup, err := serverbin.Build("shardstore-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	binary = b
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(serverbin.Main(m, "shardstore-e2e-", &binary)) }
 
 // Credentials the tests start servers with.
 const (
@@ -60,28 +47,10 @@ type server struct {
 	// it (servers started with --console-address).
 	consoleLine chan string
 	cmd         *exec.Cmd
-	stderr      *syncBuffer
+	stderr      *serverbin.SyncBuffer
 	exited      chan struct{}
 	exitErr     error
 	drives      string
-}
-
-// syncBuffer collects stderr safely while the process runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startServer runs the binary on 127.0.0.1:0 with four drives in a temp
@@ -143,7 +112,7 @@ func startEmbedded(t testing.TB, workdir string) *server {
 // launch starts the binary and waits until it is listening and ready.
 func launch(t testing.TB, workdir string, env, args []string) *server {
 	t.Helper()
-	s := &server{t: t, stderr: &syncBuffer{}, exited: make(chan struct{}), consoleLine: make(chan string, 1)}
+	s := &server{t: t, stderr: &serverbin.SyncBuffer{}, exited: make(chan struct{}), consoleLine: make(chan string, 1)}
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Dir = workdir
 	s.cmd.Env = append(os.Environ(), env...)

@@ -46,15 +46,7 @@ func TestMain(m *testing.M) {
 		binary = b // a prebuilt server, as scripts/test allows
 		os.Exit(m.Run())
 	}
-	b, cleanup, err := serverbin.Build("shardstore-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		os.Exit(1)
-	}
-	binary = b
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	os.Exit(serverbin.Main(m, "shardstore-faults-", &binary))
 }
 
 const (
