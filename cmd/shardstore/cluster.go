@@ -172,7 +172,7 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 			return fmt.Errorf("drive %s: %w", d.Path, err)
 		}
 	}
-	n.indexCache = drive.NewIndexCache(64 << 20)
+	n.indexCache = drive.NewIndexCache(engine.IndexCacheSize)
 	shared := drive.NewSharedSync()
 	hcfg := drive.HealthConfig{OpTimeout: o.driveTimeout, Logger: n.log.With("component", "drive")}
 	for i, d := range n.top.Drives {
@@ -356,8 +356,8 @@ func (n *clusterNode) endpoints() []string {
 	return out
 }
 
-// refreshEvery runs fn every d until the returned stop is called: a
-// backstop for change notices a node missed while cut off.
+// refreshEvery runs fn every d until the returned stop is called (once
+// or more): a backstop for change notices a node missed while cut off.
 func (n *clusterNode) refreshEvery(d time.Duration, fn func(context.Context) error) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -379,7 +379,8 @@ func (n *clusterNode) refreshEvery(d time.Duration, fn func(context.Context) err
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
 
 // nodeStopper stops a cluster node's listener (S3 and internal calls)

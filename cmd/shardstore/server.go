@@ -290,11 +290,15 @@ func runServer(args []string) error {
 	defer signal.Stop(sigs)
 	var endpoint string
 	var served chan error
+	stopRefresh := func() {}
 	var stopper stoppable = srv
 	if node != nil {
-		// Identities changed on another node are re-read at its notice
-		// and, as a backstop, every 30 s.
-		stopRefresh := node.refreshEvery(30*time.Second, ids.Reload)
+		// Bucket records and identities changed on another node are
+		// re-read at its notice and, as a backstop for a missed one,
+		// every 30 s.
+		stopRefresh = node.refreshEvery(30*time.Second, func(ctx context.Context) error {
+			return errors.Join(eng.ReloadBuckets(ctx), ids.Reload(ctx))
+		})
 		defer stopRefresh()
 		node.ready(srv, func(kind, name string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -356,6 +360,7 @@ func runServer(args []string) error {
 	if err := <-served; err != nil {
 		serr = errors.Join(serr, err)
 	}
+	stopRefresh() // it reads through the engine
 	engineClosed = true
 	if err := closeWithin(eng.Close, engineCloseWait); err != nil {
 		serr = errors.Join(serr, fmt.Errorf("close drives: %w", err))

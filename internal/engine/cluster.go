@@ -36,9 +36,6 @@ type ClusterConfig struct {
 	FreeDelay time.Duration
 	// NodeID names this node in per-node records on the drives.
 	NodeID string
-	// RefreshInterval is how often cached bucket records are re-read from
-	// the drives, a backstop for a missed notification; 0 means 30 s.
-	RefreshInterval time.Duration
 }
 
 // DefaultClusterFreeDelay keeps replaced data long enough for a download
@@ -65,9 +62,6 @@ func (c *ClusterConfig) owns(slot int) bool { return c == nil || c.Local == nil 
 
 // clustered reports whether this engine is one node of several.
 func (e *Engine) clustered() bool { return e.cfg.Cluster != nil }
-
-// ownsSlot reports whether this node looks after the drive in slot.
-func (e *Engine) ownsSlot(slot int) bool { return e.cfg.Cluster.owns(slot) }
 
 // nodeFile names a system record that belongs to one node (its running
 // marker, its heal queue): in a cluster every node keeps its own on the
@@ -162,21 +156,4 @@ func (e *Engine) ReloadBuckets(ctx context.Context) error {
 	e.buckets = fresh
 	e.bucketsMu.Unlock()
 	return nil
-}
-
-// refreshBuckets re-reads the bucket records now and then, so a node that
-// missed a notification (it was cut off) catches up.
-func (e *Engine) refreshBuckets(b *background) {
-	defer b.wg.Done()
-	every := e.cfg.Cluster.RefreshInterval
-	if every <= 0 {
-		every = 30 * time.Second
-	}
-	for b.sleep(every) {
-		ctx, cancel := b.context()
-		if err := e.ReloadBuckets(ctx); err != nil {
-			e.log.Warn("re-reading bucket records failed", "err", err)
-		}
-		cancel()
-	}
 }

@@ -36,8 +36,9 @@ import (
 // files were faster as well as cheaper.
 const DefaultInlineLimit = 32 << 10
 
-// indexCacheSize bounds the block cache shared by every drive's index.
-const indexCacheSize = 64 << 20
+// IndexCacheSize bounds the block cache shared by every drive's index
+// (a cluster node opens its local drives with one of this size too).
+const IndexCacheSize = 64 << 20
 
 // Config describes the drives and coding policy of one engine.
 type Config struct {

@@ -114,7 +114,7 @@ func majority(formats []drive.Format, errs []error, field func(drive.Format) int
 // deployment creates missing directories (and removes them again if the
 // start fails); an existing one opens them as missing, offline drives.
 func (e *Engine) openPaths(p pathPlan) ([]drive.Drive, error) {
-	e.indexCache = drive.NewIndexCache(indexCacheSize)
+	e.indexCache = drive.NewIndexCache(IndexCacheSize)
 	shared := drive.NewSharedSync()
 	var drives []drive.Drive
 	for i, path := range p.paths {

@@ -155,10 +155,6 @@ func (e *Engine) startBackground(cfg HealConfig) {
 		b.wg.Add(1)
 		go e.scanLoop()
 	}
-	if e.clustered() {
-		b.wg.Add(1)
-		go e.refreshBuckets(b)
-	}
 }
 
 // stopBackground stops every loop and waits for them; the queue is
@@ -645,7 +641,7 @@ func (e *Engine) monitorLoop() {
 func (e *Engine) checkDrives(ctx context.Context) {
 	for si, set := range e.sets {
 		forEachDrive(set.drives, func(i int, d drive.Drive) error {
-			if !e.ownsSlot(si*len(set.drives) + i) {
+			if !e.cfg.Cluster.owns(si*len(set.drives) + i) {
 				return nil // another node adopts and refills its own drives
 			}
 			f, err := d.ReadFormat(ctx)
