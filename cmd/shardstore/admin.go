@@ -318,6 +318,14 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 			s.Set, s.DrivesOnline, s.Drives, okWord(s.WriteQuorumOK), s.WriteQuorum, okWord(s.ReadQuorumOK), s.ReadQuorum)
 	}
 	printNodes(out, st.Drives)
+	if cs := st.Consensus; cs != nil {
+		leader := cs.Leader
+		if leader == "" {
+			leader = "NONE (no majority of nodes reachable from this node)"
+		}
+		fmt.Fprintf(out, "Cluster state (Raft): leader %s; term %d; %s is %s, applied index %d\n",
+			leader, cs.Term, cs.Node, strings.ToLower(cs.State), cs.Applied)
+	}
 	fmt.Fprintf(out, "\n%-4s %-5s %-8s %10s %10s  %s\n", "SET", "SLOT", "STATE", "FREE", "SIZE", "DRIVE")
 	for _, d := range st.Drives {
 		free, size := "-", "-"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +10,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/cluster"
+	"github.com/shardstore/shardstore/internal/consensus"
 	"github.com/shardstore/shardstore/internal/dlock"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/driverpc"
@@ -39,6 +43,11 @@ type clusterNode struct {
 	peerSv *cluster.PeerServer
 	table  *dlock.Table
 	locker *dlock.Locker
+	// state is the node's member of the consensus group that keeps
+	// bucket records and config documents; onState is what a change
+	// applied on this node does (set once the engine is open).
+	state   *consensus.Node
+	onState atomic.Pointer[func(space, key string)]
 
 	drives     []drive.Drive // every slot, Health-wrapped
 	healths    []*drive.Health
@@ -126,6 +135,11 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	n.peers = cluster.NewPeers(n.key, n.hc, others, logger.With("component", "cluster"))
 	n.peerSv = cluster.NewPeerServer(n.key, n.hello)
 
+	if err := n.openState(logger); err != nil {
+		n.close()
+		return nil, err
+	}
+
 	locals := map[int]drive.Drive{}
 	for i, d := range top.Drives {
 		if d.Node == self {
@@ -136,6 +150,7 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	internal.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, n.key, logger.With("component", "driverpc")))
 	internal.Handle(dlock.PathPrefix, dlock.NewServer(n.table, n.key))
 	internal.Handle(cluster.PathPrefix, n.peerSv)
+	internal.Handle(consensus.PathPrefix, n.state.Handler())
 
 	n.ln, err = net.Listen("tcp", address)
 	if err != nil {
@@ -201,6 +216,80 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 	return nil
 }
 
+// openState starts this node's member of the consensus group, its log
+// on one of the node's drives: the first that already holds one, else the
+// first formatted one, else the first present (a new deployment).
+func (n *clusterNode) openState(logger *slog.Logger) error {
+	var members []consensus.Member
+	for i, u := range n.top.Nodes {
+		members = append(members, consensus.Member{ID: u, Address: n.top.Host(i)})
+	}
+	var withLog, logDirs []string
+	var formatted, present string
+	for _, d := range n.top.Drives {
+		if d.Node != n.self {
+			continue
+		}
+		dir := drive.ClusterStateDir(d.Path)
+		if fi, err := os.Stat(filepath.Join(dir, "raft.db")); err == nil {
+			withLog = append(withLog, fmt.Sprintf("%s (last written %s)", dir, fi.ModTime().UTC().Format(time.RFC3339)))
+			logDirs = append(logDirs, dir)
+		}
+		if _, err := drive.PeekFormat(d.Path); err == nil && formatted == "" {
+			formatted = dir
+		}
+		if _, err := os.Stat(d.Path); err == nil && present == "" {
+			present = dir
+		}
+	}
+	var dir string
+	switch {
+	case len(withLog) > 1:
+		// A drive that was away while the node started a new log on
+		// another has come back: one of the two is stale, and taking
+		// either silently could roll back what this node acknowledged.
+		return fmt.Errorf("cluster: this node's consensus log is on more than one drive: %s; keep the newest, remove the other's %s directory, and start again",
+			strings.Join(withLog, ", "), filepath.Join(".shardstore.sys", "cluster"))
+	case len(withLog) == 1:
+		dir = logDirs[0]
+	default:
+		dir = cmp.Or(formatted, present)
+		if dir == "" {
+			return fmt.Errorf("cluster: none of this node's drives is present, so it has nowhere to keep its cluster state")
+		}
+		if !n.fresh {
+			// A deployment from before the consensus group, or a node
+			// whose log drive was lost or replaced: it starts with an
+			// empty log and is brought up to date by the leader.
+			logger.Warn("no consensus log on this node's drives: starting a new one; the leader brings it up to date", "dir", dir)
+		}
+	}
+	st, err := consensus.Open(consensus.Options{
+		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc,
+		Logger: logger.With("component", "consensus"),
+		OnChange: func(space, key string) {
+			if fn := n.onState.Load(); fn != nil {
+				(*fn)(space, key)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	n.state = st
+	return nil
+}
+
+// consensusStatus is this node's view of the consensus group.
+func (n *clusterNode) consensusStatus() admin.ConsensusStatus {
+	st := n.state.Status()
+	return admin.ConsensusStatus{Node: n.top.Nodes[n.self], State: st.State, Leader: st.Leader, Term: st.Term, Applied: st.Applied}
+}
+
+// onStateChange sets what a change of the cluster state applied on this
+// node does.
+func (n *clusterNode) onStateChange(fn func(space, key string)) { n.onState.Store(&fn) }
+
 // route sends signed requests under /_shardstore/ to the internal
 // handlers and everything else to S3 (503 until the node is ready).
 // Bucket names never start with '_', so no path-style S3 request is
@@ -244,6 +333,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		Local:     func(slot int) bool { return n.top.Drives[slot].Node == n.self },
 		Changed:   n.peers.Notify,
 		NodeID:    nodeID(n.top.Nodes[n.self]),
+		State:     stateAdapter{n.state},
 	}
 	for {
 		eng, err := engine.New(cfg)
@@ -301,10 +391,16 @@ func (n *clusterNode) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// close releases the locker, the drives and the listener.
+// close releases the locker, the consensus member, the drives and the
+// listener.
 func (n *clusterNode) close() {
 	if n.locker != nil {
 		n.locker.Close()
+	}
+	if n.state != nil {
+		if err := n.state.Close(); err != nil {
+			n.log.Warn("closing the cluster state", "err", err)
+		}
 	}
 	if n.http != nil {
 		_ = n.http.Close()
@@ -356,33 +452,6 @@ func (n *clusterNode) endpoints() []string {
 	return out
 }
 
-// refreshEvery runs fn every d until the returned stop is called (once
-// or more): a backstop for change notices a node missed while cut off.
-func (n *clusterNode) refreshEvery(d time.Duration, fn func(context.Context) error) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), d)
-				if err := fn(ctx); err != nil {
-					n.log.Warn("periodic re-read of cluster state failed", "err", err)
-				}
-				cancel()
-			}
-		}
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(done); wg.Wait() }) }
-}
-
 // nodeStopper stops a cluster node's listener (S3 and internal calls)
 // and counts the S3 requests in flight.
 type nodeStopper struct {
@@ -392,3 +461,56 @@ type nodeStopper struct {
 
 func (s nodeStopper) Shutdown(ctx context.Context) error { return s.node.Shutdown(ctx) }
 func (s nodeStopper) InFlight() int                      { return s.s3.InFlight() }
+
+// stateAdapter gives the engine the consensus group, its errors mapped to
+// the engine's.
+type stateAdapter struct{ n *consensus.Node }
+
+func stateErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, consensus.ErrNotFound):
+		return fmt.Errorf("%w: %v", engine.ErrStateNotFound, err)
+	case errors.Is(err, consensus.ErrConflict):
+		return fmt.Errorf("%w: %v", engine.ErrStateConflict, err)
+	case errors.Is(err, consensus.ErrUnavailable):
+		return fmt.Errorf("%w: %v", engine.ErrClusterUnavailable, err)
+	}
+	return err
+}
+
+func (a stateAdapter) Get(ctx context.Context, space, key string, fresh bool) ([]byte, uint64, error) {
+	e, err := a.n.Get(ctx, space, key, fresh)
+	return e.Value, e.Index, stateErr(err)
+}
+
+func (a stateAdapter) List(ctx context.Context, space string, fresh bool) (map[string][]byte, error) {
+	all, err := a.n.List(ctx, space, fresh)
+	if err != nil {
+		return nil, stateErr(err)
+	}
+	out := make(map[string][]byte, len(all))
+	for k, e := range all {
+		out[k] = e.Value
+	}
+	return out, nil
+}
+
+func (a stateAdapter) Put(ctx context.Context, space, key string, prev uint64, value []byte) (uint64, error) {
+	v, err := a.n.Put(ctx, space, key, prev, value)
+	return v, stateErr(err)
+}
+
+func (a stateAdapter) Delete(ctx context.Context, space, key string, prev uint64) error {
+	return stateErr(a.n.Delete(ctx, space, key, prev))
+}
+
+func (a stateAdapter) Seeded(ctx context.Context) (bool, error) {
+	ok, err := a.n.Seeded(ctx)
+	return ok, stateErr(err)
+}
+
+func (a stateAdapter) Seed(ctx context.Context, state map[string]map[string][]byte) error {
+	return stateErr(a.n.Seed(ctx, state))
+}

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -269,11 +270,15 @@ func runServer(args []string) error {
 		}
 	}
 	verifier := &auth.Verifier{Region: o.region, Users: users, Domain: o.domain, Identities: ids}
+	adm := admin.NewHandler(eng, adminAuthorize(verifier), ids)
+	if node != nil {
+		adm.Consensus = node.consensusStatus
+	}
 	srv, err := s3api.New(s3api.Config{
 		Store:       eng,
 		Auth:        s3api.SigV4{Verifier: verifier},
 		Registry:    registry,
-		Admin:       admin.NewHandler(eng, adminAuthorize(verifier), ids),
+		Admin:       adm,
 		STS:         &sts.Handler{Verifier: verifier, Issuer: ids, Log: logger.With("component", "sts")},
 		Region:      o.region,
 		Domain:      o.domain,
@@ -290,16 +295,54 @@ func runServer(args []string) error {
 	defer signal.Stop(sigs)
 	var endpoint string
 	var served chan error
-	stopRefresh := func() {}
 	var stopper stoppable = srv
+	stopReloads := func() {}
 	if node != nil {
-		// Bucket records and identities changed on another node are
-		// re-read at its notice and, as a backstop for a missed one,
-		// every 30 s.
-		stopRefresh = node.refreshEvery(30*time.Second, func(ctx context.Context) error {
-			return errors.Join(eng.ReloadBuckets(ctx), ids.Reload(ctx))
+		// Every change of the cluster state this node applies updates
+		// its bucket cache, and re-reads identities when theirs changed
+		// (off the apply path: the re-read is a fresh read of the
+		// group). A change made before this hook was set is caught by
+		// the re-reads right after it.
+		var (
+			reloads   sync.WaitGroup
+			reloadsMu sync.Mutex
+			stopped   bool
+		)
+		stopReloads = func() {
+			reloadsMu.Lock()
+			stopped = true
+			reloadsMu.Unlock()
+			reloads.Wait()
+		}
+		defer stopReloads()
+		node.onStateChange(func(space, key string) {
+			eng.StateChanged(space, key)
+			if space == "config" {
+				reloadsMu.Lock()
+				defer reloadsMu.Unlock()
+				if stopped {
+					return
+				}
+				reloads.Add(1)
+				go func() {
+					defer reloads.Done()
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					if err := ids.Reload(ctx); err != nil {
+						logger.Warn("re-reading identities after a change failed", "err", err)
+					}
+				}()
+			}
 		})
-		defer stopRefresh()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := errors.Join(eng.ReloadBuckets(ctx), ids.Reload(ctx)); err != nil {
+			// The majority went away since the engine loaded; what it
+			// loaded stands, and the hook applies what comes later.
+			logger.Warn("re-reading the cluster state at start failed", "err", err)
+		}
+		cancel()
+		// A change notice from another node makes this one catch up
+		// with the group before the other answers its client.
 		node.ready(srv, func(kind, name string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -360,7 +403,7 @@ func runServer(args []string) error {
 	if err := <-served; err != nil {
 		serr = errors.Join(serr, err)
 	}
-	stopRefresh() // it reads through the engine
+	stopReloads() // they read through the engine
 	engineClosed = true
 	if err := closeWithin(eng.Close, engineCloseWait); err != nil {
 		serr = errors.Join(serr, fmt.Errorf("close drives: %w", err))

@@ -66,6 +66,9 @@ type Handler struct {
 	eng       Engine
 	authorize Authorize
 	ids       Identities
+	// Consensus, when set (a cluster node), reports the consensus
+	// group in status.
+	Consensus func() ConsensusStatus
 }
 
 // NewHandler returns the admin API for eng. authorize is called on every
@@ -97,6 +100,19 @@ type StatusReply struct {
 	Status engine.Status        `json:"status"`
 	Drives []engine.DriveStatus `json:"drives"`
 	Heal   engine.HealStatus    `json:"heal"`
+	// Consensus is this node's view of the cluster's consensus group
+	// (absent on a single node).
+	Consensus *ConsensusStatus `json:"consensus,omitempty"`
+}
+
+// ConsensusStatus is one node's view of the Raft group that keeps the
+// cluster's bucket records and config documents.
+type ConsensusStatus struct {
+	Node    string `json:"node"`   // the answering node
+	State   string `json:"state"`  // Leader, Follower, Candidate
+	Leader  string `json:"leader"` // "" while none is known
+	Term    uint64 `json:"term"`
+	Applied uint64 `json:"applied"`
 }
 
 func writeJSONError(w http.ResponseWriter, code int, msg string) {
@@ -160,8 +176,13 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 		}
 		return &call{action: "admin:ServerInfo", serve: func(w http.ResponseWriter, r *http.Request, _ Actor) {
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(StatusReply{Layout: h.eng.Layout(), Status: h.eng.Status(),
-				Drives: h.eng.DriveStatus(r.Context()), Heal: h.eng.HealStatus()})
+			reply := StatusReply{Layout: h.eng.Layout(), Status: h.eng.Status(),
+				Drives: h.eng.DriveStatus(r.Context()), Heal: h.eng.HealStatus()}
+			if h.Consensus != nil {
+				cs := h.Consensus()
+				reply.Consensus = &cs
+			}
+			json.NewEncoder(w).Encode(reply)
 		}}, 0, ""
 	}
 	if c, status, msg, ok := h.routeIdentities(method, path, r); ok {

@@ -25,6 +25,9 @@ import (
 //	.shardstore.sys/lock                flock held while open; holds the pid
 //	.shardstore.sys/index/              pebble LSM: every Table of the index
 //	.shardstore.sys/data/<xx>/<id>.<p>  shard files; xx = first 2 chars of id
+//	.shardstore.sys/cluster/            a cluster node's consensus log and
+//	                                    snapshots, on one drive per node
+//	                                    (ClusterStateDir; not the drive's)
 //
 // Syscalls of one shard file (CreateShard, Writes, Close), S bytes:
 //
@@ -104,14 +107,22 @@ type LocalOptions struct {
 }
 
 const (
-	sysDirName    = ".shardstore.sys"
-	formatFile    = "format.json"
-	lockFileName  = "lock"
-	indexDirName  = "index"
-	dataDirName   = "data"
-	lostAndFound  = "lost+found"
-	oldBucketsDir = "buckets" // layout v1 kept bucket records here
+	sysDirName     = ".shardstore.sys"
+	formatFile     = "format.json"
+	lockFileName   = "lock"
+	indexDirName   = "index"
+	dataDirName    = "data"
+	clusterDirName = "cluster"
+	lostAndFound   = "lost+found"
+	oldBucketsDir  = "buckets" // layout v1 kept bucket records here
 )
+
+// ClusterStateDir is where a cluster node keeps its consensus log on the
+// drive at root. The drive itself never reads it; a blank drive with
+// only this directory in .shardstore.sys is still blank.
+func ClusterStateDir(root string) string {
+	return filepath.Join(root, sysDirName, clusterDirName)
+}
 
 // OpenLocal opens the drive at dir, creating the directory if needed
 // (unless opts.NoCreate), and takes its lock: a drive another process

@@ -144,7 +144,7 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	e.bucketsMu.RLock()
 	_, exists := e.buckets[bucket]
 	e.bucketsMu.RUnlock()
-	if !exists && e.clustered() {
+	if !exists && e.clustered() && e.state() == nil {
 		// Another node may have created it since this one cached.
 		_, err := e.readBucketRecord(ctx, bucket)
 		if err != nil && !errors.Is(err, ErrBucketNotFound) {
@@ -165,6 +165,13 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 		// S3: a bucket created with object lock has versioning Enabled,
 		// and both stay for its life.
 		info.ObjectLock, info.Versioning = objectlock.Config{}.Marshal(""), VersioningEnabled
+	}
+	if e.state() != nil {
+		if err := e.putBucketState(ctx, info, 0); err != nil {
+			return err
+		}
+		e.changed("bucket", bucket)
+		return nil
 	}
 	if err := e.writeBucketRecord(ctx, info); err != nil {
 		return err
@@ -233,6 +240,9 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 	}
 	if len(res.Versions) > 0 || len(res.CommonPrefixes) > 0 {
 		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotEmpty)
+	}
+	if e.state() != nil {
+		return e.deleteBucketWithState(ctx, bucket)
 	}
 	drives := e.allDrives()
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
@@ -321,6 +331,20 @@ func (e *Engine) updateBucket(ctx context.Context, bucket string, change func(*B
 		return err
 	}
 	defer unlock()
+	if e.state() != nil {
+		info, ver, err := e.bucketFromState(ctx, bucket, true)
+		if err != nil {
+			return err
+		}
+		if err := change(&info); err != nil {
+			return err
+		}
+		if err := e.putBucketState(ctx, info, ver); err != nil {
+			return err
+		}
+		e.changed("bucket", bucket)
+		return nil
+	}
 	info, err := e.BucketInfo(ctx, bucket)
 	if err == nil && e.clustered() {
 		// Under the cluster lock the drives hold the latest record;

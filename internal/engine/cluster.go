@@ -36,6 +36,9 @@ type ClusterConfig struct {
 	FreeDelay time.Duration
 	// NodeID names this node in per-node records on the drives.
 	NodeID string
+	// State, when set, keeps bucket records and config documents (the
+	// drives keep only copies of bucket records); see ClusterState.
+	State ClusterState
 }
 
 // DefaultClusterFreeDelay keeps replaced data long enough for a download
@@ -130,6 +133,9 @@ func (e *Engine) readBucketRecord(ctx context.Context, bucket string) (BucketInf
 // ReloadBucket re-reads one bucket's record from the drives into the
 // cache (another node created, changed or deleted it).
 func (e *Engine) ReloadBucket(ctx context.Context, bucket string) error {
+	if e.state() != nil {
+		return e.reloadBucketState(ctx, bucket)
+	}
 	info, err := e.readBucketRecord(ctx, bucket)
 	switch {
 	case err == nil:
@@ -148,6 +154,9 @@ func (e *Engine) ReloadBucket(ctx context.Context, bucket string) error {
 
 // ReloadBuckets re-reads every bucket record from the drives.
 func (e *Engine) ReloadBuckets(ctx context.Context) error {
+	if e.state() != nil {
+		return e.reloadBucketsState(ctx)
+	}
 	fresh, err := e.scanBuckets(ctx)
 	if err != nil {
 		return err

@@ -91,6 +91,9 @@ func (e *Engine) readConfigCopies(ctx context.Context, name string) ([]configCop
 // drive holds one; ErrReadQuorum means copies exist but no version has
 // enough of them (too many drives offline).
 func (e *Engine) ReadConfig(ctx context.Context, name string) ([]byte, uint64, error) {
+	if e.state() != nil {
+		return e.readConfigState(ctx, name)
+	}
 	e.configMu.Lock()
 	defer e.configMu.Unlock()
 	data, seq, _, err := e.readConfigLocked(ctx, name)
@@ -151,6 +154,9 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) (data []byte
 // update; it returns the new sequence number. ErrConfigConflict reports
 // a document changed since prev was read.
 func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
+	if e.state() != nil {
+		return e.writeConfigState(ctx, name, prev, data)
+	}
 	e.configMu.Lock()
 	defer e.configMu.Unlock()
 	if e.clustered() {
@@ -196,6 +202,9 @@ var ErrConfigConflict = errors.New("config document changed concurrently")
 // drive refills call it with the bucket records, so copies are restored
 // without waiting for the next read.
 func (e *Engine) healConfigs(ctx context.Context) {
+	if e.state() != nil {
+		return // the cluster state keeps them, not the drives
+	}
 	names := map[string]bool{}
 	var mu sync.Mutex
 	forEachDrive(e.allDrives(), func(_ int, d drive.Drive) error {

@@ -201,7 +201,11 @@ func New(cfg Config) (*Engine, error) {
 	for s := 0; s < len(drives)/setSize; s++ {
 		e.sets = append(e.sets, &erasureSet{index: s, drives: drives[s*setSize : (s+1)*setSize], parity: parity})
 	}
-	if err := e.loadBuckets(context.Background()); err != nil {
+	load := func() error { return e.loadBuckets(context.Background()) }
+	if e.state() != nil {
+		load = e.loadStateBuckets
+	}
+	if err := load(); err != nil {
 		e.abandon()
 		return nil, err
 	}

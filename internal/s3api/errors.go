@@ -125,6 +125,8 @@ func toAPIError(err error) *Error {
 		// 503 ServiceUnavailable is retried by every SDK with backoff,
 		// which is what a client should do while drives come back.
 		return m("ServiceUnavailable", 503, "Not enough drives are online to meet write quorum; please retry.")
+	case errors.Is(err, engine.ErrClusterUnavailable):
+		return m("ServiceUnavailable", 503, "This node cannot reach a majority of the cluster's nodes; please retry.")
 	case errors.Is(err, engine.ErrReadQuorum):
 		return m("ServiceUnavailable", 503, "Not enough drives are online to meet read quorum; please retry.")
 	case errors.Is(err, engine.ErrBusy):

@@ -63,7 +63,8 @@ def witnesses(s3, bucket):
 # Layout v2: a drive's top level holds only the system directory, and that
 # holds only these; nothing on disk is named after a bucket or a key.
 SYS_DIR = ".shardstore.sys"
-SYS_ENTRIES = {"format.json", "lock", "index", "data"}
+# "cluster" holds a cluster node's consensus log (one drive per node).
+SYS_ENTRIES = {"format.json", "lock", "index", "data", "cluster"}
 FANOUT = {f"{i:02x}" for i in range(256)}
 
 
