@@ -8,7 +8,8 @@ import (
 )
 
 // state is the identity store's document, stored whole as one config
-// document on the drives (engine.WriteConfig): small (a user is a few
+// document through engine.WriteConfig (on the drives, or in a cluster's
+// Raft group): small (a user is a few
 // hundred bytes), changed rarely, and read at start into memory.
 // Secrets inside it are sealed (crypt.go).
 type state struct {
