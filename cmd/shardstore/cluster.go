@@ -497,6 +497,8 @@ func (a stateAdapter) List(ctx context.Context, space string, fresh bool) (map[s
 	return out, nil
 }
 
+func (a stateAdapter) Sync(ctx context.Context) error { return stateErr(a.n.Sync(ctx)) }
+
 func (a stateAdapter) Put(ctx context.Context, space, key string, prev uint64, value []byte) (uint64, error) {
 	v, err := a.n.Put(ctx, space, key, prev, value)
 	return v, stateErr(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
@@ -22,6 +21,9 @@ type ClusterState interface {
 	Get(ctx context.Context, space, key string, fresh bool) ([]byte, uint64, error)
 	// List returns every key of space (fresh as Get).
 	List(ctx context.Context, space string, fresh bool) (map[string][]byte, error)
+	// Sync returns once this node applied every change committed
+	// before the call (what a fresh read waits for).
+	Sync(ctx context.Context) error
 	// Put writes key if its version is prev (0: absent) and returns the
 	// new version; ErrStateConflict otherwise. It returns once this
 	// node has applied the change.
@@ -119,17 +121,7 @@ func (e *Engine) driveSeed(ctx context.Context) (map[string]map[string][]byte, e
 	for name, info := range buckets {
 		out[spaceBucket][name], _ = json.Marshal(recordOf(info))
 	}
-	names := map[string]bool{}
-	for _, d := range e.allDrives() {
-		ents, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: "config/", KeysOnly: true})
-		if err != nil {
-			continue
-		}
-		for _, ent := range ents {
-			names[strings.TrimPrefix(ent.Key, "config/")] = true
-		}
-	}
-	for name := range names {
+	for name := range e.configNames(ctx) {
 		e.configMu.Lock()
 		data, _, _, err := e.readConfigLocked(ctx, name)
 		e.configMu.Unlock()
@@ -262,7 +254,7 @@ func (e *Engine) deleteBucketState(ctx context.Context, bucket string) error {
 
 // reloadBucketState brings the cache's entry up to the group's latest.
 func (e *Engine) reloadBucketState(ctx context.Context, bucket string) error {
-	if _, _, err := e.state().Get(ctx, spaceBucket, bucket, true); err != nil && !errors.Is(err, ErrStateNotFound) {
+	if err := e.state().Sync(ctx); err != nil {
 		return err
 	}
 	e.cacheBucketFromState(bucket)
@@ -271,7 +263,7 @@ func (e *Engine) reloadBucketState(ctx context.Context, bucket string) error {
 
 // reloadBucketsState rebuilds the cache from the group's latest.
 func (e *Engine) reloadBucketsState(ctx context.Context) error {
-	if _, err := e.state().List(ctx, spaceBucket, true); err != nil {
+	if err := e.state().Sync(ctx); err != nil {
 		return err
 	}
 	e.bucketsMu.Lock()

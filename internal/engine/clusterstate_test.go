@@ -48,6 +48,9 @@ func (m *memState) List(_ context.Context, space string, _ bool) (map[string][]b
 	return out, nil
 }
 
+// Sync has nothing to wait for: one copy, always current.
+func (m *memState) Sync(context.Context) error { return nil }
+
 func (m *memState) change(space, key string, prev uint64, v []byte, del bool) (uint64, error) {
 	m.mu.Lock()
 	cur, ok := m.data[space][key]

@@ -205,6 +205,15 @@ func (e *Engine) healConfigs(ctx context.Context) {
 	if e.state() != nil {
 		return // the cluster state keeps them, not the drives
 	}
+	for name := range e.configNames(ctx) {
+		if _, _, err := e.ReadConfig(ctx, name); err != nil && e.log != nil {
+			e.log.Warn("cannot heal config document", "name", name, "err", err)
+		}
+	}
+}
+
+// configNames lists the config documents any drive holds a copy of.
+func (e *Engine) configNames(ctx context.Context) map[string]bool {
 	names := map[string]bool{}
 	var mu sync.Mutex
 	forEachDrive(e.allDrives(), func(_ int, d drive.Drive) error {
@@ -219,9 +228,5 @@ func (e *Engine) healConfigs(ctx context.Context) {
 		mu.Unlock()
 		return nil
 	})
-	for name := range names {
-		if _, _, err := e.ReadConfig(ctx, name); err != nil && e.log != nil {
-			e.log.Warn("cannot heal config document", "name", name, "err", err)
-		}
-	}
+	return names
 }
