@@ -303,35 +303,37 @@ func runServer(args []string) error {
 		// (off the apply path: the re-read is a fresh read of the
 		// group). A change made before this hook was set is caught by
 		// the re-reads right after it.
-		var (
-			reloads   sync.WaitGroup
-			reloadsMu sync.Mutex
-			stopped   bool
-		)
-		stopReloads = func() {
-			reloadsMu.Lock()
-			stopped = true
-			reloadsMu.Unlock()
-			reloads.Wait()
-		}
+		// One goroutine re-reads identities; changes that arrive while
+		// it does are folded into its next re-read, which reads the
+		// latest anyway.
+		reload := make(chan struct{}, 1)
+		done := make(chan struct{})
+		var reloader sync.WaitGroup
+		reloader.Add(1)
+		go func() {
+			defer reloader.Done()
+			for {
+				select {
+				case <-done:
+					return
+				case <-reload:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				if err := ids.Reload(ctx); err != nil {
+					logger.Warn("re-reading identities after a change failed", "err", err)
+				}
+				cancel()
+			}
+		}()
+		stopReloads = sync.OnceFunc(func() { close(done); reloader.Wait() })
 		defer stopReloads()
 		node.onStateChange(func(space, key string) {
 			eng.StateChanged(space, key)
 			if space == "config" {
-				reloadsMu.Lock()
-				defer reloadsMu.Unlock()
-				if stopped {
-					return
+				select {
+				case reload <- struct{}{}:
+				default: // a re-read is already due
 				}
-				reloads.Add(1)
-				go func() {
-					defer reloads.Done()
-					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-					defer cancel()
-					if err := ids.Reload(ctx); err != nil {
-						logger.Warn("re-reading identities after a change failed", "err", err)
-					}
-				}()
 			}
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
