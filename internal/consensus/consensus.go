@@ -614,7 +614,13 @@ type slogWriter struct{ log *slog.Logger }
 func (s slogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
 	level := slog.LevelWarn
-	if strings.Contains(line, "[ERROR]") {
+	switch {
+	case strings.Contains(line, "failed to heartbeat to") || strings.Contains(line, "failed to appendEntries to") ||
+		strings.Contains(line, "failed to contact"):
+		// Repeated every few hundred ms for each node that is down;
+		// the drives' health log and admin status report it once.
+		level = slog.LevelDebug
+	case strings.Contains(line, "[ERROR]"):
 		level = slog.LevelError
 	}
 	s.log.Log(context.Background(), level, line, "component", "raft")
