@@ -84,6 +84,10 @@ func (e *Engine) DriveStatus(ctx context.Context) []DriveStatus {
 				}
 			} else if info, err := d.DiskInfo(ctx); err == nil {
 				ds.Total, ds.Free, ds.Used = info.Total, info.Free, info.Used
+			} else if online(ctx, d) != nil {
+				// The drive failed just now (a node that died since this
+				// one last used its drives): report what this call found.
+				ds.State, ds.Error = "offline", err.Error()
 			}
 			part[i] = ds
 			return nil
