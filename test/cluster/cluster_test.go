@@ -260,34 +260,21 @@ func TestNodeCrashDuringWrites(t *testing.T) {
 	acked := map[string][]byte{}
 	var mu sync.Mutex
 	for round, victim := range victims {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := 0; ; k++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					key := fmt.Sprintf("r%d/w%d/%d", round, w, k)
-					body := randBytes(64<<10 + k%3*(1<<20))
-					// Writers use every node, the victim too until it dies.
-					if err := put(t, c.client((w+k)%4), "crash", key, body); err == nil {
-						mu.Lock()
-						acked[key] = body
-						mu.Unlock()
-					}
-				}
-			}()
-		}
+		stop := writers(4, func(w, k int) bool {
+			key := fmt.Sprintf("r%d/w%d/%d", round, w, k)
+			body := randBytes(64<<10 + k%3*(1<<20))
+			// Writers use every node, the victim too until it dies.
+			if err := put(t, c.client((w+k)%4), "crash", key, body); err == nil {
+				mu.Lock()
+				acked[key] = body
+				mu.Unlock()
+			}
+			return true
+		})
 		time.Sleep(1500 * time.Millisecond)
 		c.kill(victim)
 		time.Sleep(1500 * time.Millisecond)
-		close(stop)
-		wg.Wait()
+		stop()
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
@@ -588,37 +575,26 @@ func TestRollingRestart(t *testing.T) {
 	}
 	written := map[string][]byte{}
 	for victim := range c.nodes {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var failures []error
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; ; k++ {
-				if k == 60 {
-					<-stop // enough for this round: the checks below read them all
-					return
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				time.Sleep(100 * time.Millisecond) // a steady trickle across the restart
-				via := (victim + 1 + k%3) % 4      // never the node being restarted
-				key := fmt.Sprintf("v%d/%d", victim, k)
-				body := randBytes(32<<10 + k%4/3*(2<<20))
-				err := put(t, c.client(via), "rolling", key, body)
-				mu.Lock()
-				if err != nil {
-					failures = append(failures, fmt.Errorf("PUT %s via node %d: %w", key, via+1, err))
-				} else {
-					written[key] = body
-				}
-				mu.Unlock()
+		stop := writers(1, func(_, k int) bool {
+			if k == 60 {
+				return false // enough for this round: the checks below read them all
 			}
-		}()
+			time.Sleep(100 * time.Millisecond) // a steady trickle across the restart
+			via := (victim + 1 + k%3) % 4      // never the node being restarted
+			key := fmt.Sprintf("v%d/%d", victim, k)
+			body := randBytes(32<<10 + k%4/3*(2<<20))
+			err := put(t, c.client(via), "rolling", key, body)
+			mu.Lock()
+			if err != nil {
+				failures = append(failures, fmt.Errorf("PUT %s via node %d: %w", key, via+1, err))
+			} else {
+				written[key] = body
+			}
+			mu.Unlock()
+			return true
+		})
 		time.Sleep(500 * time.Millisecond)
 		n := c.nodes[victim]
 		_ = n.cmd.Process.Signal(syscall.SIGTERM)
@@ -638,8 +614,7 @@ func TestRollingRestart(t *testing.T) {
 			mustGet(t, c.client((victim+1)%4), "rolling", key, body, fmt.Sprintf("node %d while node %d restarts", (victim+1)%4+1, victim+1))
 		}
 		c.restart(victim)
-		close(stop)
-		wg.Wait()
+		stop()
 		for _, err := range failures {
 			t.Errorf("restart of node %d: %v", victim+1, err)
 		}

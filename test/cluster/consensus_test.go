@@ -196,7 +196,11 @@ func TestClusterStateThroughConsensus(t *testing.T) {
 // it serves again, has the bucket change, and every acknowledged object
 // reads back byte-identical through every node.
 func TestFrozenNode(t *testing.T) {
-	c := startCluster(t, 4, 4)
+	// A frozen node's drives hang rather than fail: writes through the
+	// others wait for them until the drive timeout takes them offline.
+	// A short one keeps that well inside the freeze (the default, 15 s,
+	// is longer than it).
+	c := startCluster(t, 4, 4, "--drive-timeout", "3s")
 	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("frozen")}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,47 +210,38 @@ func TestFrozenNode(t *testing.T) {
 	var ackedFrozen, failedLive int
 	var slowest time.Duration
 	frozen := false
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; ; k++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				via := (w + k) % 4
-				mu.Lock()
-				during := frozen
-				mu.Unlock()
-				if during && via == victim {
-					// A client of the frozen node just hangs (one
-					// writer may be stuck there since the freeze).
-					via = (via + 1) % 4
-				}
-				key := fmt.Sprintf("w%d/%d", w, k)
-				body := randBytes(32<<10 + k%3*(600<<10))
-				start := time.Now()
-				err := put(t, c.client(via), "frozen", key, body)
-				took := time.Since(start)
-				mu.Lock()
-				switch {
-				case err == nil:
-					acked[key] = body
-					if during && frozen {
-						ackedFrozen++
-						slowest = max(slowest, took)
-					}
-				case during && frozen:
-					failedLive++
-				}
-				mu.Unlock()
+	stop := writers(4, func(w, k int) bool {
+		// A steady trickle: every object is read back through every
+		// node at the end.
+		time.Sleep(200 * time.Millisecond)
+		via := (w + k) % 4
+		mu.Lock()
+		during := frozen
+		mu.Unlock()
+		if during && via == victim {
+			// A client of the frozen node just hangs (one writer may
+			// be stuck there since the freeze).
+			via = (via + 1) % 4
+		}
+		key := fmt.Sprintf("w%d/%d", w, k)
+		body := randBytes(32<<10 + k%3*(600<<10))
+		start := time.Now()
+		err := put(t, c.client(via), "frozen", key, body)
+		took := time.Since(start)
+		mu.Lock()
+		switch {
+		case err == nil:
+			acked[key] = body
+			if during && frozen {
+				ackedFrozen++
+				slowest = max(slowest, took)
 			}
-		}()
-	}
+		case during && frozen:
+			failedLive++
+		}
+		mu.Unlock()
+		return true
+	})
 	time.Sleep(1500 * time.Millisecond)
 	pid := c.nodes[victim].cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -275,8 +270,7 @@ func TestFrozenNode(t *testing.T) {
 	}
 	thawed = true
 	time.Sleep(3 * time.Second)
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("acknowledged %d PUTs, %d through live nodes while node %d was frozen (%d failed, slowest %v)",
 		len(acked), ackedFrozen, victim+1, failedLive, slowest.Round(time.Millisecond))
 	if ackedFrozen == 0 {

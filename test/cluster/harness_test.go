@@ -306,3 +306,27 @@ func (c *testCluster) waitHealQueuesEmpty() {
 		c.waitStatus(i, deadline, "an empty heal queue", func(st admin.StatusReply) bool { return st.Heal.Queued == 0 })
 	}
 }
+
+// writers runs n goroutines, writer w calling write(w, k) for k = 0, 1,
+// … until write returns false or stop is called; stop waits for them.
+func writers(n int, write func(w, k int) bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !write(w, k) {
+					return
+				}
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
