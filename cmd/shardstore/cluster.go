@@ -38,6 +38,7 @@ type clusterNode struct {
 	key    peerauth.Key
 	log    *slog.Logger
 	hc     *http.Client
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // to other nodes (routes applied)
 	hello  cluster.Hello
 	peers  *cluster.Peers
 	peerSv *cluster.PeerServer
@@ -93,8 +94,16 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 		_, port, _ := strings.Cut(top.Host(self), ":")
 		address = ":" + port
 	}
+	routes, err := cluster.ParseRoutes(os.Getenv(cluster.RoutesEnv))
+	if err != nil {
+		return nil, err
+	}
+	if len(routes) > 0 {
+		logger.Warn("connections to other nodes are routed through other addresses", "env", cluster.RoutesEnv, "routes", len(routes))
+	}
+	dial := routes.Dialer(driverpc.PeerDialer())
 	n := &clusterNode{top: top, self: self, key: peerauth.Derive(creds.user, creds.pass), log: logger,
-		hc: driverpc.NewHTTPClient(), served: make(chan error, 1)}
+		hc: driverpc.NewHTTPClient(dial), dial: dial, served: make(chan error, 1)}
 	b := currentBuild()
 	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, strings.TrimSpace(b.Version+" "+b.Commit))
 
@@ -265,7 +274,7 @@ func (n *clusterNode) openState(logger *slog.Logger) error {
 		}
 	}
 	st, err := consensus.Open(consensus.Options{
-		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc,
+		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc, Dial: n.dial,
 		Logger: logger.With("component", "consensus"),
 		OnChange: func(space, key string) {
 			if fn := n.onState.Load(); fn != nil {
@@ -427,10 +436,19 @@ func nodeID(url string) string {
 // lockerAdapter gives the engine the dlock locker.
 type lockerAdapter struct{ l *dlock.Locker }
 
+// lockError makes "no majority reachable" the engine's error for it (S3
+// 503 ServiceUnavailable, rather than the SlowDown of a busy lock).
+func lockError(err error) error {
+	if errors.Is(err, dlock.ErrNoQuorum) {
+		return fmt.Errorf("%w: %w", engine.ErrClusterUnavailable, err)
+	}
+	return err
+}
+
 func (a lockerAdapter) Lock(ctx context.Context, name string) (engine.ClusterLease, error) {
 	l, err := a.l.Lock(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, lockError(err)
 	}
 	return l, nil
 }
@@ -438,7 +456,7 @@ func (a lockerAdapter) Lock(ctx context.Context, name string) (engine.ClusterLea
 func (a lockerAdapter) RLock(ctx context.Context, name string) (engine.ClusterLease, error) {
 	l, err := a.l.RLock(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, lockError(err)
 	}
 	return l, nil
 }

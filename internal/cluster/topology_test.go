@@ -95,3 +95,21 @@ func TestHelloDifferences(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRoutes(t *testing.T) {
+	r, err := ParseRoutes(" 127.0.0.1:9001=127.0.0.1:19001, node2:9000=10.0.0.2:9000 ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r) != 2 || r["127.0.0.1:9001"] != "127.0.0.1:19001" || r["node2:9000"] != "10.0.0.2:9000" {
+		t.Fatalf("routes %v", r)
+	}
+	if r, err := ParseRoutes(""); err != nil || len(r) != 0 {
+		t.Fatalf("empty: %v %v", r, err)
+	}
+	for _, bad := range []string{"127.0.0.1:1", "a:1=b", "a=b:1", "a:1=b:2,a:1=c:3"} {
+		if _, err := ParseRoutes(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -61,6 +61,11 @@ var (
 // errRetry marks a failure before a change was taken: try again.
 var errRetry = errors.New("retry")
 
+// errLeaderChanged: a call to the leader was abandoned because this node
+// learnt that it is no longer the leader (it may be cut off and would
+// never answer).
+var errLeaderChanged = errors.New("the leader changed during the call")
+
 // Member is one node of the group.
 type Member struct {
 	ID      string // stable name (the node's URL)
@@ -80,6 +85,9 @@ type Options struct {
 	Key     peerauth.Key
 	// Client makes the forwarded calls (nil: a default client).
 	Client *http.Client
+	// Dial opens raft's connections to other members (nil: a plain
+	// TCP dial); the cluster's routes (cluster.Routes) plug in here.
+	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	Logger *slog.Logger
 	// OnChange is called after a key was written or deleted on this
 	// node (also for every key a snapshot restore touched). It runs on
@@ -153,7 +161,7 @@ func Open(o Options) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("cluster state snapshots in %s: %w", o.Dir, err)
 	}
-	n.stream = newStreamLayer(o.Self.Address, o.Key)
+	n.stream = newStreamLayer(o.Self.Address, o.Key, o.Dial)
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 	})
@@ -366,6 +374,9 @@ func (n *Node) readIndex(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("%w: no leader known", errRetry)
 	}
 	body, err := n.call(ctx, string(addr), "readindex", nil)
+	if errors.Is(err, errLeaderChanged) {
+		return 0, fmt.Errorf("%w: %v", errRetry, err) // a read: ask the new one
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -496,10 +507,38 @@ func (n *Node) applyLocal(ctx context.Context, b []byte) (result, error) {
 	return res, nil
 }
 
-// call makes a signed call to the node at addr. Answers that say the
+// call makes a signed call to the leader at addr. Answers that say the
 // call was not taken (not the leader, a connection that was never made)
-// are errRetry.
+// are errRetry. The call is abandoned (errLeaderChanged, also
+// ErrUnavailable: a forwarded change may or may not have been taken)
+// once this node no longer knows addr as the leader: a leader cut off by
+// a partition would otherwise hold the caller for the whole WaitLimit.
 func (n *Node) call(ctx context.Context, addr, name string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if a, _ := n.raft.LeaderWithID(); string(a) != addr {
+					cancel(errLeaderChanged)
+					return
+				}
+			}
+		}
+	}()
+	out, err := n.callOnce(ctx, addr, name, body)
+	if err != nil && errors.Is(context.Cause(ctx), errLeaderChanged) {
+		return nil, fmt.Errorf("%w: %w: %s to %s", ErrUnavailable, errLeaderChanged, name, addr)
+	}
+	return out, err
+}
+
+func (n *Node) callOnce(ctx context.Context, addr, name string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+PathPrefix+name, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package consensus
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,13 +27,17 @@ const upgradeProtocol = "shardstore-raft/1"
 type streamLayer struct {
 	addr   net.Addr
 	key    peerauth.Key
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
 }
 
-func newStreamLayer(address string, key peerauth.Key) *streamLayer {
-	return &streamLayer{addr: textAddr(address), key: key, conns: make(chan net.Conn), closed: make(chan struct{})}
+func newStreamLayer(address string, key peerauth.Key, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *streamLayer {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return &streamLayer{addr: textAddr(address), key: key, dial: dial, conns: make(chan net.Conn), closed: make(chan struct{})}
 }
 
 // textAddr is a net.Addr given as host:port.
@@ -64,8 +69,9 @@ func (s *streamLayer) Addr() net.Addr { return s.addr }
 
 // Dial opens a raft connection to the node at address (raft.StreamLayer).
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	c, err := d.Dial("tcp", string(address))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := s.dial(ctx, "tcp", string(address))
 	if err != nil {
 		return nil, err
 	}

@@ -363,6 +363,18 @@ func TestPartition(t *testing.T) {
 		t.Fatalf("minority lock = %v, want ErrTimeout", err)
 	}
 	t.Logf("minority side: %v", err)
+	// Without a deadline of its own, the minority gives up once it has
+	// heard from no majority for UnreachableWait: ErrNoQuorum, not a
+	// wait for the whole Timeout.
+	start := time.Now()
+	_, err = c.nodes[1].locker.Lock(context.Background(), "obj")
+	if !errors.Is(err, ErrNoQuorum) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("minority lock without deadline = %v, want ErrNoQuorum", err)
+	}
+	if waited, limit := time.Since(start), c.nodes[1].locker.unreachable+2*c.nodes[1].locker.callTimeout; waited > limit {
+		t.Fatalf("minority gave up after %v, more than %v", waited, limit)
+	}
+	t.Logf("minority side without deadline: %v", err)
 
 	s := lockOrFail(t, c.nodes[2].locker, "obj")
 	r, err := c.nodes[4].locker.RLock(context.Background(), "other")

@@ -20,6 +20,11 @@ var (
 	// the caller's context ended (the error then also matches ctx.Err()).
 	// The engine answers 503 SlowDown.
 	ErrTimeout = errors.New("timed out waiting for the cluster lock")
+	// ErrNoQuorum: fewer than a majority of the nodes answered at all
+	// (granted or refused) for Options.UnreachableWait: this node is cut
+	// off from the majority, and waiting longer would only hold the
+	// client. The engine answers 503 ServiceUnavailable.
+	ErrNoQuorum = errors.New("cannot reach a majority of the cluster's nodes")
 	// ErrLost: the lease is no longer held (not refreshed on a majority
 	// in time, or released); its holder must not commit.
 	ErrLost = errors.New("cluster lock lost")
@@ -59,6 +64,11 @@ type Options struct {
 	CallTimeout time.Duration
 	// Timeout bounds the wait in Lock and RLock. Zero means 30 s.
 	Timeout time.Duration
+	// UnreachableWait is how long Lock and RLock go on while fewer than
+	// a majority of the nodes answer at all (ErrNoQuorum after it). Zero
+	// means 2 CallTimeouts + 1 s: a node restarting or a leader
+	// election passes; a partition does not.
+	UnreachableWait time.Duration
 	// Client sends the requests to peers; nil means a client of the
 	// package's own.
 	Client *http.Client
@@ -78,6 +88,7 @@ type Locker struct {
 	refresh     time.Duration
 	callTimeout time.Duration
 	timeout     time.Duration
+	unreachable time.Duration
 	retryMax    time.Duration
 	now         func() time.Time
 	writers     writerQueue
@@ -101,6 +112,7 @@ func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
 		refresh:     o.RefreshInterval,
 		callTimeout: o.CallTimeout,
 		timeout:     o.Timeout,
+		unreachable: o.UnreachableWait,
 		retryMax:    min(max(o.TTL/10, 10*time.Millisecond), 100*time.Millisecond),
 		now:         o.Now,
 		writers:     writerQueue{m: make(map[string]*slot)},
@@ -145,6 +157,9 @@ func (o Options) withDefaults() Options {
 	o.CallTimeout = min(o.CallTimeout, window)
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
+	}
+	if o.UnreachableWait <= 0 {
+		o.UnreachableWait = 2*o.CallTimeout + time.Second
 	}
 	if o.Client == nil {
 		o.Client = defaultClient()
@@ -226,13 +241,14 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 	if write {
 		var err error
 		if releaseLocal, err = l.writers.acquire(actx, name); err != nil {
-			return nil, l.waitError(ctx, kind, name, start, 0, nil, nil)
+			return nil, l.waitError(ctx, ErrTimeout, kind, name, start, 0, nil, nil)
 		}
 	}
 
 	delay := l.retryMax / 16
 	var last *tally
 	heard := make([]string, len(l.nodes)) // each node's latest refusal or failure
+	var cutOff time.Time                  // since when rounds reach no majority at all
 	for attempt := 1; ; attempt++ {
 		// A fresh id per attempt: a late release of an earlier attempt
 		// must never remove a grant of this one.
@@ -265,6 +281,16 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 				heard[i] = a
 			}
 		}
+		// Refusals are answers: a held lock is worth waiting for. Only
+		// when too few nodes answer at all is this node cut off.
+		if t.ok+t.no >= l.quorum {
+			cutOff = time.Time{}
+		} else if cutOff.IsZero() {
+			cutOff = time.Now()
+		} else if time.Since(cutOff) >= l.unreachable {
+			releaseLocal()
+			return nil, l.waitError(ctx, ErrNoQuorum, kind, name, start, attempt, last, heard)
+		}
 		sleep := delay/2 + mrand.N(delay/2+1)
 		delay = min(2*delay, l.retryMax)
 		select {
@@ -273,14 +299,15 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 		}
 		if actx.Err() != nil {
 			releaseLocal()
-			return nil, l.waitError(ctx, kind, name, start, attempt, last, heard)
+			return nil, l.waitError(ctx, ErrTimeout, kind, name, start, attempt, last, heard)
 		}
 	}
 }
 
-// waitError explains why acquire gave up: the last attempt's count, and
-// the latest answer of each node that did not grant it.
-func (l *Locker) waitError(ctx context.Context, kind, name string, start time.Time, attempts int, last *tally, heard []string) error {
+// waitError explains why acquire gave up (sentinel: ErrTimeout or
+// ErrNoQuorum): the last attempt's count, and the latest answer of each
+// node that did not grant it.
+func (l *Locker) waitError(ctx context.Context, sentinel error, kind, name string, start time.Time, attempts int, last *tally, heard []string) error {
 	detail := "waiting for this node's earlier writer of the name"
 	if last != nil {
 		detail = fmt.Sprintf("%d attempts; the last was granted by %d of %d nodes, %d needed", attempts, last.ok, len(l.nodes), l.quorum)
@@ -300,9 +327,9 @@ func (l *Locker) waitError(ctx context.Context, kind, name string, start time.Ti
 	}
 	waited := time.Since(start).Round(time.Millisecond)
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %s of %q after %v (%s): %w", ErrTimeout, kind, name, waited, detail, err)
+		return fmt.Errorf("%w: %s of %q after %v (%s): %w", sentinel, kind, name, waited, detail, err)
 	}
-	return fmt.Errorf("%w: %s of %q after %v (%s)", ErrTimeout, kind, name, waited, detail)
+	return fmt.Errorf("%w: %s of %q after %v (%s)", sentinel, kind, name, waited, detail)
 }
 
 func (l *Locker) isClosed() bool {

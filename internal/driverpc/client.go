@@ -59,7 +59,7 @@ func NewClient(endpoint string, slot int, name string, key peerauth.Key, hc *htt
 	return &Client{endpoint: endpoint, slot: strconv.Itoa(slot), name: name, key: key, hc: hc}
 }
 
-var sharedHTTPClient = sync.OnceValue(NewHTTPClient)
+var sharedHTTPClient = sync.OnceValue(func() *http.Client { return NewHTTPClient(nil) })
 
 // NewHTTPClient returns an HTTP client suited to drive calls: keep-alive
 // connections, enough of them idle per node for every concurrent shard
@@ -71,13 +71,18 @@ var sharedHTTPClient = sync.OnceValue(NewHTTPClient)
 // It speaks HTTP/1.1 only: one TCP connection per stream keeps parallel
 // shard streams from sharing one connection's flow-control window and
 // stalling behind each other, as they would multiplexed over HTTP/2.
-func NewHTTPClient() *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 15 * time.Second}
+//
+// dial, when not nil, makes the connections (cluster.Routes.Dialer over
+// PeerDialer); nil dials directly with PeerDialer.
+func NewHTTPClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+	if dial == nil {
+		dial = PeerDialer().DialContext
+	}
 	t := &http.Transport{
 		// Calls between nodes never go through a proxy from the
 		// environment.
 		Proxy:               nil,
-		DialContext:         dialer.DialContext,
+		DialContext:         dial,
 		TLSHandshakeTimeout: 5 * time.Second,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 256,
@@ -105,6 +110,12 @@ func NewHTTPClient() *http.Client {
 		// request elsewhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// PeerDialer is the dialer of connections between nodes: a 5 s dial
+// timeout, so a node that is down fails fast, and TCP keep-alives.
+func PeerDialer() *net.Dialer {
+	return &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 15 * time.Second}
 }
 
 func (c *Client) String() string { return c.name }

@@ -127,6 +127,9 @@ func (l *nsLock) wait(ctx context.Context, name string, shared bool) (context.Co
 		if ctx.Err() != nil {
 			return ctx, nil, ctx.Err()
 		}
+		if errors.Is(err, ErrClusterUnavailable) {
+			return ctx, nil, fmt.Errorf("cluster lock of %q: %w", strings.ReplaceAll(name, "\x00", "/"), err)
+		}
 		return ctx, nil, fmt.Errorf("%w: cluster lock of %q: %v", ErrBusy, strings.ReplaceAll(name, "\x00", "/"), err)
 	}
 	held, cut := context.WithCancelCause(ctx)

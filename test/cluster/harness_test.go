@@ -47,6 +47,7 @@ type testCluster struct {
 	args  []string // endpoint arguments, the same for every node
 	extra []string
 	nodes []*node
+	net   *faultNet // nil: nodes dial each other directly
 }
 
 // node is one node process (nil cmd while stopped).
@@ -81,7 +82,22 @@ func freePorts(t *testing.T, n int) []int {
 // startCluster starts nodes x drives and waits until every node serves.
 func startCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster {
 	t.Helper()
+	return start(t, nodes, drives, false, extra)
+}
+
+// startFaultCluster is startCluster with a faultNet between the nodes
+// (c.net), so the test can delay and cut the links between them.
+func startFaultCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster {
+	t.Helper()
+	return start(t, nodes, drives, true, extra)
+}
+
+func start(t *testing.T, nodes, drives int, faults bool, extra []string) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra}
+	if faults {
+		c.net = newFaultNet(t, c.ports)
+	}
 	for i := 0; i < nodes; i++ {
 		c.args = append(c.args, fmt.Sprintf("http://127.0.0.1:%d%s/node%d/d{1...%d}", c.ports[i], c.dir, i+1, drives))
 	}
@@ -105,6 +121,9 @@ func (c *testCluster) launch(i int, endpoints []string) {
 	n.cmd = exec.Command(binary, args...)
 	n.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1")
+	if c.net != nil {
+		n.cmd.Env = append(n.cmd.Env, "SHARDSTORE_PEER_ROUTES="+c.net.routes(i))
+	}
 	n.cmd.Stderr = n.stderr
 	out, err := n.cmd.StdoutPipe()
 	if err != nil {

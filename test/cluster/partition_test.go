@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// pacedWrites runs 4 writers PUTting small and medium objects through
+// the nodes via(w, k) picks, and records every acknowledged body.
+type pacedWrites struct {
+	mu    sync.Mutex
+	acked map[string][]byte
+	took  []time.Duration // of acknowledged PUTs while measuring
+	fails int             // while measuring
+	on    bool
+	stop  func()
+}
+
+func startWrites(t *testing.T, c *testCluster, bucket string, via func(w, k int) int) *pacedWrites {
+	p := &pacedWrites{acked: map[string][]byte{}}
+	p.stop = writers(4, func(w, k int) bool {
+		time.Sleep(150 * time.Millisecond)
+		key := fmt.Sprintf("w%d/%d", w, k)
+		body := randBytes(16<<10 + k%3*(500<<10))
+		start := time.Now()
+		err := put(t, c.client(via(w, k)), bucket, key, body)
+		took := time.Since(start)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err == nil {
+			p.acked[key] = body
+		}
+		if p.on {
+			if err == nil {
+				p.took = append(p.took, took)
+			} else {
+				p.fails++
+			}
+		}
+		return true
+	})
+	return p
+}
+
+// measure starts or ends the window whose PUTs are counted.
+func (p *pacedWrites) measure(on bool) {
+	p.mu.Lock()
+	p.on = on
+	p.mu.Unlock()
+}
+
+// summary is the count, median and slowest of the measured PUTs.
+func (p *pacedWrites) summary() (n int, median, slowest time.Duration, fails int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := append([]time.Duration(nil), p.took...)
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	if len(d) > 0 {
+		median, slowest = d[len(d)/2], d[len(d)-1]
+	}
+	return len(d), median, slowest, p.fails
+}
+
+// checkAll reads every acknowledged object back through every node.
+func (p *pacedWrites) checkAll(t *testing.T, c *testCluster, bucket, when string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range c.nodes {
+		for key, body := range p.acked {
+			mustGet(t, c.client(i), bucket, key, body, fmt.Sprintf("node %d %s", i+1, when))
+		}
+	}
+}
+
+// TestPartition splits the network between the nodes (a proxy on every
+// link drops the traffic, so calls hang rather than fail): first the
+// consensus leader alone against the other three, then two against two.
+// The majority side keeps serving writes and bucket changes; the
+// minority, and both halves of an even split, refuse writes with an
+// error rather than hanging; after the split heals every node agrees on
+// the state and every acknowledged object reads back through every node.
+func TestPartition(t *testing.T) {
+	c := startFaultCluster(t, 4, 4, "--drive-timeout", "3s")
+	const bucket = "split"
+	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	before := randBytes(300 << 10)
+	if err := put(t, c.client(0), bucket, "before", before); err != nil {
+		t.Fatal(err)
+	}
+
+	// The leader alone on one side.
+	victim := c.leader(0, 1, 2, 3)
+	var majority []int
+	for i := range c.nodes {
+		if i != victim {
+			majority = append(majority, i)
+		}
+	}
+	w := startWrites(t, c, bucket, func(w, k int) int { return majority[(w+k)%3] })
+	time.Sleep(time.Second)
+	c.net.partition(victim)
+	w.measure(true)
+	cut := time.Now()
+	t.Logf("%s: node %d cut off from the others", cut.Format(time.TimeOnly), victim+1)
+
+	// A bucket change through the majority: it elects a new leader.
+	if _, err := c.client(majority[0]).PutBucketTagging(ctx(t), &s3.PutBucketTaggingInput{Bucket: aws.String(bucket),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("during"), Value: aws.String("split")}}}}); err != nil {
+		t.Fatalf("bucket change through the majority side: %v", err)
+	}
+	t.Logf("bucket change through the majority done %v after the split", time.Since(cut).Round(time.Millisecond))
+	// The minority refuses a write with an error (after its lock wait),
+	// and cannot serve a read: it reaches 4 of the 16 drives.
+	start := time.Now()
+	err := put(t, c.client(victim), bucket, "minority", []byte("must not be acknowledged"))
+	t.Logf("PUT through the cut-off node: %v after %v", errCode(err), time.Since(start).Round(time.Millisecond))
+	if err == nil {
+		t.Fatalf("the cut-off node %d acknowledged a write", victim+1)
+	}
+	if _, err := get(t, c.client(victim), bucket, "before"); err == nil {
+		t.Fatalf("the cut-off node %d served a read from 4 of 16 drives", victim+1)
+	}
+	if time.Since(cut) < 12*time.Second {
+		time.Sleep(12*time.Second - time.Since(cut)) // past the lock lease
+	}
+	w.measure(false)
+	c.net.heal()
+	t.Logf("%s: split healed", time.Now().Format(time.TimeOnly))
+	n, median, slowest, fails := w.summary()
+	t.Logf("minority split of node %d: %d PUTs acknowledged through the majority (median %v, slowest %v), %d failed",
+		victim+1, n, median.Round(time.Millisecond), slowest.Round(time.Millisecond), fails)
+	if n == 0 {
+		t.Fatal("no PUT through the majority side was acknowledged during the split")
+	}
+	// The healed node catches up: it has the change and serves writes.
+	waitFor(t, "a PUT through the healed node", func() bool {
+		return put(t, c.client(victim), bucket, "after-heal", []byte("back")) == nil
+	})
+	tags, err := c.client(victim).GetBucketTagging(ctx(t), &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
+	if err != nil || len(tags.TagSet) != 1 || aws.ToString(tags.TagSet[0].Value) != "split" {
+		t.Fatalf("healed node: tags %+v (%v)", tags, err)
+	}
+	w.stop()
+	if _, err := get(t, c.client(0), bucket, "minority"); errCode(err) != "NoSuchKey" {
+		t.Fatalf("the write refused by the cut-off node: %v, want NoSuchKey", err)
+	}
+
+	// Two against two: neither side has a majority of nodes or a write
+	// quorum of drives.
+	c.waitAllOnline()
+	c.net.partition(0, 1)
+	for _, i := range []int{0, 2} {
+		start := time.Now()
+		err := put(t, c.client(i), bucket, fmt.Sprintf("even-%d", i), []byte("must not be acknowledged"))
+		t.Logf("PUT through node %d in an even split: %v after %v", i+1, errCode(err), time.Since(start).Round(time.Millisecond))
+		if err == nil {
+			t.Fatalf("node %d acknowledged a write in a 2/2 split", i+1)
+		}
+	}
+	c.net.heal()
+	c.waitAllOnline()
+	waitFor(t, "a PUT after the even split healed", func() bool {
+		return put(t, c.client(2), bucket, "after-even", []byte("whole again")) == nil
+	})
+	c.heal(0)
+	c.waitHealQueuesEmpty()
+	mustGet(t, c.client(3), bucket, "before", before, "node 4 after both splits")
+	w.checkAll(t, c, bucket, "after both splits")
+	for i := range c.nodes {
+		for _, key := range []string{"even-0", "even-2"} {
+			if _, err := get(t, c.client(i), bucket, key); errCode(err) != "NoSuchKey" {
+				t.Fatalf("%s via node %d: %v, want NoSuchKey", key, i+1, err)
+			}
+		}
+	}
+}
