@@ -48,17 +48,47 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 // whose current version is an inline object and holds one of its data
 // shards also fetches that shard in the same pass (GET of a small
 // object: one round over the drives instead of two).
+//
+// It does not wait for stragglers (fanOut) once a write quorum of the set
+// answered and the version most of them hold as current, if any, is on
+// its own write quorum of them: any write quorum holds the last
+// acknowledged version, and a commit that follows leaves the drives it
+// did not hear from out.
 func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withData bool) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
-	recs, raws := make([]*meta.Record, n), make([][]byte, n)
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	type read struct {
+		rec *meta.Record
+		raw []byte
+	}
+	setQuorum := writeQuorum(n-set.parity, set.parity)
+	enough := func(vals []read, errs []error, done []bool) bool {
+		cur := make([]*meta.Object, n)
+		heard := 0
+		for p, v := range vals {
+			if done[p] && (errs[p] == nil || errors.Is(errs[p], drive.ErrNotFound)) {
+				heard++
+				if v.rec != nil {
+					cur[p] = v.rec.Current()
+				}
+			}
+		}
+		if heard < setQuorum {
+			return false
+		}
+		best, votes := pickVersion(cur, nil)
+		return best == nil || votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
+	}
+	vals, errs := fanOut(set.drives, enough, func(p int, d drive.Drive) (read, error) {
 		rec, raw, err := readRecord(ctx, d, bucket, key)
-		recs[p], raws[p] = rec, raw
 		if err == nil && withData {
 			prefetchInline(ctx, d, rec.Current())
 		}
-		return err
-	})
+		return read{rec, raw}, err
+	}, nil)
+	recs, raws := make([]*meta.Record, n), make([][]byte, n)
+	for p, v := range vals {
+		recs[p], raws[p] = v.rec, v.raw
+	}
 	return recs, raws, errs
 }
 

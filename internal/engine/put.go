@@ -258,25 +258,27 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		ph.Bitrot += wt[0]
 		ph.Write += wt[1]
 	}
-	// Close (fsync) every shard file in parallel.
-	var wg sync.WaitGroup
+	// Close (fsync) every shard file in parallel, not waiting for
+	// stragglers once write quorum is durable: a file closed after that
+	// has no record pointing at it (the commit leaves its drive out and
+	// queues a heal) and is removed as an orphan by the scanner.
+	closing := make([]drive.Drive, n) // stands for the sinks to close: fanOut skips nil ones
 	for p, s := range sinks {
-		if s == nil {
-			continue
+		switch {
+		case s == nil:
+		case res.errs[p] != nil:
+			s.Abort()
+		default:
+			closing[p] = plan.set.drives[p]
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if res.errs[p] != nil {
-				s.Abort()
-				return
-			}
-			if err := s.Close(); err != nil {
-				res.errs[p] = err
-			}
-		}()
 	}
-	wg.Wait()
+	wq := writeQuorum(c.DataShards(), c.ParityShards())
+	closeErrs := fanOutErr(closing, wq, func(p int, _ drive.Drive) error { return sinks[p].Close() }, nil)
+	for p, err := range closeErrs {
+		if closing[p] != nil && err != nil {
+			res.errs[p] = err
+		}
+	}
 	ph.Sync = time.Since(t0)
 	digests, err := stream.Sum()
 	if err != nil {
@@ -336,22 +338,24 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 		return nil
 	}
 	plan.created = true
-	var wg sync.WaitGroup
-	for p, d := range plan.set.drives {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w, err := d.CreateShard(ctx, plan.ref)
-			if err != nil {
-				errs[p] = err
-				return
-			}
-			sinks[p] = w
-		}()
-	}
-	wg.Wait()
 	data := plan.coder.DataShards()
-	if ok := countNil(errs); ok < writeQuorum(data, plan.coder.ParityShards()) {
+	wq := writeQuorum(data, plan.coder.ParityShards())
+	// A drive that opens its file only after the others streamed on
+	// without it gets its file dropped (the heal writes it later).
+	ws, werrs := fanOut(plan.set.drives, atLeast[drive.FileWriter](wq, succeeded), func(p int, d drive.Drive) (drive.FileWriter, error) {
+		return d.CreateShard(ctx, plan.ref)
+	}, func(p int, w drive.FileWriter, err error) {
+		if err == nil {
+			w.Abort()
+		}
+	})
+	for p, w := range ws {
+		errs[p] = werrs[p]
+		if werrs[p] == nil {
+			sinks[p] = w
+		}
+	}
+	if ok := countNil(errs); ok < wq {
 		for _, s := range sinks {
 			if s != nil {
 				s.Abort()
@@ -360,7 +364,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 		for p := range sinks {
 			sinks[p] = nil
 		}
-		return quorumError("open shard files", errs, ok, writeQuorum(data, plan.coder.ParityShards()))
+		return quorumError("open shard files", errs, ok, wq)
 	}
 	return nil
 }
@@ -642,7 +646,12 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	newIDs := m.DataIDs()
 	versions := make([]*meta.Object, len(set.drives))
 	moved := make([][]*meta.Object, len(set.drives)) // leftover pending versions moved in the main batch
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	wq := writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
+	// Once write quorum applied the batch (and the straggler grace
+	// passed), the commit stands; a drive still applying is left out of
+	// the settling below and healed (its late batch holds the same
+	// version, so it lands harmlessly if it lands).
+	errs := fanOutErr(set.drives, wq, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
 		}
@@ -687,8 +696,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			b.Put(drive.TableInline, drive.DataKey(m.DataID, 1), res.inline[p])
 		}
 		return d.Apply(ctx, b)
-	})
-	wq := writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
+	}, nil)
 	if ok := countNil(errs); ok < wq {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			if errs[p] != nil {
@@ -731,10 +739,22 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	for _, id := range newIDs {
 		keep[id] = true
 	}
-	forEachDrive(set.drives, func(p int, d drive.Drive) error {
-		if errs[p] != nil {
-			return nil
+	settling := make([]drive.Drive, len(set.drives)) // the drives that took the commit
+	took := 0
+	for p, d := range set.drives {
+		if errs[p] == nil {
+			settling[p] = d
+			took++
 		}
+	}
+	// Settling is best effort (a lost batch is settled by the next commit
+	// or a heal), so the answer does not wait for a straggler either;
+	// except with extra changes, whose caller reads what extra noted.
+	need := wq
+	if req.extra != nil {
+		need = took
+	}
+	fanOutErr(settling, need, func(p int, d drive.Drive) error {
 		var replaced []*meta.Object
 		b := &drive.Batch{Lazy: req.extra == nil}
 		others := false // the record holds more than the new version
@@ -768,7 +788,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return err
 		}
 		return nil
-	})
+	}, nil)
 	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)
 	}

@@ -223,14 +223,15 @@ func (c *testCluster) stopAll() {
 	}
 }
 
-// client is an S3 client of node i with default settings.
-func (c *testCluster) client(i int) *s3.Client {
+// client is an S3 client of node i with default settings (changed by
+// opts, if any).
+func (c *testCluster) client(i int, opts ...func(*s3.Options)) *s3.Client {
 	return s3.New(s3.Options{
 		BaseEndpoint: aws.String(c.nodes[i].endpoint),
 		Region:       region,
 		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
 		UsePathStyle: true,
-	})
+	}, opts...)
 }
 
 func tailLines(s string, n int) string {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -23,11 +24,11 @@ type pacedWrites struct {
 	stop  func()
 }
 
-func startWrites(t *testing.T, c *testCluster, bucket string, via func(w, k int) int) *pacedWrites {
+func startWrites(t *testing.T, c *testCluster, bucket, prefix string, via func(w, k int) int) *pacedWrites {
 	p := &pacedWrites{acked: map[string][]byte{}}
 	p.stop = writers(4, func(w, k int) bool {
 		time.Sleep(150 * time.Millisecond)
-		key := fmt.Sprintf("w%d/%d", w, k)
+		key := fmt.Sprintf("%sw%d/%d", prefix, w, k)
 		body := randBytes(16<<10 + k%3*(500<<10))
 		start := time.Now()
 		err := put(t, c.client(via(w, k)), bucket, key, body)
@@ -80,6 +81,13 @@ func (p *pacedWrites) checkAll(t *testing.T, c *testCluster, bucket, when string
 	}
 }
 
+// probe is an S3 client of node i that makes one attempt per request:
+// for requests the test expects to fail, whose answer the SDK's retries
+// would only delay.
+func (c *testCluster) probe(i int) *s3.Client {
+	return c.client(i, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+}
+
 // TestPartition splits the network between the nodes (a proxy on every
 // link drops the traffic, so calls hang rather than fail): first the
 // consensus leader alone against the other three, then two against two.
@@ -106,7 +114,7 @@ func TestPartition(t *testing.T) {
 			majority = append(majority, i)
 		}
 	}
-	w := startWrites(t, c, bucket, func(w, k int) int { return majority[(w+k)%3] })
+	w := startWrites(t, c, bucket, "", func(w, k int) int { return majority[(w+k)%3] })
 	time.Sleep(time.Second)
 	c.net.partition(victim)
 	w.measure(true)
@@ -122,12 +130,12 @@ func TestPartition(t *testing.T) {
 	// The minority refuses a write with an error (after its lock wait),
 	// and cannot serve a read: it reaches 4 of the 16 drives.
 	start := time.Now()
-	err := put(t, c.client(victim), bucket, "minority", []byte("must not be acknowledged"))
+	err := put(t, c.probe(victim), bucket, "minority", []byte("must not be acknowledged"))
 	t.Logf("PUT through the cut-off node: %v after %v", errCode(err), time.Since(start).Round(time.Millisecond))
 	if err == nil {
 		t.Fatalf("the cut-off node %d acknowledged a write", victim+1)
 	}
-	if _, err := get(t, c.client(victim), bucket, "before"); err == nil {
+	if _, err := get(t, c.probe(victim), bucket, "before"); err == nil {
 		t.Fatalf("the cut-off node %d served a read from 4 of 16 drives", victim+1)
 	}
 	if time.Since(cut) < 12*time.Second {
@@ -161,7 +169,7 @@ func TestPartition(t *testing.T) {
 	c.net.partition(0, 1)
 	for _, i := range []int{0, 2} {
 		start := time.Now()
-		err := put(t, c.client(i), bucket, fmt.Sprintf("even-%d", i), []byte("must not be acknowledged"))
+		err := put(t, c.probe(i), bucket, fmt.Sprintf("even-%d", i), []byte("must not be acknowledged"))
 		t.Logf("PUT through node %d in an even split: %v after %v", i+1, errCode(err), time.Since(start).Round(time.Millisecond))
 		if err == nil {
 			t.Fatalf("node %d acknowledged a write in a 2/2 split", i+1)
@@ -183,4 +191,64 @@ func TestPartition(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSlowNode adds latency to every link of one node (each way, so a
+// round trip to it costs twice that): writes through the other nodes go
+// on at their pace instead of the slow node's, every acknowledged object
+// reads back through every node, and healing brings the slow node's
+// drives up to date.
+func TestSlowNode(t *testing.T) {
+	c := startFaultCluster(t, 4, 4)
+	const bucket = "slow"
+	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	const slow, delay = 3, 200 * time.Millisecond
+	w := startWrites(t, c, bucket, "fast/", func(w, k int) int { return (w + k) % 3 })
+	w.measure(true)
+	time.Sleep(4 * time.Second)
+	w.measure(false)
+	w.stop()
+	n, median, slowest, fails := w.summary()
+	t.Logf("all nodes fast: %d PUTs, median %v, slowest %v, %d failed", n, median.Round(time.Millisecond), slowest.Round(time.Millisecond), fails)
+
+	w2 := startWrites(t, c, bucket, "slow/", func(w, k int) int { return (w + k) % 3 })
+	c.net.slow(slow, delay)
+	w2.measure(true)
+	time.Sleep(10 * time.Second)
+	w2.measure(false)
+	fastMedian := median
+	n, median, slowest, fails = w2.summary()
+	t.Logf("node %d slowed by %v each way: %d PUTs through the others, median %v, slowest %v, %d failed",
+		slow+1, delay, n, median.Round(time.Millisecond), slowest.Round(time.Millisecond), fails)
+	w2.stop()
+	if fails > 0 {
+		t.Errorf("%d PUTs through the other nodes failed while node %d was slow", fails, slow+1)
+	}
+	// Waiting for the slow node's drives would cost several round trips
+	// to it per PUT (open, close, commit, settle: 2 s here before writes
+	// stopped waiting for stragglers); less than one is the bound.
+	if median > fastMedian+2*delay {
+		t.Errorf("PUTs through the other nodes took %v (median) with node %d slow, %v without: they wait for it", median, slow+1, fastMedian)
+	}
+	// Reads through the others while it is still slow.
+	var reads []time.Duration
+	w2.mu.Lock()
+	for key, body := range w2.acked {
+		if len(reads) == 20 {
+			break
+		}
+		start := time.Now()
+		mustGet(t, c.client(len(reads)%3), bucket, key, body, "a fast node while one is slow")
+		reads = append(reads, time.Since(start))
+	}
+	w2.mu.Unlock()
+	slices.Sort(reads)
+	t.Logf("GETs through the others while node %d is slow: median %v, slowest %v", slow+1, reads[len(reads)/2].Round(time.Millisecond), reads[len(reads)-1].Round(time.Millisecond))
+	c.net.heal()
+	c.heal(0)
+	c.waitHealQueuesEmpty()
+	w.checkAll(t, c, bucket, "after the slow node")
+	w2.checkAll(t, c, bucket, "after the slow node")
 }
