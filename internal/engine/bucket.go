@@ -120,13 +120,14 @@ func (e *Engine) scanBuckets(ctx context.Context) (map[string]BucketInfo, error)
 func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo) error {
 	rec, _ := json.Marshal(recordOf(info))
 	drives := e.allDrives()
-	// A straggler's copy lands late or is refilled by the heal; the
-	// change does not wait for it.
-	errs := fanOutErr(drives, e.bucketQuorum(), func(i int, d drive.Drive) error {
+	// Every drive is waited for (not fanOut): a copy landing late could
+	// overtake a later change or a deletion, and the heal only adds
+	// missing bucket records, it does not refresh stale ones.
+	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
 		b := &drive.Batch{}
 		b.Put(drive.TableBuckets, info.Name, rec)
 		return d.Apply(ctx, b)
-	}, nil)
+	})
 	if countNil(errs) < e.bucketQuorum() {
 		return fmt.Errorf("bucket %s: %w: %v", info.Name, ErrWriteQuorum, firstErr(errs))
 	}

@@ -97,6 +97,7 @@ type Engine struct {
 	hasher       *hashing.Engine
 	locks        *nsLock
 	pins         *pinSet
+	indexWrites  indexWrites // index batches still running per drive and key (stragglers)
 	inlineLimit  int64
 	blockSize    int
 	bitrot       bitrot.Algorithm

@@ -54,13 +54,18 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 // its own write quorum of them: any write quorum holds the last
 // acknowledged version, and a commit that follows leaves the drives it
 // did not hear from out.
-func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withData bool) ([]*meta.Record, [][]byte, []error) {
+//
+// need, when above the set's write quorum, is how many drives must have
+// answered before stragglers are left behind: a commit of an object with
+// less parity than the set (REDUCED_REDUNDANCY) needs that many drives
+// whose contents it knows.
+func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
 	type read struct {
 		rec *meta.Record
 		raw []byte
 	}
-	setQuorum := writeQuorum(n-set.parity, set.parity)
+	need = max(need, writeQuorum(n-set.parity, set.parity))
 	enough := func(vals []read, errs []error, done []bool) bool {
 		cur := make([]*meta.Object, n)
 		heard := 0
@@ -72,11 +77,29 @@ func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withD
 				}
 			}
 		}
-		if heard < setQuorum {
+		if heard < need {
 			return false
 		}
-		best, votes := pickVersion(cur, nil)
-		return best == nil || votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
+		best, _ := pickVersion(cur, nil)
+		if best == nil {
+			return true
+		}
+		// The version and its settings (an in-place ACL or tags update
+		// keeps the version) must each be on a write quorum of the
+		// drives heard: only the last committed one can be.
+		votes := 0
+		for _, m := range cur {
+			if m != nil && m.SameVersion(best) {
+				agree := 0
+				for _, o := range cur {
+					if o != nil && o.SameVersion(best) && sameSettings(o, m) {
+						agree++
+					}
+				}
+				votes = max(votes, agree)
+			}
+		}
+		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
 	}
 	vals, errs := fanOut(set.drives, enough, func(p int, d drive.Drive) (read, error) {
 		rec, raw, err := readRecord(ctx, d, bucket, key)
@@ -84,7 +107,7 @@ func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withD
 			prefetchInline(ctx, d, rec.Current())
 		}
 		return read{rec, raw}, err
-	}, nil)
+	}, nil, nil)
 	recs, raws := make([]*meta.Record, n), make([][]byte, n)
 	for p, v := range vals {
 		recs[p], raws[p] = v.rec, v.raw
@@ -127,11 +150,29 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 	return e.readObjectData(ctx, set, bucket, key, false)
 }
 
+// readObjectFor is readObject for a commit that needs need drives whose
+// records it knows (its own write quorum).
+func (e *Engine) readObjectFor(ctx context.Context, set *erasureSet, bucket, key string, need int) (*objectState, error) {
+	return e.readObjectNeed(ctx, set, bucket, key, false, need)
+}
+
 // readObjectData is readObject, also fetching the data shards of a small
 // (inline) current version when withData is set.
 func (e *Engine) readObjectData(ctx context.Context, set *erasureSet, bucket, key string, withData bool) (*objectState, error) {
+	return e.readObjectNeed(ctx, set, bucket, key, withData, 0)
+}
+
+func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int) (*objectState, error) {
 	n := len(set.drives)
-	recs, raws, errs := readRecords(ctx, set, bucket, key, withData)
+	recs, raws, errs := readRecords(ctx, set, bucket, key, withData, need)
+	okey := drive.ObjectKey(bucket, key)
+	for p := range errs {
+		if e.indexWrites.running(set.index, p, okey) {
+			// A straggling batch of an earlier write: what the drive
+			// holds is about to change.
+			recs[p], raws[p], errs[p] = nil, nil, errSlowDrive
+		}
+	}
 	st := &objectState{metas: make([]*meta.Object, n), errs: errs, recs: recs, raws: raws,
 		readErrs: append([]error(nil), errs...)}
 	prev := make([]*meta.Object, n)

@@ -54,6 +54,12 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 	}
 	okey := drive.ObjectKey(bucket, key)
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+		if rerr := st.readErrs[p]; rerr != nil && !errors.Is(rerr, drive.ErrNotFound) && !errors.Is(rerr, meta.ErrCorrupt) {
+			// What the drive holds is unknown (a failed or slow read):
+			// deleting its record blind would leave its data behind
+			// with refs nothing collects. The heal removes it later.
+			return rerr
+		}
 		// Remove every version the drive holds, stale ones included.
 		var versions []*meta.Object
 		if r := st.recs[p]; r != nil {

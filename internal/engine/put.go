@@ -163,6 +163,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 	chans := make([]chan shardJob, n)
 	var writers sync.WaitGroup
 	started, success := false, false
+	var closing []drive.Drive // sinks handed to Close (which owns them then, maybe in the background)
 	// finish waits for everything that may still touch a block, then
 	// hands the blocks back to the coder's pool: no path leaks a buffer.
 	defer func() {
@@ -175,8 +176,8 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			writers.Wait()
 		}
 		if !success {
-			for _, s := range sinks {
-				if s != nil {
+			for p, s := range sinks {
+				if s != nil && (closing == nil || closing[p] == nil) {
 					s.Abort()
 				}
 			}
@@ -262,7 +263,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 	// stragglers once write quorum is durable: a file closed after that
 	// has no record pointing at it (the commit leaves its drive out and
 	// queues a heal) and is removed as an orphan by the scanner.
-	closing := make([]drive.Drive, n) // stands for the sinks to close: fanOut skips nil ones
+	closing = make([]drive.Drive, n) // stands for the sinks to close: fanOut skips nil ones
 	for p, s := range sinks {
 		switch {
 		case s == nil:
@@ -273,7 +274,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		}
 	}
 	wq := writeQuorum(c.DataShards(), c.ParityShards())
-	closeErrs := fanOutErr(closing, wq, func(p int, _ drive.Drive) error { return sinks[p].Close() }, nil)
+	closeErrs := fanOutErr(closing, wq, func(p int, _ drive.Drive) error { return sinks[p].Close() }, nil, nil)
 	for p, err := range closeErrs {
 		if closing[p] != nil && err != nil {
 			res.errs[p] = err
@@ -344,7 +345,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 	// without it gets its file dropped (the heal writes it later).
 	ws, werrs := fanOut(plan.set.drives, atLeast[drive.FileWriter](wq, succeeded), func(p int, d drive.Drive) (drive.FileWriter, error) {
 		return d.CreateShard(ctx, plan.ref)
-	}, func(p int, w drive.FileWriter, err error) {
+	}, nil, func(p int, w drive.FileWriter, err error) {
 		if err == nil {
 			w.Abort()
 		}
@@ -589,7 +590,7 @@ type commitReq struct {
 func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, req commitReq) error {
 	m, res := req.m, req.res
 	okey := drive.ObjectKey(bucket, key)
-	cur, err := e.readObject(ctx, set, bucket, key)
+	cur, err := e.readObjectFor(ctx, set, bucket, key, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
 	if err := checkPutConditions(cur, err, req.cond); err != nil {
 		return err
 	}
@@ -651,6 +652,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	// passed), the commit stands; a drive still applying is left out of
 	// the settling below and healed (its late batch holds the same
 	// version, so it lands harmlessly if it lands).
+	commitLeft, commitLate := e.leftIndexWrites(set, okey)
 	errs := fanOutErr(set.drives, wq, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
@@ -696,7 +698,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			b.Put(drive.TableInline, drive.DataKey(m.DataID, 1), res.inline[p])
 		}
 		return d.Apply(ctx, b)
-	}, nil)
+	}, commitLeft, commitLate)
 	if ok := countNil(errs); ok < wq {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			if errs[p] != nil {
@@ -754,6 +756,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	if req.extra != nil {
 		need = took
 	}
+	settleLeft, settleLate := e.leftIndexWrites(set, okey)
 	fanOutErr(settling, need, func(p int, d drive.Drive) error {
 		var replaced []*meta.Object
 		b := &drive.Batch{Lazy: req.extra == nil}
@@ -788,7 +791,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return err
 		}
 		return nil
-	}, nil)
+	}, settleLeft, settleLate)
 	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)
 	}
