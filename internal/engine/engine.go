@@ -98,6 +98,7 @@ type Engine struct {
 	locks        *nsLock
 	pins         *pinSet
 	indexWrites  indexWrites // index batches still running per drive and key (stragglers)
+	lag          lagging     // drives that fell far behind their set lately (fanout.go)
 	inlineLimit  int64
 	blockSize    int
 	bitrot       bitrot.Algorithm

@@ -8,20 +8,28 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 )
 
-// errSlowDrive marks a drive whose call had not finished when the rest of
-// an operation had what it needed (write or read quorum) and the
+// errSlowDrive marks a lagging drive whose call had not finished when the
+// rest of an operation had what it needed (write or read quorum) and the
 // straggler grace had passed. The operation goes on without it, as
 // without a failed drive; the call itself still runs to its end (or the
 // drive's timeout) in the background.
 var errSlowDrive = fmt.Errorf("%w: slower than the rest of its set; not waited for", drive.ErrDriveFaulty)
 
-// Straggler grace: how long an operation that has its quorum still waits
-// for the drives that have not answered. Twice the time the quorum took,
-// at least minStragglerGrace (so ordinary jitter, an fsync that takes a
-// few milliseconds more on one drive, never leaves a drive behind and
-// queues a heal) and at most maxStragglerGrace (so a frozen or far slower
-// node costs a write about that much, not the drive timeout).
+// Stragglers. An operation that has its quorum waits for the other
+// drives as long as they are not known to lag: a drive is left behind
+// (its object then sits on fewer drives until the heal, and one more
+// lost node could make it unreadable for a while) only once it proved
+// far slower than its set. A drive still running lagAfter after the
+// quorum is marked lagging for lagFor (renewed while it goes on lagging);
+// an operation waits for a lagging drive only the straggler grace:
+// twice the time the quorum took, within [minStragglerGrace,
+// maxStragglerGrace]. So a frozen or much slower node costs about
+// lagAfter once, then the grace per phase, instead of the drive timeout
+// on every write; ordinary jitter (one fsync a few milliseconds slower, a
+// loaded CPU) never leaves a drive behind.
 const (
+	lagAfter          = time.Second
+	lagFor            = 10 * time.Second
 	minStragglerGrace = 50 * time.Millisecond
 	maxStragglerGrace = time.Second
 )
@@ -30,24 +38,53 @@ func stragglerGrace(toQuorum time.Duration) time.Duration {
 	return min(max(2*toQuorum, minStragglerGrace), maxStragglerGrace)
 }
 
+// lagging remembers the drives that fell lagAfter behind their set, until
+// when they count as lagging.
+type lagging struct {
+	mu    sync.Mutex
+	until map[drive.Drive]time.Time
+}
+
+func (l *lagging) is(d drive.Drive, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return now.Before(l.until[d])
+}
+
+func (l *lagging) mark(d drive.Drive, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.until == nil {
+		l.until = map[drive.Drive]time.Time{}
+	}
+	for k, t := range l.until {
+		if !now.Before(t) {
+			delete(l.until, k) // expired: keeps the map at the drives lagging now
+		}
+	}
+	l.until[d] = now.Add(lagFor)
+}
+
 // succeeded reports whether a drive's call succeeded.
 func succeeded(err error) bool { return err == nil }
 
 // fanOut runs fn on every drive (nil drives: errDriveSkipped) at once
 // and returns each drive's value and error by position, like
-// forEachDrive, but does not wait for stragglers: once enough says the
-// calls that finished are enough (given their values and errors, done
-// marking which finished) and the straggler grace passed, every call
-// still running is reported as errSlowDrive and left to finish in the
+// forEachDrive, but does not wait for drives that lag (see lagAfter):
+// once enough says the calls that finished are enough (given their
+// values and errors, done marking which finished), a call still running
+// on a lagging drive is waited for only the straggler grace, and any call
+// still running lagAfter after that point marks its drive lagging. Such
+// calls are reported as errSlowDrive and left to finish in the
 // background. left, when not nil, is called for each such drive before
 // fanOut returns (and before its late call); late, when not nil, gets
 // its value and error when it finishes (on another goroutine, after
 // fanOut returned: it must not touch what the caller reads). Until
-// enough holds, fanOut waits for all.
+// enough holds, fanOut waits for all; with lag nil it always does.
 //
 // fn hands its result back by value only, so a straggler that finishes
 // late never writes into the caller's state.
-func fanOut[T any](drives []drive.Drive, enough func(vals []T, errs []error, done []bool) bool, fn func(i int, d drive.Drive) (T, error), left func(i int), late func(i int, v T, err error)) ([]T, []error) {
+func fanOut[T any](lag *lagging, drives []drive.Drive, enough func(vals []T, errs []error, done []bool) bool, fn func(i int, d drive.Drive) (T, error), left func(i int), late func(i int, v T, err error)) ([]T, []error) {
 	type result struct {
 		i   int
 		v   T
@@ -71,20 +108,41 @@ func fanOut[T any](drives []drive.Drive, enough func(vals []T, errs []error, don
 		}()
 	}
 	start := time.Now()
-	var grace <-chan time.Time
+	var quorumAt time.Time
+	var grace time.Duration
+	var timer *time.Timer
+	var wake <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for pending > 0 {
 		select {
 		case r := <-results:
 			pending--
 			vals[r.i], errs[r.i], done[r.i] = r.v, r.err, true
-			if grace == nil && pending > 0 && enough(vals, errs, done) {
-				t := time.NewTimer(stragglerGrace(time.Since(start)))
-				defer t.Stop()
-				grace = t.C
+			if quorumAt.IsZero() && enough(vals, errs, done) {
+				quorumAt = time.Now()
+				grace = stragglerGrace(quorumAt.Sub(start))
 			}
-		case <-grace:
+		case <-wake:
+		}
+		if quorumAt.IsZero() || pending == 0 || lag == nil {
+			continue
+		}
+		now := time.Now()
+		onlyLagging := true
+		for i := range done {
+			if !done[i] && !lag.is(drives[i], now) {
+				onlyLagging = false
+			}
+		}
+		since := now.Sub(quorumAt)
+		if (onlyLagging && since >= grace) || since >= lagAfter {
 			for i := range done {
 				if !done[i] {
+					lag.mark(drives[i], now)
 					errs[i] = errSlowDrive
 					if left != nil {
 						left(i)
@@ -101,6 +159,17 @@ func fanOut[T any](drives []drive.Drive, enough func(vals []T, errs []error, don
 			}(pending)
 			return vals, errs
 		}
+		next := lagAfter - since
+		if onlyLagging {
+			next = grace - since
+		}
+		if timer == nil {
+			timer = time.NewTimer(next)
+		} else {
+			timer.Stop()
+			timer.Reset(next)
+		}
+		wake = timer.C
 	}
 	return vals, errs
 }
@@ -120,8 +189,8 @@ func atLeast[T any](need int, ok func(error) bool) func([]T, []error, []bool) bo
 
 // fanOutErr is fanOut for calls that return only an error, waiting for
 // need of them to succeed.
-func fanOutErr(drives []drive.Drive, need int, fn func(i int, d drive.Drive) error, left func(i int), late func(i int, err error)) []error {
-	_, errs := fanOut(drives, atLeast[struct{}](need, succeeded), func(i int, d drive.Drive) (struct{}, error) {
+func fanOutErr(lag *lagging, drives []drive.Drive, need int, fn func(i int, d drive.Drive) error, left func(i int), late func(i int, err error)) []error {
+	_, errs := fanOut(lag, drives, atLeast[struct{}](need, succeeded), func(i int, d drive.Drive) (struct{}, error) {
 		return struct{}{}, fn(i, d)
 	}, left, func(i int, _ struct{}, err error) {
 		if late != nil {

@@ -15,73 +15,100 @@ type stubDrive struct{ drive.Drive }
 func stubDrives(n int) []drive.Drive {
 	ds := make([]drive.Drive, n)
 	for i := range ds {
-		ds[i] = stubDrive{}
+		ds[i] = &stubDrive{} // distinct, as lagging tells drives apart
 	}
 	return ds
 }
 
-// TestFanOutLeavesStragglersBehind: once enough calls succeeded and the
-// grace passed, a call still running is errSlowDrive, left is called for
-// it before fanOut returns, and late gets its result when it ends.
-func TestFanOutLeavesStragglersBehind(t *testing.T) {
+// TestFanOutLeavesLaggingDrivesBehind: a drive still running lagAfter
+// after the quorum is left behind (errSlowDrive, left called before
+// fanOut returns, late with its result when it ends) and marked lagging;
+// the next operation waits for it only the short grace. A drive that is
+// merely slower than the others, within lagAfter, is waited for.
+func TestFanOutLeavesLaggingDrivesBehind(t *testing.T) {
+	var lag lagging
+	ds := stubDrives(5)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var leftAt []int
-	lateErr := make(chan error, 1)
-	start := time.Now()
-	vals, errs := fanOut(stubDrives(5), atLeast[int](3, succeeded), func(i int, _ drive.Drive) (int, error) {
-		if i == 4 {
-			<-release
-			return 0, errors.New("late failure")
-		}
-		return i * 10, nil
-	}, func(i int) {
-		mu.Lock()
-		leftAt = append(leftAt, i)
-		mu.Unlock()
-	}, func(i int, _ int, err error) {
-		if i != 4 {
-			t.Errorf("late call for drive %d", i)
-		}
-		lateErr <- err
-	})
-	waited := time.Since(start)
-	if !errors.Is(errs[4], errSlowDrive) || !errors.Is(errs[4], drive.ErrDriveFaulty) {
-		t.Fatalf("straggler: %v, want errSlowDrive", errs[4])
+	lateErr := make(chan error, 2)
+	run := func() ([]int, []error, time.Duration) {
+		start := time.Now()
+		vals, errs := fanOut(&lag, ds, atLeast[int](3, succeeded), func(i int, _ drive.Drive) (int, error) {
+			switch i {
+			case 4:
+				<-release
+				return 0, errors.New("late failure")
+			case 3:
+				time.Sleep(300 * time.Millisecond) // slower, not lagging
+			}
+			return i * 10, nil
+		}, func(i int) {
+			mu.Lock()
+			leftAt = append(leftAt, i)
+			mu.Unlock()
+		}, func(i int, _ int, err error) {
+			if i != 4 {
+				t.Errorf("late call for drive %d", i)
+			}
+			lateErr <- err
+		})
+		return vals, errs, time.Since(start)
 	}
-	for i := range 4 {
-		if errs[i] != nil || vals[i] != i*10 {
-			t.Fatalf("drive %d: %d, %v", i, vals[i], errs[i])
+	check := func(vals []int, errs []error) {
+		t.Helper()
+		if !errors.Is(errs[4], errSlowDrive) || !errors.Is(errs[4], drive.ErrDriveFaulty) {
+			t.Fatalf("straggler: %v, want errSlowDrive", errs[4])
 		}
+		for i := range 4 {
+			if errs[i] != nil || vals[i] != i*10 {
+				t.Fatalf("drive %d: %d, %v (a drive within lagAfter must be waited for)", i, vals[i], errs[i])
+			}
+		}
+	}
+	vals, errs, took := run()
+	check(vals, errs)
+	if took < lagAfter {
+		t.Fatalf("first operation returned after %v, before lagAfter", took)
+	}
+	if !lag.is(ds[4], time.Now()) || lag.is(ds[3], time.Now()) {
+		t.Fatal("lagging should mark drive 4 only")
+	}
+	// Now known to lag: left behind once drive 3 (300 ms) is done and
+	// the grace passed, well before lagAfter.
+	vals, errs, took = run()
+	check(vals, errs)
+	if took >= lagAfter {
+		t.Fatalf("second operation took %v: it waited lagAfter for a drive known to lag", took)
 	}
 	mu.Lock()
-	if len(leftAt) != 1 || leftAt[0] != 4 {
-		t.Fatalf("left called for %v, want [4]", leftAt)
+	if len(leftAt) != 2 || leftAt[0] != 4 || leftAt[1] != 4 {
+		t.Fatalf("left called for %v, want [4 4]", leftAt)
 	}
 	mu.Unlock()
-	if waited < minStragglerGrace {
-		t.Fatalf("returned after %v, before the grace", waited)
-	}
 	close(release)
-	select {
-	case err := <-lateErr:
-		if err == nil || err.Error() != "late failure" {
-			t.Fatalf("late got %v", err)
+	for range 2 {
+		select {
+		case err := <-lateErr:
+			if err == nil || err.Error() != "late failure" {
+				t.Fatalf("late got %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("late never called")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("late never called")
 	}
 }
 
 // TestFanOutWaitsWithoutQuorum: with fewer successes than needed every
 // call is waited for, and nothing is reported slow.
 func TestFanOutWaitsWithoutQuorum(t *testing.T) {
-	errs := fanOutErr(stubDrives(4), 3, func(i int, _ drive.Drive) error {
+	var lag lagging
+	errs := fanOutErr(&lag, stubDrives(4), 3, func(i int, _ drive.Drive) error {
 		switch i {
 		case 0, 1:
 			return errors.New("failed")
 		case 3:
-			time.Sleep(3 * maxStragglerGrace / 2)
+			time.Sleep(3 * lagAfter / 2)
 		}
 		return nil
 	}, func(i int) { t.Errorf("drive %d left behind", i) }, nil)

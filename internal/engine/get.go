@@ -59,7 +59,7 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 // answered before stragglers are left behind: a commit of an object with
 // less parity than the set (REDUCED_REDUNDANCY) needs that many drives
 // whose contents it knows.
-func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int) ([]*meta.Record, [][]byte, []error) {
+func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
 	type read struct {
 		rec *meta.Record
@@ -101,7 +101,7 @@ func readRecords(ctx context.Context, set *erasureSet, bucket, key string, withD
 		}
 		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
 	}
-	vals, errs := fanOut(set.drives, enough, func(p int, d drive.Drive) (read, error) {
+	vals, errs := fanOut(lag, set.drives, enough, func(p int, d drive.Drive) (read, error) {
 		rec, raw, err := readRecord(ctx, d, bucket, key)
 		if err == nil && withData {
 			prefetchInline(ctx, d, rec.Current())
@@ -164,7 +164,7 @@ func (e *Engine) readObjectData(ctx context.Context, set *erasureSet, bucket, ke
 
 func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int) (*objectState, error) {
 	n := len(set.drives)
-	recs, raws, errs := readRecords(ctx, set, bucket, key, withData, need)
+	recs, raws, errs := readRecords(ctx, &e.lag, set, bucket, key, withData, need)
 	okey := drive.ObjectKey(bucket, key)
 	for p := range errs {
 		if e.indexWrites.running(set.index, p, okey) {

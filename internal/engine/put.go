@@ -274,7 +274,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		}
 	}
 	wq := writeQuorum(c.DataShards(), c.ParityShards())
-	closeErrs := fanOutErr(closing, wq, func(p int, _ drive.Drive) error { return sinks[p].Close() }, nil, nil)
+	closeErrs := fanOutErr(&e.lag, closing, wq, func(p int, _ drive.Drive) error { return sinks[p].Close() }, nil, nil)
 	for p, err := range closeErrs {
 		if closing[p] != nil && err != nil {
 			res.errs[p] = err
@@ -343,7 +343,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 	wq := writeQuorum(data, plan.coder.ParityShards())
 	// A drive that opens its file only after the others streamed on
 	// without it gets its file dropped (the heal writes it later).
-	ws, werrs := fanOut(plan.set.drives, atLeast[drive.FileWriter](wq, succeeded), func(p int, d drive.Drive) (drive.FileWriter, error) {
+	ws, werrs := fanOut(&e.lag, plan.set.drives, atLeast[drive.FileWriter](wq, succeeded), func(p int, d drive.Drive) (drive.FileWriter, error) {
 		return d.CreateShard(ctx, plan.ref)
 	}, nil, func(p int, w drive.FileWriter, err error) {
 		if err == nil {
@@ -653,7 +653,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	// the settling below and healed (its late batch holds the same
 	// version, so it lands harmlessly if it lands).
 	commitLeft, commitLate := e.leftIndexWrites(set, okey)
-	errs := fanOutErr(set.drives, wq, func(p int, d drive.Drive) error {
+	errs := fanOutErr(&e.lag, set.drives, wq, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
 		}
@@ -757,7 +757,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		need = took
 	}
 	settleLeft, settleLate := e.leftIndexWrites(set, okey)
-	fanOutErr(settling, need, func(p int, d drive.Drive) error {
+	fanOutErr(&e.lag, settling, need, func(p int, d drive.Drive) error {
 		var replaced []*meta.Object
 		b := &drive.Batch{Lazy: req.extra == nil}
 		others := false // the record holds more than the new version
