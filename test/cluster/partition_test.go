@@ -208,6 +208,10 @@ func TestSlowNode(t *testing.T) {
 	// node lags; a node slower by less is waited for, which keeps every
 	// object on all its drives.
 	const slow, delay = 3, 700 * time.Millisecond
+	big := randBytes(3<<20 + 12345) // not inline: streamed from the drives in 1 MiB blocks
+	if err := put(t, c.client(0), bucket, "big", big); err != nil {
+		t.Fatal(err)
+	}
 	w := startWrites(t, c, bucket, "fast/", func(w, k int) int { return (w + k) % 3 })
 	w.measure(true)
 	time.Sleep(4 * time.Second)
@@ -249,6 +253,16 @@ func TestSlowNode(t *testing.T) {
 	w2.mu.Unlock()
 	slices.Sort(reads)
 	t.Logf("GETs through the others while node %d is slow: median %v, slowest %v", slow+1, reads[len(reads)/2].Round(time.Millisecond), reads[len(reads)-1].Round(time.Millisecond))
+	// A streamed object: the record read leaves the slow node's drives
+	// behind (known to lag after the writes), so their shards count as
+	// missing and are rebuilt from parity rather than waited for.
+	start := time.Now()
+	mustGet(t, c.client(0), bucket, "big", big, "a fast node while one is slow")
+	took := time.Since(start)
+	t.Logf("GET of a %d-byte object through node 1 while node %d is slow: %v", len(big), slow+1, took.Round(time.Millisecond))
+	if took > 2*delay {
+		t.Errorf("GET of a streamed object took %v with node %d slow: it waits for the slow node's shards", took, slow+1)
+	}
 	c.net.heal()
 	c.heal(0)
 	c.waitHealQueuesEmpty()
