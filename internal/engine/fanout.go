@@ -45,10 +45,16 @@ type lagging struct {
 	until map[drive.Drive]time.Time
 }
 
-func (l *lagging) is(d drive.Drive, now time.Time) bool {
+// allLagging reports whether every drive not done is lagging at now.
+func (l *lagging) allLagging(drives []drive.Drive, done []bool, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return now.Before(l.until[d])
+	for i, d := range drives {
+		if !done[i] && !now.Before(l.until[d]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *lagging) mark(d drive.Drive, now time.Time) {
@@ -132,12 +138,7 @@ func fanOut[T any](lag *lagging, drives []drive.Drive, enough func(vals []T, err
 			continue
 		}
 		now := time.Now()
-		onlyLagging := true
-		for i := range done {
-			if !done[i] && !lag.is(drives[i], now) {
-				onlyLagging = false
-			}
-		}
+		onlyLagging := lag.allLagging(drives, done, now)
 		since := now.Sub(quorumAt)
 		if (onlyLagging && since >= grace) || since >= lagAfter {
 			for i := range done {
@@ -236,12 +237,18 @@ func (w *indexWrites) begin(set, p int, key string) func() {
 	}
 }
 
-// running reports whether a batch of key left behind is being applied on
-// drive p.
-func (w *indexWrites) running(set, p int, key string) bool {
+// running returns the drives of set on which a batch of key left behind
+// is being applied (one lock for all of them: every read asks).
+func (w *indexWrites) running(set int, key string) []int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.n[indexWriteKey{set, p, key}] > 0
+	var out []int
+	for k := range w.n {
+		if k.set == set && k.key == key {
+			out = append(out, k.drive)
+		}
+	}
+	return out
 }
 
 // leftIndexWrites returns the left and late hooks of a fanOut of index

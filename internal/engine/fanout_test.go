@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -71,7 +72,8 @@ func TestFanOutLeavesLaggingDrivesBehind(t *testing.T) {
 	if took < lagAfter {
 		t.Fatalf("first operation returned after %v, before lagAfter", took)
 	}
-	if !lag.is(ds[4], time.Now()) || lag.is(ds[3], time.Now()) {
+	now, pending := time.Now(), []bool{false}
+	if !lag.allLagging(ds[4:5], pending, now) || lag.allLagging(ds[3:4], pending, now) {
 		t.Fatal("lagging should mark drive 4 only")
 	}
 	// Now known to lag: left behind once drive 3 (300 ms) is done and
@@ -125,15 +127,20 @@ func TestIndexWritesCounted(t *testing.T) {
 	var w indexWrites
 	end1 := w.begin(0, 3, "k")
 	end2 := w.begin(0, 3, "k")
-	if !w.running(0, 3, "k") || w.running(0, 2, "k") || w.running(1, 3, "k") || w.running(0, 3, "j") {
-		t.Fatal("running reports the wrong drives")
+	end3 := w.begin(1, 2, "k")
+	if got := w.running(0, "k"); !slices.Equal(got, []int{3}) {
+		t.Fatalf("running(0, k) = %v, want [3]", got)
 	}
+	if got := w.running(0, "j"); len(got) != 0 {
+		t.Fatalf("running(0, j) = %v, want none", got)
+	}
+	end3()
 	end1()
-	if !w.running(0, 3, "k") {
+	if got := w.running(0, "k"); !slices.Equal(got, []int{3}) {
 		t.Fatal("one of two batches ended, drive no longer counted")
 	}
 	end2()
-	if w.running(0, 3, "k") || len(w.n) != 0 {
+	if got := w.running(0, "k"); len(got) != 0 || len(w.n) != 0 {
 		t.Fatalf("after both ended: %v", w.n)
 	}
 }

@@ -49,14 +49,14 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 // shards also fetches that shard in the same pass (GET of a small
 // object: one round over the drives instead of two).
 //
-// It does not wait for stragglers (fanOut) once a write quorum of the set
-// answered and the version most of them hold as current, if any, is on
-// its own write quorum of them: any write quorum holds the last
+// Drives known to lag are left behind (fanOut) once a write quorum of
+// the set answered and the version most of them hold as current, if any,
+// is on its own write quorum of them: any write quorum holds the last
 // acknowledged version, and a commit that follows leaves the drives it
 // did not hear from out.
 //
 // need, when above the set's write quorum, is how many drives must have
-// answered before stragglers are left behind: a commit of an object with
+// answered before lagging drives are left behind: a commit of an object with
 // less parity than the set (REDUCED_REDUNDANCY) needs that many drives
 // whose contents it knows.
 func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int) ([]*meta.Record, [][]byte, []error) {
@@ -66,8 +66,9 @@ func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key
 		raw []byte
 	}
 	need = max(need, writeQuorum(n-set.parity, set.parity))
+	cur := make([]*meta.Object, n) // enough's scratch: the current versions heard
 	enough := func(vals []read, errs []error, done []bool) bool {
-		cur := make([]*meta.Object, n)
+		clear(cur)
 		heard := 0
 		for p, v := range vals {
 			if done[p] && (errs[p] == nil || errors.Is(errs[p], drive.ErrNotFound)) {
@@ -150,28 +151,21 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 	return e.readObjectData(ctx, set, bucket, key, false)
 }
 
-// readObjectFor is readObject for a commit that needs need drives whose
-// records it knows (its own write quorum).
-func (e *Engine) readObjectFor(ctx context.Context, set *erasureSet, bucket, key string, need int) (*objectState, error) {
-	return e.readObjectNeed(ctx, set, bucket, key, false, need)
-}
-
 // readObjectData is readObject, also fetching the data shards of a small
 // (inline) current version when withData is set.
 func (e *Engine) readObjectData(ctx context.Context, set *erasureSet, bucket, key string, withData bool) (*objectState, error) {
 	return e.readObjectNeed(ctx, set, bucket, key, withData, 0)
 }
 
+// readObjectNeed is readObjectData for a commit that needs need drives
+// whose records it knows (its own write quorum; 0: the set's).
 func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int) (*objectState, error) {
 	n := len(set.drives)
 	recs, raws, errs := readRecords(ctx, &e.lag, set, bucket, key, withData, need)
-	okey := drive.ObjectKey(bucket, key)
-	for p := range errs {
-		if e.indexWrites.running(set.index, p, okey) {
-			// A straggling batch of an earlier write: what the drive
-			// holds is about to change.
-			recs[p], raws[p], errs[p] = nil, nil, errSlowDrive
-		}
+	for _, p := range e.indexWrites.running(set.index, drive.ObjectKey(bucket, key)) {
+		// A batch of an earlier write left running there: what the
+		// drive holds is about to change.
+		recs[p], raws[p], errs[p] = nil, nil, errSlowDrive
 	}
 	st := &objectState{metas: make([]*meta.Object, n), errs: errs, recs: recs, raws: raws,
 		readErrs: append([]error(nil), errs...)}

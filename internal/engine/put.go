@@ -259,8 +259,8 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		ph.Bitrot += wt[0]
 		ph.Write += wt[1]
 	}
-	// Close (fsync) every shard file in parallel, not waiting for
-	// stragglers once write quorum is durable: a file closed after that
+	// Close (fsync) every shard file in parallel, not waiting for drives
+	// known to lag once write quorum is durable: a file closed after that
 	// has no record pointing at it (the commit leaves its drive out and
 	// queues a heal) and is removed as an orphan by the scanner.
 	closing = make([]drive.Drive, n) // stands for the sinks to close: fanOut skips nil ones
@@ -590,7 +590,7 @@ type commitReq struct {
 func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, req commitReq) error {
 	m, res := req.m, req.res
 	okey := drive.ObjectKey(bucket, key)
-	cur, err := e.readObjectFor(ctx, set, bucket, key, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
+	cur, err := e.readObjectNeed(ctx, set, bucket, key, false, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
 	if err := checkPutConditions(cur, err, req.cond); err != nil {
 		return err
 	}
@@ -648,10 +648,10 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	versions := make([]*meta.Object, len(set.drives))
 	moved := make([][]*meta.Object, len(set.drives)) // leftover pending versions moved in the main batch
 	wq := writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
-	// Once write quorum applied the batch (and the straggler grace
-	// passed), the commit stands; a drive still applying is left out of
-	// the settling below and healed (its late batch holds the same
-	// version, so it lands harmlessly if it lands).
+	// Once write quorum applied the batch, the commit stands; a lagging
+	// drive still applying is left out of the settling below and healed
+	// (its late batch holds the same version, and reads of the key leave
+	// the drive out until it ends: indexWrites).
 	commitLeft, commitLate := e.leftIndexWrites(set, okey)
 	errs := fanOutErr(&e.lag, set.drives, wq, func(p int, d drive.Drive) error {
 		if res != nil && !res.ok(p) {
@@ -750,7 +750,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		}
 	}
 	// Settling is best effort (a lost batch is settled by the next commit
-	// or a heal), so the answer does not wait for a straggler either;
+	// or a heal), so the answer does not wait for a lagging drive either;
 	// except with extra changes, whose caller reads what extra noted.
 	need := wq
 	if req.extra != nil {
