@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -197,59 +197,31 @@ func TestClusterStateThroughConsensus(t *testing.T) {
 // reads back byte-identical through every node.
 func TestFrozenNode(t *testing.T) {
 	// A frozen node's drives hang rather than fail: writes through the
-	// others wait for them until the drive timeout takes them offline.
-	// A short one keeps that well inside the freeze (the default, 15 s,
-	// is longer than it).
+	// others leave them behind once they lag (1 s), and the drive timeout
+	// takes them offline; a short one keeps that well inside the freeze
+	// (the default, 15 s, is longer than it).
 	c := startCluster(t, 4, 4, "--drive-timeout", "3s")
 	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("frozen")}); err != nil {
 		t.Fatal(err)
 	}
 	victim := c.leader(0, 1, 2, 3)
-	acked := map[string][]byte{}
-	var mu sync.Mutex
-	var ackedFrozen, failedLive int
-	var slowest time.Duration
-	frozen := false
-	stop := writers(4, func(w, k int) bool {
-		// A steady trickle: every object is read back through every
-		// node at the end.
-		time.Sleep(200 * time.Millisecond)
+	var frozen atomic.Bool
+	w := startWrites(t, c, "frozen", "", func(w, k int) int {
 		via := (w + k) % 4
-		mu.Lock()
-		during := frozen
-		mu.Unlock()
-		if during && via == victim {
+		if frozen.Load() && via == victim {
 			// A client of the frozen node just hangs (one writer may
 			// be stuck there since the freeze).
 			via = (via + 1) % 4
 		}
-		key := fmt.Sprintf("w%d/%d", w, k)
-		body := randBytes(32<<10 + k%3*(600<<10))
-		start := time.Now()
-		err := put(t, c.client(via), "frozen", key, body)
-		took := time.Since(start)
-		mu.Lock()
-		switch {
-		case err == nil:
-			acked[key] = body
-			if during && frozen {
-				ackedFrozen++
-				slowest = max(slowest, took)
-			}
-		case during && frozen:
-			failedLive++
-		}
-		mu.Unlock()
-		return true
+		return via
 	})
 	time.Sleep(1500 * time.Millisecond)
 	pid := c.nodes[victim].cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	frozen = true
-	mu.Unlock()
+	frozen.Store(true)
+	w.measure(true)
 	thawed := false
 	defer func() {
 		if !thawed {
@@ -262,17 +234,17 @@ func TestFrozenNode(t *testing.T) {
 		t.Fatalf("bucket change with the leader frozen: %v", err)
 	}
 	time.Sleep(12 * time.Second) // past the 10 s lock lease
-	mu.Lock()
-	frozen = false
-	mu.Unlock()
+	w.measure(false)
+	frozen.Store(false)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	thawed = true
 	time.Sleep(3 * time.Second)
-	stop()
+	w.stop()
+	ackedFrozen, _, slowest, failedLive := w.summary()
 	t.Logf("acknowledged %d PUTs, %d through live nodes while node %d was frozen (%d failed, slowest %v)",
-		len(acked), ackedFrozen, victim+1, failedLive, slowest.Round(time.Millisecond))
+		len(w.acked), ackedFrozen, victim+1, failedLive, slowest.Round(time.Millisecond))
 	if ackedFrozen == 0 {
 		t.Fatalf("no PUT through a live node was acknowledged while node %d was frozen", victim+1)
 	}
@@ -284,9 +256,5 @@ func TestFrozenNode(t *testing.T) {
 	if err != nil || len(tags.TagSet) != 1 || aws.ToString(tags.TagSet[0].Value) != "frozen" {
 		t.Fatalf("resumed node: tags %+v (%v)", tags, err)
 	}
-	for i := range c.nodes {
-		for key, body := range acked {
-			mustGet(t, c.client(i), "frozen", key, body, fmt.Sprintf("node %d after node %d resumed", i+1, victim+1))
-		}
-	}
+	w.checkAll(t, c, "frozen", fmt.Sprintf("after node %d resumed", victim+1))
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -349,4 +350,72 @@ func writers(n int, write func(w, k int) bool) (stop func()) {
 		}()
 	}
 	return func() { close(done); wg.Wait() }
+}
+
+// pacedWrites runs 4 writers PUTting small and medium objects through
+// the nodes via(w, k) picks, and records every acknowledged body.
+type pacedWrites struct {
+	mu    sync.Mutex
+	acked map[string][]byte
+	took  []time.Duration // of acknowledged PUTs while measuring
+	fails int             // while measuring
+	on    bool
+	stop  func()
+}
+
+func startWrites(t *testing.T, c *testCluster, bucket, prefix string, via func(w, k int) int) *pacedWrites {
+	p := &pacedWrites{acked: map[string][]byte{}}
+	p.stop = writers(4, func(w, k int) bool {
+		time.Sleep(150 * time.Millisecond)
+		key := fmt.Sprintf("%sw%d/%d", prefix, w, k)
+		body := randBytes(16<<10 + k%3*(500<<10))
+		start := time.Now()
+		err := put(t, c.client(via(w, k)), bucket, key, body)
+		took := time.Since(start)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err == nil {
+			p.acked[key] = body
+		}
+		if p.on {
+			if err == nil {
+				p.took = append(p.took, took)
+			} else {
+				p.fails++
+			}
+		}
+		return true
+	})
+	return p
+}
+
+// measure starts or ends the window whose PUTs are counted.
+func (p *pacedWrites) measure(on bool) {
+	p.mu.Lock()
+	p.on = on
+	p.mu.Unlock()
+}
+
+// summary is the count, median and slowest of the measured PUTs.
+func (p *pacedWrites) summary() (n int, median, slowest time.Duration, fails int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := append([]time.Duration(nil), p.took...)
+	slices.Sort(d)
+	if len(d) > 0 {
+		median, slowest = d[len(d)/2], d[len(d)-1]
+	}
+	return len(d), median, slowest, p.fails
+}
+
+// checkAll reads every acknowledged object back through every node.
+func (p *pacedWrites) checkAll(t *testing.T, c *testCluster, bucket, when string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range c.nodes {
+		for key, body := range p.acked {
+			mustGet(t, c.client(i), bucket, key, body, fmt.Sprintf("node %d %s", i+1, when))
+		}
+	}
 }
