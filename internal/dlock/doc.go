@@ -50,9 +50,11 @@
 //
 //   - Fencing. A holder that passes Check and then pauses (a long GC
 //     pause, swapping, a stopped VM) for longer than Margin before its
-//     writes reach the drives can still commit after another node took
-//     the lock. Closing that gap needs fencing tokens that the drives
-//     check on every write; this package does not issue them.
+//     writes reach the drives can still send them after another node took
+//     the lock. This package issues no fencing tokens: the storage closes
+//     the gap instead, each drive applying a record change only while the
+//     record is still the one the writer read (drive.Batch.Expect), so a
+//     late writer is refused wherever the next holder wrote.
 //   - Liveness under a lost majority: with half the nodes or more
 //     unreachable, no lock can be taken (ErrTimeout), by design.
 //   - Replay protection beyond peerauth's: a signed request can be

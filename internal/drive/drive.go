@@ -13,6 +13,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Errors a Drive returns; the engine matches them with errors.Is.
@@ -34,6 +36,10 @@ var (
 	// ErrDriveMissing is a drive whose directory does not exist (a disk
 	// that did not mount); errors carrying it also match ErrDriveFaulty.
 	ErrDriveMissing = errors.New("drive directory does not exist")
+	// ErrConflict refuses a batch whose condition (Batch.Expect) no longer
+	// holds: another writer changed the entry since it was read. It says
+	// nothing about the drive's health.
+	ErrConflict = errors.New("index entry changed since it was read")
 )
 
 // ErrFileNotFound is the name older code used for ErrNotFound.
@@ -150,9 +156,27 @@ type Change struct {
 	Delete bool
 }
 
+// Cond is a precondition of a batch: the entry key of Table still holds
+// the value a writer read (by its 128-bit xxh3 sum), or is still absent.
+type Cond struct {
+	Table  Table
+	Key    string
+	Absent bool
+	Sum    [16]byte
+}
+
 // Batch is a set of index changes applied atomically and durably.
 type Batch struct {
 	Changes []Change
+	// Conds are checked, atomically with the batch, against every other
+	// conditional batch on the drive: one that no longer holds fails the
+	// batch with ErrConflict and applies nothing. This is the fencing of
+	// read-modify-write commits: a writer that lost its key's lock (a
+	// cluster lease that expired while it was paused) and commits what it
+	// read before another writer changed the key is refused on every drive
+	// the other writer reached. Unconditional batches are not ordered
+	// against the check; they are blind writes by design.
+	Conds []Cond
 	// Lazy applies the batch without waiting for its sync: it becomes
 	// durable with the next synced batch (the log is ordered) or is lost
 	// in a crash. For clean-ups that a crash-recovery sweep redoes.
@@ -168,6 +192,22 @@ func (b *Batch) Put(t Table, key string, value []byte) {
 func (b *Batch) Delete(t Table, key string) {
 	b.Changes = append(b.Changes, Change{Table: t, Key: key, Delete: true})
 }
+
+// Expect adds the condition that key in t still holds value, or is still
+// absent when value is nil.
+func (b *Batch) Expect(t Table, key string, value []byte) {
+	c := Cond{Table: t, Key: key, Absent: value == nil}
+	if value != nil {
+		c.Sum = ValueSum(value)
+	}
+	b.Conds = append(b.Conds, c)
+}
+
+// ValueSum is the sum a Cond compares: xxh3-128 of the value. Values are
+// object records the server builds (with random ids and nanosecond
+// times), so a collision by chance is out of reach and one by design
+// would need a client to choose a record's bytes.
+func ValueSum(value []byte) [16]byte { return xxh3.Hash128(value).Bytes() }
 
 // Len is the number of changes.
 func (b *Batch) Len() int { return len(b.Changes) }

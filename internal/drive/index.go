@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/zeebo/xxh3"
 )
 
 // The index is one pebble keyspace; a key is its Table byte followed by
@@ -254,7 +256,7 @@ func (d *Local) withIndex(op string, force bool, fn func(db *pebble.DB) error) e
 	case errors.As(err, &p):
 		idx.setBroken(p)
 		return *idx.broken.Load()
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrInvalidArgument):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrInvalidArgument), errors.Is(err, ErrConflict):
 		return err
 	}
 	return d.indexError(op, err)
@@ -400,7 +402,16 @@ func (d *Local) Apply(ctx context.Context, b *Batch) error {
 	if b == nil || len(b.Changes) == 0 {
 		return nil
 	}
+	if len(b.Conds) > 0 {
+		unlock := d.conds.lock(b.Conds)
+		defer unlock()
+	}
 	return d.withIndex("apply", true, func(db *pebble.DB) error {
+		for _, c := range b.Conds {
+			if err := checkCond(db, c); err != nil {
+				return err
+			}
+		}
 		pb := db.NewBatch()
 		defer pb.Close()
 		var k []byte
@@ -422,6 +433,63 @@ func (d *Local) Apply(ctx context.Context, b *Batch) error {
 		}
 		return pb.Commit(wo)
 	})
+}
+
+// checkCond reports ErrConflict when c does not hold on db.
+func checkCond(db *pebble.DB, c Cond) error {
+	v, closer, err := db.Get(tableKey(make([]byte, 0, 1+len(c.Key)), c.Table, c.Key))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if c.Absent {
+			return nil
+		}
+		return fmt.Errorf("%w: %c %q is gone", ErrConflict, c.Table, c.Key)
+	case err != nil:
+		return err
+	}
+	same := !c.Absent && ValueSum(v) == c.Sum
+	if err := closer.Close(); err != nil {
+		return err
+	}
+	if !same {
+		return fmt.Errorf("%w: %c %q", ErrConflict, c.Table, c.Key)
+	}
+	return nil
+}
+
+// condLocks serializes the conditional batches of one drive that touch
+// the same entries, so a condition checked still holds when its batch
+// commits. A batch holds its stripes through its sync; batches on other
+// keys take other stripes and still share the sync (group commit).
+type condLocks struct {
+	stripes [condStripes]sync.Mutex
+}
+
+// condStripes is many enough that 16 concurrent commits on one drive
+// rarely share a stripe (about 3% of the time), so they keep sharing
+// one sync.
+const condStripes = 4096
+
+// lock takes the stripes of conds in order (no deadlock between two
+// batches with several conditions) and returns their release.
+func (l *condLocks) lock(conds []Cond) func() {
+	var idx [4]uint16
+	ids := idx[:0]
+	for _, c := range conds {
+		s := uint16((xxh3.HashString(c.Key) ^ uint64(c.Table)) % condStripes)
+		if !slices.Contains(ids, s) {
+			ids = append(ids, s)
+		}
+	}
+	slices.Sort(ids)
+	for _, s := range ids {
+		l.stripes[s].Lock()
+	}
+	return func() {
+		for _, s := range ids {
+			l.stripes[s].Unlock()
+		}
+	}
 }
 
 // Scan returns the entries of t that q selects, in key order. With a

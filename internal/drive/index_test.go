@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -425,4 +428,90 @@ func fmtEntries(es []Entry) string {
 		}
 	}
 	return sb.String()
+}
+
+// TestConditionalBatch checks Batch.Expect: a batch applies only while
+// its conditions hold, applies nothing otherwise, and concurrent
+// read-modify-write batches on one key behave as compare-and-swap.
+func TestConditionalBatch(t *testing.T) {
+	ctx := context.Background()
+	d := openLocal(t, t.TempDir(), LocalOptions{NoSync: true})
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatal(err)
+	}
+	put := func(expect []byte, value string) error {
+		var b Batch
+		b.Expect(TableObjects, "k", expect)
+		b.Put(TableObjects, "k", []byte(value))
+		b.Put(TableRefs, "side-"+value, []byte("x"))
+		return d.Apply(ctx, &b)
+	}
+	if err := put([]byte("v0"), "v1"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("expecting a value on a missing key: %v", err)
+	}
+	if err := put(nil, "v1"); err != nil {
+		t.Fatalf("expecting absence on a missing key: %v", err)
+	}
+	if err := put(nil, "v2"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("expecting absence on a present key: %v", err)
+	}
+	if err := put([]byte("v0"), "v2"); !errors.Is(err, ErrConflict) || errors.Is(err, ErrDriveFaulty) {
+		t.Fatalf("expecting another value: %v", err)
+	}
+	for _, k := range []string{"side-v2"} {
+		if _, err := d.Get(ctx, TableRefs, k); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("a refused batch applied part of itself: %s %v", k, err)
+		}
+	}
+	if err := put([]byte("v1"), "v2"); err != nil {
+		t.Fatalf("expecting the value held: %v", err)
+	}
+	if v, _ := d.Get(ctx, TableObjects, "k"); string(v) != "v2" {
+		t.Fatalf("value %q", v)
+	}
+	var del Batch
+	del.Expect(TableObjects, "k", []byte("v2"))
+	del.Delete(TableObjects, "k")
+	if err := d.Apply(ctx, &del); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Apply(ctx, &del); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second conditional delete: %v", err)
+	}
+
+	// Increments by read, then conditional write: every success is one
+	// step, so the final value counts the successes exactly.
+	var wg sync.WaitGroup
+	var wins atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				old, err := d.Get(ctx, TableObjects, "n")
+				if errors.Is(err, ErrNotFound) {
+					old = nil
+				} else if err != nil {
+					t.Error(err)
+					return
+				}
+				n, _ := strconv.Atoi(string(old))
+				var b Batch
+				b.Expect(TableObjects, "n", old)
+				b.Put(TableObjects, "n", []byte(strconv.Itoa(n+1)))
+				switch err := d.Apply(ctx, &b); {
+				case err == nil:
+					wins.Add(1)
+				case !errors.Is(err, ErrConflict):
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	v, _ := d.Get(ctx, TableObjects, "n")
+	if got, _ := strconv.Atoi(string(v)); int64(got) != wins.Load() || got == 0 {
+		t.Fatalf("counter %d after %d successful compare-and-swaps", got, wins.Load())
+	}
 }

@@ -58,6 +58,8 @@ type Local struct {
 	// verifiedAt is when checkIdentity last found the directories to be
 	// the ones opened (unix nanoseconds).
 	verifiedAt atomic.Int64
+	// conds orders conditional index batches (Batch.Conds).
+	conds condLocks
 
 	mu     sync.RWMutex
 	closed bool

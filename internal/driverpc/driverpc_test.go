@@ -149,6 +149,21 @@ func TestIndexRoundTrip(t *testing.T) {
 	if err := c.Apply(ctx, &drive.Batch{}); err != nil {
 		t.Fatalf("empty batch: %v", err)
 	}
+	// A conditional batch is checked on the remote drive; a refusal
+	// crosses the wire as ErrConflict, not as a drive fault.
+	stale := drive.Batch{}
+	stale.Expect(drive.TableBuckets, "bkt", []byte("an older record"))
+	stale.Put(drive.TableBuckets, "bkt", []byte("overwritten"))
+	if err := c.Apply(ctx, &stale); !errors.Is(err, drive.ErrConflict) || errors.Is(err, drive.ErrDriveFaulty) {
+		t.Fatalf("stale conditional batch: %v, want ErrConflict", err)
+	}
+	fresh := drive.Batch{}
+	fresh.Expect(drive.TableBuckets, "bkt", []byte("rec"))
+	fresh.Expect(drive.TableBuckets, "none", nil)
+	fresh.Put(drive.TableBuckets, "bkt", []byte("rec"))
+	if err := c.Apply(ctx, &fresh); err != nil {
+		t.Fatalf("conditional batch that holds: %v", err)
+	}
 
 	for _, k := range []string{"bkt/a", "bkt/bin\x00\xff\xfe", "bkt/empty"} {
 		got, err := c.Get(ctx, drive.TableObjects, k)
@@ -419,9 +434,15 @@ func TestCodecRoundTrip(t *testing.T) {
 		{Table: drive.TableObjects, Key: "gone", Delete: true},
 		{Table: 0xff, Key: "t", Value: bytes.Repeat([]byte{7}, 1000)},
 	}}
+	b.Expect(drive.TableObjects, "a\x00\xff", []byte("old"))
+	b.Expect(drive.TableObjects, "new", nil)
 	got, err := decodeBatch(bytes.NewReader(encodeBatch(b)))
 	if err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("batch: %+v, %v", got, err)
+	}
+	plain := &drive.Batch{Changes: b.Changes[:1]}
+	if got, err := decodeBatch(bytes.NewReader(encodeBatch(plain))); err != nil || !reflect.DeepEqual(got, plain) {
+		t.Fatalf("batch without conditions: %+v, %v", got, err)
 	}
 	es := []drive.Entry{{Key: "a/", CommonPrefix: true}, {Key: "b", Value: []byte{}}, {Key: "c\xff", Value: []byte("x")}, {Key: "d"}}
 	gotEs, err := decodeEntries(bytes.NewReader(encodeEntries(es)))

@@ -72,6 +72,7 @@ var errorKinds = []struct {
 	{"old_layout", drive.ErrOldLayout, http.StatusConflict},
 	{"newer_layout", drive.ErrNewerLayout, http.StatusConflict},
 	{"locked", drive.ErrLocked, http.StatusConflict},
+	{"conflict", drive.ErrConflict, http.StatusPreconditionFailed},
 	{"drive_full", drive.ErrDriveFull, http.StatusInsufficientStorage},
 	{"file_corrupt", drive.ErrFileCorrupt, http.StatusInternalServerError},
 	{"drive_missing", drive.ErrDriveMissing, http.StatusServiceUnavailable},
@@ -151,6 +152,8 @@ const (
 	codecVersion = 1
 
 	flagLazy         = 1 << 0 // batch
+	flagConds        = 1 << 1 // batch: conditions follow the changes
+	flagAbsent       = 1 << 0 // condition
 	flagDelete       = 1 << 0 // change
 	flagCommonPrefix = 1 << 0 // entry
 )
@@ -300,6 +303,9 @@ func encodeBatch(b *drive.Batch) []byte {
 	if b.Lazy {
 		flags |= flagLazy
 	}
+	if len(b.Conds) > 0 {
+		flags |= flagConds
+	}
 	e.putByte(flags)
 	e.putUvarint(uint64(len(b.Changes)))
 	for _, c := range b.Changes {
@@ -311,6 +317,19 @@ func encodeBatch(b *drive.Batch) []byte {
 		e.putByte(cf)
 		e.putString(c.Key)
 		e.putBytes(c.Value)
+	}
+	if len(b.Conds) > 0 {
+		e.putUvarint(uint64(len(b.Conds)))
+		for _, c := range b.Conds {
+			e.putByte(byte(c.Table))
+			var cf byte
+			if c.Absent {
+				cf |= flagAbsent
+			}
+			e.putByte(cf)
+			e.putString(c.Key)
+			e.b = append(e.b, c.Sum[:]...)
+		}
 	}
 	return e.b
 }
@@ -328,6 +347,18 @@ func decodeBatch(r io.Reader) (*drive.Batch, error) {
 		c.Key = d.getString()
 		c.Value = d.getBytes()
 		b.Changes = append(b.Changes, c)
+	}
+	if flags&flagConds != 0 {
+		n, pre := d.count()
+		b.Conds = make([]drive.Cond, 0, pre)
+		for i := 0; i < n && d.err == nil; i++ {
+			var c drive.Cond
+			c.Table = drive.Table(d.getByte())
+			c.Absent = d.getByte()&flagAbsent != 0
+			c.Key = d.getString()
+			copy(c.Sum[:], d.getRaw(uint64(len(c.Sum))))
+			b.Conds = append(b.Conds, c)
+		}
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("decode batch: %w", d.err)

@@ -39,6 +39,8 @@ type objectState struct {
 	// copy in the current record was found there).
 	vkey  string
 	vkeys []string
+	// vraws[p] is drive p's versions-table entry at vkeys[p] as read.
+	vraws [][]byte
 }
 
 // isPrev reports whether drive p's record of the version is its previous one.

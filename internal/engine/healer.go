@@ -97,9 +97,9 @@ func (e *Engine) healLocked(ctx context.Context, set *erasureSet, bucket, key st
 	verify := make([]bool, len(set.drives)) // positions whose data must be verified
 	switch {
 	case errors.Is(err, ErrObjectNotFound):
-		return e.removeDangling(ctx, set, bucket, key, st.recs, res)
+		return e.removeDangling(ctx, set, bucket, key, st.recs, st.raws, res)
 	case errors.Is(err, ErrReadQuorum):
-		st, err = e.recoverVersion(ctx, set, bucket, key, st.recs, st.readErrs, res)
+		st, err = e.recoverVersion(ctx, set, bucket, key, st.recs, st.raws, st.readErrs, res)
 		if err != nil {
 			return err
 		}
@@ -192,10 +192,16 @@ func (e *Engine) healState(ctx context.Context, set *erasureSet, bucket, key str
 func (e *Engine) writeHealed(ctx context.Context, d drive.Drive, bucket, key string, st *objectState, p int, m *meta.Object, b *drive.Batch) error {
 	if st.vkey == "" {
 		var old *meta.Record
-		if st.recs != nil {
-			old = st.recs[p]
+		var oldRaw []byte
+		known := st.recs != nil && st.raws != nil
+		if known {
+			old, oldRaw = st.recs[p], st.raws[p]
 		}
-		return e.replaceRecord(ctx, d, bucket, key, m, old, b)
+		rec, raw, err := e.replaceRecord(ctx, d, bucket, key, m, old, oldRaw, known, b)
+		if err == nil && known {
+			st.recs[p], st.raws[p] = rec, raw
+		}
+		return err
 	}
 	if b == nil {
 		b = &drive.Batch{}
@@ -331,10 +337,12 @@ func (e *Engine) promotePrevious(ctx context.Context, set *erasureSet, bucket, k
 		}
 		pv := *st.metas[p]
 		pv.Flags &^= meta.FlagsPending
-		if err := e.replaceRecord(ctx, d, bucket, key, &pv, st.recs[p], nil); err != nil {
+		rec, raw, err := e.replaceRecord(ctx, d, bucket, key, &pv, st.recs[p], st.raws[p], st.raws != nil, nil)
+		if err != nil {
 			st.metas[p], st.errs[p] = nil, err
 			return err
 		}
+		st.recs[p], st.raws[p] = rec, raw
 		st.metas[p] = &pv
 		st.fromPrev[p] = false
 		return nil
@@ -344,8 +352,10 @@ func (e *Engine) promotePrevious(ctx context.Context, set *erasureSet, bucket, k
 
 // replaceRecord makes m drive d's only version of key (adding ops to the
 // same batch when b is given), dropping the refs, inline data and shard
-// files of every other version in old.
-func (e *Engine) replaceRecord(ctx context.Context, d drive.Drive, bucket, key string, m *meta.Object, old *meta.Record, b *drive.Batch) error {
+// files of every other version in old. With expect, it writes only while
+// the drive still holds oldRaw (nil: no record), the record read before;
+// it returns the record written.
+func (e *Engine) replaceRecord(ctx context.Context, d drive.Drive, bucket, key string, m *meta.Object, old *meta.Record, oldRaw []byte, expect bool, b *drive.Batch) (*meta.Record, []byte, error) {
 	if b == nil {
 		b = &drive.Batch{}
 	}
@@ -354,7 +364,13 @@ func (e *Engine) replaceRecord(ctx context.Context, d drive.Drive, bucket, key s
 		keep[id] = true
 		b.Put(drive.TableRefs, id, []byte(objectOwner(bucket, key)))
 	}
-	b.Put(drive.TableObjects, drive.ObjectKey(bucket, key), (&meta.Record{Versions: []*meta.Object{m}}).Marshal())
+	okey := drive.ObjectKey(bucket, key)
+	if expect {
+		b.Expect(drive.TableObjects, okey, oldRaw)
+	}
+	rec := &meta.Record{Versions: []*meta.Object{m}}
+	raw := rec.Marshal()
+	b.Put(drive.TableObjects, okey, raw)
 	var replaced []*meta.Object
 	if old != nil {
 		for _, v := range old.Versions {
@@ -363,7 +379,10 @@ func (e *Engine) replaceRecord(ctx context.Context, d drive.Drive, bucket, key s
 			}
 		}
 	}
-	return e.applyDropping(ctx, d, b, replaced, keep)
+	if err := e.applyDropping(ctx, d, b, replaced, keep); err != nil {
+		return nil, nil, err
+	}
+	return rec, raw, nil
 }
 
 // checkShards marks positions whose shard data (a file per part, or the
@@ -653,7 +672,7 @@ func (e *Engine) rebuild(ctx context.Context, set *erasureSet, bucket, key strin
 // removeDangling deletes what is left of an object that fewer than read
 // quorum drives hold: it can never be read, and leaving it would let it
 // show up in listings.
-func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, res *HealResult) error {
+func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, raws [][]byte, res *HealResult) error {
 	var held []*meta.Object
 	for _, r := range recs {
 		if r != nil {
@@ -670,6 +689,7 @@ func (e *Engine) removeDangling(ctx context.Context, set *erasureSet, bucket, ke
 			return errDriveSkipped
 		}
 		b := &drive.Batch{}
+		b.Expect(drive.TableObjects, okey, raws[p])
 		b.Delete(drive.TableObjects, okey)
 		if err := e.applyDropping(ctx, d, b, recs[p].Versions, nil); err != nil {
 			return err
@@ -711,7 +731,7 @@ func (e *Engine) lockedRemnants(bucket, key string, versions []*meta.Object) boo
 // metadata synthesised where only the data is left, then every shard is
 // verified). The newest such version wins. When none qualifies and every
 // drive answered, the remnants are removed and nil is returned.
-func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, errs []error, res *HealResult) (*objectState, error) {
+func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, key string, recs []*meta.Record, raws [][]byte, errs []error, res *HealResult) (*objectState, error) {
 	n := len(set.drives)
 	offline := 0
 	for p := range errs {
@@ -741,7 +761,7 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 			}
 			fi := *cand
 			fi.Flags &^= meta.FlagsPending
-			st := &objectState{fi: &fi, metas: make([]*meta.Object, n), errs: make([]error, n), recs: recs}
+			st := &objectState{fi: &fi, metas: make([]*meta.Object, n), errs: make([]error, n), recs: recs, raws: raws}
 			holders := 0
 			for p := range recs {
 				dm := fi
@@ -772,5 +792,5 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 	if offline > 0 {
 		return nil, fmt.Errorf("%w: no version has read quorum and %d drives did not answer", ErrReadQuorum, offline)
 	}
-	return nil, e.removeDangling(ctx, set, bucket, key, recs, res)
+	return nil, e.removeDangling(ctx, set, bucket, key, recs, raws, res)
 }

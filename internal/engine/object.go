@@ -66,12 +66,13 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 			versions = r.Versions
 		}
 		b := &drive.Batch{}
+		b.Expect(drive.TableObjects, okey, st.raws[p])
 		b.Delete(drive.TableObjects, okey)
 		return e.applyDropping(ctx, d, b, versions, nil)
 	})
-	if ok := countNil(errs); ok < writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards) {
+	if ok, wq := countNil(errs), writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
 		e.heal.add(bucket, key)
-		return false, fmt.Errorf("delete %s/%s: %w: %d of %d drives: %v", bucket, key, ErrWriteQuorum, ok, len(errs), firstErr(errs))
+		return false, fmt.Errorf("delete %s/%s: %w", bucket, key, quorumError("delete", errs, ok, wq))
 	}
 	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)

@@ -647,6 +647,12 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	newIDs := m.DataIDs()
 	versions := make([]*meta.Object, len(set.drives))
 	moved := make([][]*meta.Object, len(set.drives)) // leftover pending versions moved in the main batch
+	// committed[p] is the record this commit wrote on drive p: the
+	// rollback and the settling below change it only while it is still
+	// there (drive.Batch.Expect), as the commit itself changes only the
+	// record it read. A writer whose cluster lock expired while it was
+	// paused is thereby refused wherever a later writer got first.
+	committed := make([][]byte, len(set.drives))
 	wq := writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
 	// Once write quorum applied the batch, the commit stands; a lagging
 	// drive still applying is left out of the settling below and healed
@@ -675,7 +681,9 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			rec.Versions = append(rec.Versions, &pv)
 		}
 		b := &drive.Batch{}
-		b.Put(drive.TableObjects, okey, rec.Marshal())
+		committed[p] = rec.Marshal()
+		b.Expect(drive.TableObjects, okey, cur.raws[p])
+		b.Put(drive.TableObjects, okey, committed[p])
 		// A version an earlier commit left pending (FlagKeep, its
 		// successor had quorum) becomes noncurrent now, since this record
 		// no longer holds it.
@@ -705,6 +713,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 				return nil
 			}
 			b := &drive.Batch{}
+			b.Expect(drive.TableObjects, okey, committed[p])
 			if raw := cur.raws[p]; raw != nil {
 				b.Put(drive.TableObjects, okey, raw)
 			} else {
@@ -760,6 +769,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	fanOutErr(&e.lag, settling, need, func(p int, d drive.Drive) error {
 		var replaced []*meta.Object
 		b := &drive.Batch{Lazy: req.extra == nil}
+		b.Expect(drive.TableObjects, okey, committed[p])
 		others := false // the record holds more than the new version
 		if r := cur.recs[p]; r != nil {
 			for _, v := range r.Versions {

@@ -60,5 +60,17 @@ func quorumError(what string, errs []error, ok, quorum int) error {
 	if full > 0 && ok+full >= quorum {
 		return fmt.Errorf("%s: %w: %d of %d drives are full", what, ErrStorageFull, full, len(errs))
 	}
+	// Drives that refused a conditional batch hold another writer's
+	// change: this writer lost the race (its cluster lock expired while
+	// it was stalled). The key is fine; a retry reads it afresh.
+	conflicts := 0
+	for _, err := range errs {
+		if errors.Is(err, drive.ErrConflict) {
+			conflicts++
+		}
+	}
+	if conflicts > 0 && ok+conflicts >= quorum {
+		return fmt.Errorf("%s: %w: the key changed under this request on %d of %d drives (its cluster lock expired?)", what, ErrBusy, conflicts, len(errs))
+	}
 	return fmt.Errorf("%s: %w: %d of %d drives, %d needed: %v", what, ErrWriteQuorum, ok, len(errs), quorum, firstErr(errs))
 }

@@ -173,7 +173,7 @@ func (e *Engine) findNullVersions(ctx context.Context, set *erasureSet, bucket, 
 // commit left pending there (FlagKeep) counts as held.
 func (e *Engine) readNoncurrent(ctx context.Context, set *erasureSet, bucket, key string, ref versionRef, recs []*meta.Record) (*objectState, error) {
 	n := len(set.drives)
-	st := &objectState{metas: make([]*meta.Object, n), errs: make([]error, n), vkeys: make([]string, n)}
+	st := &objectState{metas: make([]*meta.Object, n), errs: make([]error, n), vkeys: make([]string, n), vraws: make([][]byte, n)}
 	st.errs = forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if recs != nil && recs[p] != nil {
 			for _, v := range recs[p].Versions {
@@ -206,7 +206,7 @@ func (e *Engine) readNoncurrent(ctx context.Context, set *erasureSet, bucket, ke
 		if !ref.matches(m) {
 			return fmt.Errorf("drive %s: %s/%s: version entry %q holds version %q: %w", d, bucket, key, k, m.VersionID, meta.ErrCorrupt)
 		}
-		st.metas[p], st.vkeys[p] = m, k
+		st.metas[p], st.vkeys[p], st.vraws[p] = m, k, raw
 		return nil
 	})
 	best, votes := pickVersion(st.metas, nil)
@@ -287,6 +287,11 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 		dm := nm
 		dm.Erasure.Index, dm.InlineData = nm.Erasure.Distribution[p], nil
 		b := &drive.Batch{}
+		if st.vkeys[p] != "" {
+			// Not a version another writer removed meanwhile (a stale
+			// update would bring back an entry whose data is gone).
+			b.Expect(drive.TableVersions, st.vkeys[p], st.vraws[p])
+		}
 		b.Put(drive.TableVersions, st.vkey, dm.Marshal())
 		return d.Apply(ctx, b)
 	})
@@ -366,6 +371,7 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 			return st.errs[p]
 		}
 		b := &drive.Batch{}
+		b.Expect(drive.TableVersions, st.vkeys[p], st.vraws[p])
 		b.Delete(drive.TableVersions, st.vkeys[p])
 		return e.applyDropping(ctx, d, b, []*meta.Object{m}, nil)
 	})
@@ -438,6 +444,7 @@ func (e *Engine) settle(ctx context.Context, set *erasureSet, bucket, key string
 		c.Flags &^= meta.FlagsPending
 		rec := &meta.Record{Versions: []*meta.Object{&c}}
 		raw := rec.Marshal()
+		b.Expect(drive.TableObjects, okey, st.raws[p])
 		b.Put(drive.TableObjects, okey, raw)
 		keep := map[string]bool{}
 		for _, id := range c.DataIDs() {
@@ -508,11 +515,13 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 	if next != nil {
 		vraws = make([][]byte, len(set.drives))
 	}
+	committed := make([][]byte, len(set.drives)) // what the change wrote, nil for a removal
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if rerr := head.readErrs[p]; rerr != nil && !errors.Is(rerr, drive.ErrNotFound) && !errors.Is(rerr, meta.ErrCorrupt) {
 			return rerr
 		}
 		b := &drive.Batch{}
+		b.Expect(drive.TableObjects, okey, head.raws[p])
 		if next != nil && next.metas[p] != nil {
 			nm := *next.metas[p]
 			nm.Flags &^= meta.FlagsPending
@@ -522,7 +531,8 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 				pv.Flags = pv.Flags&^meta.FlagKeep | meta.FlagPrev
 				rec.Versions = append(rec.Versions, &pv)
 			}
-			b.Put(drive.TableObjects, okey, rec.Marshal())
+			committed[p] = rec.Marshal()
+			b.Put(drive.TableObjects, okey, committed[p])
 			if next.vkeys[p] != "" {
 				vraws[p] = nm.Marshal()
 				b.Delete(drive.TableVersions, next.vkeys[p])
@@ -539,6 +549,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 				return nil
 			}
 			b := &drive.Batch{}
+			b.Expect(drive.TableObjects, okey, committed[p])
 			if raw := head.raws[p]; raw != nil {
 				b.Put(drive.TableObjects, okey, raw)
 			} else {
@@ -557,6 +568,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 			return nil
 		}
 		b := &drive.Batch{Lazy: true}
+		b.Expect(drive.TableObjects, okey, committed[p])
 		keep := map[string]bool{}
 		if next != nil && next.metas[p] != nil {
 			nm := *next.metas[p]
