@@ -24,6 +24,7 @@ import (
 	"github.com/shardstore/shardstore/internal/driverpc"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/s3api"
 )
 
 // clusterNode is this process's part of a cluster: its local drives,
@@ -167,7 +168,10 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 		return nil, fmt.Errorf("listen on %s: %w", address, err)
 	}
 	n.http = &http.Server{
-		Handler:           n.route(internal),
+		Handler: n.route(internal),
+		// The S3 endpoint's bound, as on a single server: peer calls
+		// carry small headers.
+		MaxHeaderBytes:    s3api.DefaultMaxHeaderBytes,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),

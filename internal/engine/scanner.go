@@ -642,7 +642,14 @@ func (e *Engine) checkDrives(ctx context.Context) {
 	for si, set := range e.sets {
 		forEachDrive(set.drives, func(i int, d drive.Drive) error {
 			if !e.cfg.Cluster.owns(si*len(set.drives) + i) {
-				return nil // another node adopts and refills its own drives
+				// Another node adopts and refills its own drives. Reading
+				// the format keeps this node's view of the drive current:
+				// the owner answers for a drive whose directory is gone
+				// with a fault, which takes the drive offline here too
+				// (status, readiness, the console), and a read that
+				// succeeds brings it back.
+				_, _ = d.ReadFormat(ctx)
+				return nil
 			}
 			f, err := d.ReadFormat(ctx)
 			if errors.Is(err, drive.ErrUnformatted) {

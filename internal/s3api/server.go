@@ -67,7 +67,7 @@ type Config struct {
 	// Admin, when set, serves /shardstore/admin/...; otherwise those
 	// paths answer NotImplemented.
 	Admin http.Handler
-	// MaxHeaderBytes bounds request headers (default 64 KiB).
+	// MaxHeaderBytes bounds request headers (default DefaultMaxHeaderBytes).
 	MaxHeaderBytes int
 	// Users resolves the canonical user ids ACL grants name; nil uses
 	// Auth when it implements UserDirectory (SigV4 does). Without one,
@@ -119,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Domain = strings.ToLower(strings.TrimSuffix(cfg.Domain, "."))
 	if cfg.MaxHeaderBytes <= 0 {
-		cfg.MaxHeaderBytes = 64 << 10
+		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, registry: cfg.Registry}
 	if s.log == nil {
@@ -168,6 +168,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// DefaultMaxHeaderBytes bounds the request headers of an S3 endpoint
+// (S3 itself allows 8 KiB of user metadata; the rest is signatures and
+// standard headers). A larger header section is 431.
+const DefaultMaxHeaderBytes = 64 << 10
 
 // Registry is the metrics registry served on /shardstore/metrics; other
 // components may register their collectors in it.

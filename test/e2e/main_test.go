@@ -6,12 +6,18 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +57,38 @@ type server struct {
 	exited      chan struct{}
 	exitErr     error
 	drives      string
+	// peers are the other nodes when the tests run on a cluster
+	// (SHARDSTORE_E2E_CLUSTER): s is node 1, stop stops them all.
+	peers []*server
+	// http sends the requests of clients (s.client, s.signed): in cluster
+	// mode it spreads them over every node.
+	http *http.Client
+}
+
+// clusterNodes is SHARDSTORE_E2E_CLUSTER: when set (2 or 4), every server
+// these tests start is a cluster of that many node processes on loopback
+// holding the same 4 drives between them (node i gets drive i, or drives
+// 2i-1 and 2i), so the erasure layout, the drive paths and the restarts
+// of the tests stay as they are. SDK clients and signed raw requests go
+// to the next node on every request (the Host the request was signed
+// for is kept); other raw requests and admin commands go to node 1. The
+// nodes' logs go to one buffer (s.stderr).
+var clusterNodes = func() int {
+	n, err := strconv.Atoi(os.Getenv("SHARDSTORE_E2E_CLUSTER"))
+	if err != nil || (n != 2 && n != 4) {
+		return 0
+	}
+	return n
+}()
+
+// singleNodeOnly skips a test in cluster mode, saying why: it is about
+// one server process (its signals, its refusal to share drives), which
+// the cluster tests cover for nodes.
+func singleNodeOnly(t testing.TB, why string) {
+	t.Helper()
+	if clusterNodes > 0 {
+		t.Skipf("single-node test in cluster mode (SHARDSTORE_E2E_CLUSTER=%d): %s", clusterNodes, why)
+	}
 }
 
 // startServer runs the binary on 127.0.0.1:0 with four drives in a temp
@@ -70,19 +108,99 @@ func startIn(t testing.TB, dir string, extra ...string) *server {
 		t.Fatal(err)
 	}
 	drives := filepath.Join(dir, "drive")
-	args := []string{"server", "--address", "127.0.0.1:0", "--users", users}
+	args := []string{"server", "--users", users}
 	if !hasFlag(extra, "--console-address") {
 		// Tests run servers side by side: none takes the console's
 		// default port unless it asks for a console.
 		args = append(args, "--console-address", "")
 	}
 	args = append(args, extra...)
-	args = append(args, drives+"{1...4}")
+	if clusterNodes > 0 {
+		s := startClusterIn(t, dir, drives, args)
+		s.drives = drives
+		return s
+	}
+	args = append(args, "--address", "127.0.0.1:0", drives+"{1...4}")
 	// Temporary drives are usually on the root filesystem, which the
 	// server refuses unless told it is intended.
 	s := launch(t, dir, serverEnv(), args)
 	s.drives = drives
 	return s
+}
+
+// startClusterIn starts clusterNodes node processes holding the drives
+// dir/drive1..4 between them and waits until all serve. The ports are
+// kept in dir, so a test that starts the server again on dir brings the
+// same cluster back.
+func startClusterIn(t testing.TB, dir, drives string, args []string) *server {
+	t.Helper()
+	n := clusterNodes
+	portsFile := filepath.Join(dir, "cluster-ports")
+	var ports []string
+	if b, err := os.ReadFile(portsFile); err == nil {
+		ports = strings.Fields(string(b))
+	} else {
+		var ls []net.Listener
+		for range n {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls = append(ls, l)
+			ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if err := os.WriteFile(portsFile, []byte(strings.Join(ports, " ")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	per := 4 / n
+	var endpoints []string
+	for i, p := range ports {
+		ep := fmt.Sprintf("http://127.0.0.1:%s%s%d", p, drives, per*i+1)
+		if per > 1 {
+			ep = fmt.Sprintf("http://127.0.0.1:%s%s{%d...%d}", p, drives, per*i+1, per*i+per)
+		}
+		endpoints = append(endpoints, ep)
+	}
+	logs := &serverbin.SyncBuffer{}
+	nodes := make([]*server, n)
+	for i, p := range ports {
+		nargs := append(append(slices.Clone(args), "--address", "127.0.0.1:"+p), endpoints...)
+		nodes[i] = spawn(t, dir, serverEnv(), nargs, logs, "http://127.0.0.1:"+p)
+	}
+	for _, node := range nodes {
+		node.waitReady(t, 90*time.Second)
+	}
+	s := nodes[0]
+	s.peers = nodes[1:]
+	addrs := make([]string, n)
+	for i, p := range ports {
+		addrs[i] = "127.0.0.1:" + p
+	}
+	s.http = &http.Client{Transport: &spreadTransport{addrs: addrs, base: http.DefaultTransport.(*http.Transport).Clone()}}
+	return s
+}
+
+// spreadTransport sends each request to the next node in turn, keeping
+// the Host header (and so the SigV4 signature) of the node the client
+// addressed.
+type spreadTransport struct {
+	addrs []string
+	next  atomic.Uint64
+	base  *http.Transport
+}
+
+func (st *spreadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	addr := st.addrs[st.next.Add(1)%uint64(len(st.addrs))]
+	r := req.Clone(req.Context())
+	if r.Host == "" {
+		r.Host = req.URL.Host
+	}
+	r.URL.Host = addr
+	return st.base.RoundTrip(r)
 }
 
 // hasFlag reports whether args hold flag (as "--f v" or "--f=v").
@@ -112,7 +230,16 @@ func startEmbedded(t testing.TB, workdir string) *server {
 // launch starts the binary and waits until it is listening and ready.
 func launch(t testing.TB, workdir string, env, args []string) *server {
 	t.Helper()
-	s := &server{t: t, stderr: &serverbin.SyncBuffer{}, exited: make(chan struct{}), consoleLine: make(chan string, 1)}
+	s := spawn(t, workdir, env, args, &serverbin.SyncBuffer{}, "")
+	s.waitReady(t, 30*time.Second)
+	return s
+}
+
+// spawn starts the binary, its stderr into logs, and waits until it
+// prints its endpoint, unless the endpoint is given.
+func spawn(t testing.TB, workdir string, env, args []string, logs *serverbin.SyncBuffer, endpoint string) *server {
+	t.Helper()
+	s := &server{t: t, stderr: logs, exited: make(chan struct{}), consoleLine: make(chan string, 1), http: http.DefaultClient}
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Dir = workdir
 	s.cmd.Env = append(os.Environ(), env...)
@@ -150,6 +277,12 @@ func launch(t testing.TB, workdir string, env, args []string) *server {
 			t.Errorf("server stop: %v\n%s", err, s.stderr)
 		}
 	})
+	if endpoint != "" {
+		// A cluster node prints its endpoint once the cluster formed,
+		// which needs the nodes started after it.
+		s.endpoint = endpoint
+		return s
+	}
 	select {
 	case s.endpoint = <-lines:
 	case <-s.exited:
@@ -157,25 +290,51 @@ func launch(t testing.TB, workdir string, env, args []string) *server {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no endpoint line within 30s\n%s", s.stderr)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	return s
+}
+
+// waitReady waits until the server's readiness probe answers 200.
+func (s *server) waitReady(t testing.TB, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		resp, err := http.Get(s.endpoint + "/shardstore/health/ready")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return
 			}
 		}
+		select {
+		case <-s.exited:
+			t.Fatalf("server exited before it was ready: %v\n%s", s.exitErr, s.stderr)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server not ready within 30s (%v)\n%s", err, s.stderr)
+			t.Fatalf("server not ready within %v (%v)\n%s", within, err, s.stderr)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return s
 }
 
-// stop sends SIGTERM and waits for a clean exit, killing after 20s.
+// stop sends SIGTERM and waits for a clean exit, killing after 20s; a
+// cluster stops every node at once.
 func (s *server) stop() error {
+	if len(s.peers) > 0 {
+		errs := make([]error, len(s.peers))
+		var wg sync.WaitGroup
+		for i, p := range s.peers {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = p.stop() }()
+		}
+		err := s.stopOne()
+		wg.Wait()
+		return errors.Join(append(errs, err)...)
+	}
+	return s.stopOne()
+}
+
+func (s *server) stopOne() error {
 	select {
 	case <-s.exited:
 		return s.exitErr
@@ -195,12 +354,16 @@ func (s *server) stop() error {
 // client returns an aws-sdk-go-v2 S3 client at default settings (request
 // checksums on), path-style since there is no DNS for virtual hosts.
 func (s *server) client(ak, sk string) *s3.Client {
-	return s3.New(s3.Options{
+	opts := s3.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(s.endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
 		UsePathStyle: true,
-	})
+	}
+	if len(s.peers) > 0 {
+		opts.HTTPClient = s.http // every request to the next node
+	}
+	return s3.New(opts)
 }
 
 func (s *server) root() *s3.Client { return s.client(rootUser, rootPass) }

@@ -68,6 +68,7 @@ func treeEntries(t *testing.T, root string) []string {
 // a running one holds: it is refused, naming the drive and the holder's
 // pid, and the first server keeps serving writes.
 func TestSecondServerOnSameDrivesRefused(t *testing.T) {
+	singleNodeOnly(t, "the drive lock of one server process")
 	dir := t.TempDir()
 	s := startIn(t, dir)
 	out, code := runBinary(t, dir, serverEnv(), "server", "--address", "127.0.0.1:0", s.drives+"{1...4}")
@@ -86,6 +87,7 @@ func TestSecondServerOnSameDrivesRefused(t *testing.T) {
 // TestRefusedStartWritesNothing: a start refused for a bad layout or for
 // drives on the root filesystem leaves the drive directories untouched.
 func TestRefusedStartWritesNothing(t *testing.T) {
+	singleNodeOnly(t, "runs the binary itself with refused arguments; a cluster changes nothing there")
 	dir := t.TempDir()
 	drives := filepath.Join(dir, "d")
 	out, code := runBinary(t, dir, serverEnv(), "server", "--address", "127.0.0.1:0", "--parity", "3", drives+"{1...4}")
@@ -136,6 +138,7 @@ func sameFilesystem(t *testing.T, a, b string) bool {
 // (a disk that did not mount) is an offline drive, not recreated on the
 // parent filesystem; status, metrics and degraded reads show it.
 func TestMissingDriveOnRestart(t *testing.T) {
+	singleNodeOnly(t, "a single server restarted without a drive; test/cluster restarts nodes with wiped drives")
 	dir := t.TempDir()
 	s := startIn(t, dir)
 	c := s.root()
@@ -261,6 +264,7 @@ func waitLog(t *testing.T, s *server, want string, within time.Duration) {
 // requests are cut, the process says so and exits 0; what was
 // acknowledged before is intact after a restart.
 func TestShutdownSignals(t *testing.T) {
+	singleNodeOnly(t, "the signals of one server process")
 	for _, tc := range []struct {
 		name, wait, want string
 		second           bool
@@ -332,6 +336,7 @@ func TestShutdownSignals(t *testing.T) {
 // TestCLIErrorsOnce: the binary reports a bad command line once, with a
 // short usage, and exit status 2.
 func TestCLIErrorsOnce(t *testing.T) {
+	singleNodeOnly(t, "runs the binary itself with bad flags; a cluster changes nothing there")
 	dir := t.TempDir()
 	out, code := runBinary(t, dir, nil, "server", "--no-such-flag")
 	if code != 2 || strings.Count(out, "flag provided but not defined") != 1 || !strings.Contains(out, "usage: shardstore server") {

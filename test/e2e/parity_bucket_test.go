@@ -10,19 +10,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // regionClient is s.client configured for another region.
 func (s *server) regionClient(ak, sk, region string) *s3.Client {
-	return s3.New(s3.Options{
-		Region:       region,
-		BaseEndpoint: aws.String(s.endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
-		UsePathStyle: true,
-	})
+	return s3.New(s.client(ak, sk).Options(), func(o *s3.Options) { o.Region = region })
 }
 
 // TestParityBucketsDefaultServer: a server started without --region serves
