@@ -54,16 +54,21 @@ type clusterNode struct {
 	drives     []drive.Drive // every slot, Health-wrapped
 	healths    []*drive.Health
 	indexCache *drive.IndexCache
-	// fresh is set when no local drive is formatted: a new deployment
-	// waits for every node before formatting.
+	// fresh is set for a new deployment: no local drive is formatted
+	// and no other node's is (DeploymentExists). It waits for every node
+	// before formatting, creates missing drive directories and grants
+	// locks at once.
 	fresh bool
 	// grantsFrom is when a restarted node's lock table grants again.
 	grantsFrom time.Time
 
-	ln     net.Listener
-	http   *http.Server
-	s3     atomic.Pointer[http.Handler]
-	served chan error
+	ln   net.Listener
+	http *http.Server
+	s3   atomic.Pointer[http.Handler]
+	// internal serves the signed calls of other nodes: only hello until
+	// the drives, locks and consensus member are open.
+	internal atomic.Pointer[http.Handler]
+	served   chan error
 }
 
 // clusterLockTTL is how long a node keeps a lock it granted without
@@ -118,6 +123,61 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	if err := checkPlacement(stderr, localPaths, "/", allowRoot, false); err != nil {
 		return nil, err
 	}
+	var others []string
+	for i, u := range top.Nodes {
+		if i != self {
+			others = append(others, u)
+		}
+	}
+	n.peers = cluster.NewPeers(n.key, n.hc, others, logger.With("component", "cluster"))
+	n.hello.Deployment = n.localDeployment()
+	starting := n.hello
+	starting.Starting = true
+	n.peerSv = cluster.NewPeerServer(n.key, starting)
+
+	// Listen first, answering hello only: a node whose drives are all
+	// blank or missing asks the others whether the deployment exists
+	// before it creates a drive directory or grants a lock, and the
+	// others may be asking the same of it.
+	early := http.NewServeMux()
+	early.Handle(cluster.PathPrefix, n.peerSv)
+	early.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "this node is starting: its drives are not open yet", http.StatusServiceUnavailable)
+	})
+	n.setInternal(early)
+	n.ln, err = net.Listen("tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", address, err)
+	}
+	n.http = &http.Server{
+		Handler: n.route(),
+		// The S3 endpoint's bound, as on a single server: peer calls
+		// carry small headers.
+		MaxHeaderBytes:    s3api.DefaultMaxHeaderBytes,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		err := n.http.Serve(n.ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		n.served <- err
+	}()
+	if n.hello.Deployment == "" {
+		fmt.Fprintf(stderr, "Cluster: none of this node's drives is formatted; asking the other nodes whether the deployment exists\n")
+		wctx, cancel := context.WithTimeout(ctx, clusterStartWait)
+		exists, err := n.peers.DeploymentExists(wctx, func(waiting []string) {
+			fmt.Fprintf(stderr, "Cluster: still waiting for %s\n", strings.Join(waiting, ", "))
+		})
+		cancel()
+		if err != nil {
+			n.close()
+			return nil, fmt.Errorf("cluster: cannot tell whether this deployment exists (this node's drives are all blank or missing): %w", err)
+		}
+		n.fresh = !exists
+	}
 	if err := n.openDrives(o); err != nil {
 		n.close()
 		return nil, err
@@ -134,16 +194,12 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	}
 	n.table = dlock.NewTable(dlock.TableOptions{MaxTTL: clusterLockTTL, Quiet: quiet})
 	var lockPeers []dlock.Peer
-	var others []string
 	for i, u := range top.Nodes {
 		if i != self {
 			lockPeers = append(lockPeers, dlock.Peer{ID: u, Endpoint: u})
-			others = append(others, u)
 		}
 	}
 	n.locker = dlock.NewLocker(top.Nodes[self], n.table, lockPeers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL})
-	n.peers = cluster.NewPeers(n.key, n.hc, others, logger.With("component", "cluster"))
-	n.peerSv = cluster.NewPeerServer(n.key, n.hello)
 
 	if err := n.openState(logger); err != nil {
 		n.close()
@@ -161,42 +217,35 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	internal.Handle(dlock.PathPrefix, dlock.NewServer(n.table, n.key))
 	internal.Handle(cluster.PathPrefix, n.peerSv)
 	internal.Handle(consensus.PathPrefix, n.state.Handler())
-
-	n.ln, err = net.Listen("tcp", address)
-	if err != nil {
-		n.close()
-		return nil, fmt.Errorf("listen on %s: %w", address, err)
-	}
-	n.http = &http.Server{
-		Handler: n.route(internal),
-		// The S3 endpoint's bound, as on a single server: peer calls
-		// carry small headers.
-		MaxHeaderBytes:    s3api.DefaultMaxHeaderBytes,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-	}
-	go func() {
-		err := n.http.Serve(n.ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		n.served <- err
-	}()
+	n.setInternal(internal)
+	n.peerSv.SetOpen()
 	return n, nil
+}
+
+func (n *clusterNode) setInternal(h http.Handler) { n.internal.Store(&h) }
+
+// localDeployment is the deployment id of the first formatted local
+// drive, "" when none is.
+func (n *clusterNode) localDeployment() string {
+	for _, d := range n.top.Drives {
+		if d.Node != n.self {
+			continue
+		}
+		if f, err := drive.PeekFormat(d.Path); err == nil && f.DeploymentID != "" {
+			return f.DeploymentID
+		}
+	}
+	return ""
 }
 
 // openDrives opens the local drives (Health-wrapped, sharing one index
 // cache) and a remote client for every other node's drive.
 func (n *clusterNode) openDrives(o serverOptions) error {
-	n.fresh = true
 	for _, d := range n.top.Drives {
 		if d.Node != n.self {
 			continue
 		}
-		if _, err := drive.PeekFormat(d.Path); err == nil {
-			n.fresh = false
-		} else if errors.Is(err, drive.ErrOldLayout) || errors.Is(err, drive.ErrNewerLayout) {
+		if _, err := drive.PeekFormat(d.Path); errors.Is(err, drive.ErrOldLayout) || errors.Is(err, drive.ErrNewerLayout) {
 			return fmt.Errorf("drive %s: %w", d.Path, err)
 		}
 	}
@@ -268,7 +317,7 @@ func (n *clusterNode) openState(logger *slog.Logger) error {
 	default:
 		dir = cmp.Or(formatted, present)
 		if dir == "" {
-			return fmt.Errorf("cluster: none of this node's drives is present, so it has nowhere to keep its cluster state")
+			return fmt.Errorf("cluster: every drive directory of this node is missing (disks that did not mount?) and the deployment exists, so this node does not start: nothing is written to the filesystem beneath them. Mount the drives and start again; to replace them, create the empty directories (they are adopted and healed)")
 		}
 		if !n.fresh {
 			// A deployment from before the consensus group, or a node
@@ -308,10 +357,10 @@ func (n *clusterNode) onStateChange(fn func(space, key string)) { n.onState.Stor
 // Bucket names never start with '_', so no path-style S3 request is
 // taken; a virtual-host request for a key under _shardstore/ carries no
 // peer signature and goes to S3.
-func (n *clusterNode) route(internal http.Handler) http.Handler {
+func (n *clusterNode) route() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/_shardstore/") && r.Header.Get(peerauth.HeaderSignature) != "" {
-			internal.ServeHTTP(w, r)
+			(*n.internal.Load()).ServeHTTP(w, r)
 			return
 		}
 		if h := n.s3.Load(); h != nil {
@@ -352,6 +401,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		eng, err := engine.New(cfg)
 		if !errors.Is(err, engine.ErrAwaitingFormat) {
 			if err == nil {
+				n.peerSv.SetDeployment(eng.DeploymentID())
 				n.waitForGrants(stderr)
 			}
 			return eng, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +34,14 @@ type Hello struct {
 	// Version is the release, so a rolling upgrade can be refused or
 	// allowed knowingly.
 	Version string `json:"version"`
+	// Deployment is the deployment id in the node's formatted drives;
+	// empty while it has none (a new deployment, or a node whose drives
+	// are all blank or missing).
+	Deployment string `json:"deployment,omitempty"`
+	// Starting is set while the node has not opened its drives, locks
+	// and consensus member yet: it answers hello only (DeploymentExists),
+	// and Await waits for it.
+	Starting bool `json:"starting,omitempty"`
 }
 
 // HelloFor is the Hello of node self of t.
@@ -68,6 +77,9 @@ func (h Hello) Differences(other Hello) []string {
 	if h.Version != other.Version {
 		out = append(out, fmt.Sprintf("it runs release %s, this node %s", other.Version, h.Version))
 	}
+	if h.Deployment != "" && other.Deployment != "" && h.Deployment != other.Deployment {
+		out = append(out, fmt.Sprintf("its drives belong to deployment %s, this node's to %s", other.Deployment, h.Deployment))
+	}
 	return out
 }
 
@@ -85,6 +97,21 @@ func NewPeerServer(key peerauth.Key, hello Hello) *PeerServer {
 	return &PeerServer{key: key, hello: hello}
 }
 
+// SetDeployment sets the deployment id hello reports (once this node's
+// drives are formatted).
+func (s *PeerServer) SetDeployment(id string) {
+	s.mu.Lock()
+	s.hello.Deployment = id
+	s.mu.Unlock()
+}
+
+// SetOpen marks the node's drives, locks and consensus member as served.
+func (s *PeerServer) SetOpen() {
+	s.mu.Lock()
+	s.hello.Starting = false
+	s.mu.Unlock()
+}
+
 // OnNotify sets what a change notice from another node does.
 func (s *PeerServer) OnNotify(fn func(kind, name string)) {
 	s.mu.Lock()
@@ -99,8 +126,11 @@ func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch strings.TrimPrefix(r.URL.Path, PathPrefix) {
 	case "hello":
+		s.mu.RLock()
+		h := s.hello
+		s.mu.RUnlock()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(s.hello)
+		_ = json.NewEncoder(w).Encode(h)
 	case "notify":
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
@@ -194,6 +224,68 @@ func (p *Peers) Notify(kind, name string) {
 	wg.Wait()
 }
 
+// DeploymentExists asks the other nodes whether the deployment this node
+// belongs to was made already: true as soon as one reports a deployment
+// id, false once every other node answered without one (a new
+// deployment: all nodes blank). A node whose own drives are all blank or
+// missing cannot tell a first start from a restart on disks that did not
+// mount, and must not create drive directories or skip its lock quiet
+// period on a guess. progress is called every few seconds while waiting.
+func (p *Peers) DeploymentExists(ctx context.Context, progress func(waiting []string)) (bool, error) {
+	answered := map[string]bool{}
+	lastReport := time.Now()
+	for {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		found := false
+		lastErr := map[string]error{}
+		for _, n := range p.nodes {
+			if answered[n] {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+				h, err := p.Hello(cctx, n)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					lastErr[n] = err
+					return
+				}
+				answered[n] = true
+				if h.Deployment != "" {
+					found = true
+				}
+			}()
+		}
+		wg.Wait()
+		if found {
+			return true, nil
+		}
+		if len(answered) == len(p.nodes) {
+			return false, nil
+		}
+		if time.Since(lastReport) >= 5*time.Second && progress != nil {
+			lastReport = time.Now()
+			var waiting []string
+			for _, n := range p.nodes {
+				if !answered[n] {
+					waiting = append(waiting, fmt.Sprintf("%s (%v)", n, lastErr[n]))
+				}
+			}
+			progress(waiting)
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // Await waits until the other nodes answer hello and agree with mine. It
 // returns at once with an error naming the node and what differs when
 // one disagrees. With all set it waits for every node (a new deployment
@@ -228,6 +320,10 @@ func (p *Peers) Await(ctx context.Context, mine Hello, all bool, grace time.Dura
 				}
 				if diff := mine.Differences(h); len(diff) > 0 {
 					refused = fmt.Errorf("cluster: node %s does not agree with this node (%s): %s", n, mine.Node, strings.Join(diff, "; "))
+					return
+				}
+				if h.Starting {
+					lastErr[n] = errors.New("it is starting: its drives are not open yet")
 					return
 				}
 				agreed[n] = true

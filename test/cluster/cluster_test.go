@@ -561,6 +561,73 @@ func TestNodeRestartedWithWipedDrive(t *testing.T) {
 	}
 }
 
+// TestNodeWithEveryDriveMissing: a node restarted with every drive
+// directory missing (disks that did not mount) cannot tell that from a
+// first start by itself. It asks the other nodes, learns the deployment
+// exists, and refuses to start with a message saying what to do: it
+// creates no directory (nothing is written to the filesystem beneath
+// the mount points) and grants no lock. Given empty directories (new
+// disks), it starts, waits out its lock quiet period like any restarted
+// node, and its drives are adopted and refilled.
+func TestNodeWithEveryDriveMissing(t *testing.T) {
+	c := startCluster(t, 4, 2)
+	n1 := c.client(0)
+	if _, err := n1.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("unmounted")}); err != nil {
+		t.Fatal(err)
+	}
+	objects := map[string][]byte{}
+	for i := 0; i < 6; i++ {
+		body := randBytes(1000 + i*(500<<10))
+		key := fmt.Sprintf("o%02d", i)
+		if err := put(t, c.client(i%4), "unmounted", key, body); err != nil {
+			t.Fatal(err)
+		}
+		objects[key] = body
+	}
+	c.kill(1)
+	for j := 1; j <= 2; j++ {
+		if err := os.Rename(c.driveDir(1, j), filepath.Join(c.dir, fmt.Sprintf("unmounted%d", j))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.launch(1, c.args)
+	n := c.nodes[1]
+	select {
+	case <-n.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("node 2 with every drive missing still runs after 60s:\n%s", n.stderr)
+	}
+	if !strings.Contains(n.stderr.String(), "every drive directory of this node is missing") {
+		t.Fatalf("node 2 exited (%v) without saying why:\n%s", n.exitErr, n.stderr)
+	}
+	for j := 1; j <= 2; j++ {
+		if _, err := os.Stat(c.driveDir(1, j)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("node 2 created its missing drive directory %s (%v)", c.driveDir(1, j), err)
+		}
+	}
+	// The others serve meanwhile: node 2's drives are offline ones.
+	for key, body := range objects {
+		mustGet(t, c.client(2), "unmounted", key, body, "node 3 with node 2 refusing to start")
+	}
+
+	// New disks: empty directories are adopted.
+	for j := 1; j <= 2; j++ {
+		if err := os.Mkdir(c.driveDir(1, j), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.restart(1)
+	if !strings.Contains(c.nodes[1].stderr.String(), "this node restarted; it serves S3 in") {
+		t.Errorf("node 2 with blank drives in an existing deployment skipped the lock quiet period:\n%s", c.nodes[1].stderr)
+	}
+	c.waitAllOnline()
+	c.waitStatus(1, time.Now().Add(90*time.Second), "node 2's new drives refilled",
+		func(st admin.StatusReply) bool { return len(st.Heal.Refills) == 0 })
+	for key, body := range objects {
+		mustGet(t, c.client(1), "unmounted", key, body, "node 2 after its new drives were refilled")
+	}
+}
+
 // TestRollingRestart: every node is restarted in turn while writers keep
 // going through the nodes that are up, as an operator upgrades a cluster:
 // stop a node, start it, wait until every node sees all drives online
