@@ -112,6 +112,9 @@ type background struct {
 	scanCycles  int
 	scanLastEnd time.Time
 	scanStats   HealReport
+	// savedUsage is the bucket usage an earlier run saved on the drives,
+	// published until this run's first pass ends (usage.go).
+	savedUsage *savedUsage
 	// scanRunning, scanStarted, scanDone and scanTotal are the progress
 	// of the scanner cycle under way.
 	scanRunning         bool
@@ -130,9 +133,15 @@ func (e *Engine) startBackground(cfg HealConfig) {
 	if cfg.Disabled {
 		return
 	}
-	b.wg.Add(2)
+	b.wg.Add(3)
 	go e.queueLoop()
 	go e.monitorLoop()
+	go func() {
+		defer b.wg.Done()
+		ctx, cancel := b.context()
+		defer cancel()
+		e.loadUsage(ctx)
+	}()
 	if e.uncleanStart {
 		// A killed process may have left an overwrite split between two
 		// versions (no metadata quorum) or remnants of a write that was
@@ -278,7 +287,9 @@ func (e *Engine) scanLoop() {
 		b.scanCycles++
 		b.scanLastEnd = time.Now()
 		b.scanStats = rep
+		b.savedUsage = nil
 		b.mu.Unlock()
+		e.saveUsage(ctx, b.scanLastEnd, rep.Usage)
 		if rep.Damaged > 0 {
 			e.log.Warn("scanner repaired objects", "deep", deep, "scanned", rep.Objects, "damaged", rep.Damaged,
 				"shardsRewritten", rep.ShardsRewritten, "failed", rep.Failed)
@@ -899,8 +910,9 @@ func (e *Engine) RefillsDone() bool {
 }
 
 // BucketUsage returns each bucket's usage as the last finished scanner
-// cycle found it, and when that cycle ended; nil and the zero time
-// before the first cycle has run.
+// cycle found it, and when that cycle ended: before this run's first
+// cycle, the last one an earlier run saved on the drives; nil and the
+// zero time when there is none.
 func (e *Engine) BucketUsage() (map[string]BucketUsage, time.Time) {
 	if e.bg == nil {
 		return nil, time.Time{}
@@ -908,6 +920,13 @@ func (e *Engine) BucketUsage() (map[string]BucketUsage, time.Time) {
 	e.bg.mu.Lock()
 	defer e.bg.mu.Unlock()
 	if e.bg.scanCycles == 0 {
+		if s := e.bg.savedUsage; s != nil {
+			out := make(map[string]BucketUsage, len(s.Usage))
+			for b, u := range s.Usage {
+				out[b] = u
+			}
+			return out, s.At
+		}
 		return nil, time.Time{}
 	}
 	out := make(map[string]BucketUsage, len(e.bg.scanStats.Usage))

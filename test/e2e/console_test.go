@@ -323,7 +323,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	c.run("read secret", chromedp.Text("#new-secret", &secret, chromedp.ByQuery))
 	c.eval(`(() => { const row = [...document.querySelectorAll("#users tbody tr")].find(r => r.firstChild.textContent === "alice");
 		row.querySelector("select").value = "readonly"; [...row.querySelectorAll("button")].find(b => b.textContent === "Attach").click(); })()`, nil)
-	c.poll("policy attached", `[...document.querySelectorAll("#users tbody tr")].some(r => r.firstChild.textContent === "alice" && r.textContent.includes("readonly"))`)
+	c.poll("policy attached", `[...document.querySelectorAll("#users tbody tr")].some(r => r.firstChild.textContent === "alice" &&
+		[...r.querySelectorAll(".chip")].some(ch => ch.firstChild.textContent === "readonly"))`)
 	c.shot("identities")
 	// alice's new credentials read root's bucket (readonly) but may not write.
 	alice := s.client("alice", secret)
@@ -332,6 +333,56 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if _, err := alice.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("console-e2e"), Key: aws.String("a"), Body: strings.NewReader("x")}); err == nil {
 		t.Fatal("alice with readonly could write")
+	}
+
+	// A managed policy written in the console, attached through a group
+	// made there: alice may now write under tmp/ and nowhere else.
+	putTmp := func(c *s3.Client, key string) error {
+		_, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("console-e2e"), Key: aws.String(key), Body: strings.NewReader("x")})
+		return err
+	}
+	c.run("policy form", chromedp.SendKeys("#policy-name", "tmp-writer", chromedp.ByQuery),
+		chromedp.SendKeys("#policy-text", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:PutObject"],"Resource":["arn:aws:s3:::console-e2e/tmp/*"]}]}`, chromedp.ByQuery),
+		chromedp.Click("#save-policy", chromedp.ByQuery))
+	c.poll("policy listed", `[...document.querySelectorAll("#policies tbody tr")].some(r => r.firstChild.textContent === "tmp-writer" && r.textContent.includes("managed"))`)
+	c.eval(`(() => { document.querySelector("#new-group").value = "writers"; document.querySelector("#new-group-member").value = "alice";
+		document.querySelector("#create-group").click(); })()`, nil)
+	c.poll("group made", `[...document.querySelectorAll("#groups tbody tr")].some(r => r.firstChild.textContent === "writers" &&
+		[...r.querySelectorAll(".chip")].some(ch => ch.firstChild.textContent === "alice"))`)
+	c.eval(`(() => { const row = [...document.querySelectorAll("#groups tbody tr")].find(r => r.firstChild.textContent === "writers");
+		row.querySelectorAll("select")[1].value = "tmp-writer"; [...row.querySelectorAll("button")].find(b => b.textContent === "Attach").click(); })()`, nil)
+	c.poll("policy attached to the group", `[...document.querySelectorAll("#groups tbody tr")].some(r => r.firstChild.textContent === "writers" &&
+		[...r.querySelectorAll(".chip")].some(ch => ch.firstChild.textContent === "tmp-writer"))`)
+	if err := putTmp(alice, "tmp/ok"); err != nil {
+		t.Fatalf("alice in writers cannot write under tmp/: %v", err)
+	}
+	if err := putTmp(alice, "elsewhere"); err == nil {
+		t.Fatal("alice in writers could write outside tmp/")
+	}
+	// An access key made for alice in the console acts as alice, until
+	// it is disabled there.
+	keysButton := `[...document.querySelectorAll("#users button")].find(b => b.getAttribute("aria-label") === "Access keys of alice")`
+	c.poll("keys button", keysButton+` !== undefined`)
+	c.eval(keysButton+`.click()`, nil)
+	c.run("keys panel", chromedp.WaitVisible("#create-key", chromedp.ByQuery), chromedp.Click("#create-key", chromedp.ByQuery))
+	c.poll("key secret shown", `document.querySelector("#new-key-secret") && document.querySelector("#new-key-secret").textContent.length >= 16`)
+	var keyLine, keySecret string
+	c.run("read key", chromedp.Text("#new-key code", &keyLine, chromedp.ByQuery), chromedp.Text("#new-key-secret", &keySecret, chromedp.ByQuery))
+	c.shot("identities-edit")
+	aliceKey := s.client(strings.TrimSpace(keyLine), keySecret)
+	if err := putTmp(aliceKey, "tmp/by-key"); err != nil {
+		t.Fatalf("alice's new key cannot do what alice may: %v", err)
+	}
+	c.eval(`[...document.querySelectorAll("#keys button")].find(b => b.textContent === "Disable").click()`, nil)
+	c.poll("key disabled", `document.querySelector("#keys") && document.querySelector("#keys").textContent.includes("disabled")`)
+	if err := putTmp(aliceKey, "tmp/disabled"); err == nil {
+		t.Fatal("a key disabled in the console still works")
+	}
+	// Out of the group again: the group's policy no longer applies.
+	c.eval(`[...document.querySelectorAll("#groups button")].find(b => b.getAttribute("aria-label") === "Remove alice from writers").click()`, nil)
+	c.poll("member removed", `document.querySelector("#new-group") && ![...document.querySelectorAll("#groups .chip")].some(ch => ch.firstChild.textContent === "alice")`)
+	if err := putTmp(alice, "tmp/after"); err == nil {
+		t.Fatal("alice removed from writers could still write under tmp/")
 	}
 
 	if clusterNodes > 0 {
@@ -394,4 +445,102 @@ func fetchWithCurl(t *testing.T, link string) []byte {
 		t.Fatalf("GET %s: %d %s", link, resp.StatusCode, b)
 	}
 	return b
+}
+
+// TestConsoleUploadResumeAndDrop: a multipart upload in the page whose
+// second part cannot be sent (every attempt fails, as on a cut
+// connection) ends "failed" with a Resume button; Resume sends only the
+// part the server lacks and the object is whole. A file dropped on the
+// object browser (a drop event carrying it) is uploaded too.
+func TestConsoleUploadResumeAndDrop(t *testing.T) {
+	c := newChrome(t)
+	dir := t.TempDir()
+	s := startIn(t, dir, "--console-address", "127.0.0.1:0")
+	url := s.consoleURL(t)
+	sdk := s.root()
+	createBucket(t, sdk, "resume")
+	c.login(url, rootUser, rootPass)
+
+	body := pattern(20<<20, 11) // three parts of 8 MiB
+	path := filepath.Join(dir, "three-parts.bin")
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An empty bucket has no #objects list yet: wait for its upload input.
+	c.run("open bucket", chromedp.Navigate(url+"/#/browse?bucket=resume"), chromedp.WaitReady("#file-input", chromedp.ByQuery))
+	// Every send of part 2 fails like a dropped connection; the page's
+	// part sends are recorded.
+	c.eval(`(() => {
+		window.partSends = []; window.failPart = 2;
+		const open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;
+		XMLHttpRequest.prototype.open = function (m, u) { this._url = String(u); return open.apply(this, arguments); };
+		XMLHttpRequest.prototype.send = function () {
+			const m = /\/api\/multipart\/part\?.*partNumber=(\d+)/.exec(this._url || "");
+			if (m) {
+				window.partSends.push(Number(m[1]));
+				if (Number(m[1]) === window.failPart) { setTimeout(() => this.onerror(new ProgressEvent("error")), 10); return; }
+			}
+			return send.apply(this, arguments);
+		};
+	})()`, nil)
+	c.run("choose file", chromedp.SetUploadFiles("#file-input", []string{path}, chromedp.ByQuery))
+	c.poll("upload failed with Resume offered", `[...document.querySelectorAll(".upload-status")].some(e => e.textContent.startsWith("failed")) &&
+		[...document.querySelectorAll("#uploads button")].some(b => b.textContent === "Resume")`)
+	c.shot("upload-failed")
+	// Wait until the parts that could be sent are on the server.
+	var uploadID string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ups, err := sdk.ListMultipartUploads(ctx(t), &s3.ListMultipartUploadsInput{Bucket: aws.String("resume")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ups.Uploads) == 1 {
+			uploadID = aws.ToString(ups.Uploads[0].UploadId)
+			parts, err := sdk.ListParts(ctx(t), &s3.ListPartsInput{Bucket: aws.String("resume"), Key: aws.String("three-parts.bin"), UploadId: aws.String(uploadID)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(parts.Parts) == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("parts 1 and 3 never arrived")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.eval(`(() => { window.failPart = 0; window.partSends = [];
+		[...document.querySelectorAll("#uploads button")].find(b => b.textContent === "Resume").click(); })()`, nil)
+	c.poll("resumed upload done", `[...document.querySelectorAll(".upload-status")].map(e => e.textContent).join() === "done"`)
+	var resent []int
+	c.eval(`window.partSends`, &resent)
+	if len(resent) != 1 || resent[0] != 2 {
+		t.Fatalf("Resume sent parts %v, want only part 2", resent)
+	}
+	if got := getBody(t, sdk, "resume", "three-parts.bin"); !bytes.Equal(got, body) {
+		t.Fatalf("resumed upload: %d bytes stored, %d sent", len(got), len(body))
+	}
+
+	// Drag and drop: the drop zone shows while dragging; the dropped file
+	// is uploaded into the folder on view.
+	c.run("open folder", chromedp.Navigate(url+"/#/browse?bucket=resume&prefix=in%2F"), chromedp.WaitReady("#file-input", chromedp.ByQuery))
+	c.eval(`(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File(["dropped bytes\n"], "dropped.txt", { type: "text/plain" }));
+		const target = document.querySelector("#main");
+		target.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt, bubbles: true, cancelable: true }));
+		window.zoneShown = !document.querySelector(".dropzone").hidden;
+		target.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+	})()`, nil)
+	var zoneShown bool
+	c.eval(`window.zoneShown`, &zoneShown)
+	if !zoneShown {
+		t.Error("the drop zone did not show while dragging")
+	}
+	c.poll("dropped file listed", `[...document.querySelectorAll("button.object")].some(b => b.textContent === "dropped.txt")`)
+	if got := getBody(t, sdk, "resume", "in/dropped.txt"); string(got) != "dropped bytes\n" {
+		t.Fatalf("dropped file stored as %q", got)
+	}
+	c.checkNoAlerts()
 }

@@ -879,21 +879,92 @@ async function identitiesPage(main) {
             pick, el("button", { class: "small", text: "Attach", onclick: () => pick.value && act(() => iam("POST", "policies/attach", { policies: [pick.value], user: u.name }), pick.value + " attached to " + u.name + ".") }),
             el("button", { class: "small", text: u.status === "enabled" ? "Disable" : "Enable",
               onclick: () => act(() => iam("POST", "users/" + encodeURIComponent(u.name) + "/" + (u.status === "enabled" ? "disable" : "enable"))) }),
+            el("button", { class: "small", text: "Keys", "aria-label": "Access keys of " + u.name, onclick: () => showKeys(u.name) }),
             el("button", { class: "small danger", text: "Delete", onclick: () => confirm("Delete the user " + u.name + " and its access keys?") && act(() => iam("DELETE", "users/" + encodeURIComponent(u.name)), "User " + u.name + " deleted.") }))));
       })));
   const usersBox = el("section", { class: "panel" }, usersTable(users));
   main.append(el("h3", { text: "Users" }), usersBox);
 
-  main.append(el("h3", { text: "Groups" }), el("section", { class: "panel" }, groups.length === 0
-    ? el("p", { class: "muted", text: "No groups. Create them with shardstore admin group." })
-    : el("table", { class: "grid", id: "groups" }, el("thead", {}, el("tr", {}, ["Group", "Status", "Members", "Policies"].map((h) => el("th", { text: h })))),
-      el("tbody", {}, groups.map((g) => el("tr", {}, el("td", { text: g.name }), el("td", { text: g.status }), el("td", { text: (g.members || []).join(", ") }), el("td", { text: (g.policies || []).join(", ") })))))));
+  // Groups: made by adding a first member; members and policies edited in place.
+  const userNames = users.map((u) => u.name);
+  const options = (names) => names.map((n) => el("option", { value: n, text: n }));
+  const groupName = el("input", { id: "new-group", placeholder: "group name", "aria-label": "New group name", required: true });
+  const firstMember = el("select", { id: "new-group-member", "aria-label": "First member of the new group", required: true }, options(userNames));
+  const groupForm = el("form", { class: "toolbar", onsubmit: (ev) => {
+    ev.preventDefault();
+    const g = groupName.value.trim();
+    act(() => iam("POST", "groups/" + encodeURIComponent(g) + "/members", { add: [firstMember.value] }), "Group " + g + " created.");
+  } }, groupName, firstMember, el("button", { type: "submit", class: "primary", id: "create-group", text: "Create group", disabled: userNames.length === 0 }));
+  const groupRows = groups.map((g) => {
+    const gp = "groups/" + encodeURIComponent(g.name);
+    const addMember = el("select", { "aria-label": "User to add to " + g.name }, options(userNames.filter((n) => !(g.members || []).includes(n))));
+    const addPolicy = el("select", { "aria-label": "Policy to attach to group " + g.name }, options(policyNames.filter((n) => !(g.policies || []).includes(n))));
+    return el("tr", {},
+      el("td", { text: g.name }),
+      el("td", {}, el("span", { class: "pill " + (g.status === "enabled" ? "ok" : "bad"), text: g.status })),
+      el("td", {}, (g.members || []).map((m) => el("span", { class: "chip" }, m, el("button", { class: "chip-x", "aria-label": "Remove " + m + " from " + g.name, text: "×",
+        onclick: () => act(() => api("POST", "/api/iam/" + gp + "/members", { query: { remove: "" }, json: { remove: [m] } }), m + " removed from " + g.name + ".") })))),
+      el("td", {}, (g.policies || []).map((p) => el("span", { class: "chip" }, p, el("button", { class: "chip-x", "aria-label": "Detach " + p + " from group " + g.name, text: "×",
+        onclick: () => act(() => iam("POST", "policies/detach", { policies: [p], group: g.name }), p + " detached from " + g.name + ".") })))),
+      el("td", { class: "actions" }, el("div", { class: "row-buttons tight" },
+        addMember, el("button", { class: "small", text: "Add", onclick: () => addMember.value && act(() => iam("POST", gp + "/members", { add: [addMember.value] }), addMember.value + " added to " + g.name + ".") }),
+        addPolicy, el("button", { class: "small", text: "Attach", onclick: () => addPolicy.value && act(() => iam("POST", "policies/attach", { policies: [addPolicy.value], group: g.name }), addPolicy.value + " attached to " + g.name + ".") }),
+        el("button", { class: "small", text: g.status === "enabled" ? "Disable" : "Enable", onclick: () => act(() => iam("POST", gp + "/" + (g.status === "enabled" ? "disable" : "enable"))) }),
+        el("button", { class: "small danger", text: "Delete", onclick: () => confirm("Delete the group " + g.name + "? Its members keep their own policies.") && act(() => iam("DELETE", gp), "Group " + g.name + " deleted.") }))));
+  });
+  main.append(el("h3", { text: "Groups" }), groupForm, el("section", { class: "panel" }, groups.length === 0
+    ? el("div", { class: "empty", text: userNames.length === 0 ? "No groups. Create a user first: a group is made with its first member." : "No groups yet." })
+    : el("table", { class: "grid", id: "groups" }, el("thead", {}, el("tr", {}, ["Group", "Status", "Members", "Policies", ""].map((h) => el("th", { text: h })))),
+      el("tbody", {}, groupRows))));
 
+  // Access keys of one user: listed on demand, created (secret shown once), disabled, deleted.
+  const keysBox = el("section", { class: "panel", id: "access-keys", hidden: true });
+  const showKeys = async (user, notice) => {
+    keysBox.hidden = false;
+    let keys = [];
+    try { keys = await iam("GET", "accesskeys?user=" + encodeURIComponent(user)); } catch (e) { keysBox.replaceChildren(el("p", { class: "error", role: "alert", text: explain(e) })); return; }
+    const redo = (fn, done) => async () => { try { await fn(); toast(done); } catch (e) { toast(explain(e), "error"); } showKeys(user); };
+    keysBox.replaceChildren(el("h4", { text: "Access keys of " + user }), notice,
+      keys.length === 0 ? el("div", { class: "empty", text: user + " has no access keys." })
+        : el("table", { class: "grid", id: "keys" }, el("thead", {}, el("tr", {}, ["Access key", "Name", "Status", "Created", ""].map((h) => el("th", { text: h })))),
+          el("tbody", {}, keys.map((k) => el("tr", {}, el("td", {}, el("code", { text: k.accessKey })), el("td", { text: k.name || "" }),
+            el("td", {}, el("span", { class: "pill " + (k.status === "enabled" && !k.expired ? "ok" : "bad"), text: k.expired ? "expired" : k.status })),
+            el("td", { text: new Date(k.created).toLocaleString() }),
+            el("td", { class: "actions" }, el("div", { class: "row-buttons tight" },
+              el("button", { class: "small", text: k.status === "enabled" ? "Disable" : "Enable",
+                onclick: redo(() => iam("POST", "accesskeys/" + encodeURIComponent(k.accessKey) + "/" + (k.status === "enabled" ? "disable" : "enable")), "Key " + k.accessKey + " " + (k.status === "enabled" ? "disabled." : "enabled.")) }),
+              el("button", { class: "small danger", text: "Delete",
+                onclick: () => confirm("Delete the access key " + k.accessKey + "? Clients using it stop working.") && redo(() => iam("DELETE", "accesskeys/" + encodeURIComponent(k.accessKey)), "Key " + k.accessKey + " deleted.")() }))))))),
+      el("div", { class: "toolbar" }, el("button", { class: "primary", id: "create-key", text: "Create access key", onclick: async () => {
+        try {
+          const cr = await iam("POST", "accesskeys", { parent: user });
+          showKeys(user, el("p", { class: "callout", id: "new-key" }, "Access key ", el("code", { text: cr.accessKey }), " created. Its secret key, shown only now: ", el("code", { id: "new-key-secret", text: cr.secretKey })));
+        } catch (e) { toast(explain(e), "error"); }
+      } })));
+    keysBox.scrollIntoView();
+  };
+  main.append(keysBox);
+
+  // Policies: managed documents created, replaced and deleted here; built-in ones viewed.
   const doc = el("pre", { class: "policy-doc", id: "policy-doc", hidden: true });
-  main.append(el("h3", { text: "Policies" }), el("section", { class: "panel" },
+  const polName = el("input", { id: "policy-name", placeholder: "policy name", "aria-label": "Policy name", required: true });
+  const polDoc = el("textarea", { id: "policy-text", rows: 8, spellcheck: "false", "aria-label": "Policy document (JSON)", required: true,
+    placeholder: '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::bucket/*"]}]}' });
+  const polForm = el("form", { class: "policy-form", onsubmit: (ev) => {
+    ev.preventDefault();
+    const n = polName.value.trim();
+    let text = polDoc.value.trim();
+    try { JSON.parse(text); } catch (e) { toast("The document is not JSON: " + e.message, "error"); return; }
+    act(() => api("PUT", "/api/iam/policies/" + encodeURIComponent(n), { body: text, headers: { "Content-Type": "application/json" } }), "Policy " + n + " saved.");
+  } }, el("div", { class: "toolbar" }, polName, el("button", { type: "submit", class: "primary", id: "save-policy", text: "Save policy" })), polDoc);
+  main.append(el("h3", { text: "Policies" }), polForm, el("section", { class: "panel" },
     el("table", { class: "grid", id: "policies" }, el("thead", {}, el("tr", {}, ["Policy", "Kind", "Users", "Groups", ""].map((h) => el("th", { text: h })))),
       el("tbody", {}, policies.map((p) => el("tr", {}, el("td", { text: p.name }), el("td", { text: p.builtin ? "built-in" : "managed" }),
         el("td", { text: (p.users || []).join(", ") }), el("td", { text: (p.groups || []).join(", ") }),
-        el("td", { class: "actions" }, el("button", { class: "small", text: "View", onclick: () => { doc.hidden = false; doc.textContent = p.name + "\n" + JSON.stringify(p.document, null, 2); doc.scrollIntoView(); } })))))),
+        el("td", { class: "actions" }, el("div", { class: "row-buttons tight" },
+          el("button", { class: "small", text: "View", onclick: () => { doc.hidden = false; doc.textContent = p.name + "\n" + JSON.stringify(p.document, null, 2); doc.scrollIntoView(); } }),
+          !p.builtin && el("button", { class: "small", text: "Edit", "aria-label": "Edit policy " + p.name, onclick: () => { polName.value = p.name; polDoc.value = JSON.stringify(p.document, null, 2); polDoc.focus(); } }),
+          !p.builtin && el("button", { class: "small danger", text: "Delete", "aria-label": "Delete policy " + p.name,
+            onclick: () => confirm("Delete the policy " + p.name + "?") && act(() => iam("DELETE", "policies/" + encodeURIComponent(p.name)), "Policy " + p.name + " deleted.") }))))))),
     doc));
 }
