@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -68,6 +70,8 @@ type serverOptions struct {
 	// the operator gave it (a taken default is not fatal).
 	console       string
 	consoleChosen bool
+	// publicURL is --public-url: the S3 endpoint as clients reach it.
+	publicURL string
 	// addressChosen is set when --address was given (a cluster node
 	// otherwise listens on all interfaces at its endpoint's port).
 	addressChosen bool
@@ -100,6 +104,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
+	fs.StringVar(&o.publicURL, "public-url", os.Getenv("SHARDSTORE_PUBLIC_URL"), "`URL` clients reach the S3 endpoint at (a proxy, load balancer or DNS name; also SHARDSTORE_PUBLIC_URL): the console's share links use it")
 	fs.BoolVar(&o.allowRoot, "allow-root-drives", false, "allow drives on the root filesystem (also SHARDSTORE_ALLOW_ROOT_DRIVES=1); meant for tests and trials")
 	head := fmt.Sprintf("usage: %s\n\n"+
 		"Runs the S3 server on the given drive directories.\n"+
@@ -125,6 +130,20 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	return o, nil
 }
 
+// parsePublicURL checks --public-url: http or https, a host, no path (a
+// presigned URL signs the path, so a proxy must pass it unchanged), and
+// returns it without a trailing slash; "" when not set.
+func parsePublicURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", cli.Usagef(serverUsage, "shardstore server -h", "bad --public-url %q: want http(s)://HOST[:PORT] with no path (share links sign the path, so a proxy must pass it unchanged)", s)
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
 // parseLevel reads --log-level.
 func parseLevel(s string) (slog.Level, error) {
 	if l, ok := logLevels[strings.ToLower(s)]; ok {
@@ -139,6 +158,10 @@ func runServer(args []string) error {
 		return err
 	}
 	level, err := parseLevel(o.logLevel)
+	if err != nil {
+		return err
+	}
+	publicURL, err := parsePublicURL(o.publicURL)
 	if err != nil {
 		return err
 	}
@@ -373,7 +396,7 @@ func runServer(args []string) error {
 	}
 	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
 	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, console.Config{
-		S3: srv, Region: o.region, ShareEndpoint: endpoint, Usage: eng.BucketUsage, Metrics: registry,
+		S3: srv, Region: o.region, ShareEndpoint: cmp.Or(publicURL, endpoint), Usage: eng.BucketUsage, Metrics: registry,
 		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent,
 		Logger: logger.With("component", "console"),
 	}, logger)

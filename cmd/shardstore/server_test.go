@@ -83,6 +83,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"server", "--no-such-flag"}, 2, []string{"shardstore server: flag provided but not defined: -no-such-flag", "usage: shardstore server [flags] [DRIVE...]", "shardstore server -h"}},
 		{[]string{"server", "--log-level", "loud"}, 2, []string{`bad --log-level "loud": want debug, info, warn or error`}},
 		{[]string{"server", "--drive-timeout", "soon"}, 2, []string{"write it as seconds (15) or with a unit (15s"}},
+		{[]string{"server", "--public-url", "s3.example.com"}, 2, []string{`bad --public-url "s3.example.com": want http(s)://HOST[:PORT] with no path`}},
+		{[]string{"server", "--public-url", "https://example.com/s3"}, 2, []string{`bad --public-url "https://example.com/s3"`}},
 		{[]string{"admin"}, 2, []string{"missing admin command (status, heal, user, group, policy, accesskey or audit)"}},
 		{[]string{"admin", "info"}, 2, []string{`unknown admin command "info" (status, heal`}},
 		{[]string{"admin", "user"}, 2, []string{"missing command"}},
@@ -251,6 +253,20 @@ func TestVersion(t *testing.T) {
 	}
 	if v := currentBuild(); v.Version == "" || v.Go == "" {
 		t.Fatalf("current build %+v", v)
+	}
+}
+
+func TestParsePublicURL(t *testing.T) {
+	for in, want := range map[string]string{"": "", "https://s3.example.com": "https://s3.example.com",
+		"http://10.0.0.5:9000/": "http://10.0.0.5:9000"} {
+		if got, err := parsePublicURL(in); err != nil || got != want {
+			t.Errorf("parsePublicURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"ftp://x", "https://", "https://h/p", "https://h?q=1", "https://u:p@h"} {
+		if _, err := parsePublicURL(bad); err == nil {
+			t.Errorf("parsePublicURL(%q) accepted", bad)
+		}
 	}
 }
 

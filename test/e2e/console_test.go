@@ -3,13 +3,17 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -543,4 +547,68 @@ func TestConsoleUploadResumeAndDrop(t *testing.T) {
 		t.Fatalf("dropped file stored as %q", got)
 	}
 	c.checkNoAlerts()
+}
+
+// TestConsoleShareLinkUsesPublicURL: with --public-url (the S3 endpoint
+// as clients reach it), the console's share links carry that address,
+// and such a link works for whoever has it.
+func TestConsoleShareLinkUsesPublicURL(t *testing.T) {
+	singleNodeOnly(t, "chooses the server's port and its public name")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	public := "http://localhost:" + port
+	s := startServer(t, "--address", "127.0.0.1:"+port, "--public-url", public+"/", "--console-address", "127.0.0.1:0")
+	createBucket(t, s.root(), "shared")
+	if _, err := s.root().PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("shared"), Key: aws.String("a b.txt"), Body: strings.NewReader("shared bytes")}); err != nil {
+		t.Fatal(err)
+	}
+	consoleURL := s.consoleURL(t)
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	call := func(path, csrf string, body any, out any) {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, consoleURL+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", consoleURL)
+		if csrf != "" {
+			req.Header.Set("X-CSRF-Token", csrf)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			msg, _ := io.ReadAll(resp.Body)
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, msg)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sess struct {
+		CSRF string `json:"csrf"`
+	}
+	call("/api/login", "", map[string]string{"accessKey": rootUser, "secretKey": rootPass}, &sess)
+	var share struct {
+		URL string `json:"url"`
+	}
+	call("/api/share", sess.CSRF, map[string]any{"bucket": "shared", "key": "a b.txt", "expiresSeconds": 600}, &share)
+	if !strings.HasPrefix(share.URL, public+"/shared/a%20b.txt?") {
+		t.Fatalf("share link %q does not use the public URL %s", share.URL, public)
+	}
+	resp, err := http.Get(share.URL) // an anonymous recipient
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(got) != "shared bytes" {
+		t.Fatalf("share link answered %d %q", resp.StatusCode, got)
+	}
 }

@@ -120,7 +120,10 @@ func startIn(t testing.TB, dir string, extra ...string) *server {
 		s.drives = drives
 		return s
 	}
-	args = append(args, "--address", "127.0.0.1:0", drives+"{1...4}")
+	if !hasFlag(extra, "--address") {
+		args = append(args, "--address", "127.0.0.1:0")
+	}
+	args = append(args, drives+"{1...4}")
 	// Temporary drives are usually on the root filesystem, which the
 	// server refuses unless told it is intended.
 	s := launch(t, dir, serverEnv(), args)
