@@ -78,6 +78,11 @@ type clusterNode struct {
 // this long.
 const clusterLockTTL = 10 * time.Second
 
+// newLogVoteDelay is how long a node whose consensus log is new, in a
+// deployment that exists, waits before it takes part in elections (see
+// openState): several election timeouts and raft's RPC timeout.
+const newLogVoteDelay = 10 * time.Second
+
 // clusterStartWait bounds how long a node waits for the other nodes at
 // start before giving up (a new deployment needs all of them).
 const clusterStartWait = 10 * time.Minute
@@ -201,7 +206,7 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	}
 	n.locker = dlock.NewLocker(top.Nodes[self], n.table, lockPeers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL})
 
-	if err := n.openState(logger); err != nil {
+	if err := n.openState(logger, stderr); err != nil {
 		n.close()
 		return nil, err
 	}
@@ -281,7 +286,7 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 // openState starts this node's member of the consensus group, its log
 // on one of the node's drives: the first that already holds one, else the
 // first formatted one, else the first present (a new deployment).
-func (n *clusterNode) openState(logger *slog.Logger) error {
+func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 	var members []consensus.Member
 	for i, u := range n.top.Nodes {
 		members = append(members, consensus.Member{ID: u, Address: n.top.Host(i)})
@@ -322,8 +327,15 @@ func (n *clusterNode) openState(logger *slog.Logger) error {
 		if !n.fresh {
 			// A deployment from before the consensus group, or a node
 			// whose log drive was lost or replaced: it starts with an
-			// empty log and is brought up to date by the leader.
+			// empty log and is brought up to date by the leader. It has
+			// also forgotten its votes: if it voted in an election that
+			// is still running, voting again in that term could elect a
+			// second leader. Elections end within a few election
+			// timeouts and vote requests die with their RPC timeouts, so
+			// it joins the vote only after that long.
 			logger.Warn("no consensus log on this node's drives: starting a new one; the leader brings it up to date", "dir", dir)
+			fmt.Fprintf(stderr, "Cluster: this node's consensus log is new in an existing deployment; it joins the votes in %v, once any election it may have voted in has ended\n", newLogVoteDelay)
+			time.Sleep(newLogVoteDelay)
 		}
 	}
 	st, err := consensus.Open(consensus.Options{

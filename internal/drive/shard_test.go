@@ -381,3 +381,41 @@ func TestShardFanoutRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLateAbortSparesANewFile: a writer that gives up late (a drive left
+// behind) after its file was removed and another made under the same
+// name (the heal rewrote the shard) removes nothing of the new one.
+func TestLateAbortSparesANewFile(t *testing.T) {
+	ctx := context.Background()
+	d := newLocal(t)
+	late, err := d.CreateShard(ctx, testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.Write([]byte("the late writer's bytes")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteShards(ctx, []ShardRef{testRef}); err != nil {
+		t.Fatal(err)
+	}
+	healed, err := d.CreateShard(ctx, testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := healed.Write([]byte("healed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := healed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	late.Abort()
+	rd, err := d.OpenShard(ctx, testRef, 0)
+	if err != nil {
+		t.Fatalf("the late Abort removed the healed shard: %v", err)
+	}
+	got, _ := io.ReadAll(rd)
+	rd.Close()
+	if string(got) != "healed" {
+		t.Fatalf("shard holds %q", got)
+	}
+}

@@ -364,17 +364,34 @@ func (w *shardWriter) Close() error {
 	if err == nil && !w.d.opts.NoSync {
 		err = w.sync()
 	}
+	if err != nil {
+		unlinkOwn(w.fd, w.name)
+	}
 	if cerr := unix.Close(w.fd); cerr != nil && err == nil {
 		err = classify(&fs.PathError{Op: "close", Path: w.name, Err: cerr})
+		unix.Unlink(w.name) // closed already: the name is all there is
 	}
 	w.fd = -1
 	w.release()
 	if err != nil {
-		unix.Unlink(w.name)
 		w.err = err
 		return err
 	}
 	return nil
+}
+
+// unlinkOwn removes name if it is still the file open as fd. A writer
+// that gives up late (a drive left behind, its Abort running after the
+// heal) must not remove a file someone else has since created under the
+// same name.
+func unlinkOwn(fd int, name string) {
+	var mine, there unix.Stat_t
+	if unix.Fstat(fd, &mine) != nil || unix.Stat(name, &there) != nil {
+		return
+	}
+	if mine.Dev == there.Dev && mine.Ino == there.Ino {
+		unix.Unlink(name)
+	}
 }
 
 func (w *shardWriter) release() {
@@ -385,19 +402,16 @@ func (w *shardWriter) release() {
 	}
 }
 
-// Abort closes and removes the file.
+// Abort closes and removes the file. After a Close (which kept the
+// file, or removed it when it failed) it does nothing.
 func (w *shardWriter) Abort() {
 	if w.done {
-		if w.err == nil {
-			return // closed successfully: the file stays
-		}
-		unix.Unlink(w.name)
 		return
 	}
+	unlinkOwn(w.fd, w.name)
 	unix.Close(w.fd)
 	w.fd = -1
 	w.release()
-	unix.Unlink(w.name)
 	if w.err == nil {
 		w.err = errWriterClosed
 	}

@@ -620,6 +620,11 @@ func TestNodeWithEveryDriveMissing(t *testing.T) {
 	if !strings.Contains(c.nodes[1].stderr.String(), "this node restarted; it serves S3 in") {
 		t.Errorf("node 2 with blank drives in an existing deployment skipped the lock quiet period:\n%s", c.nodes[1].stderr)
 	}
+	// Its consensus log went with the drives: it forgot its votes, and
+	// waits out any election it may have voted in before voting again.
+	if !strings.Contains(c.nodes[1].stderr.String(), "consensus log is new in an existing deployment") {
+		t.Errorf("node 2 with a new consensus log joined the votes at once:\n%s", c.nodes[1].stderr)
+	}
 	c.waitAllOnline()
 	c.waitStatus(1, time.Now().Add(90*time.Second), "node 2's new drives refilled",
 		func(st admin.StatusReply) bool { return len(st.Heal.Refills) == 0 })
