@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -280,6 +281,15 @@ type Drive interface {
 
 	// Close releases the drive (index, lock). Later calls fail.
 	Close() error
+}
+
+// FileReader is implemented by shard readers backed by a local file
+// (OpenShard of a Local drive, through Health): File returns a file of
+// its own, positioned where the reader is, and the bytes left, so a
+// server can send the shard with sendfile instead of reading and
+// writing it. The caller closes the file; the reader stays as it was.
+type FileReader interface {
+	File() (*os.File, int64, error)
 }
 
 // FileWriter is a file being written.

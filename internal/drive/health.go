@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -543,6 +544,20 @@ type healthReader struct {
 	dead <-chan struct{}
 	err  error
 }
+
+// File passes drive.FileReader through when the inner reader is a local
+// file and this reader has not failed. Reads from the file bypass the
+// deadline; a server sending it is bounded by its peer's deadline.
+func (r *healthReader) File() (*os.File, int64, error) {
+	fr, ok := r.r.(FileReader)
+	if !ok || r.err != nil {
+		return nil, 0, errNoFile
+	}
+	return fr.File()
+}
+
+// errNoFile answers File of a reader with no local file behind it.
+var errNoFile = errors.New("no local file behind this reader")
 
 func (r *healthReader) Read(p []byte) (int, error) {
 	if r.err != nil {

@@ -453,6 +453,33 @@ type shardReader struct {
 	off  int64
 }
 
+// File implements FileReader: a new descriptor of the shard file (the
+// reader keeps its own), positioned where the reader is, and the bytes
+// from there to the end.
+func (r *shardReader) File() (*os.File, int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fd < 0 {
+		return nil, 0, fs.ErrClosed
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(r.fd, &st); err != nil {
+		return nil, 0, classify(&fs.PathError{Op: "fstat", Path: r.name, Err: err})
+	}
+	// Opened again rather than dup'ed: a dup shares the file offset,
+	// which the Seek below would move under anyone else's descriptor.
+	fd, err := retryEINTR(func() (int, error) { return unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.fd), unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	if err != nil {
+		return nil, 0, classify(&fs.PathError{Op: "reopen", Path: r.name, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), r.name)
+	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
+		f.Close()
+		return nil, 0, classify(&fs.PathError{Op: "seek", Path: r.name, Err: err})
+	}
+	return f, max(st.Size-r.off, 0), nil
+}
+
 func (r *shardReader) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1044,3 +1044,45 @@ func TestWalkStreamsAsFound(t *testing.T) {
 		t.Fatalf("first file arrived after %v, with the walk's second second", at[0])
 	}
 }
+
+// TestShardSentFromFile: a shard on a local drive (also behind
+// drive.Health, as a node serves it) is answered with a Content-Length
+// (sent from the file by the kernel), not a chunked stream, from any
+// offset; a drive with no local file behind its reader (drive.Faulty
+// here) still streams chunked, with its error trailer.
+func TestShardSentFromFile(t *testing.T) {
+	local, _ := openLocal(t, true)
+	health := drive.NewHealth(local, drive.HealthConfig{OpTimeout: 5 * time.Second})
+	faulty := drive.NewFaulty(local)
+	n := newNode(t, map[int]drive.Drive{3: health, 4: faulty})
+	data := randBytes(t, 3<<20+333)
+	ref := drive.ShardRef{ID: "0123abcd-0001", Part: 1}
+	writeShard(t, n.client(3), ref, data)
+	for _, off := range []int64{0, 1, 4096, int64(len(data)) - 1, int64(len(data)), int64(len(data)) + 5} {
+		r, err := n.client(3).OpenShard(ctx, ref, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := data[min(off, int64(len(data))):]
+		if cl := r.(*shardReader).resp.ContentLength; cl != int64(len(want)) {
+			t.Errorf("offset %d: Content-Length %d, want %d (sent from the file)", off, cl, len(want))
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("offset %d: %d bytes, %v; want %d", off, len(got), err, len(want))
+		}
+	}
+	r, err := n.client(4).OpenShard(ctx, ref, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl := r.(*shardReader).resp.ContentLength; cl != -1 {
+		t.Errorf("faulty-wrapped drive: Content-Length %d, want a chunked stream", cl)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("chunked read: %d bytes, %v", len(got), err)
+	}
+}
