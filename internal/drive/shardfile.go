@@ -468,7 +468,9 @@ func (r *shardReader) File() (*os.File, int64, error) {
 	}
 	// Opened again rather than dup'ed: a dup shares the file offset,
 	// which the Seek below would move under anyone else's descriptor.
-	fd, err := retryEINTR(func() (int, error) { return unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.fd), unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	})
 	if err != nil {
 		return nil, 0, classify(&fs.PathError{Op: "reopen", Path: r.name, Err: err})
 	}
