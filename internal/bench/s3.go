@@ -110,9 +110,10 @@ type S3Options struct {
 	// Verify compares every GET body with what was written, not only
 	// its length.
 	Verify bool
-	// PID is the server's process id on this machine; when set, the
-	// report carries its CPU seconds per GiB from /proc/PID/stat.
-	PID int
+	// PIDs are the server's process ids on this machine (every node of
+	// a cluster on it); when set, the report carries their CPU seconds
+	// per GiB, summed, from /proc/PID/stat.
+	PIDs []int
 	// ProcRoot is where /proc is mounted (tests); default /proc.
 	ProcRoot string
 	// Seed seeds the object contents; 0 picks one from the clock, so
@@ -202,7 +203,7 @@ type S3Report struct {
 	Verify          bool    `json:"verify"`
 	// Seed made the object contents; --seed with it writes the same data.
 	Seed   uint64    `json:"seed"`
-	PID    int       `json:"pid,omitempty"`
+	PIDs   []int     `json:"pids,omitempty"`
 	CPU    string    `json:"cpu"`
 	Cores  int       `json:"cores"`
 	Phases []S3Phase `json:"phases"`
@@ -251,7 +252,7 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	rep := S3Report{
 		Started: started, Endpoint: opts.Endpoint, Region: opts.Region, Bucket: opts.Bucket, Prefix: r.prefix,
 		Mode: opts.Mode, Size: opts.Size, Concurrency: opts.Concurrency, DurationSeconds: opts.Duration.Seconds(),
-		Ops: opts.Ops, Verify: opts.Verify, Seed: opts.Seed, PID: opts.PID, CPU: CPUName(), Cores: runtime.NumCPU(),
+		Ops: opts.Ops, Verify: opts.Verify, Seed: opts.Seed, PIDs: opts.PIDs, CPU: CPUName(), Cores: runtime.NumCPU(),
 		Cleanup: "nothing written",
 	}
 	if opts.Mode == S3Mixed {
@@ -260,9 +261,9 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	if opts.Mode == S3Get || opts.Mode == S3Mixed {
 		rep.Objects = opts.Objects
 	}
-	if opts.PID > 0 {
-		if _, err := cpustat.PidCPU(opts.ProcRoot, opts.PID); err != nil {
-			return rep, fmt.Errorf("bench s3: server pid %d must run on this machine: %w", opts.PID, err)
+	for _, pid := range opts.PIDs {
+		if _, err := cpustat.PidCPU(opts.ProcRoot, pid); err != nil {
+			return rep, fmt.Errorf("bench s3: server pid %d must run on this machine: %w", pid, err)
 		}
 	}
 	if err := r.ensureBucket(ctx); err != nil {
@@ -654,10 +655,10 @@ func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, pick func
 	var firstErr error
 	var errOnce sync.Once
 
-	var procBefore cpustat.ProcessCPU
+	var procBefore time.Duration
 	var serverErr error
-	if o.PID > 0 {
-		procBefore, serverErr = cpustat.PidCPU(o.ProcRoot, o.PID)
+	if len(o.PIDs) > 0 {
+		procBefore, serverErr = serverCPU(o.ProcRoot, o.PIDs)
 	}
 	// Collect garbage from preparing now, not inside the timing.
 	runtime.GC()
@@ -753,9 +754,9 @@ func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, pick func
 			}
 		}
 	}
-	if o.PID > 0 && serverErr == nil {
-		if after, err := cpustat.PidCPU(o.ProcRoot, o.PID); err == nil {
-			cpu := max(0, after.Total()-procBefore.Total()).Seconds()
+	if len(o.PIDs) > 0 && serverErr == nil {
+		if after, err := serverCPU(o.ProcRoot, o.PIDs); err == nil {
+			cpu := max(0, after-procBefore).Seconds()
 			ph.ServerCPUSeconds = cpu
 			if gib > 0 {
 				ph.ServerCPUPerGiB = cpu / gib
@@ -841,4 +842,18 @@ func (r *s3Run) deletePrefix(ctx context.Context) (int, error) {
 		deleted += len(ids)
 	}
 	return deleted, nil
+}
+
+// serverCPU is the CPU time (user + system) of the server processes,
+// summed.
+func serverCPU(procRoot string, pids []int) (time.Duration, error) {
+	var total time.Duration
+	for _, pid := range pids {
+		c, err := cpustat.PidCPU(procRoot, pid)
+		if err != nil {
+			return 0, fmt.Errorf("server pid %d: %w", pid, err)
+		}
+		total += c.Total()
+	}
+	return total, nil
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,7 +269,7 @@ func TestS3AgainstShardstore(t *testing.T) {
 			if size == 0 {
 				size = DefaultS3SmallSize
 			}
-			if rep.Mode != S3Mode(c.mode) || rep.Size != size || rep.Concurrency != 3 || rep.PID != srv.pid || rep.Seed == 0 {
+			if rep.Mode != S3Mode(c.mode) || rep.Size != size || rep.Concurrency != 3 || !slices.Equal(rep.PIDs, []int{srv.pid}) || rep.Seed == 0 {
 				t.Errorf("report describes a different run: %+v", rep)
 			}
 			if len(rep.Phases) != len(c.phases) {
@@ -444,6 +445,15 @@ func TestS3Credentials(t *testing.T) {
 	}
 }
 
+// TestS3PIDList: -pid takes every node of a local cluster.
+func TestS3PIDList(t *testing.T) {
+	f := &s3Flags{pids: "12, 34,56", mode: "put", accessKey: "a", secretKey: "b", concurrency: 1, endpoint: "http://127.0.0.1:1", maxErrors: 1}
+	opts, err := f.options(func(string) string { return "" })
+	if err != nil || !slices.Equal(opts.PIDs, []int{12, 34, 56}) {
+		t.Fatalf("-pid 12, 34,56: %v, %v", opts.PIDs, err)
+	}
+}
+
 func TestS3CommandRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-mode", "delete"},
@@ -455,6 +465,10 @@ func TestS3CommandRejectsBadFlags(t *testing.T) {
 		{"-endpoint", "ftp://127.0.0.1:1"},
 		{"-endpoint", "http://127.0.0.1:1/some/path"},
 		{"-max-errors", "0"},
+		{"-pid", "abc"},
+		{"-pid", "1,x"},
+		{"-pid", "0"},
+		{"-pid", "999999999"}, // no such process
 		{"extra"},
 	} {
 		// Every one of these must fail before any request: the endpoint

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -47,7 +49,8 @@ var s3Command = benchCommand{name: "s3", usage: "shardstore bench s3 [flags]",
 // s3Flags are the flags of `shardstore bench s3`.
 type s3Flags struct {
 	endpoint, accessKey, secretKey, region, bucket, mode, size string
-	concurrency, ops, objects, pid, maxErrors                  int
+	pids                                                       string
+	concurrency, ops, objects, maxErrors                       int
 	duration                                                   time.Duration
 	getFraction                                                float64
 	pathStyle, keep, verify, asJSON, quiet                     bool
@@ -67,7 +70,7 @@ func (f *s3Flags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.ops, "ops", 0, "run exactly this many operations per phase instead of for a duration")
 	fs.Float64Var(&f.getFraction, "get-fraction", DefaultS3GetFraction, "share of GETs in -mode mixed, in (0, 1]")
 	fs.IntVar(&f.objects, "objects", 0, "objects get and mixed write first and then read at random (default max(concurrency,16), at most 1 GiB)")
-	fs.IntVar(&f.pid, "pid", 0, "server process id on this machine: report its CPU seconds per GiB from /proc/PID/stat")
+	fs.StringVar(&f.pids, "pid", "", "server process id(s) on this machine, `PID[,PID...]` (every node of a local cluster): report their CPU seconds per GiB, summed, from /proc/PID/stat")
 	fs.BoolVar(&f.pathStyle, "path-style", true, "path-style addressing (host/bucket/key); false addresses bucket.host, which needs DNS")
 	fs.BoolVar(&f.keep, "keep", false, "keep the objects written (and a bucket the bench created)")
 	fs.BoolVar(&f.verify, "verify", false, "compare every GET body with what was written, not only its length")
@@ -86,8 +89,15 @@ func (f *s3Flags) options(getenv func(string) string) (S3Options, error) {
 	}
 	opts := S3Options{Endpoint: f.endpoint, AccessKey: f.accessKey, SecretKey: f.secretKey, Region: f.region,
 		Bucket: f.bucket, VirtualHost: !f.pathStyle, Mode: m, Concurrency: f.concurrency, Duration: f.duration,
-		Ops: f.ops, GetFraction: f.getFraction, Objects: f.objects, Keep: f.keep, Verify: f.verify, PID: f.pid,
+		Ops: f.ops, GetFraction: f.getFraction, Objects: f.objects, Keep: f.keep, Verify: f.verify,
 		Seed: f.seed, MaxErrors: f.maxErrors}
+	for _, p := range strings.FieldsFunc(f.pids, func(r rune) bool { return r == ',' || r == ' ' }) {
+		pid, err := strconv.Atoi(p)
+		if err != nil || pid <= 0 {
+			return opts, fmt.Errorf("-pid: %q is not a process id", p)
+		}
+		opts.PIDs = append(opts.PIDs, pid)
+	}
 	if opts.AccessKey == "" && opts.SecretKey == "" {
 		opts.AccessKey, opts.SecretKey, _ = s3Credentials(getenv)
 	} else if opts.AccessKey == "" || opts.SecretKey == "" {

@@ -30,8 +30,12 @@ func (r S3Report) Header() string {
 	fmt.Fprintf(&b, "\nEndpoint %s, bucket %s, prefix %s, started %s\n", r.Endpoint, r.Bucket, r.Prefix,
 		r.Started.Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "Client: %s, %d cores", r.CPU, r.Cores)
-	if r.PID > 0 {
-		fmt.Fprintf(&b, "; server pid %d", r.PID)
+	switch len(r.PIDs) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "; server pid %d", r.PIDs[0])
+	default:
+		fmt.Fprintf(&b, "; server pids %s (CPU summed)", strings.Trim(fmt.Sprint(r.PIDs), "[]"))
 	}
 	b.WriteString("\nMiB/s = 2^20 bytes/s of object data. Latency: request start to response fully read; TTFB: to the first body byte (GET);\n" +
 		"percentiles nearest-rank, within 0.4%. SRV: server process CPU seconds per GiB moved, CPU ms per op, cores busy;\n" +
@@ -49,7 +53,7 @@ func (r S3Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "PHASE\tOP\tOPS\tERR\tSECONDS\tMiB/s\tOPS/s\tP50 ms\tP90 ms\tP99 ms\tMAX ms\tTTFB P50\tTTFB P99\t"+
 		"SRV s/GiB\tSRV ms/op\tSRV CORES\tCLI s/GiB\tMACHINE\tMOST CONSUMED")
 	for _, ph := range r.Phases {
-		cpu := phaseCPUColumns(ph, r.PID > 0)
+		cpu := phaseCPUColumns(ph, len(r.PIDs) > 0)
 		for _, op := range ph.Ops {
 			ttfb50, ttfb99 := "-", "-"
 			if op.TTFB != nil {
