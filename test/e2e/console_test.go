@@ -370,6 +370,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	c.eval(keysButton+`.click()`, nil)
 	c.run("keys panel", chromedp.WaitVisible("#create-key", chromedp.ByQuery), chromedp.Click("#create-key", chromedp.ByQuery))
 	c.poll("key secret shown", `document.querySelector("#new-key-secret") && document.querySelector("#new-key-secret").textContent.length >= 16`)
+	c.poll("key counted in the users table", `[...document.querySelectorAll("#users tbody tr")].some(r => r.firstChild.textContent === "alice" && r.querySelector("td.num").textContent === "1")`)
 	var keyLine, keySecret string
 	c.run("read key", chromedp.Text("#new-key code", &keyLine, chromedp.ByQuery), chromedp.Text("#new-key-secret", &keySecret, chromedp.ByQuery))
 	c.shot("identities-edit")

@@ -923,7 +923,9 @@ async function identitiesPage(main) {
     keysBox.hidden = false;
     let keys = [];
     try { keys = await iam("GET", "accesskeys?user=" + encodeURIComponent(user)); } catch (e) { keysBox.replaceChildren(el("p", { class: "error", role: "alert", text: explain(e) })); return; }
-    const redo = (fn, done) => async () => { try { await fn(); toast(done); } catch (e) { toast(explain(e), "error"); } showKeys(user); };
+    // The users table counts keys: refresh it with the keys panel.
+    const recount = async () => { try { usersBox.replaceChildren(usersTable(await iam("GET", "users"))); } catch (e) { /* the panel says enough */ } };
+    const redo = (fn, done) => async () => { try { await fn(); toast(done); } catch (e) { toast(explain(e), "error"); } showKeys(user); recount(); };
     keysBox.replaceChildren(el("h4", { text: "Access keys of " + user }), notice,
       keys.length === 0 ? el("div", { class: "empty", text: user + " has no access keys." })
         : el("table", { class: "grid", id: "keys" }, el("thead", {}, el("tr", {}, ["Access key", "Name", "Status", "Created", ""].map((h) => el("th", { text: h })))),
@@ -939,6 +941,7 @@ async function identitiesPage(main) {
         try {
           const cr = await iam("POST", "accesskeys", { parent: user });
           showKeys(user, el("p", { class: "callout", id: "new-key" }, "Access key ", el("code", { text: cr.accessKey }), " created. Its secret key, shown only now: ", el("code", { id: "new-key-secret", text: cr.secretKey })));
+          recount();
         } catch (e) { toast(explain(e), "error"); }
       } })));
     keysBox.scrollIntoView();
