@@ -232,58 +232,14 @@ func (p *Peers) Notify(kind, name string) {
 // mount, and must not create drive directories or skip its lock quiet
 // period on a guess. progress is called every few seconds while waiting.
 func (p *Peers) DeploymentExists(ctx context.Context, progress func(waiting []string)) (bool, error) {
-	answered := map[string]bool{}
-	lastReport := time.Now()
-	for {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		found := false
-		lastErr := map[string]error{}
-		for _, n := range p.nodes {
-			if answered[n] {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				defer cancel()
-				h, err := p.Hello(cctx, n)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					lastErr[n] = err
-					return
-				}
-				answered[n] = true
-				if h.Deployment != "" {
-					found = true
-				}
-			}()
-		}
-		wg.Wait()
-		if found {
+	found := false
+	err := p.pollHellos(ctx, progress,
+		func(_ string, h Hello) (bool, error) {
+			found = found || h.Deployment != ""
 			return true, nil
-		}
-		if len(answered) == len(p.nodes) {
-			return false, nil
-		}
-		if time.Since(lastReport) >= 5*time.Second && progress != nil {
-			lastReport = time.Now()
-			var waiting []string
-			for _, n := range p.nodes {
-				if !answered[n] {
-					waiting = append(waiting, fmt.Sprintf("%s (%v)", n, lastErr[n]))
-				}
-			}
-			progress(waiting)
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		},
+		func(settled int) (bool, error) { return found || settled == len(p.nodes), nil })
+	return found, err
 }
 
 // Await waits until the other nodes answer hello and agree with mine. It
@@ -293,17 +249,47 @@ func (p *Peers) DeploymentExists(ctx context.Context, progress func(waiting []st
 // majority of all nodes (this one included) agreed and grace has passed
 // without the rest. progress is called every few seconds while waiting.
 func (p *Peers) Await(ctx context.Context, mine Hello, all bool, grace time.Duration, progress func(waiting []string)) error {
-	agreed := map[string]bool{}
 	start := time.Now()
-	lastReport := time.Now()
 	total := len(p.nodes) + 1
+	var refused error
+	return p.pollHellos(ctx, progress,
+		func(n string, h Hello) (bool, error) {
+			if diff := mine.Differences(h); len(diff) > 0 {
+				refused = fmt.Errorf("cluster: node %s does not agree with this node (%s): %s", n, mine.Node, strings.Join(diff, "; "))
+				return false, refused
+			}
+			if h.Starting {
+				return false, errors.New("it is starting: its drives are not open yet")
+			}
+			return true, nil
+		},
+		func(agreed int) (bool, error) {
+			switch {
+			case refused != nil:
+				return true, refused
+			case agreed == len(p.nodes):
+				return true, nil
+			}
+			return !all && agreed+1 > total/2 && time.Since(start) >= grace, nil
+		})
+}
+
+// pollHellos asks every other node for its hello, a round every half
+// second, until done says to stop (with its error) or ctx ends. take
+// judges each answer, under a lock: true settles the node, which is not
+// asked again; false leaves it waiting for the reason take gives. done
+// sees how many nodes are settled after each round. progress gets the
+// waiting nodes and why every few seconds.
+func (p *Peers) pollHellos(ctx context.Context, progress func(waiting []string),
+	take func(node string, h Hello) (bool, error), done func(settled int) (bool, error)) error {
+	settled := map[string]bool{}
+	lastReport := time.Now()
 	for {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
-		var refused error
 		lastErr := map[string]error{}
 		for _, n := range p.nodes {
-			if agreed[n] {
+			if settled[n] {
 				continue
 			}
 			wg.Add(1)
@@ -314,36 +300,25 @@ func (p *Peers) Await(ctx context.Context, mine Hello, all bool, grace time.Dura
 				h, err := p.Hello(cctx, n)
 				mu.Lock()
 				defer mu.Unlock()
-				if err != nil {
-					lastErr[n] = err
-					return
+				if err == nil {
+					var ok bool
+					if ok, err = take(n, h); ok {
+						settled[n] = true
+						return
+					}
 				}
-				if diff := mine.Differences(h); len(diff) > 0 {
-					refused = fmt.Errorf("cluster: node %s does not agree with this node (%s): %s", n, mine.Node, strings.Join(diff, "; "))
-					return
-				}
-				if h.Starting {
-					lastErr[n] = errors.New("it is starting: its drives are not open yet")
-					return
-				}
-				agreed[n] = true
+				lastErr[n] = err
 			}()
 		}
 		wg.Wait()
-		if refused != nil {
-			return refused
-		}
-		if len(agreed) == len(p.nodes) {
-			return nil
-		}
-		if !all && len(agreed)+1 > total/2 && time.Since(start) >= grace {
-			return nil
+		if stop, err := done(len(settled)); stop {
+			return err
 		}
 		if time.Since(lastReport) >= 5*time.Second && progress != nil {
 			lastReport = time.Now()
 			var waiting []string
 			for _, n := range p.nodes {
-				if !agreed[n] {
+				if !settled[n] {
 					waiting = append(waiting, fmt.Sprintf("%s (%v)", n, lastErr[n]))
 				}
 			}

@@ -40,8 +40,9 @@ func (e *Engine) saveUsage(ctx context.Context, at time.Time, usage map[string]B
 func (e *Engine) loadUsage(ctx context.Context) {
 	b := e.bg
 	var newest *savedUsage
-	saved := make([]*savedUsage, len(e.allDrives()))
-	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
+	drives := e.allDrives()
+	saved := make([]*savedUsage, len(drives))
+	forEachDrive(drives, func(i int, d drive.Drive) error {
 		raw, err := sysGet(ctx, d, usageKey)
 		if err != nil {
 			return err

@@ -51,10 +51,13 @@ func firstErr(errs []error) error {
 // than quorum. When full drives are what cost the quorum, the error is
 // ErrStorageFull (clients see a capacity problem, not an outage).
 func quorumError(what string, errs []error, ok, quorum int) error {
-	full := 0
+	full, conflicts := 0, 0
 	for _, err := range errs {
-		if errors.Is(err, drive.ErrDriveFull) {
+		switch {
+		case errors.Is(err, drive.ErrDriveFull):
 			full++
+		case errors.Is(err, drive.ErrConflict):
+			conflicts++
 		}
 	}
 	if full > 0 && ok+full >= quorum {
@@ -63,12 +66,6 @@ func quorumError(what string, errs []error, ok, quorum int) error {
 	// Drives that refused a conditional batch hold another writer's
 	// change: this writer lost the race (its cluster lock expired while
 	// it was stalled). The key is fine; a retry reads it afresh.
-	conflicts := 0
-	for _, err := range errs {
-		if errors.Is(err, drive.ErrConflict) {
-			conflicts++
-		}
-	}
 	if conflicts > 0 && ok+conflicts >= quorum {
 		return fmt.Errorf("%s: %w: the key changed under this request on %d of %d drives (its cluster lock expired?)", what, ErrBusy, conflicts, len(errs))
 	}
