@@ -40,26 +40,36 @@ const (
 	// S3Small is two phases over many small objects: PUT new objects,
 	// then GET the objects that phase wrote.
 	S3Small S3Mode = "small"
+	// S3List writes Objects small keys (a measured PUT phase), then lists
+	// them flat, one listing after another, in pages of PageSize keys.
+	// With Prefix it lists what an earlier run kept instead of writing.
+	S3List S3Mode = "list"
 )
 
 // ParseS3Mode reads a mode name.
 func ParseS3Mode(s string) (S3Mode, error) {
 	switch m := S3Mode(strings.ToLower(strings.TrimSpace(s))); m {
-	case S3Put, S3Get, S3Mixed, S3Small:
+	case S3Put, S3Get, S3Mixed, S3Small, S3List:
 		return m, nil
 	}
-	return "", fmt.Errorf("mode %q: want put, get, mixed or small", s)
+	return "", fmt.Errorf("mode %q: want put, get, mixed, small or list", s)
 }
 
 // Defaults of S3Options; the command line shows the same values.
 const (
-	DefaultS3Endpoint    = "http://127.0.0.1:9000"
-	DefaultS3Region      = "us-east-1"
-	DefaultS3Bucket      = "shardstore-bench"
-	DefaultS3Size        = 1 << 20
-	DefaultS3SmallSize   = 4 << 10
-	DefaultS3Concurrency = 4
-	DefaultS3Duration    = 10 * time.Second
+	DefaultS3Endpoint  = "http://127.0.0.1:9000"
+	DefaultS3Region    = "us-east-1"
+	DefaultS3Bucket    = "shardstore-bench"
+	DefaultS3Size      = 1 << 20
+	DefaultS3SmallSize = 4 << 10
+	// List mode: 1-byte objects (a listing reads keys, not data), 10 000
+	// of them, listed 3 times in pages of 1000 (S3's largest page).
+	DefaultS3ListSize     = 1
+	DefaultS3ListObjects  = 10000
+	DefaultS3Listings     = 3
+	DefaultS3ListPageSize = 1000
+	DefaultS3Concurrency  = 4
+	DefaultS3Duration     = 10 * time.Second
 	// DefaultS3OpsLimit is the time limit of a phase that runs an exact
 	// op count (Ops) when no Duration is given: the load stays bounded
 	// in time even against a server that stalls.
@@ -107,6 +117,12 @@ type S3Options struct {
 	Objects int
 	// Keep leaves the objects (and a bucket the bench created) in place.
 	Keep bool
+	// Prefix (list mode only) lists the objects an earlier run kept under
+	// this prefix instead of writing new ones; they are never deleted.
+	Prefix string
+	// Listings is how many full listings list mode does (default 3), and
+	// PageSize the keys asked for per ListObjectsV2 page (default 1000).
+	Listings, PageSize int
 	// Verify compares every GET body with what was written, not only
 	// its length.
 	Verify bool
@@ -152,6 +168,14 @@ type S3OpResult struct {
 	TTFB *LatencyStats `json:"ttfb,omitempty"`
 }
 
+// S3Listing is one full listing of list mode's prefix.
+type S3Listing struct {
+	Keys       int     `json:"keys"`
+	Pages      int     `json:"pages"`
+	Seconds    float64 `json:"seconds"`
+	KeysPerSec float64 `json:"keys_per_s"`
+}
+
 // S3Phase is one measured phase.
 type S3Phase struct {
 	Name    string  `json:"name"` // put, get or mixed
@@ -167,6 +191,10 @@ type S3Phase struct {
 	OpsPerSec float64      `json:"ops_per_s"`
 	// FirstError is the first failed operation's error, if any.
 	FirstError string `json:"first_error,omitempty"`
+	// Listings (list phase only) are the full listings, one by one;
+	// KeysPerSec is all their keys over the phase's time.
+	Listings   []S3Listing `json:"listings,omitempty"`
+	KeysPerSec float64     `json:"keys_per_s,omitempty"`
 
 	// Server CPU from /proc/PID/stat (only with a PID): seconds per GiB
 	// moved, milliseconds per operation, and cores busy on average.
@@ -200,6 +228,8 @@ type S3Report struct {
 	Ops             int     `json:"ops,omitempty"`
 	GetFraction     float64 `json:"get_fraction,omitempty"`
 	Objects         int     `json:"objects,omitempty"`
+	Listings        int     `json:"listings,omitempty"`
+	PageSize        int     `json:"page_size,omitempty"`
 	Verify          bool    `json:"verify"`
 	// Seed made the object contents; --seed with it writes the same data.
 	Seed   uint64    `json:"seed"`
@@ -234,9 +264,13 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	}
 	started := time.Now().UTC()
 	rng := rand.New(rand.NewChaCha8(seed32(opts.Seed)))
+	prefix := fmt.Sprintf("shardstore-bench/%s-%04x/", started.Format("20060102T150405"), rng.Uint32()&0xffff)
+	if opts.Prefix != "" {
+		prefix = opts.Prefix
+	}
 	r := &s3Run{
 		opts:     opts,
-		prefix:   fmt.Sprintf("shardstore-bench/%s-%04x/", started.Format("20060102T150405"), rng.Uint32()&0xffff),
+		prefix:   prefix,
 		data:     make([]byte, opts.Size+contentSpread),
 		progress: progress,
 		written:  make([]int, opts.Concurrency),
@@ -258,8 +292,11 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	if opts.Mode == S3Mixed {
 		rep.GetFraction = opts.GetFraction
 	}
-	if opts.Mode == S3Get || opts.Mode == S3Mixed {
+	if opts.Mode == S3Get || opts.Mode == S3Mixed || (opts.Mode == S3List && opts.Prefix == "") {
 		rep.Objects = opts.Objects
+	}
+	if opts.Mode == S3List {
+		rep.Listings, rep.PageSize = opts.Listings, opts.PageSize
 	}
 	for _, pid := range opts.PIDs {
 		if _, err := cpustat.PidCPU(opts.ProcRoot, pid); err != nil {
@@ -306,10 +343,31 @@ func (o *S3Options) fill() error {
 		return fmt.Errorf("size %d: must be positive", o.Size)
 	}
 	if o.Size == 0 {
-		o.Size = DefaultS3Size
-		if o.Mode == S3Small {
+		switch o.Mode {
+		case S3Small:
 			o.Size = DefaultS3SmallSize
+		case S3List:
+			o.Size = DefaultS3ListSize
+		default:
+			o.Size = DefaultS3Size
 		}
+	}
+	if o.Prefix != "" {
+		if o.Mode != S3List {
+			return errors.New("prefix: only list mode reads an earlier run's objects")
+		}
+		if strings.HasPrefix(o.Prefix, "/") || !strings.HasSuffix(o.Prefix, "/") {
+			return fmt.Errorf("prefix %q: want the prefix an earlier run printed, ending in /", o.Prefix)
+		}
+	}
+	if o.Listings < 0 || o.PageSize < 0 || o.PageSize > 1000 {
+		return errors.New("listings must not be negative; page size within 1..1000")
+	}
+	if o.Listings == 0 {
+		o.Listings = DefaultS3Listings
+	}
+	if o.PageSize == 0 {
+		o.PageSize = DefaultS3ListPageSize
 	}
 	if o.Concurrency < 0 {
 		return fmt.Errorf("concurrency %d: must be positive", o.Concurrency)
@@ -322,9 +380,12 @@ func (o *S3Options) fill() error {
 	}
 	if o.Duration == 0 {
 		o.Duration = DefaultS3Duration
-		if o.Ops > 0 {
+		if o.Ops > 0 || o.Mode == S3List {
 			o.Duration = DefaultS3OpsLimit
 		}
+	}
+	if o.Mode == S3List && o.Ops > 0 {
+		return errors.New("ops: list mode writes -objects keys and does -listings listings")
 	}
 	if o.GetFraction < 0 || o.GetFraction > 1 {
 		return fmt.Errorf("get fraction %v: want 0..1", o.GetFraction)
@@ -337,6 +398,9 @@ func (o *S3Options) fill() error {
 	}
 	if o.Objects == 0 {
 		o.Objects = min(max(o.Concurrency, 16), max(1, maxPreparedBytes/o.Size))
+		if o.Mode == S3List {
+			o.Objects = DefaultS3ListObjects
+		}
 	}
 	if o.MaxErrors == 0 {
 		o.MaxErrors = DefaultS3MaxErrors
@@ -396,22 +460,22 @@ func (r *s3Run) runPhases(ctx context.Context, rep *S3Report) error {
 	o := r.opts
 	switch o.Mode {
 	case S3Put:
-		return r.phase(ctx, rep, "put", func(w *s3Worker) s3Op { return w.put })
+		return r.phase(ctx, rep, "put", o.Ops, func(w *s3Worker) s3Op { return w.put })
 	case S3Get, S3Mixed:
 		if err := r.prepare(ctx); err != nil {
 			return err
 		}
 		if o.Mode == S3Get {
-			return r.phase(ctx, rep, "get", func(w *s3Worker) s3Op { return w.getPrepared })
+			return r.phase(ctx, rep, "get", o.Ops, func(w *s3Worker) s3Op { return w.getPrepared })
 		}
-		return r.phase(ctx, rep, "mixed", func(w *s3Worker) s3Op {
+		return r.phase(ctx, rep, "mixed", o.Ops, func(w *s3Worker) s3Op {
 			if w.rng.Float64() < o.GetFraction {
 				return w.getPrepared
 			}
 			return w.put
 		})
 	case S3Small:
-		if err := r.phase(ctx, rep, "put", func(w *s3Worker) s3Op { return w.put }); err != nil {
+		if err := r.phase(ctx, rep, "put", o.Ops, func(w *s3Worker) s3Op { return w.put }); err != nil {
 			return err
 		}
 		total := 0
@@ -421,7 +485,19 @@ func (r *s3Run) runPhases(ctx context.Context, rep *S3Report) error {
 		if total == 0 {
 			return errors.New("small: the put phase wrote no objects to read back")
 		}
-		return r.phase(ctx, rep, "get", func(w *s3Worker) s3Op { return w.getWritten })
+		return r.phase(ctx, rep, "get", o.Ops, func(w *s3Worker) s3Op { return w.getWritten })
+	case S3List:
+		want := -1 // keys an earlier run kept: the first listing counts them
+		if o.Prefix == "" {
+			if err := r.phase(ctx, rep, "put", o.Objects, func(w *s3Worker) s3Op { return w.put }); err != nil {
+				return err
+			}
+			if ph := rep.Phases[len(rep.Phases)-1]; !ph.Complete {
+				return fmt.Errorf("list: the put phase wrote %d of %d keys", ph.Count, o.Objects)
+			}
+			want = o.Objects
+		}
+		return r.listPhase(ctx, rep, want)
 	}
 	return fmt.Errorf("mode %q not handled", o.Mode)
 }
@@ -631,10 +707,70 @@ func (w *s3Worker) get(ctx context.Context, key string) (opKind, int64, time.Dur
 	return opGet, n, ttfb, nil
 }
 
+// phaseMeter holds the CPU counters taken when a phase starts.
+type phaseMeter struct {
+	procBefore time.Duration
+	serverErr  error
+	markBefore cpustat.Mark
+	markErr    error
+}
+
+// startMeter collects the garbage left from preparing (so it is not
+// inside the timing) and reads the CPU counters a phase starts from.
+func (r *s3Run) startMeter() *phaseMeter {
+	m := &phaseMeter{}
+	if len(r.opts.PIDs) > 0 {
+		m.procBefore, m.serverErr = serverCPU(r.opts.ProcRoot, r.opts.PIDs)
+	}
+	runtime.GC()
+	m.markBefore, m.markErr = cpustat.TakeMark(r.opts.ProcRoot)
+	return m
+}
+
+// finishMeter fills ph's CPU figures from what was used since m started,
+// per GiB of ph.Bytes and per op of ph.Count. They are best effort: the
+// load numbers stand without them, and the error returned (server CPU
+// unreadable) is only reported.
+func (r *s3Run) finishMeter(m *phaseMeter, ph *S3Phase) error {
+	o := r.opts
+	gib := float64(ph.Bytes) / (1 << 30)
+	if m.markErr == nil {
+		if after, err := cpustat.TakeMark(o.ProcRoot); err == nil {
+			iv := after.Since(m.markBefore)
+			ph.MachineCPUAvg = iv.Average
+			ph.MostConsumed = iv.MostConsumed()
+			ph.ClientCores = iv.ProcessCores
+			if gib > 0 {
+				ph.ClientCPUPerGiB = iv.Process.Total().Seconds() / gib
+			}
+		}
+	}
+	if len(o.PIDs) == 0 || m.serverErr != nil {
+		return m.serverErr
+	}
+	after, err := serverCPU(o.ProcRoot, o.PIDs)
+	if err != nil {
+		return err
+	}
+	cpu := max(0, after-m.procBefore).Seconds()
+	ph.ServerCPUSeconds = cpu
+	if gib > 0 {
+		ph.ServerCPUPerGiB = cpu / gib
+	}
+	if ph.Count > 0 {
+		ph.ServerCPUPerOpMS = cpu * 1000 / float64(ph.Count)
+	}
+	if ph.Seconds > 0 {
+		ph.ServerCores = cpu / ph.Seconds
+	}
+	return nil
+}
+
 // phase runs one measured phase: Concurrency workers issue operations
-// chosen by pick until the duration is over (or Ops are done, or too many
-// failed), then the results are merged and appended to rep.
-func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, pick func(*s3Worker) s3Op) error {
+// chosen by pick until the duration is over (or ops, when positive, are
+// done, or too many failed), then the results are merged and appended to
+// rep.
+func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, ops int, pick func(*s3Worker) s3Op) error {
 	o := r.opts
 	// In-flight operations run on a context that outlives the deadline
 	// by a grace period, so the last operations finish and count, but a
@@ -655,23 +791,16 @@ func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, pick func
 	var firstErr error
 	var errOnce sync.Once
 
-	var procBefore time.Duration
-	var serverErr error
-	if len(o.PIDs) > 0 {
-		procBefore, serverErr = serverCPU(o.ProcRoot, o.PIDs)
-	}
-	// Collect garbage from preparing now, not inside the timing.
-	runtime.GC()
-	markBefore, markErr := cpustat.TakeMark(o.ProcRoot)
+	meter := r.startMeter()
 	start := time.Now()
 	deadline := start.Add(o.Duration)
-	stopTicker := r.tick(name, start, o.Duration, int64(o.Ops), &opsDone, &bytesDone)
+	stopTicker := r.tick(name, start, o.Duration, int64(ops), &opsDone, &bytesDone)
 
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Go(func() {
 			for !stop.Load() && opCtx.Err() == nil && time.Now().Before(deadline) {
-				if o.Ops > 0 && claimed.Add(1) > int64(o.Ops) {
+				if ops > 0 && claimed.Add(1) > int64(ops) {
 					return
 				}
 				op := pick(w)
@@ -735,42 +864,13 @@ func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, pick func
 		ph.MiBps = float64(ph.Bytes) / (1 << 20) / ph.Seconds
 		ph.OpsPerSec = float64(ph.Count) / ph.Seconds
 	}
-	if o.Ops > 0 && ph.Count != int64(o.Ops) {
+	if ops > 0 && ph.Count != int64(ops) {
 		ph.Complete = false
 	}
 	if firstErr != nil {
 		ph.FirstError = firstErr.Error()
 	}
-	gib := float64(ph.Bytes) / (1 << 30)
-	// CPU figures are best effort: the load numbers stand without them.
-	if markErr == nil {
-		if after, err := cpustat.TakeMark(o.ProcRoot); err == nil {
-			iv := after.Since(markBefore)
-			ph.MachineCPUAvg = iv.Average
-			ph.MostConsumed = iv.MostConsumed()
-			ph.ClientCores = iv.ProcessCores
-			if gib > 0 {
-				ph.ClientCPUPerGiB = iv.Process.Total().Seconds() / gib
-			}
-		}
-	}
-	if len(o.PIDs) > 0 && serverErr == nil {
-		if after, err := serverCPU(o.ProcRoot, o.PIDs); err == nil {
-			cpu := max(0, after-procBefore).Seconds()
-			ph.ServerCPUSeconds = cpu
-			if gib > 0 {
-				ph.ServerCPUPerGiB = cpu / gib
-			}
-			if ph.Count > 0 {
-				ph.ServerCPUPerOpMS = cpu * 1000 / float64(ph.Count)
-			}
-			if ph.Seconds > 0 {
-				ph.ServerCores = cpu / ph.Seconds
-			}
-		} else {
-			serverErr = err
-		}
-	}
+	serverErr := r.finishMeter(meter, &ph)
 	rep.Phases = append(rep.Phases, ph)
 
 	if serverErr != nil {
@@ -788,11 +888,108 @@ func (r *s3Run) phase(ctx context.Context, rep *S3Report, name string, pick func
 	return nil
 }
 
+// listPhase lists the run's prefix flat, Listings times one after
+// another, each page a ListObjectsV2 call of PageSize keys (its latency
+// recorded like an operation's). Every listing must return want keys
+// (want < 0: as many as the first one) in strictly ascending order, or
+// the phase fails: a fast listing that skips or repeats keys is no result.
+func (r *s3Run) listPhase(ctx context.Context, rep *S3Report, want int) error {
+	o := r.opts
+	ctx, cancel := context.WithTimeout(ctx, o.Duration)
+	defer cancel()
+	lat := newLatencyHist()
+	var pagesDone atomic.Int64
+	meter := r.startMeter()
+	start := time.Now()
+	stopTicker := r.tick("list", start, o.Duration, 0, &pagesDone, nil)
+	ph := S3Phase{Name: "list", Complete: true}
+	var listErr error
+	for range o.Listings {
+		ls, err := r.listOnce(ctx, lat, &pagesDone)
+		if err == nil && want >= 0 && ls.Keys != want {
+			err = fmt.Errorf("listing returned %d keys, want %d", ls.Keys, want)
+		}
+		if err != nil {
+			listErr = err
+			break
+		}
+		want = ls.Keys
+		ph.Listings = append(ph.Listings, ls)
+	}
+	elapsed := time.Since(start)
+	stopTicker()
+	ph.Seconds = elapsed.Seconds()
+	keys := 0
+	for _, ls := range ph.Listings {
+		keys += ls.Keys
+	}
+	res := S3OpResult{Op: "LIST", Count: int64(lat.Count()), Latency: lat.Stats()}
+	if listErr != nil {
+		res.Errors = 1
+		ph.FirstError = listErr.Error()
+		ph.Complete = false
+	}
+	if ph.Seconds > 0 {
+		res.OpsPerSec = float64(res.Count) / ph.Seconds
+		ph.OpsPerSec = res.OpsPerSec
+		ph.KeysPerSec = float64(keys) / ph.Seconds
+	}
+	ph.Ops = []S3OpResult{res}
+	ph.Count, ph.Errors = res.Count, res.Errors
+	serverErr := r.finishMeter(meter, &ph)
+	rep.Phases = append(rep.Phases, ph)
+	if listErr != nil {
+		return fmt.Errorf("list phase: %w", listErr)
+	}
+	if serverErr != nil {
+		return fmt.Errorf("list phase: server CPU: %w", serverErr)
+	}
+	return nil
+}
+
+// listOnce lists the prefix once, checking the key order.
+func (r *s3Run) listOnce(ctx context.Context, lat *latencyHist, pagesDone *atomic.Int64) (S3Listing, error) {
+	var ls S3Listing
+	start := time.Now()
+	pages := s3.NewListObjectsV2Paginator(r.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(r.opts.Bucket), Prefix: aws.String(r.prefix), MaxKeys: aws.Int32(int32(r.opts.PageSize))})
+	last := ""
+	for pages.HasMorePages() {
+		t0 := time.Now()
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return ls, fmt.Errorf("listing %s after %d keys: %w", r.prefix, ls.Keys, err)
+		}
+		lat.Record(time.Since(t0))
+		pagesDone.Add(1)
+		ls.Pages++
+		if len(page.Contents) > r.opts.PageSize {
+			return ls, fmt.Errorf("a page of %d keys, asked for at most %d", len(page.Contents), r.opts.PageSize)
+		}
+		for _, obj := range page.Contents {
+			k := aws.ToString(obj.Key)
+			if k <= last {
+				return ls, fmt.Errorf("key %q listed after %q: not in ascending order", k, last)
+			}
+			last = k
+			ls.Keys++
+		}
+	}
+	ls.Seconds = time.Since(start).Seconds()
+	if ls.Seconds > 0 {
+		ls.KeysPerSec = float64(ls.Keys) / ls.Seconds
+	}
+	return ls, nil
+}
+
 // cleanup deletes every object under the run's prefix, and the bucket if
 // the run created it, unless Keep. It runs even after the caller's
 // context is cancelled (Ctrl-C), under its own time limit, and says what
 // it did.
 func (r *s3Run) cleanup(parent context.Context) string {
+	if r.opts.Prefix != "" {
+		return fmt.Sprintf("nothing written: listed the objects kept under s3://%s/%s", r.opts.Bucket, r.prefix)
+	}
 	if r.opts.Keep {
 		return fmt.Sprintf("kept: objects under s3://%s/%s", r.opts.Bucket, r.prefix)
 	}

@@ -361,6 +361,37 @@ func TestS3AgainstShardstore(t *testing.T) {
 		}
 	})
 
+	t.Run("list, then list again what it kept", func(t *testing.T) {
+		rep := runS3JSON(t, "-endpoint", srv.endpoint, "-bucket", "lst", "-mode", "list", "-objects", "250",
+			"-page-size", "40", "-listings", "2", "-concurrency", "4", "-keep", "-pid", fmt.Sprint(srv.pid))
+		if rep.Mode != S3List || rep.Size != 1 || rep.Objects != 250 || rep.Listings != 2 || rep.PageSize != 40 {
+			t.Errorf("report describes a different run: %+v", rep)
+		}
+		if len(rep.Phases) != 2 || rep.Phases[0].Name != "put" || rep.Phases[1].Name != "list" {
+			t.Fatalf("phases %+v, want put then list", rep.Phases)
+		}
+		if put := rep.Phases[0]; put.Count != 250 || !put.Complete {
+			t.Errorf("put phase wrote %d keys (complete %v), want 250", put.Count, put.Complete)
+		}
+		checkListPhase(t, rep.Phases[1], 250, 40, 2)
+		if !strings.HasPrefix(rep.Cleanup, "kept: ") {
+			t.Errorf("cleanup %q with -keep", rep.Cleanup)
+		}
+		// Listing what the first run kept writes and deletes nothing.
+		again := runS3JSON(t, "-endpoint", srv.endpoint, "-bucket", "lst", "-mode", "list", "-prefix", rep.Prefix,
+			"-page-size", "1000", "-listings", "1", "-pid", fmt.Sprint(srv.pid))
+		if len(again.Phases) != 1 || again.Objects != 0 || again.Prefix != rep.Prefix {
+			t.Fatalf("with -prefix: %+v, want one list phase of the kept prefix", again)
+		}
+		checkListPhase(t, again.Phases[0], 250, 1000, 1)
+		if !strings.HasPrefix(again.Cleanup, "nothing written") {
+			t.Errorf("cleanup %q with -prefix", again.Cleanup)
+		}
+		if n := countObjects(t, client, "lst", rep.Prefix); n != 250 {
+			t.Errorf("%d objects under the kept prefix after listing it, want 250", n)
+		}
+	})
+
 	t.Run("wrong secret fails fast", func(t *testing.T) {
 		out, _, err := runS3(t, false, "-endpoint", srv.endpoint, "-access-key", testS3User, "-secret-key", "wrong",
 			"-mode", "put", "-size", "1KiB", "-duration", "20s", "-bucket", "mine")
@@ -375,6 +406,65 @@ func TestS3AgainstShardstore(t *testing.T) {
 			t.Errorf("got %v, want an error about the pid", err)
 		}
 	})
+}
+
+// checkListPhase holds a list phase to what an honest run of listings
+// listings of keys keys in pages of pageSize must show.
+func checkListPhase(t *testing.T, ph S3Phase, keys, pageSize, listings int) {
+	t.Helper()
+	pages := (keys + pageSize - 1) / pageSize
+	if len(ph.Listings) != listings || !ph.Complete || ph.FirstError != "" {
+		t.Fatalf("list phase: %d listings (complete %v, error %q), want %d", len(ph.Listings), ph.Complete, ph.FirstError, listings)
+	}
+	sum := 0.0
+	for i, ls := range ph.Listings {
+		if ls.Keys != keys || ls.Pages != pages || ls.Seconds <= 0 || ls.KeysPerSec <= 0 {
+			t.Errorf("listing %d: %+v, want %d keys in %d pages", i, ls, keys, pages)
+		}
+		sum += ls.Seconds
+	}
+	if len(ph.Ops) != 1 || ph.Ops[0].Op != "LIST" || ph.Ops[0].Count != int64(pages*listings) || ph.Count != ph.Ops[0].Count {
+		t.Errorf("list phase ops %+v, want %d LIST pages", ph.Ops, pages*listings)
+	}
+	if want := float64(keys*listings) / ph.Seconds; ph.KeysPerSec <= 0 || ph.KeysPerSec > want*1.000001 || ph.Seconds < sum {
+		t.Errorf("list phase: %.0f keys/s over %.3f s (listings took %.3f s), want %.0f", ph.KeysPerSec, ph.Seconds, sum, want)
+	}
+	if ph.ServerCPUSeconds <= 0 || ph.ServerCPUPerOpMS <= 0 {
+		t.Errorf("list phase: server CPU %.3f s, %.3f ms per page: the server did work", ph.ServerCPUSeconds, ph.ServerCPUPerOpMS)
+	}
+}
+
+// TestS3ListRefusesABrokenListing: a server whose listing repeats or
+// drops keys fails list mode instead of reporting its speed.
+func TestS3ListRefusesABrokenListing(t *testing.T) {
+	for _, c := range []struct {
+		name, keys, want string
+	}{
+		{"out of order", "<Contents><Key>p/b</Key></Contents><Contents><Key>p/a</Key></Contents>", "not in ascending order"},
+		{"repeated", "<Contents><Key>p/a</Key></Contents><Contents><Key>p/a</Key></Contents>", "not in ascending order"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.Method == http.MethodHead:
+					w.WriteHeader(http.StatusOK)
+				case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
+					_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><IsTruncated>false</IsTruncated>`+
+						c.keys+`</ListBucketResult>`)
+				default:
+					http.Error(w, "unexpected "+r.Method+" "+r.URL.String(), http.StatusBadRequest)
+				}
+			}))
+			defer fake.Close()
+			out, _, err := runS3(t, false, "-endpoint", fake.URL, "-bucket", "b", "-mode", "list", "-prefix", "p/")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q\n%s", err, c.want, out)
+			}
+			if !strings.Contains(out, "list   LIST") || !strings.Contains(out, "cleanup: nothing written") {
+				t.Errorf("table lacks the list row or the cleanup:\n%s", out)
+			}
+		})
+	}
 }
 
 // TestS3StopsAfterMaxErrors runs against a fake endpoint on 127.0.0.1
@@ -469,6 +559,11 @@ func TestS3CommandRejectsBadFlags(t *testing.T) {
 		{"-pid", "1,x"},
 		{"-pid", "0"},
 		{"-pid", "999999999"}, // no such process
+		{"-prefix", "p/"},     // only list mode reads a kept prefix
+		{"-mode", "list", "-ops", "5"},
+		{"-mode", "list", "-page-size", "1001"},
+		{"-mode", "list", "-listings", "0"},
+		{"-mode", "list", "-prefix", "no-slash"},
 		{"extra"},
 	} {
 		// Every one of these must fail before any request: the endpoint

@@ -41,16 +41,16 @@ func RunS3Command(ctx context.Context, args []string, ui CLI) error {
 }
 
 var s3Command = benchCommand{name: "s3", usage: "shardstore bench s3 [flags]",
-	about: "Drives PUT, GET, mixed or small-object load against any S3 endpoint (shardstore, MinIO, AWS)\n" +
-		"with aws-sdk-go-v2 at its default settings, and reports throughput, ops/s, latency\n" +
-		"percentiles, time to first byte and, with -pid, the server's CPU seconds per GiB.\n" +
+	about: "Drives PUT, GET, mixed, small-object or listing load against any S3 endpoint (shardstore, MinIO,\n" +
+		"AWS) with aws-sdk-go-v2 at its default settings, and reports throughput, ops/s, latency\n" +
+		"percentiles, time to first byte, keys listed per second and, with -pid, the server's CPU.\n" +
 		"Objects go under a fresh prefix and are deleted at the end unless -keep."}
 
 // s3Flags are the flags of `shardstore bench s3`.
 type s3Flags struct {
 	endpoint, accessKey, secretKey, region, bucket, mode, size string
-	pids                                                       string
-	concurrency, ops, objects, maxErrors                       int
+	pids, prefix                                               string
+	concurrency, ops, objects, maxErrors, listings, pageSize   int
 	duration                                                   time.Duration
 	getFraction                                                float64
 	pathStyle, keep, verify, asJSON, quiet                     bool
@@ -63,13 +63,19 @@ func (f *s3Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.secretKey, "secret-key", "", "secret key (default $AWS_SECRET_ACCESS_KEY, else $SHARDSTORE_ROOT_PASSWORD, else "+defaultS3Key+")")
 	fs.StringVar(&f.region, "region", DefaultS3Region, "region to sign for")
 	fs.StringVar(&f.bucket, "bucket", DefaultS3Bucket, "bucket to use; created if missing (and then removed at the end unless -keep)")
-	fs.StringVar(&f.mode, "mode", string(S3Put), "load: put, get, mixed, or small (a PUT phase of small objects, then a GET phase reading them)")
+	fs.StringVar(&f.mode, "mode", string(S3Put), "load: put, get, mixed, small (a PUT phase of small objects, then a GET phase reading them)\n"+
+		"or list (PUT -objects keys of -size 1 B, then list them flat -listings times in pages of -page-size)")
 	fs.StringVar(&f.size, "size", "", "object size, e.g. 1MiB, 16MiB, 4KiB (default 1MiB; 4KiB for -mode small)")
 	fs.IntVar(&f.concurrency, "concurrency", DefaultS3Concurrency, "operations in flight at once")
 	cli.DurationVar(fs, &f.duration, "duration", 0, "how long each phase runs, a `DURATION` such as 10s or 10 (seconds) (default 10s; with -ops only a time limit, default 5m)")
 	fs.IntVar(&f.ops, "ops", 0, "run exactly this many operations per phase instead of for a duration")
 	fs.Float64Var(&f.getFraction, "get-fraction", DefaultS3GetFraction, "share of GETs in -mode mixed, in (0, 1]")
-	fs.IntVar(&f.objects, "objects", 0, "objects get and mixed write first and then read at random (default max(concurrency,16), at most 1 GiB)")
+	fs.IntVar(&f.objects, "objects", 0, "objects get and mixed write first and then read at random (default max(concurrency,16), at most 1 GiB);\n"+
+		"keys list mode writes (default 10000)")
+	fs.IntVar(&f.listings, "listings", DefaultS3Listings, "full listings list mode does, one after another")
+	fs.IntVar(&f.pageSize, "page-size", DefaultS3ListPageSize, "keys per ListObjectsV2 page in list mode, 1..1000")
+	fs.StringVar(&f.prefix, "prefix", "", "list mode: list the objects an earlier run kept (-keep) under this `PREFIX` instead of writing new ones\n"+
+		"(e.g. to list again after restarting the server); they are not deleted")
 	fs.StringVar(&f.pids, "pid", "", "server process id(s) on this machine, `PID[,PID...]` (every node of a local cluster): report their CPU seconds per GiB, summed, from /proc/PID/stat")
 	fs.BoolVar(&f.pathStyle, "path-style", true, "path-style addressing (host/bucket/key); false addresses bucket.host, which needs DNS")
 	fs.BoolVar(&f.keep, "keep", false, "keep the objects written (and a bucket the bench created)")
@@ -90,7 +96,7 @@ func (f *s3Flags) options(getenv func(string) string) (S3Options, error) {
 	opts := S3Options{Endpoint: f.endpoint, AccessKey: f.accessKey, SecretKey: f.secretKey, Region: f.region,
 		Bucket: f.bucket, VirtualHost: !f.pathStyle, Mode: m, Concurrency: f.concurrency, Duration: f.duration,
 		Ops: f.ops, GetFraction: f.getFraction, Objects: f.objects, Keep: f.keep, Verify: f.verify,
-		Seed: f.seed, MaxErrors: f.maxErrors}
+		Seed: f.seed, MaxErrors: f.maxErrors, Prefix: f.prefix, Listings: f.listings, PageSize: f.pageSize}
 	for _, p := range strings.FieldsFunc(f.pids, func(r rune) bool { return r == ',' || r == ' ' }) {
 		pid, err := strconv.Atoi(p)
 		if err != nil || pid <= 0 {
@@ -120,6 +126,14 @@ func (f *s3Flags) check(m S3Mode) error {
 		return fmt.Errorf("-ops must not be negative")
 	case m == S3Mixed && (f.getFraction <= 0 || f.getFraction > 1):
 		return fmt.Errorf("-get-fraction %v: want (0, 1]; a mix without GETs is -mode put", f.getFraction)
+	case m == S3List && f.listings < 1:
+		return fmt.Errorf("-listings %d: must be >= 1", f.listings)
+	case m == S3List && (f.pageSize < 1 || f.pageSize > 1000):
+		return fmt.Errorf("-page-size %d: want 1..1000 (S3 returns at most 1000 keys a page)", f.pageSize)
+	case f.prefix != "" && m != S3List:
+		return fmt.Errorf("-prefix: only -mode list reads an earlier run's objects")
+	case m == S3List && f.ops > 0:
+		return fmt.Errorf("-ops: -mode list writes -objects keys and does -listings listings")
 	case f.maxErrors == 0:
 		return fmt.Errorf("-max-errors 0 would stop at once; use a positive count or a negative one for never")
 	}

@@ -21,7 +21,14 @@ func (r S3Report) Header() string {
 	if r.Mode == S3Mixed {
 		fmt.Fprintf(&b, ", %.0f%% GETs", r.GetFraction*100)
 	}
-	if r.Objects > 0 {
+	if r.Mode == S3List {
+		if r.Objects > 0 {
+			fmt.Fprintf(&b, ", writing %d keys", r.Objects)
+		} else {
+			b.WriteString(", keys of an earlier run")
+		}
+		fmt.Fprintf(&b, ", %d listings in pages of %d", r.Listings, r.PageSize)
+	} else if r.Objects > 0 {
 		fmt.Fprintf(&b, ", reading %d pre-written objects", r.Objects)
 	}
 	if r.Verify {
@@ -79,6 +86,16 @@ func (r S3Report) WriteTable(w io.Writer) error {
 	}
 	var notes []string
 	for _, ph := range r.Phases {
+		if len(ph.Listings) > 0 {
+			each := make([]string, len(ph.Listings))
+			for i, ls := range ph.Listings {
+				each[i] = fmt.Sprintf("%.0f (%d keys, %d pages, %.2f s)", ls.KeysPerSec, ls.Keys, ls.Pages, ls.Seconds)
+			}
+			notes = append(notes, fmt.Sprintf("%s phase: %.0f keys/s; each listing: %s", ph.Name, ph.KeysPerSec, strings.Join(each, ", ")))
+		}
+		if ph.Name == "list" && !ph.Complete {
+			continue // FirstError says why; Ops does not apply
+		}
 		if !ph.Complete {
 			notes = append(notes, fmt.Sprintf("%s phase did %d of %d ops before its time limit or errors", ph.Name, ph.Count, r.Ops))
 		}
