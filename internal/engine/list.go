@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
@@ -30,48 +31,80 @@ type listEntry struct {
 	pending *meta.Object
 }
 
-// listPage is how many entries a walker asks a drive for at a time.
-const listPage = 500
+// listPage is how many entries a walker asks a drive for at a time
+// after its first scan, which asks for what one listing page needs.
+const listPage = 1000
 
-// walker produces a drive's entries in key order.
+// walker reads one drive's entries in key order, a scan at a time, when
+// its reader needs them: a listing page whose keys the drives agree on
+// costs one scan per walked drive, and nothing is read ahead that the
+// page will not use.
 type walker struct {
 	d      drive.Drive
 	bucket string
-	prefix string
-	after  string
-	delim  string
-	out    chan listEntry
+	q      drive.ScanQuery
+	batch  []listEntry
+	pos    int
+	done   bool
 	err    error
 }
 
-func (w *walker) run(ctx context.Context) {
-	defer close(w.out)
-	bp := drive.BucketPrefix(w.bucket)
-	q := drive.ScanQuery{Prefix: bp + w.prefix, Delimiter: w.delim, Limit: listPage}
-	if w.after != "" {
-		q.After = bp + w.after
+// newWalker walks bucket's keys under prefix after after on d, the first
+// scan asking for first entries (at least 2, at most listPage).
+func newWalker(d drive.Drive, bucket, prefix, after, delim string, first int, keysOnly bool) *walker {
+	bp := drive.BucketPrefix(bucket)
+	q := drive.ScanQuery{Prefix: bp + prefix, Delimiter: delim, Limit: min(max(first, 2), listPage), KeysOnly: keysOnly}
+	if after != "" {
+		q.After = bp + after
 	}
-	for {
-		ents, err := w.d.Scan(ctx, drive.TableObjects, q)
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				w.err = err
-			}
-			return
+	return &walker{d: d, bucket: bucket, q: q}
+}
+
+// fill replaces the batch with the drive's next scan.
+func (w *walker) fill(ctx context.Context) {
+	w.batch, w.pos = w.batch[:0], 0
+	ents, err := w.d.Scan(ctx, drive.TableObjects, w.q)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			w.err = err
 		}
-		for _, ent := range ents {
-			le := listEntry{key: ent.Key[len(bp):], prefix: ent.CommonPrefix, raw: ent.Value}
-			select {
-			case w.out <- le:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if len(ents) < listPage {
-			return
-		}
-		q.After = ents[len(ents)-1].Key
+		w.done = true
+		return
 	}
+	bp := len(drive.BucketPrefix(w.bucket))
+	for _, ent := range ents {
+		w.batch = append(w.batch, listEntry{key: ent.Key[bp:], prefix: ent.CommonPrefix, raw: ent.Value})
+	}
+	if len(ents) < w.q.Limit {
+		w.done = true
+	} else {
+		w.q.After = ents[len(ents)-1].Key
+		w.q.Limit = listPage
+	}
+}
+
+// next returns the drive's next entry, or nil at its end (or error).
+func (w *walker) next(ctx context.Context) *listEntry {
+	if w.pos == len(w.batch) {
+		if w.done {
+			return nil
+		}
+		w.fill(ctx)
+		if w.pos == len(w.batch) {
+			return nil
+		}
+	}
+	w.pos++
+	return &w.batch[w.pos-1]
+}
+
+// fillAll runs the walkers' first scans at once.
+func fillAll(ctx context.Context, walkers []*walker) {
+	var wg sync.WaitGroup
+	for _, w := range walkers {
+		wg.Go(func() { w.fill(ctx) })
+	}
+	wg.Wait()
 }
 
 // setLister merges the walks of one set's drives, resolving
@@ -87,6 +120,11 @@ type setLister struct {
 func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket string, opts ListOptions) *setLister {
 	sl := &setLister{e: e, set: set, bucket: bucket}
 	want := min(len(set.drives), set.parity+1)
+	// One more entry than the page, to know whether the page is the last.
+	first := listPage
+	if opts.MaxKeys > 0 {
+		first = opts.MaxKeys + 1
+	}
 	for _, d := range set.drives {
 		if len(sl.walkers) == want {
 			break
@@ -94,24 +132,18 @@ func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket strin
 		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
 			continue
 		}
-		w := &walker{d: d, bucket: bucket, prefix: opts.Prefix, after: opts.After,
-			delim: opts.Delimiter, out: make(chan listEntry, 64)}
-		go w.run(ctx)
-		sl.walkers = append(sl.walkers, w)
+		sl.walkers = append(sl.walkers, newWalker(d, bucket, opts.Prefix, opts.After, opts.Delimiter, first, false))
 	}
+	fillAll(ctx, sl.walkers)
 	sl.heads = make([]*listEntry, len(sl.walkers))
 	for i := range sl.walkers {
-		sl.advance(i)
+		sl.advance(ctx, i)
 	}
 	return sl
 }
 
-func (sl *setLister) advance(i int) {
-	if e, ok := <-sl.walkers[i].out; ok {
-		sl.heads[i] = &e
-	} else {
-		sl.heads[i] = nil
-	}
+func (sl *setLister) advance(ctx context.Context, i int) {
+	sl.heads[i] = sl.walkers[i].next(ctx)
 }
 
 // next returns the set's next entry, or nil at the end.
@@ -132,34 +164,48 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			return nil, nil, nil
 		}
 		key, isPrefix := min.key, min.prefix
-		var metas []*meta.Object
-		var pending *meta.Object
-		seen := 0
+		var first, pending *meta.Object
+		seen, current, differ := 0, 0, false
 		for i, h := range sl.heads {
-			if h != nil && h.key == key && h.prefix == isPrefix {
-				seen++
-				if !isPrefix {
-					if r, err := meta.UnmarshalRecord(h.raw); err == nil && r.Current() != nil {
-						metas = append(metas, r.Current())
-						if pv := pendingVersion(r); pv != nil {
-							pending = pv
+			if h == nil || h.key != key || h.prefix != isPrefix {
+				continue
+			}
+			seen++
+			if !isPrefix {
+				// The first record with a current version is decoded in
+				// full (it answers the listing); the others, in the
+				// common case of one plain version, only far enough to
+				// tell whether they hold the same one.
+				if first != nil {
+					if st, ok, simple, err := meta.PeekCurrent(h.raw); err == nil && simple {
+						if ok {
+							current++
+							differ = differ || !st.Matches(first)
 						}
+						sl.advance(ctx, i)
+						continue
 					}
 				}
-				sl.advance(i)
+				if r, err := meta.UnmarshalRecord(h.raw); err == nil && r.Current() != nil {
+					if first == nil {
+						first = r.Current()
+					} else {
+						differ = differ || !r.Current().SameVersion(first)
+					}
+					current++
+					if pv := pendingVersion(r); pv != nil {
+						pending = pv
+					}
+				}
 			}
+			sl.advance(ctx, i)
 		}
 		if isPrefix {
 			return &listEntry{key: key, prefix: true}, nil, nil
 		}
-		agreed := seen == len(sl.walkers) && len(metas) == seen
-		for _, m := range metas {
-			if !m.SameVersion(metas[0]) {
-				agreed = false
-			}
-		}
+		agreed := seen == len(sl.walkers) && current == seen && !differ
 		if agreed && !sl.e.listVerify.Load() {
-			return &listEntry{key: key, pending: pending}, metas[0], nil
+			return &listEntry{key: key, pending: pending}, first, nil
 		}
 		st, err := sl.e.readObject(ctx, sl.set, sl.bucket, key)
 		if errors.Is(err, ErrObjectNotFound) {
@@ -329,7 +375,7 @@ func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOption
 func (e *Engine) prefixHasObject(ctx context.Context, bucket, prefix string) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	km, err := e.newKeyMerger(ctx, bucket, ListOptions{Prefix: prefix})
+	km, err := e.newKeyMerger(ctx, bucket, ListOptions{Prefix: prefix, MaxKeys: 1}) // most often the first key answers
 	if err != nil {
 		return false, err
 	}

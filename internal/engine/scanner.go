@@ -494,20 +494,19 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 			if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
 				continue
 			}
-			w := &walker{d: d, bucket: bucket, prefix: prefix, after: after, out: make(chan listEntry, 64)}
-			go w.run(ctx)
-			walkers = append(walkers, w)
+			walkers = append(walkers, newWalker(d, bucket, prefix, after, "", limit, true))
 			n++
 		}
 		if n == 0 {
 			return nil, false, fmt.Errorf("%w: no drive of set %d is online", ErrReadQuorum, set.index+1)
 		}
 	}
+	fillAll(ctx, walkers)
 	seen := map[string]bool{}
 	bound, more := "", false
 	for _, w := range walkers {
 		got := 0
-		for ent := range w.out {
+		for ent := w.next(ctx); ent != nil; ent = w.next(ctx) {
 			seen[ent.key] = true
 			got++
 			if got == limit {
@@ -518,18 +517,9 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 				break
 			}
 		}
-	}
-	cancel()
-	var werr error
-	for _, w := range walkers {
-		for range w.out { // let each walker finish
+		if w.err != nil {
+			return nil, false, w.err
 		}
-		if w.err != nil && werr == nil && ctx.Err() == nil {
-			werr = w.err
-		}
-	}
-	if werr != nil {
-		return nil, false, werr
 	}
 	keys := make([]string, 0, len(seen))
 	for k := range seen {

@@ -96,3 +96,80 @@ func UnmarshalRecord(b []byte) (*Record, error) {
 	}
 	return r, nil
 }
+
+// Stamp is what tells one version from another (see SameVersion), read
+// from an encoded record without decoding the rest of it. ETag and DataID
+// alias the encoded bytes.
+type Stamp struct {
+	Size, ModTime int64
+	ETag, DataID  []byte
+	Flags         uint8
+}
+
+// Matches reports whether s stamps the same version as o.
+func (s *Stamp) Matches(o *Object) bool {
+	return s.ModTime == o.ModTime && s.Size == o.Size && string(s.ETag) == o.ETag && string(s.DataID) == o.DataID
+}
+
+// PeekCurrent reads the stamp of a record's current version (see
+// Current), checking the record's magic, version and checksum as
+// UnmarshalRecord does but decoding only the fields a stamp needs and
+// allocating nothing: listings compare the records of several drives
+// and need the whole of only one. ok is false when no version is
+// current; simple is false when a version carries FlagKeep or the record
+// holds more than one version, cases a caller decodes in full.
+func PeekCurrent(b []byte) (s Stamp, ok, simple bool, err error) {
+	const header = 4 + 2
+	if len(b) < header+1+4 {
+		return s, false, false, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
+	}
+	if [4]byte(b[:4]) != RecordMagic {
+		return s, false, false, fmt.Errorf("%w: bad record magic", ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != RecordVersion {
+		return s, false, false, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
+	}
+	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
+		return s, false, false, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
+	}
+	d := decoder{buf: b[header : len(b)-4]}
+	if n := d.count(maxVersions); n != 1 {
+		return s, false, false, d.err
+	}
+	raw := d.bytes()
+	// The record's checksum covers the version's bytes; its own header is
+	// checked for shape only.
+	const vheader = 4 + 2 + 4
+	if d.err != nil || len(raw) < vheader+4 || [4]byte(raw[:4]) != Magic || binary.LittleEndian.Uint16(raw[4:]) != FormatVersion {
+		return s, false, false, fmt.Errorf("%w: version header", ErrCorrupt)
+	}
+	v := decoder{buf: raw[vheader : len(raw)-4]}
+	s.Size = v.varint()
+	s.ModTime = v.varint()
+	s.ETag = v.bytes()
+	for range 4 { // ContentType, StorageClass, Owner, ACL
+		v.bytes()
+	}
+	v.skipStrMap() // Headers
+	v.skipStrMap() // UserMeta
+	for range 3 {  // ChecksumAlgo, ChecksumVal, ChecksumType
+		v.bytes()
+	}
+	s.DataID = v.bytes()
+	v.byte()  // Inline
+	v.bytes() // VersionID
+	s.Flags = v.byte()
+	if v.err != nil {
+		return Stamp{}, false, false, fmt.Errorf("%w: %v", ErrCorrupt, v.err)
+	}
+	return s, s.Flags&FlagPrev == 0, s.Flags&FlagKeep == 0, nil
+}
+
+// skipStrMap reads past a map written by strMap.
+func (d *decoder) skipStrMap() {
+	n := d.count(len(d.buf))
+	for i := 0; i < n && d.err == nil; i++ {
+		d.bytes()
+		d.bytes()
+	}
+}

@@ -3,6 +3,7 @@ package s3api
 import (
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/shardstore/shardstore/internal/engine"
@@ -160,7 +161,7 @@ func handleListObjectsV2(q *request) error {
 	if res.IsTruncated {
 		out.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.NextAfter))
 	}
-	q.writeXML(out)
+	q.writeXMLBytes(http.StatusOK, appendListV2(make([]byte, 0, 64+300*len(out.Contents)), &out))
 	return nil
 }
 
