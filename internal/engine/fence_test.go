@@ -19,6 +19,7 @@ import (
 // released: a writer stalled between reading a key and committing to it
 // (a long GC pause, a stopped VM) after its cluster lock expired.
 type gate struct {
+	table   drive.Table // TableObjects unless set
 	okey    string
 	armed   atomic.Bool
 	once    sync.Once
@@ -32,8 +33,12 @@ type gatedDrive struct {
 }
 
 func (d gatedDrive) Apply(ctx context.Context, b *drive.Batch) error {
+	table := d.g.table
+	if table == 0 {
+		table = drive.TableObjects
+	}
 	if d.g.armed.Load() && slices.ContainsFunc(b.Changes, func(c drive.Change) bool {
-		return c.Table == drive.TableObjects && c.Key == d.g.okey
+		return c.Table == table && c.Key == d.g.okey
 	}) {
 		d.g.once.Do(func() { close(d.g.reached) })
 		<-d.g.release
@@ -171,6 +176,95 @@ func TestStaleWriterIsFenced(t *testing.T) {
 				if want := []int64{int64(len(second)), int64(len(first))}; !slices.Equal(sizes, want) {
 					t.Fatalf("versions %v, want %v", sizes, want)
 				}
+			}
+		})
+	}
+}
+
+// TestStalePartWriterIsFenced: the same for an upload part. A writer of
+// part 1 stalls before committing its part record; another attempt of
+// part 1 commits; the stale one must neither replace that record nor,
+// failing, roll it back (delete it): the upload completes with the part
+// the client was last told about.
+func TestStalePartWriterIsFenced(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	var drives []drive.Drive
+	for i := range 16 {
+		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		drives = append(drives, l)
+	}
+	fresh, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fresh.Close() })
+	if err := fresh.MakeBucket(ctx, "parts", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{table: drive.TableParts}
+	gated := make([]drive.Drive, len(drives))
+	for i, d := range drives {
+		gated[i] = gatedDrive{Drive: d, g: g}
+	}
+	stale, err := New(Config{Drives: gated, Heal: HealConfig{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stale.Close() })
+
+	r := rand.New(rand.NewSource(8))
+	for _, retried := range []bool{false, true} {
+		t.Run(fmt.Sprintf("part retried before %v", retried), func(t *testing.T) {
+			key := fmt.Sprintf("mp-%v", retried)
+			id, err := fresh.NewMultipartUpload(ctx, "parts", key, PutOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retried {
+				// An earlier attempt exists: the stale writer reads it.
+				early := randBytes(r, 6<<20)
+				if _, err := fresh.PutObjectPart(ctx, "parts", key, id, 1, bytes.NewReader(early), int64(len(early)), PartOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g.okey = drive.PartKey("parts", key, id, 1)
+			g.once, g.reached, g.release = sync.Once{}, make(chan struct{}), make(chan struct{})
+			g.armed.Store(true)
+			staleErr := make(chan error, 1)
+			go func() {
+				body := randBytes(r, 5<<20+100)
+				_, err := stale.PutObjectPart(ctx, "parts", key, id, 1, bytes.NewReader(body), int64(len(body)), PartOptions{})
+				staleErr <- err
+			}()
+			<-g.reached
+
+			second := randBytes(rand.New(rand.NewSource(9)), 5<<20+7)
+			pi, err := fresh.PutObjectPart(ctx, "parts", key, id, 1, bytes.NewReader(second), int64(len(second)), PartOptions{})
+			if err != nil {
+				t.Fatalf("the writer holding the lock: %v", err)
+			}
+			g.armed.Store(false)
+			close(g.release)
+			if err := <-staleErr; !errors.Is(err, ErrBusy) {
+				t.Fatalf("stale part writer: %v, want ErrBusy", err)
+			}
+			if _, err := fresh.CompleteMultipartUpload(ctx, "parts", key, id, []CompletePart{{Number: 1, ETag: pi.ETag}}, PutOptions{}); err != nil {
+				t.Fatalf("complete with the acknowledged part: %v", err)
+			}
+			rd, err := fresh.GetObject(ctx, "parts", key, GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			_, err = buf.ReadFrom(rd)
+			rd.Close()
+			if err != nil || !bytes.Equal(buf.Bytes(), second) {
+				t.Fatalf("object after the stale part commit: %d bytes (%v), not the acknowledged part", buf.Len(), err)
 			}
 		})
 	}

@@ -223,6 +223,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	olds := make([]*meta.Object, len(set.drives))
 	oldRaws := make([][]byte, len(set.drives))
 	owner := []byte(uploadOwner(uploadID))
+	rec := pm.Marshal()
 	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		if !res.ok(p) {
 			return res.errs[p]
@@ -235,8 +236,12 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		case !errors.Is(err, drive.ErrNotFound):
 			return err
 		}
+		// Conditional on the part record read: a writer of the same part
+		// that stalled past its lock's expiry must not replace an attempt
+		// committed since (it gets ErrBusy and the client retries).
 		b := &drive.Batch{}
-		b.Put(drive.TableParts, pkey, pm.Marshal())
+		b.Expect(drive.TableParts, pkey, oldRaws[p])
+		b.Put(drive.TableParts, pkey, rec)
 		b.Put(drive.TableRefs, plan.ref.ID, owner)
 		return d.Apply(ctx, b)
 	})
@@ -245,14 +250,24 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 			if errs[p] != nil {
 				return nil
 			}
+			// Put back what was read, unless another attempt of the part
+			// committed since; the ref of this attempt's data goes either
+			// way (its shard files are removed with the plan).
 			b := &drive.Batch{}
+			b.Expect(drive.TableParts, pkey, rec)
 			if oldRaws[p] != nil {
 				b.Put(drive.TableParts, pkey, oldRaws[p])
 			} else {
 				b.Delete(drive.TableParts, pkey)
 			}
 			b.Delete(drive.TableRefs, plan.ref.ID)
-			return d.Apply(context.Background(), b)
+			err := d.Apply(context.Background(), b)
+			if errors.Is(err, drive.ErrConflict) {
+				refOnly := &drive.Batch{}
+				refOnly.Delete(drive.TableRefs, plan.ref.ID)
+				err = d.Apply(context.Background(), refOnly)
+			}
+			return err
 		})
 		return PartInfo{}, quorumError(fmt.Sprintf("upload part %d of %s/%s", part, bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
 	}
