@@ -67,6 +67,7 @@ func startShardstore(t *testing.T) testServer {
 		t.Fatalf("building shardstore: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "server", "--address", "127.0.0.1:0", "--console-address", "", filepath.Join(dir, "d{1...4}"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // not left running if the test binary is killed
 	// The test's drives are directories in a temp dir, usually on the
 	// root filesystem, which the server refuses unless told it is meant.
 	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+testS3User, "SHARDSTORE_ROOT_PASSWORD="+testS3Pass,

@@ -383,6 +383,7 @@ func TestNodesThatDisagreeRefuseToStart(t *testing.T) {
 	env := []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass, "SHARDSTORE_ALLOW_ROOT_DRIVES=1"}
 	start := func(port int, eps []string) (*exec.Cmd, *serverbin.SyncBuffer) {
 		cmd := exec.Command(binary, append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", ""}, eps...)...)
+		serverbin.DieWithParent(cmd)
 		cmd.Env = append(cmd.Environ(), env...)
 		out := &serverbin.SyncBuffer{}
 		cmd.Stderr = out

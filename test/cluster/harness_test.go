@@ -120,6 +120,7 @@ func (c *testCluster) launch(i int, endpoints []string) {
 	args := append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", c.ports[i]), "--console-address", ""}, c.extra...)
 	args = append(args, endpoints...)
 	n.cmd = exec.Command(binary, args...)
+	serverbin.DieWithParent(n.cmd)
 	n.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1")
 	if c.net != nil {

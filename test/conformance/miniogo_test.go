@@ -155,6 +155,7 @@ func startServer(t *testing.T, binary string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "server", "--address", "127.0.0.1:0", "--console-address", "", filepath.Join(dir, "d{1...4}"))
+	serverbin.DieWithParent(cmd)
 	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1") // temporary drives, usually on the root filesystem
 	var logs bytes.Buffer

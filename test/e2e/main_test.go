@@ -244,6 +244,7 @@ func spawn(t testing.TB, workdir string, env, args []string, logs *serverbin.Syn
 	t.Helper()
 	s := &server{t: t, stderr: logs, exited: make(chan struct{}), consoleLine: make(chan string, 1), http: http.DefaultClient}
 	s.cmd = exec.Command(binary, args...)
+	serverbin.DieWithParent(s.cmd)
 	s.cmd.Dir = workdir
 	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = s.stderr

@@ -21,6 +21,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 // runBinary runs the binary to completion with extra environment and
@@ -28,6 +29,7 @@ import (
 func runBinary(t *testing.T, dir string, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
+	serverbin.DieWithParent(cmd)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	done := make(chan struct{})

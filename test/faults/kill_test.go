@@ -77,6 +77,7 @@ func start(t *testing.T, drives string) *proc {
 	// A small inline limit so most objects have shard files (the harder
 	// commit path); 16 drives in one 12+4 set.
 	p.cmd = exec.Command(binary, "server", "--address", "127.0.0.1:0", "--console-address", "", "--inline-limit", "2048", drives)
+	serverbin.DieWithParent(p.cmd)
 	p.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+user, "SHARDSTORE_ROOT_PASSWORD="+pass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1") // temporary drives, usually on the root filesystem
 	p.cmd.Stderr = p
