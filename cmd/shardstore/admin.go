@@ -353,6 +353,9 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 	}
 	fmt.Fprintf(out, "scanner            %d cycles done, last ended %s (%d objects, %d damaged)\n",
 		h.ScanCycles, last, h.LastScan.Objects, h.LastScan.Damaged)
+	if h.ScanElsewhere {
+		fmt.Fprintf(out, "scanner            runs on the cluster's consensus leader now, not on this node\n")
+	}
 }
 
 func okWord(ok bool) string {

@@ -408,6 +408,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		Changed:   n.peers.Notify,
 		NodeID:    nodeID(n.top.Nodes[n.self]),
 		State:     stateAdapter{n.state},
+		ScansHere: n.state.IsLeader,
 	}
 	for {
 		eng, err := engine.New(cfg)

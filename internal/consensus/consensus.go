@@ -268,6 +268,11 @@ func (n *Node) watchLeadership(notify <-chan bool) {
 	}
 }
 
+// IsLeader reports whether this node is the group's leader now (as far
+// as it knows: a deposed leader learns it within a heartbeat timeout).
+// Work one node at a time should do, such as the scanner, runs there.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
 func (n *Node) isReadyLeader() bool {
 	n.readyMu.Lock()
 	defer n.readyMu.Unlock()

@@ -39,6 +39,17 @@ type ClusterConfig struct {
 	// State, when set, keeps bucket records and config documents (the
 	// drives keep only copies of bucket records); see ClusterState.
 	State ClusterState
+	// ScansHere, when set, says whether this node runs the scanner cycle
+	// (and the lifecycle pass after it) now: every node sees every drive,
+	// so one node at a time walks the namespace (the consensus leader)
+	// instead of all of them doing the same work. The others only pick
+	// up the bucket usage it saves. Heal queues stay per node.
+	ScansHere func() bool
+}
+
+// scansHere reports whether this node runs scanner cycles now.
+func (c *ClusterConfig) scansHere() bool {
+	return c == nil || c.ScansHere == nil || c.ScansHere()
 }
 
 // DefaultClusterFreeDelay keeps replaced data long enough for a download

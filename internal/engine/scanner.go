@@ -117,7 +117,9 @@ type background struct {
 	savedUsage *savedUsage
 	// scanRunning, scanStarted, scanDone and scanTotal are the progress
 	// of the scanner cycle under way.
-	scanRunning         bool
+	scanRunning bool
+	// scanElsewhere is set while another cluster node runs the scanner.
+	scanElsewhere       bool
 	scanStarted         time.Time
 	scanDone, scanTotal int
 	mrfHealed           int
@@ -268,9 +270,19 @@ func (e *Engine) scanLoop() {
 		if !b.sleep(b.cfg.ScanInterval) {
 			return
 		}
+		if !e.cfg.Cluster.scansHere() {
+			// Another node scans; show the usage it saved.
+			b.mu.Lock()
+			b.scanElsewhere = true
+			b.mu.Unlock()
+			e.loadUsage(ctx)
+			cycle--
+			continue
+		}
 		deep := cycle%b.cfg.DeepScanEvery == 0
 		b.mu.Lock()
 		b.scanRunning, b.scanStarted, b.scanDone, b.scanTotal = true, time.Now(), 0, 0
+		b.scanElsewhere = false
 		b.mu.Unlock()
 		rep, err := e.heal0(ctx, HealRequest{Deep: deep}, b.cfg.ScanThrottle, func(p HealProgress) {
 			b.mu.Lock()
@@ -853,7 +865,10 @@ type HealStatus struct {
 	// ScanRunning is true while a scanner cycle runs; ScanStarted,
 	// ScanDone and ScanTotal are its start and objects visited of those
 	// found so far (the total grows as buckets are walked).
-	ScanRunning   bool          `json:"scan_running"`
+	ScanRunning bool `json:"scan_running"`
+	// ScanElsewhere: on a cluster, another node (the consensus leader)
+	// runs the scanner and lifecycle now; this one has not since.
+	ScanElsewhere bool          `json:"scan_elsewhere"`
 	ScanStarted   time.Time     `json:"scan_started"`
 	ScanDone      int           `json:"scan_done"`
 	ScanTotal     int           `json:"scan_total"`
@@ -874,6 +889,7 @@ func (e *Engine) HealStatus() HealStatus {
 		st.QueueHealed, st.QueueRetries = b.mrfHealed, b.mrfFailed
 		st.ScanCycles, st.LastScanEnd, st.LastScan = b.scanCycles, b.scanLastEnd, b.scanStats
 		st.ScanRunning, st.ScanStarted, st.ScanDone, st.ScanTotal = b.scanRunning, b.scanStarted, b.scanDone, b.scanTotal
+		st.ScanElsewhere = b.scanElsewhere
 		for d, r := range b.refilling {
 			st.Refills = append(st.Refills, DriveRefill{Drive: d.String(), Bucket: r.Bucket, After: r.After,
 				Objects: r.Objects, Healed: r.Healed, Failed: r.Failed})
@@ -901,22 +917,23 @@ func (e *Engine) RefillsDone() bool {
 
 // BucketUsage returns each bucket's usage as the last finished scanner
 // cycle found it, and when that cycle ended: before this run's first
-// cycle, the last one an earlier run saved on the drives; nil and the
-// zero time when there is none.
+// cycle, or on a cluster node that does not scan now, the newest one
+// saved on the drives (by an earlier run or the scanning node); nil and
+// the zero time when there is none.
 func (e *Engine) BucketUsage() (map[string]BucketUsage, time.Time) {
 	if e.bg == nil {
 		return nil, time.Time{}
 	}
 	e.bg.mu.Lock()
 	defer e.bg.mu.Unlock()
-	if e.bg.scanCycles == 0 {
-		if s := e.bg.savedUsage; s != nil {
-			out := make(map[string]BucketUsage, len(s.Usage))
-			for b, u := range s.Usage {
-				out[b] = u
-			}
-			return out, s.At
+	if s := e.bg.savedUsage; s != nil && (e.bg.scanCycles == 0 || s.At.After(e.bg.scanLastEnd)) {
+		out := make(map[string]BucketUsage, len(s.Usage))
+		for b, u := range s.Usage {
+			out[b] = u
 		}
+		return out, s.At
+	}
+	if e.bg.scanCycles == 0 {
 		return nil, time.Time{}
 	}
 	out := make(map[string]BucketUsage, len(e.bg.scanStats.Usage))

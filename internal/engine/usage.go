@@ -64,7 +64,9 @@ func (e *Engine) loadUsage(ctx context.Context) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.scanCycles == 0 {
+	// Newer than this node's own last cycle: an earlier run's, or on a
+	// cluster the node that scans now.
+	if b.scanCycles == 0 || newest.At.After(b.scanLastEnd) {
 		b.savedUsage = newest
 	}
 }

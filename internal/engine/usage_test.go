@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/drive"
 )
 
 // TestHealCountsBucketUsage: a whole-store heal walk counts each bucket's
@@ -149,5 +151,63 @@ func TestBucketUsageSurvivesRestart(t *testing.T) {
 			t.Fatalf("the saved usage was not restored: %+v", u)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOneClusterNodeScans: on a cluster every node sees every drive, so
+// only the node ScansHere names (the consensus leader) runs scanner
+// cycles; another shows the bucket usage that node saved, and says the
+// scanner runs elsewhere.
+func TestOneClusterNodeScans(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	var drives []drive.Drive
+	for i := range 4 {
+		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		drives = append(drives, l)
+	}
+	open := func(scans bool, interval time.Duration) *Engine {
+		e, err := New(Config{Drives: drives, Heal: HealConfig{ScanInterval: interval},
+			Cluster: &ClusterConfig{FormatNew: true, ScansHere: func() bool { return scans }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	idle := open(false, 20*time.Millisecond)
+	if err := idle.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	body := "counted by the other node"
+	if _, err := idle.PutObject(ctx, "bucket", "k", strings.NewReader(body), int64(len(body)), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Several of idle's turns pass without a cycle of its own.
+	time.Sleep(200 * time.Millisecond)
+	if st := idle.HealStatus(); st.ScanCycles != 0 || st.ScanRunning || !st.ScanElsewhere {
+		t.Fatalf("the node that does not scan: %d cycles, running %v, elsewhere %v", st.ScanCycles, st.ScanRunning, st.ScanElsewhere)
+	}
+	scanner := open(true, 20*time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		u, at := idle.BucketUsage()
+		if u["bucket"].Objects == 1 && u["bucket"].Bytes == int64(len(body)) && !at.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle node never showed the usage the scanning node saved: %+v (scanner: %+v)", u, scanner.HealStatus())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := scanner.HealStatus(); st.ScanCycles == 0 || st.ScanElsewhere {
+		t.Fatalf("the scanning node: %d cycles, elsewhere %v", st.ScanCycles, st.ScanElsewhere)
+	}
+	if st := idle.HealStatus(); st.ScanCycles != 0 {
+		t.Fatalf("the node that does not scan ran %d cycles", st.ScanCycles)
 	}
 }

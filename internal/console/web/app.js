@@ -708,6 +708,7 @@ async function opsPage(main) {
           el("td", { class: "err", text: d.error || (d.faults || d.timeouts ? d.faults + " faults, " + d.timeouts + " timeouts" : "") }))))));
     const scan = H.scan_running
       ? "running: " + H.scan_done.toLocaleString() + " of " + H.scan_total.toLocaleString() + " objects"
+      : H.scan_elsewhere ? "runs on the cluster's leader node"
       : H.scan_cycles ? "idle; last pass ended " + fmtTime(H.last_scan_end) + " (" + H.last_scan.objects + " objects, " + H.last_scan.damaged + " repaired)" : "waiting for its first pass";
     const healOut = heal.querySelector(".heal-out") || el("pre", { class: "heal-out", "aria-live": "polite" });
     heal.replaceChildren(el("h3", { text: "Healing" }),
