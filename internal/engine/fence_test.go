@@ -46,6 +46,43 @@ func (d gatedDrive) Apply(ctx context.Context, b *drive.Batch) error {
 	return d.Drive.Apply(ctx, b)
 }
 
+// localDrives opens n local drives (no syncs) in a temporary directory,
+// to share between engines as nodes of one cluster share their drives.
+func localDrives(t testing.TB, n int) []drive.Drive {
+	t.Helper()
+	root := t.TempDir()
+	drives := make([]drive.Drive, n)
+	for i := range drives {
+		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		drives[i] = l
+	}
+	return drives
+}
+
+// engineOn opens an engine without background work on drives.
+func engineOn(t testing.TB, drives []drive.Drive) *Engine {
+	t.Helper()
+	e, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// gateDrives wraps each drive so that g can stall its batches.
+func gateDrives(drives []drive.Drive, g *gate) []drive.Drive {
+	gated := make([]drive.Drive, len(drives))
+	for i, d := range drives {
+		gated[i] = gatedDrive{Drive: d, g: g}
+	}
+	return gated
+}
+
 // TestStaleWriterIsFenced runs two engines on the same drives, as two
 // nodes whose lock of a key no longer excludes each other: the first
 // reads the key and stalls right before its commit, the second changes
@@ -57,21 +94,8 @@ func (d gatedDrive) Apply(ctx context.Context, b *drive.Batch) error {
 // writer's version.
 func TestStaleWriterIsFenced(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	var drives []drive.Drive
-	for i := range 16 {
-		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		drives = append(drives, l)
-	}
-	fresh, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fresh.Close() })
+	drives := localDrives(t, 16)
+	fresh := engineOn(t, drives)
 	for _, b := range []string{"plain", "versioned"} {
 		if err := fresh.MakeBucket(ctx, b, BucketOptions{Owner: "o"}); err != nil {
 			t.Fatal(err)
@@ -81,15 +105,7 @@ func TestStaleWriterIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &gate{}
-	gated := make([]drive.Drive, len(drives))
-	for i, d := range drives {
-		gated[i] = gatedDrive{Drive: d, g: g}
-	}
-	stale, err := New(Config{Drives: gated, Heal: HealConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stale.Close() })
+	stale := engineOn(t, gateDrives(drives, g))
 
 	r := rand.New(rand.NewSource(7))
 	body := func() []byte { return randBytes(r, 1<<20+r.Intn(4096)) }
@@ -188,34 +204,13 @@ func TestStaleWriterIsFenced(t *testing.T) {
 // the client was last told about.
 func TestStalePartWriterIsFenced(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	var drives []drive.Drive
-	for i := range 16 {
-		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		drives = append(drives, l)
-	}
-	fresh, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fresh.Close() })
+	drives := localDrives(t, 16)
+	fresh := engineOn(t, drives)
 	if err := fresh.MakeBucket(ctx, "parts", BucketOptions{Owner: "o"}); err != nil {
 		t.Fatal(err)
 	}
 	g := &gate{table: drive.TableParts}
-	gated := make([]drive.Drive, len(drives))
-	for i, d := range drives {
-		gated[i] = gatedDrive{Drive: d, g: g}
-	}
-	stale, err := New(Config{Drives: gated, Heal: HealConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stale.Close() })
+	stale := engineOn(t, gateDrives(drives, g))
 
 	r := rand.New(rand.NewSource(8))
 	for _, retried := range []bool{false, true} {

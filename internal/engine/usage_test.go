@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/shardstore/shardstore/internal/drive"
 )
 
 // TestHealCountsBucketUsage: a whole-store heal walk counts each bucket's
@@ -160,16 +158,7 @@ func TestBucketUsageSurvivesRestart(t *testing.T) {
 // scanner runs elsewhere.
 func TestOneClusterNodeScans(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	var drives []drive.Drive
-	for i := range 4 {
-		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%d", i+1)), drive.LocalOptions{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		drives = append(drives, l)
-	}
+	drives := localDrives(t, 4)
 	open := func(scans bool, interval time.Duration) *Engine {
 		e, err := New(Config{Drives: drives, Heal: HealConfig{ScanInterval: interval},
 			Cluster: &ClusterConfig{FormatNew: true, ScansHere: func() bool { return scans }}})
