@@ -338,6 +338,17 @@ func (h *Health) DiskInfo(ctx context.Context) (DiskInfo, error) {
 	return di, nil
 }
 
+// Run runs fn with the wrapped drive as one operation: one hand-off to
+// the drive's worker and one deadline for every call fn makes. A read
+// whose second lookup depends on the first (an object's record, then its
+// inline data) pays for one hand-off instead of two. fn's error counts
+// as the operation's (ErrDriveFaulty takes the drive offline). On a
+// timeout fn keeps running on the worker: whatever it writes must not
+// be read after Run returned an error.
+func (h *Health) Run(op Op, fn func(d Drive) error) error {
+	return h.do(op, func() error { return fn(h.inner) })
+}
+
 // Get implements Drive.
 func (h *Health) Get(ctx context.Context, t Table, key string) ([]byte, error) {
 	var v []byte

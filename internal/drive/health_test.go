@@ -178,10 +178,12 @@ func TestHealthFullDriveStaysOnline(t *testing.T) {
 func TestHealthWorkerReuse(t *testing.T) {
 	ctx := context.Background()
 	f := NewFaulty(newLocal(t))
-	h := NewHealth(f, HealthConfig{OpTimeout: 30 * time.Millisecond, ProbeInterval: 5 * time.Millisecond})
+	// The deadline leaves a loaded machine (CI under -race) room for an
+	// ordinary read; the injected delay is well past it.
+	h := NewHealth(f, HealthConfig{OpTimeout: 100 * time.Millisecond, ProbeInterval: 5 * time.Millisecond})
 	defer h.Close()
 	put(t, h, "k", "v")
-	remove := f.Inject(Fault{Ops: []Op{OpGet}, Times: 1, Delay: 200 * time.Millisecond, Err: ErrInjectedEIO})
+	remove := f.Inject(Fault{Ops: []Op{OpGet}, Times: 1, Delay: 500 * time.Millisecond, Err: ErrInjectedEIO})
 	_, err := h.Get(ctx, TableObjects, "k")
 	remove()
 	if !errors.Is(err, ErrDriveFaulty) || h.State().Timeouts != 1 {
@@ -198,7 +200,7 @@ func TestHealthWorkerReuse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if i%8 == 0 {
-				time.Sleep(250 * time.Millisecond)
+				time.Sleep(600 * time.Millisecond) // after the slow call ended
 			}
 			for range 20 {
 				b, err := h.Get(ctx, TableObjects, "k")

@@ -105,6 +105,10 @@ func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key
 		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
 	}
 	vals, errs := fanOut(lag, set.drives, enough, func(p int, d drive.Drive) (read, error) {
+		if r, ok := d.(driveRunner); ok && withData {
+			rec, raw, err := readWithInline(ctx, r, bucket, key)
+			return read{rec, raw}, err
+		}
 		rec, raw, err := readRecord(ctx, d, bucket, key)
 		if err == nil && withData {
 			prefetchInline(ctx, d, rec.Current())
@@ -116,6 +120,50 @@ func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key
 		recs[p], raws[p] = v.rec, v.raw
 	}
 	return recs, raws, errs
+}
+
+// driveRunner is a drive that runs several calls as one operation
+// (drive.Health).
+type driveRunner interface {
+	Run(op drive.Op, fn func(d drive.Drive) error) error
+}
+
+// readWithInline is readRecord and prefetchInline as one drive
+// operation. The record's decode error is the read's, as in readRecord;
+// a failed inline read leaves the data to the reader, unless it is a
+// drive fault, which fails the whole read (the drive goes offline).
+func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec *meta.Record, raw []byte, err error) {
+	var (
+		gotRec  *meta.Record
+		gotRaw  []byte
+		readErr error
+	)
+	runErr := r.Run(drive.OpGet, func(d drive.Drive) error {
+		gotRec, gotRaw, readErr = readRecord(ctx, d, bucket, key)
+		if readErr != nil {
+			if errors.Is(readErr, meta.ErrCorrupt) {
+				return nil // the drive answered; its record is bad
+			}
+			return readErr
+		}
+		m := gotRec.Current()
+		if m == nil || !m.Inline || int(m.Erasure.Index) > m.Erasure.DataShards {
+			return nil
+		}
+		data, err := readInline(ctx, d, m)
+		if err == nil {
+			m.InlineData = data
+		} else if errors.Is(err, drive.ErrDriveFaulty) {
+			return err
+		}
+		return nil
+	})
+	if runErr != nil {
+		// Run's error, not the captured values: on a timeout the
+		// function may still be writing them.
+		return nil, nil, runErr
+	}
+	return gotRec, gotRaw, readErr
 }
 
 // prefetchInline fills m.InlineData when m is an inline object and the

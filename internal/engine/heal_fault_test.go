@@ -622,3 +622,37 @@ func TestFaultHealRewriteFailureRetried(t *testing.T) {
 	waitUntil(t, "queue drained", 90*time.Second, func() bool { return r.e.PendingHeals() == 0 })
 	r.healthy(objs)
 }
+
+// TestInlineReadFault: a GET of a small object reads each drive's record
+// and its inline shard as one drive operation. An EIO on the inline read
+// of a drive holding a data shard takes that drive offline and the GET
+// still returns the acknowledged bytes (rebuilt from the other drives).
+func TestInlineReadFault(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	data := randBytes(rand.New(rand.NewSource(3)), 200) // under the rig's inline limit
+	if err := r.put("small", data); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.e.readObject(ctx, r.e.sets[0], "bucket", "small")
+	if err != nil || !st.fi.Inline {
+		t.Fatalf("read back: %v (inline %v)", err, st != nil && st.fi.Inline)
+	}
+	victim := -1
+	for p, m := range st.metas {
+		if m != nil && m.Erasure.Index <= m.Erasure.DataShards {
+			victim = p
+			break
+		}
+	}
+	// The record read passes, the inline read after it fails.
+	remove := r.faulty[victim].Inject(drive.Fault{Ops: []drive.Op{drive.OpGet}, After: 1, Times: 1, Err: drive.ErrInjectedEIO})
+	defer remove()
+	got, err := getAll(t, r.e, "small", GetOptions{})
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("GET with a failing inline read: err %v, equal %v", err, bytes.Equal(got, data))
+	}
+	if r.healths[victim].Online() {
+		t.Fatalf("drive %d stays online after an EIO on its inline read", victim)
+	}
+}
