@@ -32,6 +32,11 @@ import (
 
 var binary string
 
+// stopWait is how long a node may take to stop after SIGTERM: the
+// server's own grace for requests in flight (30 s; a request can be
+// waiting that long for a key's lock, engine.LockTimeout) and a margin.
+const stopWait = 45 * time.Second
+
 func TestMain(m *testing.M) { os.Exit(serverbin.Main(m, "shardstore-cluster-", &binary)) }
 
 const (
@@ -208,10 +213,10 @@ func (c *testCluster) stopAll() {
 				if n.exitErr != nil {
 					c.t.Errorf("node %d did not stop cleanly: %v\n%s", n.index+1, n.exitErr, n.stderr)
 				}
-			case <-time.After(30 * time.Second):
+			case <-time.After(stopWait):
 				_ = n.cmd.Process.Kill()
 				<-n.exited
-				c.t.Errorf("node %d did not stop within 30s\n%s", n.index+1, n.stderr)
+				c.t.Errorf("node %d did not stop within %v\n%s", n.index+1, stopWait, n.stderr)
 			}
 		}()
 	}
