@@ -147,7 +147,7 @@ func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec
 			return readErr
 		}
 		m := gotRec.Current()
-		if m == nil || !m.Inline || int(m.Erasure.Index) > m.Erasure.DataShards {
+		if !holdsInlineShard(m) {
 			return nil
 		}
 		data, err := readInline(ctx, d, m)
@@ -170,12 +170,19 @@ func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec
 // drive holds a data shard of it. A failure leaves it empty: the reader
 // fetches it again and reports the error then.
 func prefetchInline(ctx context.Context, d drive.Drive, m *meta.Object) {
-	if m == nil || !m.Inline || m.InlineData != nil || int(m.Erasure.Index) > m.Erasure.DataShards {
+	if !holdsInlineShard(m) || m.InlineData != nil {
 		return
 	}
 	if data, err := readInline(ctx, d, m); err == nil {
 		m.InlineData = data
 	}
+}
+
+// holdsInlineShard reports whether m, a drive's record of a version, is
+// an inline object of which that drive holds a data shard (the shards a
+// GET reads).
+func holdsInlineShard(m *meta.Object) bool {
+	return m != nil && m.Inline && int(m.Erasure.Index) <= m.Erasure.DataShards
 }
 
 // readRecord reads one drive's record of bucket/key.

@@ -107,6 +107,23 @@ func fillAll(ctx context.Context, walkers []*walker) {
 	wg.Wait()
 }
 
+// walkedDrives are the drives of set a listing walks: the first parity+1
+// online ones (any object written with quorum is on one of them).
+func walkedDrives(set *erasureSet) []drive.Drive {
+	want := min(len(set.drives), set.parity+1)
+	var out []drive.Drive
+	for _, d := range set.drives {
+		if len(out) == want {
+			break
+		}
+		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // setLister merges the walks of one set's drives, resolving
 // disagreements with a quorum read.
 type setLister struct {
@@ -119,19 +136,12 @@ type setLister struct {
 
 func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket string, opts ListOptions) *setLister {
 	sl := &setLister{e: e, set: set, bucket: bucket}
-	want := min(len(set.drives), set.parity+1)
 	// One more entry than the page, to know whether the page is the last.
 	first := listPage
 	if opts.MaxKeys > 0 {
 		first = opts.MaxKeys + 1
 	}
-	for _, d := range set.drives {
-		if len(sl.walkers) == want {
-			break
-		}
-		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
-			continue
-		}
+	for _, d := range walkedDrives(set) {
 		sl.walkers = append(sl.walkers, newWalker(d, bucket, opts.Prefix, opts.After, opts.Delimiter, first, false))
 	}
 	fillAll(ctx, sl.walkers)

@@ -492,25 +492,15 @@ func (e *Engine) walkKeys(ctx context.Context, bucket, prefix, after string, fn 
 // walked drives; more is set when a drive had further keys. Each drive
 // yields at most limit keys, so only keys up to the smallest last key of
 // a drive that hit the limit are known complete and returned.
-func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, limit int) ([]string, bool, error) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
+func (e *Engine) rawKeys(ctx context.Context, bucket, prefix, after string, limit int) ([]string, bool, error) {
 	var walkers []*walker
 	for _, set := range e.sets {
-		want := min(len(set.drives), set.parity+1)
-		n := 0
-		for _, d := range set.drives {
-			if n == want {
-				break
-			}
-			if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
-				continue
-			}
-			walkers = append(walkers, newWalker(d, bucket, prefix, after, "", limit, true))
-			n++
-		}
-		if n == 0 {
+		drives := walkedDrives(set)
+		if len(drives) == 0 {
 			return nil, false, fmt.Errorf("%w: no drive of set %d is online", ErrReadQuorum, set.index+1)
+		}
+		for _, d := range drives {
+			walkers = append(walkers, newWalker(d, bucket, prefix, after, "", limit, true))
 		}
 	}
 	fillAll(ctx, walkers)
@@ -540,7 +530,7 @@ func (e *Engine) rawKeys(parent context.Context, bucket, prefix, after string, l
 		}
 	}
 	sort.Strings(keys)
-	return keys, more, parent.Err()
+	return keys, more, ctx.Err()
 }
 
 // healBucketRecords gives every drive in drives every bucket's record (a

@@ -59,22 +59,31 @@ func (r *Record) Marshal() []byte {
 	return e.buf
 }
 
-// UnmarshalRecord decodes a Record, verifying magic, version and checksums.
-func UnmarshalRecord(b []byte) (*Record, error) {
+// recordBody checks an encoded record's magic, version and checksum and
+// returns a decoder over what they frame.
+func recordBody(b []byte) (decoder, error) {
 	const header = 4 + 2
 	if len(b) < header+1+4 {
-		return nil, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
+		return decoder{}, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
 	}
 	if [4]byte(b[:4]) != RecordMagic {
-		return nil, fmt.Errorf("%w: bad record magic", ErrCorrupt)
+		return decoder{}, fmt.Errorf("%w: bad record magic", ErrCorrupt)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != RecordVersion {
-		return nil, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
+		return decoder{}, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
 	}
 	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return nil, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
+		return decoder{}, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
 	}
-	d := decoder{buf: b[header : len(b)-4]}
+	return decoder{buf: b[header : len(b)-4]}, nil
+}
+
+// UnmarshalRecord decodes a Record, verifying magic, version and checksums.
+func UnmarshalRecord(b []byte) (*Record, error) {
+	d, err := recordBody(b)
+	if err != nil {
+		return nil, err
+	}
 	n := d.count(maxVersions)
 	r := &Record{Versions: make([]*Object, 0, n)}
 	for i := 0; i < n && d.err == nil; i++ {
@@ -112,27 +121,17 @@ func (s *Stamp) Matches(o *Object) bool {
 }
 
 // PeekCurrent reads the stamp of a record's current version (see
-// Current), checking the record's magic, version and checksum as
-// UnmarshalRecord does but decoding only the fields a stamp needs and
+// Current), checking the record's frame as UnmarshalRecord does
+// (recordBody) but decoding only the fields a stamp needs and
 // allocating nothing: listings compare the records of several drives
 // and need the whole of only one. ok is false when no version is
 // current; simple is false when a version carries FlagKeep or the record
 // holds more than one version, cases a caller decodes in full.
 func PeekCurrent(b []byte) (s Stamp, ok, simple bool, err error) {
-	const header = 4 + 2
-	if len(b) < header+1+4 {
-		return s, false, false, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
+	d, err := recordBody(b)
+	if err != nil {
+		return s, false, false, err
 	}
-	if [4]byte(b[:4]) != RecordMagic {
-		return s, false, false, fmt.Errorf("%w: bad record magic", ErrCorrupt)
-	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != RecordVersion {
-		return s, false, false, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
-	}
-	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return s, false, false, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
-	}
-	d := decoder{buf: b[header : len(b)-4]}
 	if n := d.count(maxVersions); n != 1 {
 		return s, false, false, d.err
 	}
