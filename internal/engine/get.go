@@ -60,8 +60,11 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 // need, when above the set's write quorum, is how many drives must have
 // answered before lagging drives are left behind: a commit of an object with
 // less parity than the set (REDUCED_REDUNDANCY) needs that many drives
-// whose contents it knows.
-func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int) ([]*meta.Record, [][]byte, []error) {
+// whose contents it knows. usable, when not nil, names the drives a commit
+// can write to (those that took its data): only they count towards need,
+// so that drives left behind by the data writes and drives left behind
+// here never add up to more than the commit can lose.
+func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
 	type read struct {
 		rec *meta.Record
@@ -74,7 +77,9 @@ func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key
 		heard := 0
 		for p, v := range vals {
 			if done[p] && (errs[p] == nil || errors.Is(errs[p], drive.ErrNotFound)) {
-				heard++
+				if usable == nil || usable(p) {
+					heard++
+				}
 				if v.rec != nil {
 					cur[p] = v.rec.Current()
 				}
@@ -211,14 +216,15 @@ func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key st
 // readObjectData is readObject, also fetching the data shards of a small
 // (inline) current version when withData is set.
 func (e *Engine) readObjectData(ctx context.Context, set *erasureSet, bucket, key string, withData bool) (*objectState, error) {
-	return e.readObjectNeed(ctx, set, bucket, key, withData, 0)
+	return e.readObjectNeed(ctx, set, bucket, key, withData, 0, nil)
 }
 
 // readObjectNeed is readObjectData for a commit that needs need drives
-// whose records it knows (its own write quorum; 0: the set's).
-func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int) (*objectState, error) {
+// whose records it knows (its own write quorum; 0: the set's) among the
+// drives it can write to (usable; nil: all).
+func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool) (*objectState, error) {
 	n := len(set.drives)
-	recs, raws, errs := readRecords(ctx, &e.lag, set, bucket, key, withData, need)
+	recs, raws, errs := readRecords(ctx, &e.lag, set, bucket, key, withData, need, usable)
 	for _, p := range e.indexWrites.running(set.index, drive.ObjectKey(bucket, key)) {
 		// A batch of an earlier write left running there: what the
 		// drive holds is about to change.

@@ -590,7 +590,11 @@ type commitReq struct {
 func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key string, req commitReq) error {
 	m, res := req.m, req.res
 	okey := drive.ObjectKey(bucket, key)
-	cur, err := e.readObjectNeed(ctx, set, bucket, key, false, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards))
+	var usable func(p int) bool
+	if res != nil {
+		usable = res.ok
+	}
+	cur, err := e.readObjectNeed(ctx, set, bucket, key, false, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards), usable)
 	if err := checkPutConditions(cur, err, req.cond); err != nil {
 		return err
 	}
