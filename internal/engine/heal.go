@@ -4,19 +4,28 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
 )
 
-// mrfFile is where the heal queue is persisted, on every drive's system
-// volume, so writes that missed a drive are still repaired after a
-// restart. It is a snapshot written at most once per flush interval: a
-// crash can lose the last second of entries, which the scanner finds on
-// its next cycle.
-const mrfFile = "heal/mrf.json"
+// The heal queue is persisted on every drive's system table, one entry
+// per queued object (key queuePrefix@node/bucket/key, no value), so
+// writes that missed a drive are still repaired after a restart. Only
+// what changed since the last flush is written, at most once per flush
+// interval: the cost of persisting follows the rate of change, not the
+// queue's length. A crash can lose the last second of changes, which
+// the scanner finds on its next cycle; a drive that missed a flush may
+// keep an entry already healed, which the next start heals again (a
+// no-op) and removes.
+const queuePrefix = "heal/queue"
+
+// legacyQueueFile is where earlier versions kept the whole queue as one
+// JSON document, rewritten on every change; loadQueue converts it.
+const legacyQueueFile = "heal/mrf.json"
 
 // maxQueue bounds the heal queue's memory; past it new entries are
 // dropped (and counted) and the scanner picks them up instead.
@@ -28,7 +37,9 @@ const maxQueue = 100_000
 type healQueue struct {
 	mu      sync.Mutex
 	pending map[[2]string]*healEntry
-	dirty   bool
+	// changed holds the keys added (true) or removed (false) since the
+	// last flush to the drives.
+	changed map[[2]string]bool
 	dropped int
 	delay   time.Duration
 	wake    chan struct{}
@@ -41,7 +52,8 @@ type healEntry struct {
 }
 
 func newHealQueue() *healQueue {
-	return &healQueue{pending: make(map[[2]string]*healEntry), wake: make(chan struct{}, 1)}
+	return &healQueue{pending: make(map[[2]string]*healEntry), changed: make(map[[2]string]bool),
+		wake: make(chan struct{}, 1)}
 }
 
 // add queues bucket/key. The entry waits q.delay first: a drive that
@@ -59,11 +71,11 @@ func (q *healQueue) add(bucket, key string) {
 		}
 		ent = &healEntry{}
 		q.pending[k] = ent
+		q.changed[k] = true
 	}
 	ent.gen++
 	ent.due = time.Now().Add(q.delay)
 	ent.attempts = 0
-	q.dirty = true
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -76,24 +88,42 @@ type dueItem struct {
 	gen         uint64
 }
 
-// due returns up to max entries whose time has come, oldest-key first.
+func (a dueItem) before(b dueItem) bool {
+	if a.bucket != b.bucket {
+		return a.bucket < b.bucket
+	}
+	return a.key < b.key
+}
+
+// due returns up to max entries whose time has come, in key order (the
+// first max keys of those due: one pass over the queue, not a sort of
+// it, since the healer asks for a few at a time from a queue that can
+// hold maxQueue).
 func (q *healQueue) due(now time.Time, max int) []dueItem {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var out []dueItem
+	out := make([]dueItem, 0, max+1)
 	for k, ent := range q.pending {
-		if !ent.due.After(now) {
-			out = append(out, dueItem{k[0], k[1], ent.gen})
+		if ent.due.After(now) {
+			continue
 		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].bucket != out[j].bucket {
-			return out[i].bucket < out[j].bucket
+		it := dueItem{k[0], k[1], ent.gen}
+		if len(out) == max && !it.before(out[max-1]) {
+			continue
 		}
-		return out[i].key < out[j].key
-	})
-	if len(out) > max {
-		out = out[:max]
+		i, _ := slices.BinarySearchFunc(out, it, func(a, b dueItem) int {
+			if a.before(b) {
+				return -1
+			}
+			if b.before(a) {
+				return 1
+			}
+			return 0
+		})
+		out = slices.Insert(out, i, it)
+		if len(out) > max {
+			out = out[:max]
+		}
 	}
 	return out
 }
@@ -105,7 +135,7 @@ func (q *healQueue) done(it dueItem) {
 	k := [2]string{it.bucket, it.key}
 	if ent := q.pending[k]; ent != nil && ent.gen == it.gen {
 		delete(q.pending, k)
-		q.dirty = true
+		q.changed[k] = false
 	}
 	q.mu.Unlock()
 }
@@ -128,62 +158,82 @@ func (q *healQueue) len() int {
 	return len(q.pending)
 }
 
-// snapshot returns the queue's keys if it changed since the last one.
-func (q *healQueue) snapshot() ([][2]string, bool) {
+// takeChanges returns the changes since the last flush and starts a new
+// set.
+func (q *healQueue) takeChanges() map[[2]string]bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.dirty {
-		return nil, false
+	if len(q.changed) == 0 {
+		return nil
 	}
-	q.dirty = false
-	out := make([][2]string, 0, len(q.pending))
-	for k := range q.pending {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0]+"\x00"+out[i][1] < out[j][0]+"\x00"+out[j][1] })
-	return out, true
+	ch := q.changed
+	q.changed = make(map[[2]string]bool)
+	return ch
 }
 
-func (q *healQueue) markDirty() {
+// putBack returns changes a flush could not write, under those made
+// since (which are newer).
+func (q *healQueue) putBack(ch map[[2]string]bool) {
 	q.mu.Lock()
-	q.dirty = true
-	q.mu.Unlock()
+	defer q.mu.Unlock()
+	for k, present := range ch {
+		if _, newer := q.changed[k]; !newer {
+			q.changed[k] = present
+		}
+	}
 }
 
-// persistQueue writes the queue snapshot to every drive if it changed.
+// queueEntryPrefix is the system-table prefix of this node's queue.
+func (e *Engine) queueEntryPrefix() string { return e.nodeFile(queuePrefix) + "/" }
+
+// persistQueue writes what changed in the queue to every drive. When no
+// drive took it, the changes are kept for the next flush.
 func (e *Engine) persistQueue(ctx context.Context) {
-	keys, changed := e.heal.snapshot()
-	if !changed {
+	ch := e.heal.takeChanges()
+	if ch == nil {
 		return
 	}
-	b, err := json.Marshal(keys)
-	if err != nil {
-		return
+	prefix := e.queueEntryPrefix()
+	b := &drive.Batch{}
+	for k, present := range ch {
+		name := prefix + k[0] + "/" + k[1]
+		if present {
+			b.Put(drive.TableSystem, name, []byte{})
+		} else {
+			b.Delete(drive.TableSystem, name)
+		}
 	}
 	errs := forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		return sysPut(ctx, d, e.nodeFile(mrfFile), b)
+		return d.Apply(ctx, b)
 	})
 	if countNil(errs) == 0 {
-		e.heal.markDirty() // try again next time
+		e.heal.putBack(ch)
 	}
 }
 
 // loadQueue reads the persisted queues of every drive into e.heal; the
-// union is taken since each drive may have missed some snapshots.
+// union is taken since each drive may have missed some flushes. A queue
+// in the earlier one-document form is converted on its drive.
 func (e *Engine) loadQueue(ctx context.Context) {
 	var mu sync.Mutex
+	prefix := e.queueEntryPrefix()
+	legacy := e.nodeFile(legacyQueueFile)
 	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
-		b, err := sysGet(ctx, d, e.nodeFile(mrfFile))
-		if err != nil {
-			if !errors.Is(err, drive.ErrNotFound) {
-				e.log.Warn("cannot read heal queue", "drive", d.String(), "err", err)
-			}
-			return nil
-		}
 		var keys [][2]string
-		if err := json.Unmarshal(b, &keys); err != nil {
-			e.log.Warn("heal queue file unreadable", "drive", d.String(), "err", err)
-			return nil
+		entries, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: prefix, KeysOnly: true})
+		if err != nil {
+			e.log.Warn("cannot read heal queue", "drive", d.String(), "err", err)
+		}
+		for _, ent := range entries {
+			bucket, key, ok := strings.Cut(strings.TrimPrefix(ent.Key, prefix), "/")
+			if ok {
+				keys = append(keys, [2]string{bucket, key})
+			}
+		}
+		if old, err := e.loadLegacyQueue(ctx, d, legacy, prefix); err != nil {
+			e.log.Warn("cannot convert heal queue file", "drive", d.String(), "err", err)
+		} else {
+			keys = append(keys, old...)
 		}
 		mu.Lock()
 		for _, k := range keys {
@@ -192,6 +242,50 @@ func (e *Engine) loadQueue(ctx context.Context) {
 		mu.Unlock()
 		return nil
 	})
+}
+
+// loadLegacyQueue converts a drive's queue document (legacyQueueFile,
+// named as nodeFile names it) into entries under prefix, in one batch
+// that also removes the document, and returns its keys.
+func (e *Engine) loadLegacyQueue(ctx context.Context, d drive.Drive, name, prefix string) ([][2]string, error) {
+	raw, err := sysGet(ctx, d, name)
+	if errors.Is(err, drive.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var keys [][2]string
+	b := &drive.Batch{}
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		e.log.Warn("heal queue file unreadable; removed", "drive", d.String(), "err", err)
+		keys = nil
+	}
+	for _, k := range keys {
+		b.Put(drive.TableSystem, prefix+k[0]+"/"+k[1], []byte{})
+	}
+	b.Delete(drive.TableSystem, name)
+	if err := d.Apply(ctx, b); err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
+// clearPersistedQueue removes the queue entries under prefix (a node's
+// queueEntryPrefix) from d.
+func clearPersistedQueue(ctx context.Context, d drive.Drive, prefix string) error {
+	entries, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: prefix, KeysOnly: true})
+	if err != nil {
+		return err
+	}
+	b := &drive.Batch{}
+	for _, ent := range entries {
+		b.Delete(drive.TableSystem, ent.Key)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return d.Apply(ctx, b)
 }
 
 // PendingHeals reports how many objects wait for repair.

@@ -332,7 +332,7 @@ func TestFaultCorruptionScannerRepairs(t *testing.T) {
 	// reads above filled (its persisted copies are removed).
 	r.close()
 	r.withDrives(func(p int, d drive.Drive) {
-		if err := sysDelete(context.Background(), d, mrfFile); err != nil {
+		if err := clearPersistedQueue(context.Background(), d, queuePrefix+"/"); err != nil {
 			t.Fatal(err)
 		}
 	})
