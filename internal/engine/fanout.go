@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -57,6 +58,13 @@ func (l *lagging) allLagging(drives []drive.Drive, done []bool, now time.Time) b
 	return true
 }
 
+// isLagging reports whether d counts as lagging at now.
+func (l *lagging) isLagging(d drive.Drive, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return now.Before(l.until[d])
+}
+
 func (l *lagging) mark(d drive.Drive, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -91,6 +99,22 @@ func succeeded(err error) bool { return err == nil }
 // fn hands its result back by value only, so a straggler that finishes
 // late never writes into the caller's state.
 func fanOut[T any](lag *lagging, drives []drive.Drive, enough func(vals []T, errs []error, done []bool) bool, fn func(i int, d drive.Drive) (T, error), left func(i int), late func(i int, v T, err error)) ([]T, []error) {
+	return fanOutStaged(lag, drives, nil, enough, fn, left, late)
+}
+
+// hedgeAfter is how long a staged fanOut gives its first wave before it
+// calls the other drives too: a drive of the first wave that is slow but
+// not yet known to lag then costs a read its set's speed plus this, not
+// the drive's speed.
+const hedgeAfter = 50 * time.Millisecond
+
+// fanOutStaged is fanOut calling first the drives first marks (nil: all
+// at once, as fanOut): the others are called only when the first wave
+// cannot be enough, i.e. once one of its calls failed, once all of it
+// finished without enough holding, or hedgeAfter after the start. A read
+// that usually needs only some drives (a GET needs the records of as many
+// drives as the object has data shards) thereby costs only those.
+func fanOutStaged[T any](lag *lagging, drives []drive.Drive, first []bool, enough func(vals []T, errs []error, done []bool) bool, fn func(i int, d drive.Drive) (T, error), left func(i int), late func(i int, v T, err error)) ([]T, []error) {
 	type result struct {
 		i   int
 		v   T
@@ -101,17 +125,39 @@ func fanOut[T any](lag *lagging, drives []drive.Drive, enough func(vals []T, err
 	done := make([]bool, n)
 	results := make(chan result, n)
 	pending := 0
-	for i, d := range drives {
-		if d == nil {
-			errs[i] = errDriveSkipped
-			done[i] = true
-			continue
-		}
+	launch := func(i int, d drive.Drive) {
 		pending++
 		go func() {
 			v, err := fn(i, d)
 			results <- result{i, v, err}
 		}()
+	}
+	var waiting []int // the second wave, not called yet
+	for i, d := range drives {
+		switch {
+		case d == nil:
+			errs[i] = errDriveSkipped
+			done[i] = true
+		case first == nil || first[i]:
+			launch(i, d)
+		default:
+			waiting = append(waiting, i)
+		}
+	}
+	var hedge <-chan time.Time
+	if len(waiting) > 0 {
+		hedgeTimer := time.NewTimer(hedgeAfter)
+		defer hedgeTimer.Stop()
+		hedge = hedgeTimer.C
+	}
+	callRest := func() {
+		for _, i := range waiting {
+			launch(i, drives[i])
+		}
+		waiting, hedge = nil, nil
+	}
+	if pending == 0 {
+		callRest() // no first wave
 	}
 	start := time.Now()
 	var quorumAt time.Time
@@ -131,7 +177,16 @@ func fanOut[T any](lag *lagging, drives []drive.Drive, enough func(vals []T, err
 			if quorumAt.IsZero() && enough(vals, errs, done) {
 				quorumAt = time.Now()
 				grace = stragglerGrace(quorumAt.Sub(start))
+				for _, i := range waiting {
+					errs[i], done[i] = errNotCalled, true
+				}
+				waiting, hedge = nil, nil
 			}
+			if len(waiting) > 0 && (r.err != nil || pending == 0) {
+				callRest()
+			}
+		case <-hedge:
+			callRest()
 		case <-wake:
 		}
 		if quorumAt.IsZero() || pending == 0 || lag == nil {
@@ -174,6 +229,9 @@ func fanOut[T any](lag *lagging, drives []drive.Drive, enough func(vals []T, err
 	}
 	return vals, errs
 }
+
+// errNotCalled marks a drive a staged fanOut did not need to call.
+var errNotCalled = errors.New("drive not read: the others were enough")
 
 // atLeast is an enough for fanOut: need calls finished with ok(err).
 func atLeast[T any](need int, ok func(error) bool) func([]T, []error, []bool) bool {

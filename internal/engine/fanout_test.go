@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,5 +143,96 @@ func TestIndexWritesCounted(t *testing.T) {
 	end2()
 	if got := w.running(0, "k"); len(got) != 0 || len(w.n) != 0 {
 		t.Fatalf("after both ended: %v", w.n)
+	}
+}
+
+// TestFanOutStaged: the second wave is called only when the first cannot
+// be enough: never when it is, at once when one of its calls fails, when
+// it finished without enough, and hedgeAfter after the start when it is
+// slow.
+func TestFanOutStaged(t *testing.T) {
+	ds := stubDrives(6)
+	first := []bool{true, true, true, true, false, false}
+	type outcome struct {
+		called []int
+		errs   []error
+		took   time.Duration
+	}
+	run := func(fn func(i int) (int, error)) outcome {
+		var mu sync.Mutex
+		var called []int
+		start := time.Now()
+		// Enough: 4 calls that returned the same value.
+		enough := func(vals []int, errs []error, done []bool) bool {
+			count := map[int]int{}
+			for i := range vals {
+				if done[i] && errs[i] == nil {
+					count[vals[i]]++
+					if count[vals[i]] >= 4 {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		_, errs := fanOutStaged(&lagging{}, ds, first, enough, func(i int, _ drive.Drive) (int, error) {
+			mu.Lock()
+			called = append(called, i)
+			mu.Unlock()
+			return fn(i)
+		}, nil, nil)
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(called)
+		return outcome{called, errs, time.Since(start)}
+	}
+	all := []int{0, 1, 2, 3, 4, 5}
+
+	o := run(func(int) (int, error) { return 7, nil })
+	if !slices.Equal(o.called, []int{0, 1, 2, 3}) {
+		t.Fatalf("first wave enough: called %v, want only the first wave", o.called)
+	}
+	for _, i := range []int{4, 5} {
+		if !errors.Is(o.errs[i], errNotCalled) {
+			t.Fatalf("drive %d not called: error %v, want errNotCalled", i, o.errs[i])
+		}
+	}
+
+	o = run(func(i int) (int, error) {
+		if i == 1 {
+			return 0, errors.New("failed")
+		}
+		return 7, nil
+	})
+	if !slices.Equal(o.called, all) || o.took >= hedgeAfter || o.errs[4] != nil || o.errs[5] != nil {
+		t.Fatalf("first wave with a failure: called %v in %v (errs %v), want all at once", o.called, o.took, o.errs)
+	}
+
+	o = run(func(i int) (int, error) {
+		if i == 2 {
+			return 8, nil // disagrees
+		}
+		return 7, nil
+	})
+	if !slices.Equal(o.called, all) || o.took >= hedgeAfter {
+		t.Fatalf("first wave not enough: called %v in %v, want all once it finished", o.called, o.took)
+	}
+
+	// A slow drive of the first wave: the second is called at the hedge,
+	// not when the slow drive ends (which is then waited for, as fanOut
+	// waits for any drive not known to lag).
+	start := time.Now()
+	var calledAt atomic.Int64
+	o = run(func(i int) (int, error) {
+		switch i {
+		case 3:
+			time.Sleep(hedgeAfter + 300*time.Millisecond)
+		case 4:
+			calledAt.Store(int64(time.Since(start)))
+		}
+		return 7, nil
+	})
+	if at := time.Duration(calledAt.Load()); !slices.Equal(o.called, all) || at < hedgeAfter || at >= hedgeAfter+300*time.Millisecond {
+		t.Fatalf("slow first wave: called %v, the second wave after %v, want at the hedge (%v)", o.called, at, hedgeAfter)
 	}
 }

@@ -64,7 +64,10 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 // can write to (those that took its data): only they count towards need,
 // so that drives left behind by the data writes and drives left behind
 // here never add up to more than the commit can lose.
-func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool) ([]*meta.Record, [][]byte, []error) {
+//
+// first, when not nil, marks the drives to read first (fanOutStaged): the
+// others are read only when those are not enough.
+func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool, first []bool) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
 	type read struct {
 		rec *meta.Record
@@ -109,7 +112,7 @@ func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key
 		}
 		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
 	}
-	vals, errs := fanOut(lag, set.drives, enough, func(p int, d drive.Drive) (read, error) {
+	vals, errs := fanOutStaged(lag, set.drives, first, enough, func(p int, d drive.Drive) (read, error) {
 		if r, ok := d.(driveRunner); ok && withData {
 			rec, raw, err := readWithInline(ctx, r, bucket, key)
 			return read{rec, raw}, err
@@ -210,21 +213,72 @@ func readRecord(ctx context.Context, d drive.Drive, bucket, key string) (*meta.R
 // counts too, so the last acknowledged version stays readable without
 // waiting for a heal.
 func (e *Engine) readObject(ctx context.Context, set *erasureSet, bucket, key string) (*objectState, error) {
-	return e.readObjectData(ctx, set, bucket, key, false)
+	return e.readObjectFrom(ctx, set, bucket, key, false, 0, nil, nil)
 }
 
-// readObjectData is readObject, also fetching the data shards of a small
-// (inline) current version when withData is set.
+// readObjectData is readObject for a GET or HEAD: it reads first only as
+// many drives as a quorum needs, those that hold the data shards (see
+// firstReads), and the others only when those do not agree; it also
+// fetches the data shards of a small (inline) current version when
+// withData is set. A commit, the heal and a listing's check read every
+// drive (readObject): they need to know what each one holds.
 func (e *Engine) readObjectData(ctx context.Context, set *erasureSet, bucket, key string, withData bool) (*objectState, error) {
-	return e.readObjectNeed(ctx, set, bucket, key, withData, 0, nil)
+	return e.readObjectFrom(ctx, set, bucket, key, withData, 0, nil, e.firstReads(set, key))
 }
 
-// readObjectNeed is readObjectData for a commit that needs need drives
+// readObjectNeed is readObject for a commit that needs need drives
 // whose records it knows (its own write quorum; 0: the set's) among the
 // drives it can write to (usable; nil: all).
 func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool) (*objectState, error) {
+	return e.readObjectFrom(ctx, set, bucket, key, withData, need, usable, nil)
+}
+
+// firstReads marks the drives a GET or HEAD of key reads first: a write
+// quorum of the set, which is as many drives as agree on the current
+// version when no write is in flight (a committed version is on at least
+// a write quorum, so no other can be on as many of these). They are the
+// drives the key's distribution gives data shards at the set's parity,
+// so the data of a healthy object comes without decoding, except that a
+// drive offline or known to lag gives its place to a parity drive. nil
+// when the set has no drives to spare.
+func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 	n := len(set.drives)
-	recs, raws, errs := readRecords(ctx, &e.lag, set, bucket, key, withData, need, usable)
+	want := writeQuorum(n-set.parity, set.parity)
+	if want >= n {
+		return nil
+	}
+	dist := e.distribution(key, n)
+	now := time.Now()
+	usable := func(p int) bool {
+		d := set.drives[p]
+		if d == nil || e.lag.isLagging(d, now) {
+			return false
+		}
+		o, ok := d.(interface{ Online() bool })
+		return !ok || o.Online()
+	}
+	first := make([]bool, n)
+	picked := 0
+	// Shard numbers 1..n in order: data shards first, then parity.
+	byShard := make([]int, n)
+	for p, shard := range dist {
+		byShard[shard-1] = p
+	}
+	for _, p := range byShard {
+		if picked < want && usable(p) {
+			first[p] = true
+			picked++
+		}
+	}
+	if picked < want {
+		return nil
+	}
+	return first
+}
+
+func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool, first []bool) (*objectState, error) {
+	n := len(set.drives)
+	recs, raws, errs := readRecords(ctx, &e.lag, set, bucket, key, withData, need, usable, first)
 	for _, p := range e.indexWrites.running(set.index, drive.ObjectKey(bucket, key)) {
 		// A batch of an earlier write left running there: what the
 		// drive holds is about to change.
@@ -274,6 +328,19 @@ func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, ke
 		e.heal.add(bucket, key)
 	}
 	st.fi = agreedSettings(best, st.metas)
+	for p, err := range st.errs {
+		if errors.Is(err, errNotCalled) && p < len(best.Erasure.Distribution) {
+			// A drive a GET did not need to ask: its shard of the version
+			// is where the version's ids say (shard files and inline data
+			// are addressed by data id, and checksummed), so the reader
+			// can still fall back on it; a drive without it fails that
+			// read like a drive whose record is missing.
+			m := *st.fi
+			m.Erasure.Index = best.Erasure.Distribution[p]
+			m.InlineData = nil
+			st.metas[p] = &m
+		}
+	}
 	return st, nil
 }
 

@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"math/rand"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+// recordReadsDrive counts the reads of object records.
+type recordReadsDrive struct {
+	drive.Drive
+	reads *atomic.Int64
+}
+
+func (d recordReadsDrive) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
+	if t == drive.TableObjects {
+		d.reads.Add(1)
+	}
+	return d.Drive.Get(ctx, t, key)
+}
+
+// TestGetReadsAQuorumOfRecords: a GET or HEAD of a healthy object reads
+// the records of a write quorum of drives (12 of 16), those holding its
+// data shards, not all 16, and with one of them disagreeing it reads
+// them all. Every read returns the object's bytes.
+func TestGetReadsAQuorumOfRecords(t *testing.T) {
+	ctx := context.Background()
+	drives := localDrives(t, 16)
+	reads := make([]*atomic.Int64, len(drives))
+	counted := make([]drive.Drive, len(drives))
+	for i, d := range drives {
+		reads[i] = &atomic.Int64{}
+		counted[i] = recordReadsDrive{Drive: d, reads: reads[i]}
+	}
+	e := engineOn(t, counted)
+	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewSource(9))
+	objs := map[string][]byte{"small": randBytes(rnd, 4096), "large": randBytes(rnd, 2<<20)}
+	for k, v := range objs {
+		if _, err := e.PutObject(ctx, "bucket", k, bytes.NewReader(v), int64(len(v)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(key string) []int {
+		t.Helper()
+		for _, r := range reads {
+			r.Store(0)
+		}
+		got, err := getAll(t, e, key, GetOptions{})
+		if err != nil || !bytes.Equal(got, objs[key]) {
+			t.Fatalf("GET %s: err %v, equal %v", key, err, bytes.Equal(got, objs[key]))
+		}
+		var read []int
+		for p, r := range reads {
+			if r.Load() > 0 {
+				read = append(read, p)
+			}
+		}
+		return read
+	}
+	for key := range objs {
+		dist := e.distribution(key, 16)
+		read := get(key)
+		if len(read) != 12 {
+			t.Fatalf("GET %s read the records of %d drives (%v), want 12", key, len(read), read)
+		}
+		for _, p := range read {
+			if dist[p] > 12 {
+				t.Fatalf("GET %s read drive %d, which holds parity shard %d", key, p, dist[p])
+			}
+		}
+		if _, err := e.HeadObject(ctx, "bucket", key, GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// One data drive's record disagrees (stale): all 16 are read.
+	key := "small"
+	dist := e.distribution(key, 16)
+	victim := -1
+	for p, shard := range dist {
+		if shard == 1 {
+			victim = p
+		}
+	}
+	b := &drive.Batch{}
+	b.Delete(drive.TableObjects, drive.ObjectKey("bucket", key))
+	if err := drives[victim].Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if read := get(key); len(read) != 16 {
+		t.Fatalf("GET with a data drive missing the record read %d drives, want all 16", len(read))
+	}
+}
