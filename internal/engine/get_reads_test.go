@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"context"
 	"math/rand"
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/shardstore/shardstore/internal/drive"
 )
 
-// recordReadsDrive counts the reads of object records.
+// recordReadsDrive counts the reads of object records, and reports
+// itself offline (as drive.Health does) when told to.
 type recordReadsDrive struct {
 	drive.Drive
-	reads *atomic.Int64
+	reads   *atomic.Int64
+	offline *atomic.Bool
 }
+
+func (d recordReadsDrive) Online() bool { return !d.offline.Load() }
 
 func (d recordReadsDrive) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
 	if t == drive.TableObjects {
@@ -25,16 +30,18 @@ func (d recordReadsDrive) Get(ctx context.Context, t drive.Table, key string) ([
 
 // TestGetReadsAQuorumOfRecords: a GET or HEAD of a healthy object reads
 // the records of a write quorum of drives (12 of 16), those holding its
-// data shards, not all 16, and with one of them disagreeing it reads
-// them all. Every read returns the object's bytes.
+// data shards, not all 16; with one of them offline it reads the first
+// parity drive in its place, and with one disagreeing it reads them all.
+// Every read returns the object's bytes.
 func TestGetReadsAQuorumOfRecords(t *testing.T) {
 	ctx := context.Background()
 	drives := localDrives(t, 16)
 	reads := make([]*atomic.Int64, len(drives))
+	offline := make([]*atomic.Bool, len(drives))
 	counted := make([]drive.Drive, len(drives))
 	for i, d := range drives {
-		reads[i] = &atomic.Int64{}
-		counted[i] = recordReadsDrive{Drive: d, reads: reads[i]}
+		reads[i], offline[i] = &atomic.Int64{}, &atomic.Bool{}
+		counted[i] = recordReadsDrive{Drive: d, reads: reads[i], offline: offline[i]}
 	}
 	e := engineOn(t, counted)
 	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
@@ -80,15 +87,24 @@ func TestGetReadsAQuorumOfRecords(t *testing.T) {
 		}
 	}
 
-	// One data drive's record disagrees (stale): all 16 are read.
 	key := "small"
 	dist := e.distribution(key, 16)
-	victim := -1
+	posOf := make([]int, 17)
 	for p, shard := range dist {
-		if shard == 1 {
-			victim = p
-		}
+		posOf[shard] = p
 	}
+	// The drive of data shard 3 offline: the drive of shard 13 (the
+	// first parity shard) is read instead.
+	offline[posOf[3]].Store(true)
+	read := get(key)
+	offline[posOf[3]].Store(false)
+	if len(read) != 12 || slices.Contains(read, posOf[3]) || !slices.Contains(read, posOf[13]) {
+		t.Fatalf("GET with the drive of shard 3 offline read drives %v, want 12 with the drive of shard 13 (%d) instead of %d",
+			read, posOf[13], posOf[3])
+	}
+
+	// One data drive's record disagrees (stale): all 16 are read.
+	victim := posOf[1]
 	b := &drive.Batch{}
 	b.Delete(drive.TableObjects, drive.ObjectKey("bucket", key))
 	if err := drives[victim].Apply(ctx, b); err != nil {
