@@ -249,14 +249,7 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 	}
 	dist := e.distribution(key, n)
 	now := time.Now()
-	usable := func(p int) bool {
-		d := set.drives[p]
-		if d == nil || e.lag.isLagging(d, now) {
-			return false
-		}
-		o, ok := d.(interface{ Online() bool })
-		return !ok || o.Online()
-	}
+	usable := func(p int) bool { return e.readyToRead(set.drives[p], now) }
 	first := make([]bool, n)
 	picked := 0
 	// Shard numbers 1..n in order: data shards first, then parity.
@@ -274,6 +267,16 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 		return nil
 	}
 	return first
+}
+
+// readyToRead reports whether d is worth reading from at now: online
+// and not known to lag.
+func (e *Engine) readyToRead(d drive.Drive, now time.Time) bool {
+	if d == nil || e.lag.isLagging(d, now) {
+		return false
+	}
+	o, ok := d.(interface{ Online() bool })
+	return !ok || o.Online()
 }
 
 func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool, first []bool) (*objectState, error) {
@@ -328,13 +331,16 @@ func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, ke
 		e.heal.add(bucket, key)
 	}
 	st.fi = agreedSettings(best, st.metas)
+	now := time.Now()
 	for p, err := range st.errs {
-		if errors.Is(err, errNotCalled) && p < len(best.Erasure.Distribution) {
-			// A drive a GET did not need to ask: its shard of the version
-			// is where the version's ids say (shard files and inline data
-			// are addressed by data id, and checksummed), so the reader
-			// can still fall back on it; a drive without it fails that
-			// read like a drive whose record is missing.
+		if errors.Is(err, errNotCalled) && p < len(best.Erasure.Distribution) && e.readyToRead(set.drives[p], now) {
+			// A healthy drive a GET did not need to ask (a parity drive):
+			// its shard of the version is where the version's ids say
+			// (shard files and inline data are addressed by data id, and
+			// checksummed), so the reader can still fall back on it; a
+			// drive without it fails that read like a drive whose record
+			// is missing. A drive left out for lagging or being offline
+			// gets no such record: the reader would wait for it first.
 			m := *st.fi
 			m.Erasure.Index = best.Erasure.Distribution[p]
 			m.InlineData = nil

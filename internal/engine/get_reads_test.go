@@ -15,15 +15,18 @@ import (
 // itself offline (as drive.Health does) when told to.
 type recordReadsDrive struct {
 	drive.Drive
-	reads   *atomic.Int64
-	offline *atomic.Bool
+	reads, inlineReads *atomic.Int64
+	offline            *atomic.Bool
 }
 
 func (d recordReadsDrive) Online() bool { return !d.offline.Load() }
 
 func (d recordReadsDrive) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
-	if t == drive.TableObjects {
+	switch t {
+	case drive.TableObjects:
 		d.reads.Add(1)
+	case drive.TableInline:
+		d.inlineReads.Add(1)
 	}
 	return d.Drive.Get(ctx, t, key)
 }
@@ -38,10 +41,11 @@ func TestGetReadsAQuorumOfRecords(t *testing.T) {
 	drives := localDrives(t, 16)
 	reads := make([]*atomic.Int64, len(drives))
 	offline := make([]*atomic.Bool, len(drives))
+	inlineReads := make([]*atomic.Int64, len(drives))
 	counted := make([]drive.Drive, len(drives))
 	for i, d := range drives {
-		reads[i], offline[i] = &atomic.Int64{}, &atomic.Bool{}
-		counted[i] = recordReadsDrive{Drive: d, reads: reads[i], offline: offline[i]}
+		reads[i], inlineReads[i], offline[i] = &atomic.Int64{}, &atomic.Int64{}, &atomic.Bool{}
+		counted[i] = recordReadsDrive{Drive: d, reads: reads[i], inlineReads: inlineReads[i], offline: offline[i]}
 	}
 	e := engineOn(t, counted)
 	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
@@ -94,10 +98,15 @@ func TestGetReadsAQuorumOfRecords(t *testing.T) {
 		posOf[shard] = p
 	}
 	// The drive of data shard 3 offline: the drive of shard 13 (the
-	// first parity shard) is read instead.
+	// first parity shard) is read instead, and the offline drive's shard
+	// is not tried either (a lagging drive would make the reader wait).
 	offline[posOf[3]].Store(true)
+	inlineReads[posOf[3]].Store(0)
 	read := get(key)
 	offline[posOf[3]].Store(false)
+	if n := inlineReads[posOf[3]].Load(); n != 0 {
+		t.Fatalf("GET read the inline shard of the offline drive %d times", n)
+	}
 	if len(read) != 12 || slices.Contains(read, posOf[3]) || !slices.Contains(read, posOf[13]) {
 		t.Fatalf("GET with the drive of shard 3 offline read drives %v, want 12 with the drive of shard 13 (%d) instead of %d",
 			read, posOf[13], posOf[3])
