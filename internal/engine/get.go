@@ -249,7 +249,6 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 	}
 	dist := e.distribution(key, n)
 	now := time.Now()
-	usable := func(p int) bool { return e.readyToRead(set.drives[p], now) }
 	first := make([]bool, n)
 	picked := 0
 	// Shard numbers 1..n in order: data shards first, then parity.
@@ -258,7 +257,7 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 		byShard[shard-1] = p
 	}
 	for _, p := range byShard {
-		if picked < want && usable(p) {
+		if picked < want && e.readyToRead(set.drives[p], now) {
 			first[p] = true
 			picked++
 		}
@@ -272,11 +271,7 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 // readyToRead reports whether d is worth reading from at now: online
 // and not known to lag.
 func (e *Engine) readyToRead(d drive.Drive, now time.Time) bool {
-	if d == nil || e.lag.isLagging(d, now) {
-		return false
-	}
-	o, ok := d.(interface{ Online() bool })
-	return !ok || o.Online()
+	return d != nil && !reportsOffline(d) && !e.lag.isLagging(d, now)
 }
 
 func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool, first []bool) (*objectState, error) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,11 +89,9 @@ type dueItem struct {
 	gen         uint64
 }
 
-func (a dueItem) before(b dueItem) bool {
-	if a.bucket != b.bucket {
-		return a.bucket < b.bucket
-	}
-	return a.key < b.key
+// compareDue orders items by bucket, then key.
+func compareDue(a, b dueItem) int {
+	return cmp.Or(cmp.Compare(a.bucket, b.bucket), cmp.Compare(a.key, b.key))
 }
 
 // due returns up to max entries whose time has come, in key order (the
@@ -108,18 +107,10 @@ func (q *healQueue) due(now time.Time, max int) []dueItem {
 			continue
 		}
 		it := dueItem{k[0], k[1], ent.gen}
-		if len(out) == max && !it.before(out[max-1]) {
+		if len(out) == max && compareDue(it, out[max-1]) >= 0 {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(out, it, func(a, b dueItem) int {
-			if a.before(b) {
-				return -1
-			}
-			if b.before(a) {
-				return 1
-			}
-			return 0
-		})
+		i, _ := slices.BinarySearchFunc(out, it, compareDue)
 		out = slices.Insert(out, i, it)
 		if len(out) > max {
 			out = out[:max]
@@ -186,6 +177,15 @@ func (q *healQueue) putBack(ch map[[2]string]bool) {
 // queueEntryPrefix is the system-table prefix of this node's queue.
 func (e *Engine) queueEntryPrefix() string { return e.nodeFile(queuePrefix) + "/" }
 
+// queueEntry names the entry of bucket/key under prefix; bucket names
+// hold no "/", so parseQueueEntry splits it back at the first one.
+func queueEntry(prefix, bucket, key string) string { return prefix + bucket + "/" + key }
+
+func parseQueueEntry(prefix, name string) (k [2]string, ok bool) {
+	k[0], k[1], ok = strings.Cut(strings.TrimPrefix(name, prefix), "/")
+	return k, ok
+}
+
 // persistQueue writes what changed in the queue to every drive. When no
 // drive took it, the changes are kept for the next flush.
 func (e *Engine) persistQueue(ctx context.Context) {
@@ -196,7 +196,7 @@ func (e *Engine) persistQueue(ctx context.Context) {
 	prefix := e.queueEntryPrefix()
 	b := &drive.Batch{}
 	for k, present := range ch {
-		name := prefix + k[0] + "/" + k[1]
+		name := queueEntry(prefix, k[0], k[1])
 		if present {
 			b.Put(drive.TableSystem, name, []byte{})
 		} else {
@@ -225,9 +225,8 @@ func (e *Engine) loadQueue(ctx context.Context) {
 			e.log.Warn("cannot read heal queue", "drive", d.String(), "err", err)
 		}
 		for _, ent := range entries {
-			bucket, key, ok := strings.Cut(strings.TrimPrefix(ent.Key, prefix), "/")
-			if ok {
-				keys = append(keys, [2]string{bucket, key})
+			if k, ok := parseQueueEntry(prefix, ent.Key); ok {
+				keys = append(keys, k)
 			}
 		}
 		if old, err := e.loadLegacyQueue(ctx, d, legacy, prefix); err != nil {
@@ -262,7 +261,7 @@ func (e *Engine) loadLegacyQueue(ctx context.Context, d drive.Drive, name, prefi
 		keys = nil
 	}
 	for _, k := range keys {
-		b.Put(drive.TableSystem, prefix+k[0]+"/"+k[1], []byte{})
+		b.Put(drive.TableSystem, queueEntry(prefix, k[0], k[1]), []byte{})
 	}
 	b.Delete(drive.TableSystem, name)
 	if err := d.Apply(ctx, b); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,7 +32,7 @@ func TestHealQueueDue(t *testing.T) {
 			want = append(want, dueItem{k[0], k[1], ent.gen})
 		}
 	}
-	sort.Slice(want, func(i, j int) bool { return want[i].before(want[j]) })
+	slices.SortFunc(want, compareDue)
 	for _, max := range []int{1, 64, len(want), len(want) + 10} {
 		got := q.due(time.Now(), max)
 		if n := min(max, len(want)); !slices.Equal(got, want[:n]) {

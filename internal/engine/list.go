@@ -116,12 +116,19 @@ func walkedDrives(set *erasureSet) []drive.Drive {
 		if len(out) == want {
 			break
 		}
-		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
+		if reportsOffline(d) {
 			continue
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// reportsOffline reports whether d tracks its health (drive.Health) and
+// is offline now; a drive that does not track it counts as online.
+func reportsOffline(d drive.Drive) bool {
+	h, ok := d.(interface{ Online() bool })
+	return ok && !h.Online()
 }
 
 // setLister merges the walks of one set's drives, resolving

@@ -887,7 +887,7 @@ func (e *Engine) HealStatus() HealStatus {
 		b.mu.Unlock()
 	}
 	for _, d := range e.allDrives() {
-		if o, ok := d.(interface{ Online() bool }); ok && !o.Online() {
+		if reportsOffline(d) {
 			st.DrivesOffline = append(st.DrivesOffline, d.String())
 		}
 	}

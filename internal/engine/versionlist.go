@@ -142,16 +142,7 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 	} else {
 		start = drive.VersionKey(bucket, key, after.time, after.id)
 	}
-	var scan []drive.Drive
-	for _, d := range set.drives {
-		if len(scan) == min(len(set.drives), set.parity+1) {
-			break
-		}
-		if h, ok := d.(interface{ Online() bool }); ok && !h.Online() {
-			continue
-		}
-		scan = append(scan, d)
-	}
+	scan := walkedDrives(set)
 	for {
 		pages := make([][]drive.Entry, len(scan))
 		errs := forEachDrive(scan, func(i int, d drive.Drive) error {
