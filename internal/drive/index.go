@@ -39,17 +39,25 @@ import (
 // goroutine otherwise. Either way the drive is marked broken: its index
 // calls fail with ErrDriveFaulty until the process reopens it.
 
-// IndexCache is a block cache shared by the indexes of a process's
-// drives, so their memory is bounded together.
+// IndexCache is the memory the indexes of a process's drives share, so
+// it is bounded together: pebble's block cache and a row cache of the
+// point reads a GET makes (see rowCache), a quarter of the size.
 type IndexCache struct {
 	mu     sync.Mutex
 	c      *pebble.Cache
+	rows   *rowCache
 	closed bool
 }
 
 // NewIndexCache returns a cache of the given size in bytes.
 func NewIndexCache(bytes int64) *IndexCache {
-	return &IndexCache{c: pebble.NewCache(bytes)}
+	rows := bytes / 4
+	return &IndexCache{c: pebble.NewCache(bytes - rows), rows: newRowCache(rows)}
+}
+
+// RowStats reports the row cache's hits and misses since it was made.
+func (c *IndexCache) RowStats() RowCacheStats {
+	return RowCacheStats{Hits: c.rows.hits.Load(), Misses: c.rows.misses.Load()}
 }
 
 // Close drops the creator's reference: drives still open keep the
@@ -64,18 +72,19 @@ func (c *IndexCache) Close() {
 	}
 }
 
-// ref returns the cache with a reference taken, or nil once closed.
-func (c *IndexCache) ref() *pebble.Cache {
+// ref returns the block cache with a reference taken and the row cache,
+// or nils once closed.
+func (c *IndexCache) ref() (*pebble.Cache, *rowCache) {
 	if c == nil {
-		return nil
+		return nil, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil
+		return nil, nil
 	}
 	c.c.Ref()
-	return c.c
+	return c.c, c.rows
 }
 
 // privateCacheSize is the block cache of a drive given no IndexCache.
@@ -92,17 +101,24 @@ type index struct {
 	// shared group-commits the WAL syncs with other drives on the same
 	// filesystem; nil when the drive syncs alone.
 	shared *fsSync
+	// rows caches point reads of this instance as owner; nil without
+	// a shared IndexCache.
+	rows  *rowCache
+	owner uint32
 }
 
 // openIndex opens (or, unless mustExist, creates) the pebble index.
 func (d *Local) openIndex(mustExist bool) (*index, error) {
-	cache := d.opts.Cache.ref()
+	cache, rows := d.opts.Cache.ref()
 	if cache == nil {
 		cache = pebble.NewCache(privateCacheSize)
 	}
 	// The DB takes its own reference.
 	defer cache.Unref()
-	idx := &index{root: d.root}
+	idx := &index{root: d.root, rows: rows}
+	if rows != nil {
+		idx.owner = rows.owner()
+	}
 	if !d.opts.NoSync {
 		shared, err := d.opts.SharedSync.join(d.root)
 		if err != nil {
@@ -377,6 +393,17 @@ func successor(p []byte) []byte {
 func (d *Local) Get(ctx context.Context, t Table, key string) ([]byte, error) {
 	var out []byte
 	err := d.withIndex("get", false, func(db *pebble.DB) error {
+		// d.mu is held: d.idx is the instance db belongs to.
+		rows := d.idx.rows
+		var rk []byte
+		var removals uint64
+		if rows != nil && cachedTable(t) {
+			var hit bool
+			rk = rowKey(make([]byte, 0, 5+len(key)), d.idx.owner, t, key)
+			if out, hit, removals = rows.get(rk); hit {
+				return nil
+			}
+		}
 		v, closer, err := db.Get(tableKey(make([]byte, 0, 1+len(key)), t, key))
 		if errors.Is(err, pebble.ErrNotFound) {
 			return ErrNotFound
@@ -386,6 +413,9 @@ func (d *Local) Get(ctx context.Context, t Table, key string) ([]byte, error) {
 		}
 		out = make([]byte, len(v))
 		copy(out, v)
+		if rk != nil {
+			rows.put(rk, out, removals)
+		}
 		return closer.Close()
 	})
 	if err != nil {
@@ -407,6 +437,9 @@ func (d *Local) Apply(ctx context.Context, b *Batch) error {
 		defer unlock()
 	}
 	return d.withIndex("apply", true, func(db *pebble.DB) error {
+		// Whether or not the commit succeeds, the cached values of its
+		// keys may be stale after it.
+		defer d.idx.forget(b)
 		for _, c := range b.Conds {
 			if err := checkCond(db, c); err != nil {
 				return err
@@ -433,6 +466,20 @@ func (d *Local) Apply(ctx context.Context, b *Batch) error {
 		}
 		return pb.Commit(wo)
 	})
+}
+
+// forget drops b's keys from the row cache.
+func (idx *index) forget(b *Batch) {
+	if idx.rows == nil {
+		return
+	}
+	var k []byte
+	for _, c := range b.Changes {
+		if cachedTable(c.Table) {
+			k = rowKey(k, idx.owner, c.Table, c.Key)
+			idx.rows.invalidate(k)
+		}
+	}
 }
 
 // checkCond reports ErrConflict when c does not hold on db.

@@ -112,14 +112,29 @@ func entriesEqual(a, b []Entry) bool {
 // Apply, Get and Scan agree with the model across random keys, batches
 // and queries, and across a Close and reopen.
 func TestIndexMatchesModel(t *testing.T) {
+	t.Run("private cache", func(t *testing.T) { testIndexMatchesModel(t, nil) })
+	// A shared cache small enough that the row cache evicts: its point
+	// reads must answer as the index does across puts, deletes, lazy
+	// batches, a flush and a reopen.
+	t.Run("shared cache", func(t *testing.T) {
+		c := NewIndexCache(1 << 20)
+		defer c.Close()
+		testIndexMatchesModel(t, c)
+		if s := c.RowStats(); s.Hits == 0 || s.Misses == 0 {
+			t.Fatalf("row cache stats %+v: the test must both hit and miss", s)
+		}
+	})
+}
+
+func testIndexMatchesModel(t *testing.T, cache *IndexCache) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d := openLocal(t, dir, LocalOptions{})
+	d := openLocal(t, dir, LocalOptions{Cache: cache})
 	if err := d.WriteFormat(ctx, testFormat); err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewSource(42))
-	tables := []Table{TableObjects, TableBuckets, Table(0), Table(0xff)}
+	tables := []Table{TableObjects, TableInline, TableBuckets, Table(0), Table(0xff)}
 	m := model{}
 	var known []string
 	queries := 0
@@ -159,7 +174,7 @@ func TestIndexMatchesModel(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
-			d = openLocal(t, dir, LocalOptions{})
+			d = openLocal(t, dir, LocalOptions{Cache: cache})
 		}
 		for _, k := range known[max(0, len(known)-20):] {
 			for _, tb := range tables {
