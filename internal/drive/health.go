@@ -60,6 +60,11 @@ type Health struct {
 	wg      sync.WaitGroup
 
 	workers workerPool
+	// inflight counts deadline-bound calls being waited for; watching
+	// is set while the watchdog goroutine runs.
+	inflight atomic.Int64
+	watching atomic.Bool
+	epoch    time.Time
 }
 
 // NewHealth wraps d; the drive starts online. Close stops the prober.
@@ -74,7 +79,7 @@ func NewHealth(d Drive, cfg HealthConfig) *Health {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Health{inner: d, cfg: cfg, log: log, stop: make(chan struct{}), since: time.Now()}
+	h := &Health{inner: d, cfg: cfg, log: log, stop: make(chan struct{}), since: time.Now(), epoch: time.Now()}
 	h.online.Store(true)
 	return h
 }
@@ -207,30 +212,84 @@ func (h *Health) offlineErr(op Op) error {
 // On timeout fn keeps running on its worker (it cannot be stopped);
 // done is closed when it finally returns, so stream wrappers can defer
 // cleanup of the underlying file until then.
+//
+// The deadline is kept by the drive's watchdog, not by a timer per call:
+// a GET of a small object makes 12 drive calls, and arming a timer that
+// a blocked select adds to the runtime's timer heap (a lock, and a stack
+// growth of the calling goroutine) cost about a tenth of its CPU.
 func (h *Health) call(op Op, gate bool, fn func() error) (err error, done <-chan struct{}) {
 	if gate && !h.online.Load() {
 		return h.offlineErr(op), closedChan
 	}
 	w := h.workers.get()
+	start := h.now()
+	w.running.Store(start)
+	h.watchCalls()
+	defer h.inflight.Add(-1)
 	w.jobs <- fn
-	w.timer.Reset(h.cfg.OpTimeout)
 	select {
 	case err := <-w.res:
-		w.timer.Stop()
+		if !w.running.CompareAndSwap(start, 0) {
+			// The watchdog gave up on the call as it finished: take its
+			// token, so the worker's next call does not see it.
+			<-w.abort
+			w.running.Store(0)
+		}
 		h.workers.put(w)
 		h.observe(err)
 		return err, closedChan
-	case <-w.timer.C:
+	case <-w.abort:
 		h.timeouts.Add(1)
 		finished := make(chan struct{})
 		go func() {
 			<-w.res
+			w.running.Store(0)
 			close(finished)
 			h.workers.put(w)
 		}()
 		err := fmt.Errorf("drive %s: %s did not finish within %v: %w", h.inner, op, h.cfg.OpTimeout, ErrDriveFaulty)
 		h.setOffline(err)
 		return err, finished
+	}
+}
+
+// now is the monotonic time in ns since the drive was wrapped, plus one:
+// a call's start, never 0 (no call) or abortedCall, and untouched by
+// changes of the wall clock.
+func (h *Health) now() int64 { return int64(time.Since(h.epoch)) + 1 }
+
+// watchCalls counts a call in flight and starts the watchdog unless it
+// runs; the caller decrements inflight when it stops waiting.
+func (h *Health) watchCalls() {
+	h.inflight.Add(1)
+	if !h.watching.Load() && h.watching.CompareAndSwap(false, true) {
+		go h.watch()
+	}
+}
+
+// watchInterval is how often the watchdog looks for calls past the
+// deadline: a call times out between OpTimeout and OpTimeout plus this.
+func (h *Health) watchInterval() time.Duration {
+	return min(max(h.cfg.OpTimeout/16, time.Millisecond), time.Second)
+}
+
+// watch gives up on every call running past the deadline, while calls
+// are in flight; it ends when none are, and the next call starts it
+// again (an idle server has no watchdog ticking).
+func (h *Health) watch() {
+	t := time.NewTicker(h.watchInterval())
+	defer t.Stop()
+	for range t.C {
+		h.workers.abortOverdue(h.now() - int64(h.cfg.OpTimeout))
+		if h.inflight.Load() == 0 {
+			h.watching.Store(false)
+			// A call that began before the store saw the watchdog
+			// running; if one did, go on watching unless it started
+			// another.
+			if h.inflight.Load() == 0 || !h.watching.CompareAndSwap(false, true) {
+				return
+			}
+		}
 	}
 }
 
@@ -243,15 +302,21 @@ const maxIdleWorkers = 32
 
 // opWorker is a long-lived goroutine that runs a drive's operations one
 // at a time, so the caller can stop waiting at the deadline. Reusing it
-// instead of starting a goroutine per operation keeps its grown stack,
-// its timer and its result channel: one shard write costs two channel
-// hand-offs, not a goroutine start, a stack copy, a timer and two
-// channels.
+// instead of starting a goroutine per operation keeps its grown stack
+// and its channels: one shard write costs two channel hand-offs, not a
+// goroutine start, a stack copy and two channels.
 type opWorker struct {
-	jobs  chan func() error
-	res   chan error // buffered: a worker whose caller gave up never blocks
-	timer *time.Timer
+	jobs chan func() error
+	res  chan error // buffered: a worker whose caller gave up never blocks
+	// running is the start (Health.now) of the deadline-bound call the
+	// worker runs, 0 when none, abortedCall once the watchdog gave up
+	// on it; the watchdog then sends one token on abort.
+	running atomic.Int64
+	abort   chan struct{}
 }
+
+// abortedCall marks a worker's call the watchdog gave up on.
+const abortedCall = -1
 
 func (w *opWorker) run() {
 	for fn := range w.jobs {
@@ -259,10 +324,12 @@ func (w *opWorker) run() {
 	}
 }
 
-// workerPool holds one drive's idle operation workers.
+// workerPool holds one drive's idle operation workers and knows all
+// its live ones, for the watchdog.
 type workerPool struct {
 	mu     sync.Mutex
 	idle   []*opWorker
+	live   map[*opWorker]struct{}
 	closed bool
 }
 
@@ -274,11 +341,27 @@ func (p *workerPool) get() *opWorker {
 		p.mu.Unlock()
 		return w
 	}
+	w := &opWorker{jobs: make(chan func() error), res: make(chan error, 1), abort: make(chan struct{}, 1)}
+	if p.live == nil {
+		p.live = make(map[*opWorker]struct{})
+	}
+	p.live[w] = struct{}{}
 	p.mu.Unlock()
-	w := &opWorker{jobs: make(chan func() error), res: make(chan error, 1), timer: time.NewTimer(time.Hour)}
-	w.timer.Stop()
 	go w.run()
 	return w
+}
+
+// abortOverdue gives up on every call that started before deadline
+// (Health.now): it claims the call (so its caller, if the result comes at
+// the same time, knows to take the token) and wakes the caller.
+func (p *workerPool) abortOverdue(deadline int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for w := range p.live {
+		if s := w.running.Load(); s > 0 && s < deadline && w.running.CompareAndSwap(s, abortedCall) {
+			w.abort <- struct{}{}
+		}
+	}
 }
 
 // put parks w for reuse, or ends it when the pool is full or closed.
@@ -287,6 +370,8 @@ func (p *workerPool) put(w *opWorker) {
 	if !p.closed && len(p.idle) < maxIdleWorkers {
 		p.idle = append(p.idle, w)
 		w = nil
+	} else {
+		delete(p.live, w)
 	}
 	p.mu.Unlock()
 	if w != nil {
@@ -299,6 +384,9 @@ func (p *workerPool) close() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle, p.closed = nil, true
+	for _, w := range idle {
+		delete(p.live, w)
+	}
 	p.mu.Unlock()
 	for _, w := range idle {
 		close(w.jobs)

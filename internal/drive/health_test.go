@@ -403,3 +403,54 @@ func TestHealthLateOpenReleased(t *testing.T) {
 		t.Fatalf("the late shard file is still there: %v", err)
 	}
 }
+
+// Calls that finish just as the watchdog gives up on them either return
+// their result or time out, never hang, and leave nothing behind for the
+// worker's next call: once a call and its worker are done, every idle
+// worker is free and holds no abort token.
+func TestHealthDeadlineRaces(t *testing.T) {
+	h := NewHealth(newLocal(t), HealthConfig{OpTimeout: 2 * time.Millisecond, ProbeInterval: time.Hour})
+	defer h.Close()
+	errSlow := errors.New("slow call's own result")
+	timeouts := 0
+	for i := range 300 {
+		d := time.Duration(500+i%8*500) * time.Microsecond // around the deadline
+		type result struct {
+			err      error
+			finished <-chan struct{}
+		}
+		done := make(chan result, 1)
+		go func() {
+			err, finished := h.call(OpGet, false, func() error { time.Sleep(d); return errSlow })
+			done <- result{err, finished}
+		}()
+		select {
+		case r := <-done:
+			switch {
+			case errors.Is(r.err, ErrDriveFaulty):
+				timeouts++
+			case r.err != errSlow:
+				t.Fatalf("call %d: %v", i, r.err)
+			}
+			<-r.finished
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d (%v) never returned", i, d)
+		}
+		h.workers.mu.Lock()
+		for _, w := range h.workers.idle {
+			if len(w.abort) != 0 || w.running.Load() != 0 {
+				t.Errorf("after call %d an idle worker has %d abort tokens, running %d", i, len(w.abort), w.running.Load())
+			}
+		}
+		h.workers.mu.Unlock()
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	if timeouts == 0 || timeouts == 300 {
+		t.Fatalf("%d of 300 calls timed out: the test did not race the deadline", timeouts)
+	}
+	t.Logf("%d of 300 calls timed out", timeouts)
+	// Idle, the watchdog stops.
+	waitFor(t, "watchdog stopped", func() bool { return !h.watching.Load() })
+}

@@ -106,7 +106,7 @@ type Engine struct {
 	locks        *nsLock
 	pins         *pinSet
 	indexWrites  indexWrites // index batches still running per drive and key (stragglers)
-	lag          lagging     // drives that fell far behind their set lately (fanout.go)
+	lag          fanOuts     // drives that fell far behind their set lately, parked goroutines (fanout.go)
 	inlineLimit  int64
 	blockSize    int
 	bitrot       bitrot.Algorithm
@@ -321,6 +321,7 @@ func (e *Engine) Close() error {
 	e.pins.stop()
 	e.stopBackground()
 	e.closeHealths()
+	e.lag.runners.close()
 	return nil
 }
 

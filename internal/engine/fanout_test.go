@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,7 @@ func stubDrives(n int) []drive.Drive {
 // the next operation waits for it only the short grace. A drive that is
 // merely slower than the others, within lagAfter, is waited for.
 func TestFanOutLeavesLaggingDrivesBehind(t *testing.T) {
-	var lag lagging
+	var lag fanOuts
 	ds := stubDrives(5)
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -105,7 +106,7 @@ func TestFanOutLeavesLaggingDrivesBehind(t *testing.T) {
 // TestFanOutWaitsWithoutQuorum: with fewer successes than needed every
 // call is waited for, and nothing is reported slow.
 func TestFanOutWaitsWithoutQuorum(t *testing.T) {
-	var lag lagging
+	var lag fanOuts
 	errs := fanOutErr(&lag, stubDrives(4), 3, func(i int, _ drive.Drive) error {
 		switch i {
 		case 0, 1:
@@ -175,7 +176,7 @@ func TestFanOutStaged(t *testing.T) {
 			}
 			return false
 		}
-		_, errs := fanOutStaged(&lagging{}, ds, first, enough, func(i int, _ drive.Drive) (int, error) {
+		_, errs := fanOutStaged(&fanOuts{}, ds, first, enough, func(i int, _ drive.Drive) (int, error) {
 			mu.Lock()
 			called = append(called, i)
 			mu.Unlock()
@@ -234,5 +235,39 @@ func TestFanOutStaged(t *testing.T) {
 	})
 	if at := time.Duration(calledAt.Load()); !slices.Equal(o.called, all) || at < hedgeAfter || at >= hedgeAfter+300*time.Millisecond {
 		t.Fatalf("slow first wave: called %v, the second wave after %v, want at the hedge (%v)", o.called, at, hedgeAfter)
+	}
+}
+
+// runners runs every call, reuses parked goroutines, and close ends them
+// while later calls still run.
+func TestRunners(t *testing.T) {
+	var r runners
+	var wg sync.WaitGroup
+	var ran atomic.Int64
+	for range 3 {
+		for range 50 {
+			wg.Add(1)
+			r.run(func() { ran.Add(1); wg.Done() })
+		}
+		wg.Wait()
+	}
+	if ran.Load() != 150 {
+		t.Fatalf("%d of 150 calls ran", ran.Load())
+	}
+	waitUntil(t, "runners parked", 5*time.Second, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.idle) > 0 })
+	r.mu.Lock()
+	parked := len(r.idle)
+	r.mu.Unlock()
+	if parked > 50 {
+		t.Fatalf("%d goroutines parked for 50 concurrent calls", parked)
+	}
+	before := runtime.NumGoroutine()
+	r.close()
+	waitUntil(t, "parked runners ended", 5*time.Second, func() bool { return runtime.NumGoroutine() <= before-parked })
+	wg.Add(1)
+	r.run(func() { ran.Add(1); wg.Done() })
+	wg.Wait()
+	if ran.Load() != 151 {
+		t.Fatal("a call after close did not run")
 	}
 }

@@ -67,7 +67,7 @@ func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.from
 //
 // first, when not nil, marks the drives to read first (fanOutStaged): the
 // others are read only when those are not enough.
-func readRecords(ctx context.Context, lag *lagging, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool, first []bool) ([]*meta.Record, [][]byte, []error) {
+func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool, first []bool) ([]*meta.Record, [][]byte, []error) {
 	n := len(set.drives)
 	type read struct {
 		rec *meta.Record
