@@ -149,6 +149,14 @@ func PartPrefix(bucket, key, uploadID string) string {
 // DataKey is the TableInline key of one part of a data id.
 func DataKey(id string, part int) string { return id + "/" + itoa(part) }
 
+// MemoryReader is a drive that can answer some point reads from memory
+// (Local's row cache), without I/O and without blocking, so a GET of a
+// hot small object needs no drive call. ok false says only that the
+// answer is not in memory: Get has it.
+type MemoryReader interface {
+	GetCached(t Table, key string) (value []byte, ok bool)
+}
+
 // Change is one change in a batch.
 type Change struct {
 	Table  Table

@@ -446,6 +446,18 @@ func (h *Health) Get(ctx context.Context, t Table, key string) ([]byte, error) {
 	return v, nil
 }
 
+// GetCached implements MemoryReader while the drive is online and the
+// drive it wraps is one.
+func (h *Health) GetCached(t Table, key string) ([]byte, bool) {
+	if !h.online.Load() {
+		return nil, false
+	}
+	if mr, ok := h.inner.(MemoryReader); ok {
+		return mr.GetCached(t, key)
+	}
+	return nil, false
+}
+
 // Apply implements Drive.
 func (h *Health) Apply(ctx context.Context, b *Batch) error {
 	return h.do(OpApply, func() error { return h.inner.Apply(ctx, b) })

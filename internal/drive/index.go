@@ -424,6 +424,22 @@ func (d *Local) Get(ctx context.Context, t Table, key string) ([]byte, error) {
 	return out, nil
 }
 
+// GetCached implements MemoryReader: key's value in t from the row
+// cache, when the drive is open, formatted and its identity was checked
+// lately (no I/O here), and nobody holds the drive exclusively.
+func (d *Local) GetCached(t Table, key string) ([]byte, bool) {
+	if !cachedTable(t) || !d.mu.TryRLock() {
+		return nil, false
+	}
+	defer d.mu.RUnlock()
+	idx := d.idx
+	if d.closed || !d.formatted || idx == nil || idx.rows == nil || idx.broken.Load() != nil ||
+		time.Now().UnixNano()-d.verifiedAt.Load() >= int64(identityCheckInterval) {
+		return nil, false
+	}
+	return idx.rows.peek(rowKey(make([]byte, 0, 5+len(key)), idx.owner, t, key))
+}
+
 // Apply commits b as one pebble batch, synced (pebble.Sync) unless b is
 // Lazy or the drive NoSync: a lazy batch is in the WAL, ordered, and
 // the next synced commit makes it durable too. Concurrent Applies share WAL fsyncs: pebble's commit

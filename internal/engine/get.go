@@ -112,6 +112,31 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		}
 		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
 	}
+	if first != nil {
+		// A hot object's records (and inline shards) are in the first
+		// wave's row caches: read them there, no drive call at all.
+		vals, errs, done := make([]read, n), make([]error, n), make([]bool, n)
+		inMemory := true
+		for p, d := range set.drives {
+			if !first[p] {
+				errs[p], done[p] = errNotCalled, true
+				continue
+			}
+			rec, raw, ok := recordInMemory(d, bucket, key, withData)
+			if !ok {
+				inMemory = false
+				break
+			}
+			vals[p], done[p] = read{rec, raw}, true
+		}
+		if inMemory && enough(vals, errs, done) {
+			recs, raws := make([]*meta.Record, n), make([][]byte, n)
+			for p, v := range vals {
+				recs[p], raws[p] = v.rec, v.raw
+			}
+			return recs, raws, errs
+		}
+	}
 	vals, errs := fanOutStaged(lag, set.drives, first, enough, func(p int, d drive.Drive) (read, error) {
 		if r, ok := d.(driveRunner); ok && withData {
 			rec, raw, err := readWithInline(ctx, r, bucket, key)
@@ -128,6 +153,33 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		recs[p], raws[p] = v.rec, v.raw
 	}
 	return recs, raws, errs
+}
+
+// recordInMemory is readRecord (and, withData, the inline shard the drive
+// holds) answered from the drive's memory (drive.MemoryReader); ok false
+// when any of it is not there or does not decode: readRecord then reads
+// it, and reports what is wrong.
+func recordInMemory(d drive.Drive, bucket, key string, withData bool) (*meta.Record, []byte, bool) {
+	mr, ok := d.(drive.MemoryReader)
+	if !ok {
+		return nil, nil, false
+	}
+	raw, ok := mr.GetCached(drive.TableObjects, drive.ObjectKey(bucket, key))
+	if !ok {
+		return nil, nil, false
+	}
+	rec, err := meta.UnmarshalRecord(raw)
+	if err != nil {
+		return nil, nil, false
+	}
+	if m := rec.Current(); withData && holdsInlineShard(m) {
+		data, ok := mr.GetCached(drive.TableInline, drive.DataKey(m.DataID, 1))
+		if !ok {
+			return nil, nil, false
+		}
+		m.InlineData = data
+	}
+	return rec, raw, true
 }
 
 // driveRunner is a drive that runs several calls as one operation

@@ -3,7 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"math/rand"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -121,5 +124,76 @@ func TestGetReadsAQuorumOfRecords(t *testing.T) {
 	}
 	if read := get(key); len(read) != 16 {
 		t.Fatalf("GET with a data drive missing the record read %d drives, want all 16", len(read))
+	}
+}
+
+// memReadsDrive is recordReadsDrive that also answers from the drive's
+// memory (drive.MemoryReader), as drive.Health does over a Local.
+type memReadsDrive struct {
+	recordReadsDrive
+	mem drive.MemoryReader
+}
+
+func (d memReadsDrive) GetCached(t drive.Table, key string) ([]byte, bool) {
+	return d.mem.GetCached(t, key)
+}
+
+// TestGetFromMemory: a GET of a small object whose records and inline
+// shards are in the drives' row caches makes no drive call; after an
+// overwrite or a delete it answers the new state, never the cached one.
+func TestGetFromMemory(t *testing.T) {
+	ctx := context.Background()
+	cache := drive.NewIndexCache(64 << 20)
+	t.Cleanup(cache.Close)
+	root := t.TempDir()
+	reads := make([]*atomic.Int64, 16)
+	counted := make([]drive.Drive, 16)
+	for i := range counted {
+		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprint("d", i+1)), drive.LocalOptions{NoSync: true, Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		reads[i] = &atomic.Int64{}
+		counted[i] = memReadsDrive{recordReadsDrive{Drive: l, reads: reads[i], inlineReads: reads[i], offline: &atomic.Bool{}}, l}
+	}
+	e := engineOn(t, counted)
+	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() (n int64) {
+		for _, r := range reads {
+			n += r.Swap(0)
+		}
+		return n
+	}
+	rnd := rand.New(rand.NewSource(3))
+	for round := range 3 {
+		want := randBytes(rnd, 4096+round)
+		if _, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(want), int64(len(want)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			calls()
+			got, err := getAll(t, e, "k", GetOptions{})
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("round %d GET %d after the overwrite: %d bytes, %v; want the new %d bytes", round, i, len(got), err, len(want))
+			}
+			if n := calls(); i > 0 && n != 0 {
+				t.Fatalf("round %d: GET %d of a cached object made %d drive reads", round, i, n)
+			}
+		}
+		if st, err := e.HeadObject(ctx, "bucket", "k", GetOptions{}); err != nil || st.Size != int64(len(want)) {
+			t.Fatalf("HEAD: %+v, %v", st, err)
+		}
+	}
+	if err := e.DeleteObject(ctx, "bucket", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := getAll(t, e, "k", GetOptions{}); !errors.Is(err, ErrObjectNotFound) {
+		t.Fatalf("GET after DELETE: %v", err)
+	}
+	if s := cache.RowStats(); s.Hits == 0 {
+		t.Fatalf("row cache stats %+v", s)
 	}
 }
