@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,6 +33,43 @@ type Verifier struct {
 	Domain  string
 	Now     func() time.Time // nil = time.Now
 	MaxSkew time.Duration    // 0 = DefaultMaxSkew
+
+	keys signingKeys
+}
+
+// signingKeys remembers derived signing keys. Deriving one is four
+// HMACs, a quarter of verifying a small request's signature, and a
+// client signs with the same key (secret, day, region, service) all day.
+type signingKeys struct {
+	mu sync.Mutex
+	m  map[signingKeyID][]byte
+}
+
+type signingKeyID struct {
+	secret string
+	scope  scope
+}
+
+// maxSigningKeys bounds the cache; past it the cache starts over.
+const maxSigningKeys = 4096
+
+// get returns signingKey(secret, s), derived once per secret and scope.
+func (c *signingKeys) get(secret string, s scope) []byte {
+	id := signingKeyID{secret, s}
+	c.mu.Lock()
+	k, ok := c.m[id]
+	c.mu.Unlock()
+	if ok {
+		return k
+	}
+	k = signingKey(secret, s)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxSigningKeys {
+		c.m = make(map[signingKeyID][]byte)
+	}
+	c.m[id] = k
+	c.mu.Unlock()
+	return k
 }
 
 // Request is the outcome of a successful Verify.
@@ -175,7 +213,7 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 		}
 	}
 
-	key := signingKey(id.SecretKey, p.scope)
+	key := v.keys.get(id.SecretKey, p.scope)
 	query := canonicalQuery(r.URL.RawQuery, "")
 	if err := checkSignature(r, key, amzDate, p, query, payload); err != nil {
 		return nil, err
@@ -243,7 +281,7 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Req
 			}
 		}
 	}
-	key := signingKey(id.SecretKey, p.scope)
+	key := v.keys.get(id.SecretKey, p.scope)
 	query := canonicalQuery(r.URL.RawQuery, qSignature)
 	if err := checkSignature(r, key, p.amzDate, p, query, payload); err != nil {
 		return nil, err
