@@ -254,7 +254,7 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 			return fmt.Errorf("drive %s: %w", d.Path, err)
 		}
 	}
-	n.indexCache = drive.NewIndexCache(engine.IndexCacheSize)
+	n.indexCache = drive.NewIndexCache(int64(o.indexCache))
 	shared := drive.NewSharedSync()
 	hcfg := drive.HealthConfig{OpTimeout: o.driveTimeout, Logger: n.log.With("component", "drive")}
 	for i, d := range n.top.Drives {

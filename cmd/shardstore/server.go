@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
+	"github.com/shardstore/shardstore/internal/bench"
 	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/console"
@@ -58,6 +59,7 @@ type serverOptions struct {
 	parity       int
 	setSize      int
 	inlineLimit  int64
+	indexCache   sizeValue
 	logRequests  bool
 	logLevel     string
 	hashOffload  string
@@ -97,6 +99,8 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.IntVar(&o.parity, "parity", 0, "parity shards per object (0 = recorded at format time, or the default for the set size)")
 	fs.IntVar(&o.setSize, "set-size", 0, "drives per erasure set (0 = recorded at format time, or the largest of 2..16 dividing the drive count)")
 	fs.Int64Var(&o.inlineLimit, "inline-limit", 0, "per-drive shard size in `BYTES` stored inline in the drive index (0 = default 32 KiB, <0 = never)")
+	o.indexCache = sizeValue(engine.IndexCacheSize)
+	fs.Var(&o.indexCache, "index-cache", "`SIZE` of memory the drive indexes share for cached blocks and records (256MiB, 1GiB, ...; at least 8MiB)")
 	fs.BoolVar(&o.logRequests, "log-requests", false, "log one line per request")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log `LEVEL`: debug, info, warn or error")
 	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")
@@ -243,7 +247,7 @@ func runServer(args []string) error {
 	}
 
 	engCfg := engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
-		InlineLimit: o.inlineLimit, Logger: logger.With("component", "engine"),
+		InlineLimit: o.inlineLimit, IndexCache: int64(o.indexCache), Logger: logger.With("component", "engine"),
 		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout}
 	// A cluster node listens before its engine opens: the other nodes
 	// need its drives to open theirs.
@@ -547,4 +551,35 @@ func localDrivePaths(o serverOptions) ([]string, error) {
 		return nil, err
 	}
 	return paths, nil
+}
+
+// sizeValue is a flag holding a byte count written with a unit (256MiB,
+// 1GiB; bench.ParseSize), of at least minIndexCache.
+type sizeValue int64
+
+// minIndexCache is the smallest --index-cache: below it the row cache's
+// shards are too small to hold a record.
+const minIndexCache = 8 << 20
+
+func (v *sizeValue) String() string {
+	switch n := int64(*v); {
+	case n != 0 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n != 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	default:
+		return fmt.Sprint(n)
+	}
+}
+
+func (v *sizeValue) Set(s string) error {
+	n, err := bench.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	if n < minIndexCache {
+		return fmt.Errorf("%s is below the minimum of 8MiB", s)
+	}
+	*v = sizeValue(n)
+	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/engine"
 )
 
 func TestParseServerArgsFlagsAnywhere(t *testing.T) {
@@ -124,6 +126,24 @@ func TestHelpNamesRealCommands(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "admin info") {
 		t.Errorf("help names a command that does not exist:\n%s", out.String())
+	}
+}
+
+func TestIndexCacheFlag(t *testing.T) {
+	o, err := parseServerArgs(nil, io.Discard)
+	if err != nil || int64(o.indexCache) != engine.IndexCacheSize {
+		t.Fatalf("default index cache: %v %v", o.indexCache, err)
+	}
+	for in, want := range map[string]int64{"64MiB": 64 << 20, "1g": 1 << 30, "8M": 8 << 20, "33554432": 32 << 20} {
+		o, err := parseServerArgs([]string{"--index-cache", in}, io.Discard)
+		if err != nil || int64(o.indexCache) != want {
+			t.Errorf("--index-cache %s: %d, %v; want %d", in, o.indexCache, err, want)
+		}
+	}
+	for _, bad := range []string{"1MiB", "0", "-5", "lots", ""} {
+		if _, err := parseServerArgs([]string{"--index-cache", bad}, io.Discard); err == nil {
+			t.Errorf("--index-cache %q accepted", bad)
+		}
 	}
 }
 

@@ -76,6 +76,10 @@ type Config struct {
 	// PhaseObserver, when set, receives the phase timing of every PUT
 	// and part upload (metrics, benchmarks).
 	PhaseObserver func(PutPhases)
+	// IndexCache is the memory, in bytes, the indexes of the drives the
+	// engine opens from Paths share (block cache and row cache); 0 means
+	// IndexCacheSize.
+	IndexCache int64
 	// DriveTimeout bounds every operation on drives the engine opens from
 	// Paths (a hung drive then fails the operation and goes offline
 	// instead of hanging requests); 0 means drive.DefaultOpTimeout.

@@ -114,7 +114,11 @@ func majority(formats []drive.Format, errs []error, field func(drive.Format) int
 // deployment creates missing directories (and removes them again if the
 // start fails); an existing one opens them as missing, offline drives.
 func (e *Engine) openPaths(p pathPlan) ([]drive.Drive, error) {
-	e.indexCache = drive.NewIndexCache(IndexCacheSize)
+	size := e.cfg.IndexCache
+	if size <= 0 {
+		size = IndexCacheSize
+	}
+	e.indexCache = drive.NewIndexCache(size)
 	shared := drive.NewSharedSync()
 	var drives []drive.Drive
 	for i, path := range p.paths {
