@@ -21,7 +21,8 @@ var errSlowDrive = fmt.Errorf("%w: slower than the rest of its set; not waited f
 // (its object then sits on fewer drives until the heal, and one more
 // lost node could make it unreadable for a while) only once it proved
 // far slower than its set. A drive still running lagAfter after the
-// quorum is marked lagging for lagFor (renewed while it goes on lagging);
+// quorum (or four times what the quorum took, if longer: lagAfterFor) is
+// marked lagging for lagFor (renewed while it goes on lagging);
 // an operation waits for a lagging drive only the straggler grace:
 // twice the time the quorum took, within [minStragglerGrace,
 // maxStragglerGrace]. So a frozen or much slower node costs about
@@ -37,6 +38,20 @@ const (
 
 func stragglerGrace(toQuorum time.Duration) time.Duration {
 	return min(max(2*toQuorum, minStragglerGrace), maxStragglerGrace)
+}
+
+// maxLagAfter caps lagAfterFor.
+const maxLagAfter = 10 * time.Second
+
+// lagAfterFor is how long after the quorum a drive still running is left
+// behind and marked lagging: lagAfter, or four times what the quorum
+// took when that is longer (at most maxLagAfter). On an overloaded
+// machine every drive's queue is slow and the quorum itself takes
+// seconds; a drive a second behind it is not slower than its set, and
+// leaving it behind only puts the object on fewer drives until a heal (a
+// 48-writer fill on 2 cores left 6-15 % of its keys to the heal queue).
+func lagAfterFor(toQuorum time.Duration) time.Duration {
+	return min(max(lagAfter, 4*toQuorum), maxLagAfter)
 }
 
 // fanOuts is what the fan-outs of an engine share: the drives known to
@@ -225,7 +240,7 @@ func fanOutStaged[T any](lag *fanOuts, drives []drive.Drive, first []bool, enoug
 	}
 	start := time.Now()
 	var quorumAt time.Time
-	var grace time.Duration
+	var grace, lagLimit time.Duration
 	var timer *time.Timer
 	var wake <-chan time.Time
 	defer func() {
@@ -241,6 +256,7 @@ func fanOutStaged[T any](lag *fanOuts, drives []drive.Drive, first []bool, enoug
 			if quorumAt.IsZero() && enough(vals, errs, done) {
 				quorumAt = time.Now()
 				grace = stragglerGrace(quorumAt.Sub(start))
+				lagLimit = lagAfterFor(quorumAt.Sub(start))
 				for _, i := range waiting {
 					errs[i], done[i] = errNotCalled, true
 				}
@@ -259,7 +275,7 @@ func fanOutStaged[T any](lag *fanOuts, drives []drive.Drive, first []bool, enoug
 		now := time.Now()
 		onlyLagging := lag.allLagging(drives, done, now)
 		since := now.Sub(quorumAt)
-		if (onlyLagging && since >= grace) || since >= lagAfter {
+		if (onlyLagging && since >= grace) || since >= lagLimit {
 			for i := range done {
 				if !done[i] {
 					lag.mark(drives[i], now)
@@ -279,7 +295,7 @@ func fanOutStaged[T any](lag *fanOuts, drives []drive.Drive, first []bool, enoug
 			}(pending)
 			return vals, errs
 		}
-		next := lagAfter - since
+		next := lagLimit - since
 		if onlyLagging {
 			next = grace - since
 		}

@@ -103,6 +103,38 @@ func TestFanOutLeavesLaggingDrivesBehind(t *testing.T) {
 	}
 }
 
+// TestFanOutWaitsLongerWhenEveryDriveIsSlow: when the quorum itself took
+// long (an overloaded machine: every drive's queue is slow), a drive a
+// second behind it is not left behind; it is once it is four times the
+// quorum's time behind.
+func TestFanOutWaitsLongerWhenEveryDriveIsSlow(t *testing.T) {
+	var lag fanOuts
+	const toQuorum = 400 * time.Millisecond
+	slow := toQuorum + lagAfter + 300*time.Millisecond // past lagAfter, within 4x the quorum's time
+	errs := fanOutErr(&lag, stubDrives(6), 4, func(i int, _ drive.Drive) error {
+		d := toQuorum
+		if i >= 4 {
+			d = slow
+		}
+		time.Sleep(d)
+		return nil
+	}, func(i int) { t.Errorf("drive %d left behind %v after the quorum", i, slow-toQuorum) }, nil)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("drive %d: %v", i, err)
+		}
+	}
+	if got := lagAfterFor(toQuorum); got != 4*toQuorum {
+		t.Fatalf("lagAfterFor(%v) = %v", toQuorum, got)
+	}
+	if got := lagAfterFor(10 * time.Millisecond); got != lagAfter {
+		t.Fatalf("lagAfterFor(10ms) = %v, want lagAfter", got)
+	}
+	if got := lagAfterFor(time.Minute); got != maxLagAfter {
+		t.Fatalf("lagAfterFor(1m) = %v, want the cap", got)
+	}
+}
+
 // TestFanOutWaitsWithoutQuorum: with fewer successes than needed every
 // call is waited for, and nothing is reported slow.
 func TestFanOutWaitsWithoutQuorum(t *testing.T) {
