@@ -281,8 +281,8 @@ func (e *Engine) readObjectData(ctx context.Context, set *erasureSet, bucket, ke
 // readObjectNeed is readObject for a commit that needs need drives
 // whose records it knows (its own write quorum; 0: the set's) among the
 // drives it can write to (usable; nil: all).
-func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, withData bool, need int, usable func(p int) bool) (*objectState, error) {
-	return e.readObjectFrom(ctx, set, bucket, key, withData, need, usable, nil)
+func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, key string, need int, usable func(p int) bool) (*objectState, error) {
+	return e.readObjectFrom(ctx, set, bucket, key, false, need, usable, nil)
 }
 
 // firstReads marks the drives a GET or HEAD of key reads first: a write

@@ -594,7 +594,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	if res != nil {
 		usable = res.ok
 	}
-	cur, err := e.readObjectNeed(ctx, set, bucket, key, false, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards), usable)
+	cur, err := e.readObjectNeed(ctx, set, bucket, key, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards), usable)
 	if err := checkPutConditions(cur, err, req.cond); err != nil {
 		return err
 	}

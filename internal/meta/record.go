@@ -115,7 +115,8 @@ type Stamp struct {
 	Flags         uint8
 }
 
-// Matches reports whether s stamps the same version as o.
+// Matches reports whether s stamps the same version as o: the comparison
+// of Object.SameVersion, on a stamp PeekCurrent read without allocating.
 func (s *Stamp) Matches(o *Object) bool {
 	return s.ModTime == o.ModTime && s.Size == o.Size && string(s.ETag) == o.ETag && string(s.DataID) == o.DataID
 }
