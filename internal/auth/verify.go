@@ -53,23 +53,29 @@ type signingKeyID struct {
 // maxSigningKeys bounds the cache; past it the cache starts over.
 const maxSigningKeys = 4096
 
-// get returns signingKey(secret, s), derived once per secret and scope.
-func (c *signingKeys) get(secret string, s scope) []byte {
-	id := signingKeyID{secret, s}
+// key returns signingKey(secret, s) and whether it was remembered: a
+// key is remembered (remember) only once a signature made with it
+// verified, so requests with made-up scopes cannot fill the cache.
+func (c *signingKeys) key(secret string, s scope) ([]byte, bool) {
 	c.mu.Lock()
-	k, ok := c.m[id]
+	k, ok := c.m[signingKeyID{secret, s}]
 	c.mu.Unlock()
 	if ok {
-		return k
+		return k, true
 	}
-	k = signingKey(secret, s)
+	return signingKey(secret, s), false
+}
+
+// remember keeps k as the signing key of secret and s; the scope's
+// strings are copied, not kept as slices of a request's header.
+func (c *signingKeys) remember(secret string, s scope, k []byte) {
+	id := signingKeyID{secret, scope{date: strings.Clone(s.date), region: strings.Clone(s.region), service: strings.Clone(s.service)}}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxSigningKeys {
 		c.m = make(map[signingKeyID][]byte)
 	}
 	c.m[id] = k
 	c.mu.Unlock()
-	return k
 }
 
 // Request is the outcome of a successful Verify.
@@ -213,10 +219,13 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 		}
 	}
 
-	key := v.keys.get(id.SecretKey, p.scope)
+	key, known := v.keys.key(id.SecretKey, p.scope)
 	query := canonicalQuery(r.URL.RawQuery, "")
 	if err := checkSignature(r, key, amzDate, p, query, payload); err != nil {
 		return nil, err
+	}
+	if !known {
+		v.keys.remember(id.SecretKey, p.scope, key)
 	}
 
 	out := &Request{Identity: id, PayloadHash: payload, ContentLength: r.ContentLength, Trailer: noTrailer}
@@ -281,10 +290,13 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Req
 			}
 		}
 	}
-	key := v.keys.get(id.SecretKey, p.scope)
+	key, known := v.keys.key(id.SecretKey, p.scope)
 	query := canonicalQuery(r.URL.RawQuery, qSignature)
 	if err := checkSignature(r, key, p.amzDate, p, query, payload); err != nil {
 		return nil, err
+	}
+	if !known {
+		v.keys.remember(id.SecretKey, p.scope, key)
 	}
 	out := &Request{Identity: id, PayloadHash: payload, ContentLength: r.ContentLength, Trailer: noTrailer, Presigned: true}
 	if digest != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -38,7 +39,7 @@ func ParseSize(s string) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(t)
-	if err != nil || n < 1 {
+	if err != nil || n < 1 || n > math.MaxInt/mult {
 		return 0, fmt.Errorf("size %q: want a positive byte count such as 1048576 or 1MiB", s)
 	}
 	return n * mult, nil

@@ -165,7 +165,11 @@ func (c *rowCache) put(k []byte, v []byte, removals uint64) {
 	s.bytes += size
 	slot := -1
 	for s.bytes > c.perShard {
-		if i := s.evictOne(); slot < 0 {
+		i := s.evictOne()
+		if i < 0 {
+			break
+		}
+		if slot < 0 {
 			slot = i
 		}
 	}
@@ -180,9 +184,10 @@ func (c *rowCache) put(k []byte, v []byte, removals uint64) {
 }
 
 // evictOne advances the clock hand to the first live entry not used
-// since the hand last passed it, removes it and returns its slot.
+// since the hand last passed it, removes it and returns its slot; -1 if
+// two turns found none (no live entry: the accounting would be wrong).
 func (s *rowShard) evictOne() int {
-	for {
+	for range 2*len(s.clock) + 1 {
 		if s.hand >= len(s.clock) {
 			s.hand = 0
 		}
@@ -198,6 +203,7 @@ func (s *rowShard) evictOne() int {
 			return i
 		}
 	}
+	return -1
 }
 
 // compact drops the dead entries from the clock, keeping the order and
@@ -225,17 +231,21 @@ func (c *rowCache) invalidate(k []byte) {
 	s.removals++
 	if e := s.find(h, k); e != nil {
 		s.remove(e)
+		if len(s.clock) > 2*s.live+16 {
+			s.compact()
+		}
 	}
 	s.mu.Unlock()
 }
 
-// remove takes e out of the map and the accounting; the clock drops it
-// later.
+// remove takes e out of the map and the accounting, and lets its key
+// and value go: the clock drops the empty entry later (until then it
+// costs its fixed size, not a value of up to a quarter of the shard).
 func (s *rowShard) remove(e *rowEntry) {
 	delete(s.m, e.hash)
-	e.dead = true
 	s.live--
 	s.bytes -= e.size()
+	e.dead, e.key, e.value = true, "", nil
 }
 
 // RowCacheStats counts the point reads the row cache answered and those

@@ -145,3 +145,33 @@ func TestRowCacheBounded(t *testing.T) {
 		t.Fatal("an entry of one index instance was found under another")
 	}
 }
+
+// Entries invalidated faster than the clock passes them hold no memory:
+// their values are let go at once and the clock is compacted, so a churn
+// of large inline shards cannot grow the cache past its bound unseen.
+func TestRowCacheInvalidationChurn(t *testing.T) {
+	c := newRowCache(4 << 20)
+	big := make([]byte, 8<<10)
+	for round := range 20 {
+		for i := range 400 {
+			k := rowKey(nil, 1, TableInline, fmt.Sprint("id", round, "/", i))
+			_, _, removals := c.get(k)
+			c.put(k, big, removals)
+			c.invalidate(k)
+		}
+	}
+	for i := range c.shards {
+		s := &c.shards[i]
+		if s.bytes != 0 || s.live != 0 || len(s.m) != 0 {
+			t.Fatalf("shard %d after invalidating everything: %d bytes, %d live, %d in map", i, s.bytes, s.live, len(s.m))
+		}
+		if len(s.clock) > 2*s.live+16 {
+			t.Fatalf("shard %d keeps %d dead entries", i, len(s.clock))
+		}
+		for _, e := range s.clock {
+			if !e.dead || e.value != nil || e.key != "" {
+				t.Fatalf("shard %d: a removed entry still holds %d bytes", i, len(e.value))
+			}
+		}
+	}
+}

@@ -118,7 +118,11 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		vals, errs, done := make([]read, n), make([]error, n), make([]bool, n)
 		inMemory := true
 		for p, d := range set.drives {
-			if !first[p] {
+			switch {
+			case d == nil:
+				errs[p], done[p] = errDriveSkipped, true // as fanOutStaged
+				continue
+			case !first[p]:
 				errs[p], done[p] = errNotCalled, true
 				continue
 			}
