@@ -434,7 +434,7 @@ func (d *Local) GetCached(t Table, key string) ([]byte, bool) {
 	defer d.mu.RUnlock()
 	idx := d.idx
 	if d.closed || !d.formatted || idx == nil || idx.rows == nil || idx.broken.Load() != nil ||
-		time.Now().UnixNano()-d.verifiedAt.Load() >= int64(identityCheckInterval) {
+		!d.verifiedLately(time.Now().UnixNano()) {
 		return nil, false
 	}
 	return idx.rows.peek(rowKey(make([]byte, 0, 5+len(key)), idx.owner, t, key))

@@ -257,7 +257,7 @@ const identityCheckInterval = 500 * time.Millisecond
 // written to them; ReadFormat and WriteFormat bind to the new one.
 func (d *Local) checkIdentity(force bool) error {
 	now := time.Now().UnixNano()
-	if !force && now-d.verifiedAt.Load() < int64(identityCheckInterval) {
+	if !force && d.verifiedLately(now) {
 		return nil
 	}
 	id, err := statDir(d.root)
@@ -275,6 +275,12 @@ func (d *Local) checkIdentity(force bool) error {
 		}
 	}
 	return fmt.Errorf("drive %s: %w: %w", d.root, ErrDriveFaulty, errReplaced)
+}
+
+// verifiedLately reports whether checkIdentity found the directories to
+// be the ones opened less than identityCheckInterval before now (Unix ns).
+func (d *Local) verifiedLately(now int64) bool {
+	return now-d.verifiedAt.Load() < int64(identityCheckInterval)
 }
 
 // readyLocked (mu held) checks that index and shard calls can run.

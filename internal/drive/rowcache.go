@@ -34,7 +34,7 @@ type rowCache struct {
 const rowShards = 64
 
 // rowOverhead is charged per entry on top of its key and value: the map
-// slot, the entry and the list links.
+// slot, the entry and its clock slot.
 const rowOverhead = 128
 
 type rowShard struct {
@@ -47,7 +47,7 @@ type rowShard struct {
 	// hit only sets the entry's used bit (no list to relink, which cost
 	// three cache misses per hit as an LRU list); the hand clears used
 	// bits and evicts the first entry without one. Removed entries stay
-	// in clock, dead, until the hand or a compaction drops them.
+	// in clock, dead and empty, until a compaction drops them.
 	clock []*rowEntry
 	hand  int
 	live  int
@@ -108,39 +108,34 @@ func (s *rowShard) find(h uint64, k []byte) *rowEntry {
 // get returns a copy of k's value, or ok false and the shard's removal
 // count for a later put.
 func (c *rowCache) get(k []byte) (v []byte, ok bool, removals uint64) {
-	s, h := c.lookup(k)
-	s.mu.Lock()
-	e := s.find(h, k)
-	if e == nil {
-		removals = s.removals
-		s.mu.Unlock()
+	v, ok, removals = c.read(k)
+	if !ok {
 		c.misses.Add(1)
-		return nil, false, removals
 	}
-	e.used = true
-	v = make([]byte, len(e.value))
-	copy(v, e.value)
-	s.mu.Unlock()
-	c.hits.Add(1)
-	return v, true, 0
+	return v, ok, removals
 }
 
 // peek returns a copy of k's value if it is cached; a miss is not
 // counted (the caller goes on to Get, which counts it).
 func (c *rowCache) peek(k []byte) ([]byte, bool) {
+	v, ok, _ := c.read(k)
+	return v, ok
+}
+
+// read is get without counting a miss.
+func (c *rowCache) read(k []byte) (v []byte, ok bool, removals uint64) {
 	s, h := c.lookup(k)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	e := s.find(h, k)
 	if e == nil {
-		s.mu.Unlock()
-		return nil, false
+		return nil, false, s.removals
 	}
 	e.used = true
-	v := make([]byte, len(e.value))
-	copy(v, e.value)
-	s.mu.Unlock()
 	c.hits.Add(1)
-	return v, true
+	v = make([]byte, len(e.value)) // not nil for an empty value, as Get
+	copy(v, e.value)
+	return v, true, 0
 }
 
 // put caches a copy of v as k's value, read after get reported removals,

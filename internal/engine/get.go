@@ -112,11 +112,11 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		}
 		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
 	}
-	if first != nil {
-		// A hot object's records (and inline shards) are in the first
-		// wave's row caches: read them there, no drive call at all.
+	// fromMemory reads the first wave's records (and inline shards) in
+	// the drives' row caches, where a hot object's are: no drive call at
+	// all. nil unless every one is there and they are enough.
+	fromMemory := func() ([]read, []error) {
 		vals, errs, done := make([]read, n), make([]error, n), make([]bool, n)
-		inMemory := true
 		for p, d := range set.drives {
 			switch {
 			case d == nil:
@@ -128,30 +128,33 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 			}
 			rec, raw, ok := recordInMemory(d, bucket, key, withData)
 			if !ok {
-				inMemory = false
-				break
+				return nil, nil
 			}
 			vals[p], done[p] = read{rec, raw}, true
 		}
-		if inMemory && enough(vals, errs, done) {
-			recs, raws := make([]*meta.Record, n), make([][]byte, n)
-			for p, v := range vals {
-				recs[p], raws[p] = v.rec, v.raw
-			}
-			return recs, raws, errs
+		if !enough(vals, errs, done) {
+			return nil, nil
 		}
+		return vals, errs
 	}
-	vals, errs := fanOutStaged(lag, set.drives, first, enough, func(p int, d drive.Drive) (read, error) {
-		if r, ok := d.(driveRunner); ok && withData {
-			rec, raw, err := readWithInline(ctx, r, bucket, key)
+	var vals []read
+	var errs []error
+	if first != nil {
+		vals, errs = fromMemory()
+	}
+	if vals == nil {
+		vals, errs = fanOutStaged(lag, set.drives, first, enough, func(p int, d drive.Drive) (read, error) {
+			if r, ok := d.(driveRunner); ok && withData {
+				rec, raw, err := readWithInline(ctx, r, bucket, key)
+				return read{rec, raw}, err
+			}
+			rec, raw, err := readRecord(ctx, d, bucket, key)
+			if err == nil && withData {
+				prefetchInline(ctx, d, rec.Current())
+			}
 			return read{rec, raw}, err
-		}
-		rec, raw, err := readRecord(ctx, d, bucket, key)
-		if err == nil && withData {
-			prefetchInline(ctx, d, rec.Current())
-		}
-		return read{rec, raw}, err
-	}, nil, nil)
+		}, nil, nil)
+	}
 	recs, raws := make([]*meta.Record, n), make([][]byte, n)
 	for p, v := range vals {
 		recs[p], raws[p] = v.rec, v.raw
