@@ -235,6 +235,11 @@ type ScanQuery struct {
 	Limit int
 	// KeysOnly leaves Value nil.
 	KeysOnly bool
+	// Digest, on TableObjects, returns instead of the entries a
+	// ScanDigest of them, encoded as one Entry (ParseScanDigest): a
+	// listing reads the records of one drive and checks that the
+	// others hold the same versions by digest, without moving them.
+	Digest bool
 }
 
 // Entry is one scanned key (or collapsed common prefix).

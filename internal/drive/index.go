@@ -3,6 +3,7 @@ package drive
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -586,6 +587,29 @@ func (d *Local) Scan(ctx context.Context, t Table, q ScanQuery) ([]Entry, error)
 // scan walks it (bounded to lower = table+prefix) as q says.
 func scan(it *pebble.Iterator, lower []byte, q ScanQuery) ([]Entry, error) {
 	var out []Entry
+	var dg *scanDigester
+	if q.Digest {
+		dg = &scanDigester{}
+	}
+	n := 0
+	// emit adds an entry (k with the table byte, v nil for a common
+	// prefix) to the result or to the digest.
+	emit := func(k, v []byte, commonPrefix bool) {
+		n++
+		if dg != nil {
+			dg.buf = binary.AppendUvarint(dg.buf[:0], uint64(len(k)-1))
+			dg.buf = append(dg.buf, k[1:]...)
+			dg.add(commonPrefix, v)
+			dg.last = append(dg.last[:0], k[1:]...)
+			return
+		}
+		e := Entry{Key: string(k[1:]), CommonPrefix: commonPrefix}
+		if v != nil {
+			e.Value = make([]byte, len(v))
+			copy(e.Value, v)
+		}
+		out = append(out, e)
+	}
 	delim := []byte(q.Delimiter)
 	var after []byte
 	start := lower
@@ -600,7 +624,7 @@ func scan(it *pebble.Iterator, lower []byte, q ScanQuery) ([]Entry, error) {
 		valid = it.Next()
 	}
 	for valid {
-		if q.Limit > 0 && len(out) >= q.Limit {
+		if q.Limit > 0 && n >= q.Limit {
 			break
 		}
 		k := it.Key()
@@ -610,7 +634,7 @@ func scan(it *pebble.Iterator, lower []byte, q ScanQuery) ([]Entry, error) {
 				// A common prefix at or before After was reported by the
 				// page that ended there (S3 semantics): skip it.
 				if after == nil || bytes.Compare(cp, after) > 0 {
-					out = append(out, Entry{Key: string(cp[1:]), CommonPrefix: true})
+					emit(cp, nil, true)
 				}
 				next := successor(cp)
 				if next == nil {
@@ -620,20 +644,24 @@ func scan(it *pebble.Iterator, lower []byte, q ScanQuery) ([]Entry, error) {
 				continue
 			}
 		}
-		e := Entry{Key: string(k[1:])}
-		if !q.KeysOnly {
-			v, err := it.ValueAndErr()
-			if err != nil {
+		var v []byte
+		if !q.KeysOnly || q.Digest {
+			var err error
+			if v, err = it.ValueAndErr(); err != nil {
 				return nil, err
 			}
-			e.Value = make([]byte, len(v))
-			copy(e.Value, v)
+			if v == nil {
+				v = []byte{}
+			}
 		}
-		out = append(out, e)
+		emit(k, v, false)
 		valid = it.Next()
 	}
 	if err := it.Error(); err != nil {
 		return nil, err
+	}
+	if dg != nil {
+		return []Entry{dg.digest().entry()}, nil
 	}
 	return out, nil
 }

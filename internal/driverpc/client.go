@@ -312,6 +312,9 @@ func (c *Client) Scan(ctx context.Context, t drive.Table, sq drive.ScanQuery) ([
 	if sq.KeysOnly {
 		q.Set("keysonly", "1")
 	}
+	if sq.Digest {
+		q.Set("digest", "1")
+	}
 	resp, err := c.call(ctx, http.MethodGet, opScan, nameScan, q, nil)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@
 //	GET  diskinfo  DiskInfo        answer: JSON drive.DiskInfo
 //	GET  get       Get             &table&key; answer: the raw value
 //	POST apply     Apply           body: binary batch (see below)
-//	GET  scan      Scan            &table&prefix&after&delimiter&limit&keysonly;
+//	GET  scan      Scan            &table&prefix&after&delimiter&limit&keysonly&digest;
 //	                               answer: binary entries
 //	POST shard     CreateShard     &id&part; body: the shard, streamed
 //	                               (chunked), ended by a trailer

@@ -204,6 +204,7 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request, d drive.Drive, q u
 		After:     q.Get("after"),
 		Delimiter: q.Get("delimiter"),
 		KeysOnly:  q.Get("keysonly") == "1",
+		Digest:    q.Get("digest") == "1",
 	}
 	if l := q.Get("limit"); l != "" {
 		if sq.Limit, err = strconv.Atoi(l); err != nil {

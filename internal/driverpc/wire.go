@@ -24,7 +24,7 @@ const (
 	opDiskInfo = "diskinfo" // GET (JSON)
 	opGet      = "get"      // GET ?table&key: the raw value
 	opApply    = "apply"    // POST: binary batch
-	opScan     = "scan"     // GET ?table&prefix&after&delimiter&limit&keysonly: binary entries
+	opScan     = "scan"     // GET ?table&prefix&after&delimiter&limit&keysonly&digest: binary entries
 	opShard    = "shard"    // POST ?id&part: CreateShard, streamed; GET ?id&part&offset: OpenShard
 	opDelete   = "delete"   // POST: JSON refs
 	opWalk     = "walk"     // GET: NDJSON lines

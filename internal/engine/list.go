@@ -39,6 +39,13 @@ const listPage = 1000
 // its reader needs them: a listing page whose keys the drives agree on
 // costs one scan per walked drive, and nothing is read ahead that the
 // page will not use.
+//
+// A walker given a primary (checkAgainst) checks its drive against the
+// primary's by digest (drive.ScanQuery.Digest) before reading records:
+// when the digests of one query agree, the drive holds the same keys at
+// the same versions, and the walker's batch is the primary's, marked
+// verified, so its records are neither moved nor compared. On the first
+// disagreement it reads its own records from then on.
 type walker struct {
 	d      drive.Drive
 	bucket string
@@ -47,6 +54,17 @@ type walker struct {
 	pos    int
 	done   bool
 	err    error
+
+	// primary is the walker this one checks against by digest; nil once
+	// they disagreed (or for a walker reading its own records).
+	primary *walker
+	// verified is set while batch is the primary's, checked by digest.
+	verified bool
+	// For a primary: the query its batch answers and the batch's digest,
+	// for the walkers checking against it.
+	digests bool
+	batchQ  drive.ScanQuery
+	digest  drive.ScanDigest
 }
 
 // newWalker walks bucket's keys under prefix after after on d, the first
@@ -60,17 +78,72 @@ func newWalker(d drive.Drive, bucket, prefix, after, delim string, first int, ke
 	return &walker{d: d, bucket: bucket, q: q}
 }
 
+// checkAgainst makes w check its drive against p's by digest.
+func (w *walker) checkAgainst(p *walker) {
+	w.primary = p
+	p.digests = true
+}
+
 // fill replaces the batch with the drive's next scan.
 func (w *walker) fill(ctx context.Context) {
-	w.batch, w.pos = w.batch[:0], 0
-	ents, err := w.d.Scan(ctx, drive.TableObjects, w.q)
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			w.err = err
+	if w.primary != nil {
+		d, err := w.scanDigest(ctx)
+		if err != nil {
+			w.fail(err)
+			return
 		}
-		w.done = true
+		if w.adopt(d) {
+			return
+		}
+	}
+	w.fillRecords(ctx)
+}
+
+// scanDigest scans the digest of w's next batch.
+func (w *walker) scanDigest(ctx context.Context) (drive.ScanDigest, error) {
+	q := w.q
+	q.Digest = true
+	ents, err := w.d.Scan(ctx, drive.TableObjects, q)
+	if err != nil {
+		return drive.ScanDigest{}, err
+	}
+	d, err := drive.ParseScanDigest(ents)
+	if err != nil {
+		// A drive that answers a digest query with something else is
+		// compared record by record instead.
+		return drive.ScanDigest{Mixed: true}, nil
+	}
+	return d, nil
+}
+
+// adopt takes the primary's batch as w's when d, w's digest of its next
+// batch, shows the same entries; otherwise w stops checking by digest
+// (and fills with its records).
+func (w *walker) adopt(d drive.ScanDigest) bool {
+	p := w.primary
+	if d.Mixed || p.err != nil || p.batchQ != w.q || p.digest.Mixed || d != p.digest {
+		w.primary = nil
+		return false
+	}
+	w.batch, w.pos, w.verified, w.done = p.batch, 0, true, p.done
+	w.q = p.q
+	return true
+}
+
+// fillRecords replaces the batch with the drive's next scan of records.
+func (w *walker) fillRecords(ctx context.Context) {
+	w.verified = false
+	q := w.q
+	ents, err := w.d.Scan(ctx, drive.TableObjects, q)
+	if err != nil {
+		w.fail(err)
 		return
 	}
+	if w.digests {
+		w.batchQ, w.digest = q, drive.DigestEntries(ents)
+	}
+	// A fresh batch: walkers checking against this one share the last.
+	w.batch, w.pos = make([]listEntry, 0, len(ents)), 0
 	bp := len(drive.BucketPrefix(w.bucket))
 	for _, ent := range ents {
 		w.batch = append(w.batch, listEntry{key: ent.Key[bp:], prefix: ent.CommonPrefix, raw: ent.Value})
@@ -81,6 +154,15 @@ func (w *walker) fill(ctx context.Context) {
 		w.q.After = ents[len(ents)-1].Key
 		w.q.Limit = listPage
 	}
+}
+
+// fail ends w with err (a cancelled context ends it quietly).
+func (w *walker) fail(err error) {
+	w.batch, w.pos, w.verified = nil, 0, false
+	if !errors.Is(err, context.Canceled) {
+		w.err = err
+	}
+	w.done = true
 }
 
 // next returns the drive's next entry, or nil at its end (or error).
@@ -98,13 +180,36 @@ func (w *walker) next(ctx context.Context) *listEntry {
 	return &w.batch[w.pos-1]
 }
 
-// fillAll runs the walkers' first scans at once.
+// fillAll runs the walkers' first scans at once: records from those
+// that read them, digests from those that check against a primary (then
+// the records of any whose digest disagrees).
 func fillAll(ctx context.Context, walkers []*walker) {
 	var wg sync.WaitGroup
-	for _, w := range walkers {
-		wg.Go(func() { w.fill(ctx) })
+	digests := make([]drive.ScanDigest, len(walkers))
+	errs := make([]error, len(walkers))
+	for i, w := range walkers {
+		if w.primary != nil {
+			wg.Go(func() { digests[i], errs[i] = w.scanDigest(ctx) })
+		} else {
+			wg.Go(w.fillFunc(ctx))
+		}
 	}
 	wg.Wait()
+	for i, w := range walkers {
+		if w.primary == nil {
+			continue
+		}
+		if errs[i] != nil {
+			w.fail(errs[i])
+		} else if !w.adopt(digests[i]) {
+			wg.Go(w.fillFunc(ctx))
+		}
+	}
+	wg.Wait()
+}
+
+func (w *walker) fillFunc(ctx context.Context) func() {
+	return func() { w.fillRecords(ctx) }
 }
 
 // walkedDrives are the drives of set a listing walks: the first parity+1
@@ -148,8 +253,12 @@ func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket strin
 	if opts.MaxKeys > 0 {
 		first = opts.MaxKeys + 1
 	}
-	for _, d := range walkedDrives(set) {
-		sl.walkers = append(sl.walkers, newWalker(d, bucket, opts.Prefix, opts.After, opts.Delimiter, first, false))
+	for i, d := range walkedDrives(set) {
+		w := newWalker(d, bucket, opts.Prefix, opts.After, opts.Delimiter, first, false)
+		if i > 0 {
+			w.checkAgainst(sl.walkers[0])
+		}
+		sl.walkers = append(sl.walkers, w)
 	}
 	fillAll(ctx, sl.walkers)
 	sl.heads = make([]*listEntry, len(sl.walkers))
@@ -188,6 +297,16 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 				continue
 			}
 			seen++
+			if !isPrefix && sl.walkers[i].verified {
+				// Its drive's digest matched the primary's batch: it
+				// holds the version walker 0's record (decoded first)
+				// holds.
+				if first != nil {
+					current++
+				}
+				sl.advance(ctx, i)
+				continue
+			}
 			if !isPrefix {
 				// The first record with a current version is decoded in
 				// full (it answers the listing); the others, in the

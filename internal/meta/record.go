@@ -173,3 +173,22 @@ func (d *decoder) skipStrMap() {
 		d.bytes()
 	}
 }
+
+// AppendStamp appends to dst a canonical encoding of the stamp of the
+// current version of the encoded record b (PeekCurrent): equal for the
+// records of one version on any drive, different for different
+// versions. ok is false when b is not simple (PeekCurrent) or is
+// corrupt; such a record must be compared in full.
+func AppendStamp(dst, b []byte) (out []byte, ok bool) {
+	s, _, simple, err := PeekCurrent(b)
+	if err != nil || !simple {
+		return dst, false
+	}
+	dst = binary.AppendVarint(dst, s.Size)
+	dst = binary.AppendVarint(dst, s.ModTime)
+	dst = binary.AppendUvarint(dst, uint64(len(s.ETag)))
+	dst = append(dst, s.ETag...)
+	dst = binary.AppendUvarint(dst, uint64(len(s.DataID)))
+	dst = append(dst, s.DataID...)
+	return append(dst, s.Flags), true
+}
