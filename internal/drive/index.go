@@ -590,6 +590,10 @@ func scan(it *pebble.Iterator, lower []byte, q ScanQuery) ([]Entry, error) {
 	var dg *scanDigester
 	if q.Digest {
 		dg = &scanDigester{}
+	} else if q.Limit > 0 {
+		// Sized for a full answer (up to a listing page): a scan that
+		// fills its limit, as listings' do, then allocates once.
+		out = make([]Entry, 0, min(q.Limit, 1024))
 	}
 	n := 0
 	// emit adds an entry (k with the table byte, v nil for a common

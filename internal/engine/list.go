@@ -408,6 +408,19 @@ func (e *Engine) newKeyMerger(ctx context.Context, bucket string, opts ListOptio
 	return km, nil
 }
 
+// sizeHint is how many entries a page of at most max entries will
+// likely hold: what the sets' first scans found, so a page's result is
+// allocated once at its size.
+func (km *keyMerger) sizeHint(max int) int {
+	n := 0
+	for _, sl := range km.listers {
+		if len(sl.walkers) > 0 {
+			n += len(sl.walkers[0].batch)
+		}
+	}
+	return min(n, max)
+}
+
 // next returns the next key or prefix, or a nil entry at the end.
 func (km *keyMerger) next(ctx context.Context) (*listEntry, *meta.Object, error) {
 	best := -1
@@ -460,7 +473,7 @@ func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOption
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)
 	}
-	var res ListResult
+	res := ListResult{Objects: make([]ObjectInfo, 0, km.sizeHint(maxKeys))}
 	lastPrefix := ""
 	count := 0
 	for {

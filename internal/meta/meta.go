@@ -205,25 +205,35 @@ func (o *Object) Marshal() []byte {
 
 // Unmarshal decodes a metadata file, verifying magic, version and checksum.
 func Unmarshal(b []byte) (*Object, error) {
+	o := &Object{}
+	if err := o.unmarshal(b); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// unmarshal decodes b into o. The version's strings share one copy of
+// its payload (one allocation instead of one per field).
+func (o *Object) unmarshal(b []byte) error {
 	const header = 4 + 2 + 4
 	if len(b) < header+4 {
-		return nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(b))
+		return fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(b))
 	}
 	if [4]byte(b[:4]) != Magic {
-		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
+		return fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != FormatVersion {
-		return nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, v)
+		return fmt.Errorf("%w: unknown format version %d", ErrCorrupt, v)
 	}
 	n := int(binary.LittleEndian.Uint32(b[6:]))
 	if n != len(b)-header-4 {
-		return nil, fmt.Errorf("%w: payload length %d, file holds %d", ErrCorrupt, n, len(b)-header-4)
+		return fmt.Errorf("%w: payload length %d, file holds %d", ErrCorrupt, n, len(b)-header-4)
 	}
 	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	d := decoder{buf: b[header : len(b)-4]}
-	o := &Object{}
+	payload := b[header : len(b)-4]
+	d := decoder{buf: payload, text: string(payload)}
 	o.Size = d.varint()
 	o.ModTime = d.varint()
 	o.ETag = d.str()
@@ -274,9 +284,9 @@ func Unmarshal(b []byte) (*Object, error) {
 		o.LegalHold = d.str()
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+		return fmt.Errorf("%w: %v", ErrCorrupt, d.err)
 	}
-	return o, nil
+	return nil
 }
 
 type encoder struct{ buf []byte }
@@ -314,6 +324,9 @@ func (e *encoder) strMap(m map[string]string) {
 type decoder struct {
 	buf []byte
 	err error
+	// text, when set, holds the bytes buf is a suffix of, as a string:
+	// str returns substrings of it instead of allocating each string.
+	text string
 }
 
 func (d *decoder) fail(what string) {
@@ -324,6 +337,12 @@ func (d *decoder) fail(what string) {
 }
 
 func (d *decoder) uvarint() uint64 {
+	// Most numbers are lengths and counts under 128: one byte.
+	if len(d.buf) > 0 && d.buf[0] < 0x80 {
+		v := uint64(d.buf[0])
+		d.buf = d.buf[1:]
+		return v
+	}
 	v, n := binary.Uvarint(d.buf)
 	if n <= 0 {
 		d.fail("truncated integer")
@@ -348,10 +367,16 @@ func (d *decoder) varint() int64 {
 func (d *decoder) count(max int) int {
 	v := d.uvarint()
 	if v > uint64(max) {
-		d.fail(fmt.Sprintf("value %d over limit %d", v, max))
+		d.overLimit(v, max)
 		return 0
 	}
 	return int(v)
+}
+
+// overLimit fails d for count; out of line, so count stays small enough
+// to inline.
+func (d *decoder) overLimit(v uint64, max int) {
+	d.fail(fmt.Sprintf("value %d over limit %d", v, max))
 }
 
 func (d *decoder) byte() byte {
@@ -374,7 +399,18 @@ func (d *decoder) bytes() []byte {
 	return b
 }
 
-func (d *decoder) str() string { return string(d.bytes()) }
+func (d *decoder) str() string {
+	if d.text == "" {
+		return string(d.bytes())
+	}
+	n := d.count(len(d.buf))
+	if d.err != nil || n == 0 {
+		return ""
+	}
+	at := len(d.text) - len(d.buf)
+	d.buf = d.buf[n:]
+	return d.text[at : at+n]
+}
 
 func (d *decoder) strMap() map[string]string {
 	n := d.count(len(d.buf))

@@ -4,13 +4,22 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/zeebo/xxh3"
 )
 
 // RecordMagic starts every encoded Record.
 var RecordMagic = [4]byte{'S', 'S', 'R', 'C'}
 
-// RecordVersion is the Record encoding version.
-const RecordVersion = 1
+// RecordVersion is the Record encoding version written. Version 2 added
+// the stamp after the header (stampSize bytes: see AppendStamp);
+// version 1 records, without it, are still read.
+const RecordVersion = 2
+
+// stampSize is the stamp a version 2 record carries after its header: a
+// 16-byte hash of its version's stamp and a byte saying whether the
+// record is simple (1) or not (0, hash zero).
+const stampSize = 16 + 1
 
 // maxVersions bounds a decoded record so a corrupt length cannot make the
 // decoder allocate without limit.
@@ -44,13 +53,15 @@ func (r *Record) Prev() *Object {
 	return nil
 }
 
-// Marshal encodes r: magic, version, count, each version's own encoding
-// (length-prefixed, each with its own checksum), and a CRC32C of all.
+// Marshal encodes r: magic, version, the record's stamp (stampOf), the
+// count, each version's own encoding (length-prefixed, each with its own
+// checksum), and a CRC32C of all.
 func (r *Record) Marshal() []byte {
 	var e encoder
-	e.buf = make([]byte, 0, 256*len(r.Versions)+16)
+	e.buf = make([]byte, 0, 256*len(r.Versions)+16+stampSize)
 	e.buf = append(e.buf, RecordMagic[:]...)
 	e.u16(RecordVersion)
+	e.buf = r.appendStampField(e.buf)
 	e.uvarint(uint64(len(r.Versions)))
 	for _, v := range r.Versions {
 		e.bytes(v.Marshal())
@@ -59,40 +70,97 @@ func (r *Record) Marshal() []byte {
 	return e.buf
 }
 
+// simple reports whether r is what PeekCurrent calls simple: one version,
+// not kept for the versions table.
+func (r *Record) simple() bool {
+	return len(r.Versions) == 1 && r.Versions[0].Flags&FlagKeep == 0
+}
+
+// appendStampField appends the stamp field of a version 2 record.
+func (r *Record) appendStampField(dst []byte) []byte {
+	if !r.simple() {
+		return append(dst, make([]byte, stampSize)...)
+	}
+	o := r.Versions[0]
+	dst = stampHash(dst, o.Size, o.ModTime, o.ETag, o.DataID, o.Flags)
+	return append(dst, 1)
+}
+
+// stampHash appends the 16-byte hash of a version's stamp fields.
+func stampHash[S string | []byte](dst []byte, size, modTime int64, etag, dataID S, flags uint8) []byte {
+	var buf [128]byte
+	b := binary.AppendVarint(buf[:0], size)
+	b = binary.AppendVarint(b, modTime)
+	b = binary.AppendUvarint(b, uint64(len(etag)))
+	b = append(b, etag...)
+	b = binary.AppendUvarint(b, uint64(len(dataID)))
+	b = append(b, dataID...)
+	b = append(b, flags)
+	h := xxh3.Hash128(b).Bytes()
+	return append(dst, h[:]...)
+}
+
 // recordBody checks an encoded record's magic, version and checksum and
-// returns a decoder over what they frame.
-func recordBody(b []byte) (decoder, error) {
+// returns a decoder over what they frame (after the stamp of a version 2
+// record) and the stamp field (nil in version 1).
+func recordBody(b []byte) (decoder, []byte, error) {
 	const header = 4 + 2
 	if len(b) < header+1+4 {
-		return decoder{}, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
+		return decoder{}, nil, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
 	}
 	if [4]byte(b[:4]) != RecordMagic {
-		return decoder{}, fmt.Errorf("%w: bad record magic", ErrCorrupt)
+		return decoder{}, nil, fmt.Errorf("%w: bad record magic", ErrCorrupt)
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != RecordVersion {
-		return decoder{}, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
+	v := binary.LittleEndian.Uint16(b[4:])
+	if v != 1 && v != 2 {
+		return decoder{}, nil, fmt.Errorf("%w: unknown record version %d", ErrCorrupt, v)
 	}
 	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return decoder{}, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
+		return decoder{}, nil, fmt.Errorf("%w: record checksum mismatch", ErrCorrupt)
 	}
-	return decoder{buf: b[header : len(b)-4]}, nil
+	body := b[header : len(b)-4]
+	if v == 1 {
+		return decoder{buf: body}, nil, nil
+	}
+	if len(body) < stampSize+1 {
+		return decoder{}, nil, fmt.Errorf("%w: record of %d bytes is too short", ErrCorrupt, len(b))
+	}
+	return decoder{buf: body[stampSize:]}, body[:stampSize], nil
 }
 
 // UnmarshalRecord decodes a Record, verifying magic, version and checksums.
 func UnmarshalRecord(b []byte) (*Record, error) {
-	d, err := recordBody(b)
+	d, stamp, err := recordBody(b)
 	if err != nil {
 		return nil, err
 	}
 	n := d.count(maxVersions)
-	r := &Record{Versions: make([]*Object, 0, n)}
+	var r *Record
+	if n == 1 {
+		// The common record, of one version, in one allocation.
+		one := &struct {
+			r Record
+			v [1]*Object
+			o Object
+		}{}
+		one.v[0] = &one.o
+		one.r.Versions = one.v[:0]
+		r = &one.r
+	} else {
+		r = &Record{Versions: make([]*Object, 0, n)}
+	}
 	for i := 0; i < n && d.err == nil; i++ {
 		raw := d.bytes()
 		if d.err != nil {
 			break
 		}
-		o, err := Unmarshal(raw)
-		if err != nil {
+		var o *Object
+		if n == 1 {
+			o = r.Versions[:1][0]
+		} else {
+			o = &Object{}
+		}
+		if err := o.unmarshal(raw); err != nil {
 			return nil, fmt.Errorf("version %d: %w", i, err)
 		}
 		r.Versions = append(r.Versions, o)
@@ -102,6 +170,12 @@ func UnmarshalRecord(b []byte) (*Record, error) {
 	}
 	if len(d.buf) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes in record", ErrCorrupt, len(d.buf))
+	}
+	// A stamp that does not describe the record would make listings
+	// trust a drive they should check: refuse it like any corruption.
+	var want [stampSize]byte
+	if stamp != nil && string(r.appendStampField(want[:0])) != string(stamp) {
+		return nil, fmt.Errorf("%w: record stamp does not match its versions", ErrCorrupt)
 	}
 	return r, nil
 }
@@ -129,7 +203,7 @@ func (s *Stamp) Matches(o *Object) bool {
 // current; simple is false when a version carries FlagKeep or the record
 // holds more than one version, cases a caller decodes in full.
 func PeekCurrent(b []byte) (s Stamp, ok, simple bool, err error) {
-	d, err := recordBody(b)
+	d, _, err := recordBody(b)
 	if err != nil {
 		return s, false, false, err
 	}
@@ -174,21 +248,30 @@ func (d *decoder) skipStrMap() {
 	}
 }
 
-// AppendStamp appends to dst a canonical encoding of the stamp of the
-// current version of the encoded record b (PeekCurrent): equal for the
-// records of one version on any drive, different for different
-// versions. ok is false when b is not simple (PeekCurrent) or is
-// corrupt; such a record must be compared in full.
+// AppendStamp appends to dst the 16-byte stamp of the encoded record b:
+// a hash of its version's size, time, ETag, data id and flags, equal for
+// the records of one version on any drive (they differ in shard index
+// and inline shard), different for different versions, and the same
+// for a record encoded in version 1 or 2. ok is false when b is not
+// simple (PeekCurrent) or not readable as a record; such a record must
+// be compared in full.
+//
+// A version 2 record carries its stamp after the header, so this reads
+// 17 bytes and does not check the record's checksum: a corrupt record
+// can only make a stamp differ from a sound drive's, and listings read
+// the records whose stamps differ in full, which checks them.
 func AppendStamp(dst, b []byte) (out []byte, ok bool) {
+	const header = 4 + 2
+	if len(b) >= header+stampSize+1+4 && [4]byte(b[:4]) == RecordMagic && binary.LittleEndian.Uint16(b[4:]) == 2 {
+		st := b[header : header+stampSize]
+		if st[16] != 1 {
+			return dst, false
+		}
+		return append(dst, st[:16]...), true
+	}
 	s, _, simple, err := PeekCurrent(b)
 	if err != nil || !simple {
 		return dst, false
 	}
-	dst = binary.AppendVarint(dst, s.Size)
-	dst = binary.AppendVarint(dst, s.ModTime)
-	dst = binary.AppendUvarint(dst, uint64(len(s.ETag)))
-	dst = append(dst, s.ETag...)
-	dst = binary.AppendUvarint(dst, uint64(len(s.DataID)))
-	dst = append(dst, s.DataID...)
-	return append(dst, s.Flags), true
+	return stampHash(dst, s.Size, s.ModTime, s.ETag, s.DataID, s.Flags), true
 }
