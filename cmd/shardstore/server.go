@@ -274,6 +274,13 @@ func runServer(args []string) error {
 	if err := metrics.RegisterStorage(registry, eng); err != nil {
 		return err
 	}
+	cacheStats := eng.IndexCacheStats
+	if node != nil {
+		cacheStats = node.indexCache.Stats
+	}
+	if err := metrics.RegisterIndexCache(registry, cacheStats); err != nil {
+		return err
+	}
 	if node != nil {
 		paths = node.endpoints()
 	}

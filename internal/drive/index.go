@@ -56,9 +56,31 @@ func NewIndexCache(bytes int64) *IndexCache {
 	return &IndexCache{c: pebble.NewCache(bytes - rows), rows: newRowCache(rows)}
 }
 
-// RowStats reports the row cache's hits and misses since it was made.
-func (c *IndexCache) RowStats() RowCacheStats {
-	return RowCacheStats{Hits: c.rows.hits.Load(), Misses: c.rows.misses.Load()}
+// IndexCacheStats is what the shared index cache holds and how often it
+// answered: pebble's block cache and the row cache of point reads.
+type IndexCacheStats struct {
+	BlockHits, BlockMisses    uint64
+	BlockBytes, BlockCapacity int64
+	RowHits, RowMisses        uint64
+	RowBytes, RowCapacity     int64
+}
+
+// Stats reports the cache's counters since it was made and what it holds
+// now (the block cache's only while it is open; nothing for a nil cache).
+func (c *IndexCache) Stats() IndexCacheStats {
+	if c == nil {
+		return IndexCacheStats{}
+	}
+	st := IndexCacheStats{RowHits: c.rows.hits.Load(), RowMisses: c.rows.misses.Load(),
+		RowBytes: c.rows.size(), RowCapacity: c.rows.perShard * rowShards}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		m := c.c.Metrics()
+		st.BlockHits, st.BlockMisses = uint64(m.Hits), uint64(m.Misses)
+		st.BlockBytes, st.BlockCapacity = m.Size, c.c.MaxSize()
+	}
+	return st
 }
 
 // Close drops the creator's reference: drives still open keep the

@@ -120,8 +120,13 @@ func TestIndexMatchesModel(t *testing.T) {
 		c := NewIndexCache(1 << 20)
 		defer c.Close()
 		testIndexMatchesModel(t, c)
-		if s := c.RowStats(); s.Hits == 0 || s.Misses == 0 {
+		s := c.Stats()
+		if s.RowHits == 0 || s.RowMisses == 0 {
 			t.Fatalf("row cache stats %+v: the test must both hit and miss", s)
+		}
+		if s.BlockCapacity+s.RowCapacity != 1<<20 || s.RowBytes <= 0 || s.RowBytes > s.RowCapacity ||
+			s.BlockHits+s.BlockMisses == 0 || s.BlockBytes > s.BlockCapacity {
+			t.Fatalf("index cache stats %+v: capacities must add up to the cache's size, usage within them", s)
 		}
 	})
 }

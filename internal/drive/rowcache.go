@@ -243,8 +243,14 @@ func (s *rowShard) remove(e *rowEntry) {
 	e.dead, e.key, e.value = true, "", nil
 }
 
-// RowCacheStats counts the point reads the row cache answered and those
-// it did not.
-type RowCacheStats struct {
-	Hits, Misses uint64
+// size is the bytes the entries hold now.
+func (c *rowCache) size() int64 {
+	var n int64
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += s.bytes
+		s.mu.Unlock()
+	}
+	return n
 }

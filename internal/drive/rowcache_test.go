@@ -87,7 +87,7 @@ func TestRowCacheNeverServesAnOverwrittenValue(t *testing.T) {
 			}
 		}
 	}
-	if s := c.RowStats(); s.Hits == 0 {
+	if s := c.Stats(); s.RowHits == 0 {
 		t.Fatalf("row cache never hit: %+v", s)
 	}
 }

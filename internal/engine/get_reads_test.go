@@ -193,7 +193,7 @@ func TestGetFromMemory(t *testing.T) {
 	if _, err := getAll(t, e, "k", GetOptions{}); !errors.Is(err, ErrObjectNotFound) {
 		t.Fatalf("GET after DELETE: %v", err)
 	}
-	if s := cache.RowStats(); s.Hits == 0 {
+	if s := cache.Stats(); s.RowHits == 0 {
 		t.Fatalf("row cache stats %+v", s)
 	}
 }

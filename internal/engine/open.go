@@ -175,3 +175,8 @@ func (e *Engine) abandon() {
 	}
 	e.createdDirs = nil
 }
+
+// IndexCacheStats reports the index cache the engine opened its drives
+// with; zero when it was given its drives (a cluster node's cache is the
+// node's).
+func (e *Engine) IndexCacheStats() drive.IndexCacheStats { return e.indexCache.Stats() }

@@ -1,6 +1,6 @@
 // Package metrics turns engine observations into Prometheus metrics:
-// per-phase PUT timing histograms (the first study's per-phase table, live)
-// and hashing backend counts. It registers on a registry it is given;
+// per-phase PUT timing histograms (the first study's per-phase table, live),
+// hashing backend counts, storage health and the index cache. It registers on a registry it is given;
 // nothing here is global.
 package metrics
 
@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 )
@@ -103,6 +104,45 @@ func RegisterHashing(reg prometheus.Registerer, stats func() hashing.Stats) erro
 	} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("metrics: register hashing: %w", err)
+		}
+	}
+	return nil
+}
+
+// RegisterIndexCache exports the drive indexes' shared cache, read from
+// stats at every scrape: hits and misses of pebble's block cache and of
+// the row cache of point reads, and the bytes each holds against its
+// capacity (a hit ratio that falls as the hot set grows says to raise
+// --index-cache).
+func RegisterIndexCache(reg prometheus.Registerer, stats func() drive.IndexCacheStats) error {
+	counter := func(name, help string, v func(drive.IndexCacheStats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(stats())) })
+	}
+	gauge := func(name, help string, v func(drive.IndexCacheStats) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+			func() float64 { return float64(v(stats())) })
+	}
+	for _, c := range []prometheus.Collector{
+		counter("shardstore_index_block_cache_hits_total", "Index block reads the shared block cache answered.",
+			func(s drive.IndexCacheStats) uint64 { return s.BlockHits }),
+		counter("shardstore_index_block_cache_misses_total", "Index block reads that went to the drive.",
+			func(s drive.IndexCacheStats) uint64 { return s.BlockMisses }),
+		gauge("shardstore_index_block_cache_bytes", "Bytes the shared index block cache holds.",
+			func(s drive.IndexCacheStats) int64 { return s.BlockBytes }),
+		gauge("shardstore_index_block_cache_capacity_bytes", "Capacity of the shared index block cache.",
+			func(s drive.IndexCacheStats) int64 { return s.BlockCapacity }),
+		counter("shardstore_index_row_cache_hits_total", "Record and inline-shard point reads the row cache answered.",
+			func(s drive.IndexCacheStats) uint64 { return s.RowHits }),
+		counter("shardstore_index_row_cache_misses_total", "Record and inline-shard point reads the row cache did not hold.",
+			func(s drive.IndexCacheStats) uint64 { return s.RowMisses }),
+		gauge("shardstore_index_row_cache_bytes", "Bytes the row cache holds.",
+			func(s drive.IndexCacheStats) int64 { return s.RowBytes }),
+		gauge("shardstore_index_row_cache_capacity_bytes", "Capacity of the row cache.",
+			func(s drive.IndexCacheStats) int64 { return s.RowCapacity }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("metrics: register index cache: %w", err)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 )
@@ -77,6 +78,35 @@ shardstore_hash_multibuffer_kernel_calls_total 11
 	}
 	if err := RegisterHashing(reg, func() hashing.Stats { return st }); err == nil {
 		t.Fatal("registering twice on one registry must fail")
+	}
+}
+
+func TestRegisterIndexCache(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	st := drive.IndexCacheStats{BlockHits: 5, BlockMisses: 2, BlockBytes: 100, BlockCapacity: 300,
+		RowHits: 9, RowMisses: 4, RowBytes: 50, RowCapacity: 100}
+	if err := RegisterIndexCache(reg, func() drive.IndexCacheStats { return st }); err != nil {
+		t.Fatal(err)
+	}
+	st.RowHits = 10 // read at scrape time
+	want := `
+# HELP shardstore_index_block_cache_misses_total Index block reads that went to the drive.
+# TYPE shardstore_index_block_cache_misses_total counter
+shardstore_index_block_cache_misses_total 2
+# HELP shardstore_index_block_cache_capacity_bytes Capacity of the shared index block cache.
+# TYPE shardstore_index_block_cache_capacity_bytes gauge
+shardstore_index_block_cache_capacity_bytes 300
+# HELP shardstore_index_row_cache_hits_total Record and inline-shard point reads the row cache answered.
+# TYPE shardstore_index_row_cache_hits_total counter
+shardstore_index_row_cache_hits_total 10
+# HELP shardstore_index_row_cache_bytes Bytes the row cache holds.
+# TYPE shardstore_index_row_cache_bytes gauge
+shardstore_index_row_cache_bytes 50
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"shardstore_index_block_cache_misses_total", "shardstore_index_block_cache_capacity_bytes",
+		"shardstore_index_row_cache_hits_total", "shardstore_index_row_cache_bytes"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -208,6 +208,8 @@ func TestMissingDriveOnRestart(t *testing.T) {
 		fmt.Sprintf(`shardstore_drive_free_bytes{drive=%q,set="1",slot="1"} `, s.drives+"1"),
 		`shardstore_heal_queue_length `,
 		`shardstore_scanner_running `,
+		`shardstore_index_block_cache_capacity_bytes `,
+		`shardstore_index_row_cache_hits_total `,
 	} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("metrics lack %q", want)
