@@ -221,6 +221,18 @@ func ValueSum(value []byte) [16]byte { return xxh3.Hash128(value).Bytes() }
 // Len is the number of changes.
 func (b *Batch) Len() int { return len(b.Changes) }
 
+// RecordReader is implemented by drives that read an object's record
+// and, in the same call, the inline shard its current version keeps on
+// the drive (meta.Object.HoldsInlineShard): one round trip instead of
+// two for a drive on another node. record is what Get(TableObjects,
+// ObjectKey(bucket, key)) returns, with its errors; inline is nil when
+// the record is not readable, not inline, holds no data shard here or
+// its shard could not be read for any reason but a drive fault (the
+// reader then reads it again and reports the error).
+type RecordReader interface {
+	GetRecord(ctx context.Context, bucket, key string) (record, inline []byte, err error)
+}
+
 // ScanQuery selects index entries of one table in key order.
 type ScanQuery struct {
 	// Prefix limits the scan to keys starting with it.

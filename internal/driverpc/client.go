@@ -134,6 +134,7 @@ const (
 	nameWriteFormat  = "write format"
 	nameDiskInfo     = "disk info"
 	nameGet          = "get"
+	nameRecord       = "get record"
 	nameApply        = "apply"
 	nameScan         = "scan"
 	nameCreateShard  = "create shard"
@@ -285,6 +286,40 @@ func (c *Client) Get(ctx context.Context, t drive.Table, key string) ([]byte, er
 	return v, nil
 }
 
+// smallBody reads a response of a known size up to maxBody into memory,
+// so decoding it needs no 64 KiB stream buffer per call (most answers
+// are a record or a page of entries); others are decoded as they arrive.
+func smallBody(resp *http.Response) (io.Reader, error) {
+	if resp.ContentLength < 0 || resp.ContentLength > maxBody {
+		return resp.Body, nil
+	}
+	b := make([]byte, resp.ContentLength)
+	if _, err := io.ReadFull(resp.Body, b); err != nil {
+		return nil, err
+	}
+	return bytes.NewReader(b), nil
+}
+
+// GetRecord implements drive.RecordReader: the node reads the record
+// and its inline shard in one call.
+func (c *Client) GetRecord(ctx context.Context, bucket, key string) (record, inline []byte, err error) {
+	q := url.Values{"bucket": {bucket}, "key": {key}}
+	resp, err := c.call(ctx, http.MethodGet, opRecord, nameRecord, q, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := smallBody(resp)
+	if err != nil {
+		return nil, nil, c.transportErr(ctx, nameRecord, err)
+	}
+	record, inline, err = decodeRecord(body)
+	if err != nil {
+		return nil, nil, c.transportErr(ctx, nameRecord, err)
+	}
+	return record, inline, nil
+}
+
 // Apply implements drive.Drive. An empty batch makes no call, as it
 // does nothing on a local drive either.
 func (c *Client) Apply(ctx context.Context, b *drive.Batch) error {
@@ -320,7 +355,11 @@ func (c *Client) Scan(ctx context.Context, t drive.Table, sq drive.ScanQuery) ([
 		return nil, err
 	}
 	defer resp.Body.Close()
-	es, err := decodeEntries(resp.Body)
+	body, err := smallBody(resp)
+	if err != nil {
+		return nil, c.transportErr(ctx, nameScan, err)
+	}
+	es, err := decodeEntries(body)
 	if err != nil {
 		return nil, c.transportErr(ctx, nameScan, err)
 	}

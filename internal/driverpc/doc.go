@@ -12,6 +12,8 @@
 //	POST format    WriteFormat     body: JSON drive.Format
 //	GET  diskinfo  DiskInfo        answer: JSON drive.DiskInfo
 //	GET  get       Get             &table&key; answer: the raw value
+//	GET  record    GetRecord       &bucket&key; answer: binary record and inline shard
+//	                               (drive.RecordReader: one call where a GET made two)
 //	POST apply     Apply           body: binary batch (see below)
 //	GET  scan      Scan            &table&prefix&after&delimiter&limit&keysonly&digest;
 //	                               answer: binary entries

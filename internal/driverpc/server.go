@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/peerauth"
 )
 
@@ -126,6 +127,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, di, err)
 	case r.Method == http.MethodGet && op == opGet:
 		s.get(w, r, d, q)
+	case r.Method == http.MethodGet && op == opRecord:
+		s.getRecord(w, r, d, q)
 	case r.Method == http.MethodPost && op == opApply:
 		b, err := decodeBatch(bytes.NewReader(body))
 		if err != nil {
@@ -191,6 +194,38 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, d drive.Drive, q ur
 	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(v)
+}
+
+// getRecord answers drive.RecordReader: the record of bucket/key and the
+// inline shard of its current version when the drive holds one. Only a
+// drive fault on the shard fails the call; any other shard error leaves
+// it to the reader, as a local read does.
+func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, d drive.Drive, q url.Values) {
+	ctx := r.Context()
+	bucket, key := q.Get("bucket"), q.Get("key")
+	record, err := d.Get(ctx, drive.TableObjects, drive.ObjectKey(bucket, key))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var inline []byte
+	if rec, err := meta.UnmarshalRecord(record); err == nil {
+		if m := rec.Current(); m.HoldsInlineShard() {
+			data, err := d.Get(ctx, drive.TableInline, drive.DataKey(m.DataID, 1))
+			if errors.Is(err, drive.ErrDriveFaulty) {
+				writeError(w, err)
+				return
+			}
+			if err == nil {
+				inline = data
+			}
+		}
+	}
+	b := encodeRecord(record, inline)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
 }
 
 func (s *Server) scan(w http.ResponseWriter, r *http.Request, d drive.Drive, q url.Values) {

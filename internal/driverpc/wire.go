@@ -23,6 +23,7 @@ const (
 	opFormat   = "format"   // GET: ReadFormat; POST: WriteFormat (JSON)
 	opDiskInfo = "diskinfo" // GET (JSON)
 	opGet      = "get"      // GET ?table&key: the raw value
+	opRecord   = "record"   // GET ?bucket&key: binary record and inline shard (drive.RecordReader)
 	opApply    = "apply"    // POST: binary batch
 	opScan     = "scan"     // GET ?table&prefix&after&delimiter&limit&keysonly&digest: binary entries
 	opShard    = "shard"    // POST ?id&part: CreateShard, streamed; GET ?id&part&offset: OpenShard
@@ -440,4 +441,25 @@ func plainText(b []byte) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// encodeRecord writes a GetRecord answer: the record and the inline
+// shard, each nil-preserving.
+func encodeRecord(record, inline []byte) []byte {
+	e := encoder{b: make([]byte, 0, 1+2*binary.MaxVarintLen32+len(record)+len(inline))}
+	e.putByte(codecVersion)
+	e.putBytes(record)
+	e.putBytes(inline)
+	return e.b
+}
+
+func decodeRecord(r io.Reader) (record, inline []byte, err error) {
+	d := newDecoder(r)
+	d.version()
+	record = d.getBytes()
+	inline = d.getBytes()
+	if d.err != nil {
+		return nil, nil, fmt.Errorf("decode record: %w", d.err)
+	}
+	return record, inline, nil
 }

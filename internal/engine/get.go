@@ -179,7 +179,7 @@ func recordInMemory(d drive.Drive, bucket, key string, withData bool) (*meta.Rec
 	if err != nil {
 		return nil, nil, false
 	}
-	if m := rec.Current(); withData && holdsInlineShard(m) {
+	if m := rec.Current(); withData && m.HoldsInlineShard() {
 		data, ok := mr.GetCached(drive.TableInline, drive.DataKey(m.DataID, 1))
 		if !ok {
 			return nil, nil, false
@@ -206,6 +206,22 @@ func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec
 		readErr error
 	)
 	runErr := r.Run(drive.OpGet, func(d drive.Drive) error {
+		if rr, ok := d.(drive.RecordReader); ok {
+			// A remote drive: record and inline shard in one call.
+			raw, inline, err := rr.GetRecord(ctx, bucket, key)
+			if err != nil {
+				return err
+			}
+			gotRaw = raw
+			if gotRec, readErr = meta.UnmarshalRecord(raw); readErr != nil {
+				readErr = fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, readErr)
+				return nil // the drive answered; its record is bad
+			}
+			if m := gotRec.Current(); inline != nil && m.HoldsInlineShard() {
+				m.InlineData = inline
+			}
+			return nil
+		}
 		gotRec, gotRaw, readErr = readRecord(ctx, d, bucket, key)
 		if readErr != nil {
 			if errors.Is(readErr, meta.ErrCorrupt) {
@@ -214,7 +230,7 @@ func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec
 			return readErr
 		}
 		m := gotRec.Current()
-		if !holdsInlineShard(m) {
+		if !m.HoldsInlineShard() {
 			return nil
 		}
 		data, err := readInline(ctx, d, m)
@@ -237,19 +253,12 @@ func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec
 // drive holds a data shard of it. A failure leaves it empty: the reader
 // fetches it again and reports the error then.
 func prefetchInline(ctx context.Context, d drive.Drive, m *meta.Object) {
-	if !holdsInlineShard(m) || m.InlineData != nil {
+	if !m.HoldsInlineShard() || m.InlineData != nil {
 		return
 	}
 	if data, err := readInline(ctx, d, m); err == nil {
 		m.InlineData = data
 	}
-}
-
-// holdsInlineShard reports whether m, a drive's record of a version, is
-// an inline object of which that drive holds a data shard (the shards a
-// GET reads).
-func holdsInlineShard(m *meta.Object) bool {
-	return m != nil && m.Inline && int(m.Erasure.Index) <= m.Erasure.DataShards
 }
 
 // readRecord reads one drive's record of bucket/key.

@@ -72,6 +72,13 @@ const FlagsPending = FlagPrev | FlagKeep
 // IsDeleteMarker reports whether o is a delete marker.
 func (o *Object) IsDeleteMarker() bool { return o.Flags&FlagDeleteMarker != 0 }
 
+// HoldsInlineShard reports whether o, a drive's record of a version, is
+// an inline object of which that drive holds a data shard (the shards a
+// GET reads).
+func (o *Object) HoldsInlineShard() bool {
+	return o != nil && o.Inline && o.Erasure.Index <= o.Erasure.DataShards
+}
+
 // Object is the metadata of one object version as stored on one drive.
 type Object struct {
 	Size         int64
