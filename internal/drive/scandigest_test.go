@@ -121,6 +121,11 @@ func TestScanDigest(t *testing.T) {
 	for name, raw := range map[string][]byte{
 		"a kept version": digestRecord(4, 2, &meta.Object{ModTime: 1, Flags: meta.FlagPrev | meta.FlagKeep}),
 		"not a record":   []byte("garbage"),
+		"a record damaged outside its stamp": func() []byte {
+			r := digestRecord(4, 2)
+			r[len(r)-10] ^= 0xff
+			return r
+		}(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			x := &Batch{}
@@ -135,9 +140,7 @@ func TestScanDigest(t *testing.T) {
 		})
 	}
 
-	// A record whose stamp was damaged digests unlike the sound drive's
-	// (the digest does not check checksums: a damaged record can only
-	// make the drive look different, and then its records are read).
+	// A record whose stamp was damaged digests unlike the sound drive's.
 	r := digestRecord(4, 2)
 	r[6] ^= 0xff
 	x := &Batch{}

@@ -83,3 +83,35 @@ func TestGetRecord(t *testing.T) {
 		t.Errorf("no shard read, no fault: %v", err)
 	}
 }
+
+// TestScanDigestOverRPC: a digest scan through a node answers the
+// drive's digest (the flag reaches the drive), not its entries.
+func TestScanDigestOverRPC(t *testing.T) {
+	local, _ := openLocal(t, true)
+	n := newNode(t, map[int]drive.Drive{1: local})
+	b := &drive.Batch{}
+	for i := range 5 {
+		o := &meta.Object{Size: 1, ModTime: int64(i), ETag: "e", DataID: fmt.Sprint("d", i)}
+		b.Put(drive.TableObjects, drive.ObjectKey("b", fmt.Sprint("k", i)), (&meta.Record{Versions: []*meta.Object{o}}).Marshal())
+	}
+	if err := local.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	q := drive.ScanQuery{Prefix: drive.BucketPrefix("b"), Limit: 3, Digest: true}
+	remote, err := n.client(1).Scan(ctx, drive.TableObjects, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := drive.ParseScanDigest(remote)
+	if err != nil {
+		t.Fatalf("remote digest scan answered %d entries: %v", len(remote), err)
+	}
+	q.Digest = false
+	ents, err := local.Scan(ctx, drive.TableObjects, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := drive.DigestEntries(ents); got != want || got.Count != 3 {
+		t.Fatalf("remote digest %+v, want %+v", got, want)
+	}
+}

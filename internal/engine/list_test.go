@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -171,6 +172,37 @@ func TestListingChecksWalkedDrivesByDigest(t *testing.T) {
 	for _, page := range []int{1, 4, 1000} {
 		if got := list(page); got != expect() {
 			t.Fatalf("with keys missing, page %d: %s\nwant %s", page, got, expect())
+		}
+	}
+
+	// A record damaged outside its stamp on a checked drive, with the
+	// key on too few other drives for a quorum: a read fails, so the
+	// listing must not show the key either (the damaged record must not
+	// digest like a sound one).
+	okey := drive.ObjectKey("bucket", "k13")
+	raw, err := walked[1].Get(ctx, drive.TableObjects, okey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = append([]byte(nil), raw...)
+	raw[len(raw)-10] ^= 0xff
+	putRaw(t, walked[1], drive.TableObjects, okey, raw)
+	dropped := 0
+	for _, d := range set.drives {
+		if dropped < 4 && !slices.Contains(walked, d) {
+			dropRecord(t, d, "k13")
+			dropped++
+		}
+	}
+	if _, err := e.GetObject(ctx, "bucket", "k13", GetOptions{}); err == nil {
+		t.Fatal("setup: k13 is still readable")
+	}
+	delete(want, "k13")
+	// Small pages: the batches around k13 hold no other disagreement
+	// (which would make every checked drive read its records anyway).
+	for _, page := range []int{1, 2, 1000} {
+		if got := list(page); got != expect() {
+			t.Fatalf("with a damaged record on a checked drive, page %d: %s\nwant %s", page, got, expect())
 		}
 	}
 }

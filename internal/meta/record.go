@@ -256,13 +256,17 @@ func (d *decoder) skipStrMap() {
 // simple (PeekCurrent) or not readable as a record; such a record must
 // be compared in full.
 //
-// A version 2 record carries its stamp after the header, so this reads
-// 17 bytes and does not check the record's checksum: a corrupt record
-// can only make a stamp differ from a sound drive's, and listings read
-// the records whose stamps differ in full, which checks them.
+// A version 2 record carries its stamp after the header, so this checks
+// the record's checksum (a CRC32C: ~25 ns for a small record) and reads
+// 17 bytes instead of parsing the version. A record whose checksum fails
+// has no stamp: damage anywhere in it, not only in the stamp, must make
+// the drive look different, so that a listing reads and judges it.
 func AppendStamp(dst, b []byte) (out []byte, ok bool) {
 	const header = 4 + 2
 	if len(b) >= header+stampSize+1+4 && [4]byte(b[:4]) == RecordMagic && binary.LittleEndian.Uint16(b[4:]) == 2 {
+		if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+			return dst, false
+		}
 		st := b[header : header+stampSize]
 		if st[16] != 1 {
 			return dst, false

@@ -211,9 +211,6 @@ func TestAppendStamp(t *testing.T) {
 	}
 	for name, change := range map[string]func(o *Object){
 		"another shard index": func(o *Object) { o.Erasure.Index = 7 },
-		"another inline shard": func(o *Object) {
-			o.InlineData = []byte("shard")
-		},
 	} {
 		if got, ok := stampOf(t, rec(change)); !ok || got != want {
 			t.Errorf("%s: stamp %x, want %x", name, got, want)
@@ -242,6 +239,16 @@ func TestAppendStamp(t *testing.T) {
 	}
 	if _, ok := stampOf(t, []byte("not a record")); ok {
 		t.Error("garbage has a stamp")
+	}
+	// Damage anywhere in a record, not only in its stamp, leaves it
+	// without one.
+	sound := rec(func(*Object) {})
+	for i := range sound {
+		b := append([]byte(nil), sound...)
+		b[i] ^= 0x21
+		if got, ok := stampOf(t, b); ok && got == want {
+			t.Fatalf("a flip at byte %d of %d keeps the stamp", i, len(b))
+		}
 	}
 
 	// A stamp that does not describe the record (its checksum made to
