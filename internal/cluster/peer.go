@@ -288,10 +288,15 @@ func (p *Peers) pollHellos(ctx context.Context, progress func(waiting []string),
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		lastErr := map[string]error{}
+		// The round's nodes are chosen before any of its answers comes
+		// in: the answers write settled (under mu) while this loop runs.
+		var round []string
 		for _, n := range p.nodes {
-			if settled[n] {
-				continue
+			if !settled[n] {
+				round = append(round, n)
 			}
+		}
+		for _, n := range round {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
