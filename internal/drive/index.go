@@ -3,7 +3,6 @@ package drive
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -623,10 +622,7 @@ func scan(it *pebble.Iterator, lower []byte, q ScanQuery) ([]Entry, error) {
 	emit := func(k, v []byte, commonPrefix bool) {
 		n++
 		if dg != nil {
-			dg.buf = binary.AppendUvarint(dg.buf[:0], uint64(len(k)-1))
-			dg.buf = append(dg.buf, k[1:]...)
-			dg.add(commonPrefix, v)
-			dg.last = append(dg.last[:0], k[1:]...)
+			digestEntry(dg, k[1:], commonPrefix, v)
 			return
 		}
 		e := Entry{Key: string(k[1:]), CommonPrefix: commonPrefix}

@@ -32,15 +32,9 @@ type ScanDigest struct {
 func DigestEntries(entries []Entry) ScanDigest {
 	var g scanDigester
 	for _, e := range entries {
-		g.buf = binary.AppendUvarint(g.buf[:0], uint64(len(e.Key)))
-		g.buf = append(g.buf, e.Key...)
-		g.add(e.CommonPrefix, e.Value)
+		digestEntry(&g, e.Key, e.CommonPrefix, e.Value)
 	}
-	d := g.digest()
-	if len(entries) > 0 {
-		d.Last = entries[len(entries)-1].Key
-	}
-	return d
+	return g.digest()
 }
 
 // ParseScanDigest reads the digest a scan with ScanQuery.Digest returned.
@@ -72,9 +66,9 @@ func (d ScanDigest) entry() Entry {
 }
 
 // scanDigester folds entries into a ScanDigest. Each entry is written
-// to the hash as one length-prefixed key (left in buf by the caller),
-// a kind byte and the record's stamp, so no two different sequences of
-// entries hash the same bytes.
+// to the hash as one length-prefixed key (digestEntry), a kind byte and
+// the record's stamp, so no two different sequences of entries hash the
+// same bytes.
 type scanDigester struct {
 	h    *xxh3.Hasher128
 	buf  []byte
@@ -82,7 +76,17 @@ type scanDigester struct {
 	d    ScanDigest
 }
 
-// add completes the entry whose key the caller put in g.buf.
+// digestEntry folds one entry (key without the table byte, its value,
+// or a common prefix) into g: the scan of a drive and DigestEntries of
+// a scan's result hash the same bytes.
+func digestEntry[K string | []byte](g *scanDigester, key K, commonPrefix bool, value []byte) {
+	g.buf = binary.AppendUvarint(g.buf[:0], uint64(len(key)))
+	g.buf = append(g.buf, key...)
+	g.last = append(g.last[:0], key...)
+	g.add(commonPrefix, value)
+}
+
+// add completes the entry whose key digestEntry put in g.buf.
 func (g *scanDigester) add(commonPrefix bool, value []byte) {
 	if g.h == nil {
 		g.h = xxh3.New128()
