@@ -69,42 +69,71 @@ func (m *PutPhases) Observe(p engine.PutPhases) {
 	m.puts.WithLabelValues(backend).Inc()
 }
 
+// statMetric is one metric read from a stats snapshot.
+type statMetric[S any] struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(S) float64
+}
+
+func counterOf[S any](name, help string, v func(S) uint64) statMetric[S] {
+	return statMetric[S]{prometheus.NewDesc(name, help, nil, nil), prometheus.CounterValue,
+		func(s S) float64 { return float64(v(s)) }}
+}
+
+func gaugeOf[S any](name, help string, v func(S) int64) statMetric[S] {
+	return statMetric[S]{prometheus.NewDesc(name, help, nil, nil), prometheus.GaugeValue,
+		func(s S) float64 { return float64(v(s)) }}
+}
+
+// statsCollector exports metrics read from stats once per scrape, so a
+// scrape's values are one snapshot and stats runs once, not per metric.
+type statsCollector[S any] struct {
+	stats   func() S
+	metrics []statMetric[S]
+}
+
+func (c *statsCollector[S]) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c.metrics {
+		ch <- m.desc
+	}
+}
+
+func (c *statsCollector[S]) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	for _, m := range c.metrics {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(s))
+	}
+}
+
 // RegisterHashing exports the hashing engine's counters, read from stats
 // at every scrape: how full the multi-lane MD5 service keeps its lanes
 // (the number that decides whether it saves CPU), device fallbacks and
 // the streams now open.
 func RegisterHashing(reg prometheus.Registerer, stats func() hashing.Stats) error {
-	counter := func(name, help string, v func(hashing.Stats) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(v(stats())) })
-	}
-	gauge := func(name, help string, v func(hashing.Stats) int64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
-			func() float64 { return float64(v(stats())) })
-	}
-	for _, c := range []prometheus.Collector{
-		counter("shardstore_hash_multibuffer_kernel_calls_total",
+	type S = hashing.Stats
+	c := &statsCollector[S]{stats: stats, metrics: []statMetric[S]{
+		counterOf("shardstore_hash_multibuffer_kernel_calls_total",
 			"Calls of the multi-lane MD5 kernel (each hashes up to 16 uploads at once).",
-			func(s hashing.Stats) uint64 { return s.Multibuffer.Calls }),
-		counter("shardstore_hash_multibuffer_bytes_total",
+			func(s S) uint64 { return s.Multibuffer.Calls }),
+		counterOf("shardstore_hash_multibuffer_bytes_total",
 			"Bytes the multi-lane MD5 kernel hashed for uploads; over shardstore_hash_multibuffer_kernel_bytes_total, the lane fill.",
-			func(s hashing.Stats) uint64 { return 64 * s.Multibuffer.LaneBlocks }),
-		counter("shardstore_hash_multibuffer_kernel_bytes_total",
+			func(s S) uint64 { return 64 * s.Multibuffer.LaneBlocks }),
+		counterOf("shardstore_hash_multibuffer_kernel_bytes_total",
 			"Bytes the multi-lane MD5 kernel computed, idle lanes included.",
-			func(s hashing.Stats) uint64 { return 64 * s.Multibuffer.KernelBlocks }),
-		counter("shardstore_hash_multibuffer_expired_waits_total",
+			func(s S) uint64 { return 64 * s.Multibuffer.KernelBlocks }),
+		counterOf("shardstore_hash_multibuffer_expired_waits_total",
 			"Multi-lane MD5 batches that waited their whole deadline for uploads that did not write in time.",
-			func(s hashing.Stats) uint64 { return s.Multibuffer.ExpiredWaits }),
-		counter("shardstore_hash_device_fallbacks_total",
+			func(s S) uint64 { return s.Multibuffer.ExpiredWaits }),
+		counterOf("shardstore_hash_device_fallbacks_total",
 			"Uploads that left the hashing device mid-stream because its queue was full.",
-			func(s hashing.Stats) uint64 { return s.DeviceFallbacks }),
-		gauge("shardstore_hash_active_streams",
+			func(s S) uint64 { return s.DeviceFallbacks }),
+		gaugeOf("shardstore_hash_active_streams",
 			"Hashing streams (uploads) open now.",
-			func(s hashing.Stats) int64 { return s.Active }),
-	} {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("metrics: register hashing: %w", err)
-		}
+			func(s S) int64 { return s.Active }),
+	}}
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("metrics: register hashing: %w", err)
 	}
 	return nil
 }
@@ -115,35 +144,27 @@ func RegisterHashing(reg prometheus.Registerer, stats func() hashing.Stats) erro
 // capacity (a hit ratio that falls as the hot set grows says to raise
 // --index-cache).
 func RegisterIndexCache(reg prometheus.Registerer, stats func() drive.IndexCacheStats) error {
-	counter := func(name, help string, v func(drive.IndexCacheStats) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(v(stats())) })
-	}
-	gauge := func(name, help string, v func(drive.IndexCacheStats) int64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
-			func() float64 { return float64(v(stats())) })
-	}
-	for _, c := range []prometheus.Collector{
-		counter("shardstore_index_block_cache_hits_total", "Index block reads the shared block cache answered.",
-			func(s drive.IndexCacheStats) uint64 { return s.BlockHits }),
-		counter("shardstore_index_block_cache_misses_total", "Index block reads that went to the drive.",
-			func(s drive.IndexCacheStats) uint64 { return s.BlockMisses }),
-		gauge("shardstore_index_block_cache_bytes", "Bytes the shared index block cache holds.",
-			func(s drive.IndexCacheStats) int64 { return s.BlockBytes }),
-		gauge("shardstore_index_block_cache_capacity_bytes", "Capacity of the shared index block cache.",
-			func(s drive.IndexCacheStats) int64 { return s.BlockCapacity }),
-		counter("shardstore_index_row_cache_hits_total", "Record and inline-shard point reads the row cache answered.",
-			func(s drive.IndexCacheStats) uint64 { return s.RowHits }),
-		counter("shardstore_index_row_cache_misses_total", "Record and inline-shard point reads the row cache did not hold.",
-			func(s drive.IndexCacheStats) uint64 { return s.RowMisses }),
-		gauge("shardstore_index_row_cache_bytes", "Bytes the row cache holds.",
-			func(s drive.IndexCacheStats) int64 { return s.RowBytes }),
-		gauge("shardstore_index_row_cache_capacity_bytes", "Capacity of the row cache.",
-			func(s drive.IndexCacheStats) int64 { return s.RowCapacity }),
-	} {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("metrics: register index cache: %w", err)
-		}
+	type S = drive.IndexCacheStats
+	c := &statsCollector[S]{stats: stats, metrics: []statMetric[S]{
+		counterOf("shardstore_index_block_cache_hits_total", "Index block reads the shared block cache answered.",
+			func(s S) uint64 { return s.BlockHits }),
+		counterOf("shardstore_index_block_cache_misses_total", "Index block reads that went to the drive.",
+			func(s S) uint64 { return s.BlockMisses }),
+		gaugeOf("shardstore_index_block_cache_bytes", "Bytes the shared index block cache holds.",
+			func(s S) int64 { return s.BlockBytes }),
+		gaugeOf("shardstore_index_block_cache_capacity_bytes", "Capacity of the shared index block cache.",
+			func(s S) int64 { return s.BlockCapacity }),
+		counterOf("shardstore_index_row_cache_hits_total", "Record and inline-shard point reads the row cache answered.",
+			func(s S) uint64 { return s.RowHits }),
+		counterOf("shardstore_index_row_cache_misses_total", "Record and inline-shard point reads the row cache did not hold.",
+			func(s S) uint64 { return s.RowMisses }),
+		gaugeOf("shardstore_index_row_cache_bytes", "Bytes the row cache holds.",
+			func(s S) int64 { return s.RowBytes }),
+		gaugeOf("shardstore_index_row_cache_capacity_bytes", "Capacity of the row cache.",
+			func(s S) int64 { return s.RowCapacity }),
+	}}
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("metrics: register index cache: %w", err)
 	}
 	return nil
 }
