@@ -207,6 +207,11 @@ func PeekCurrent(b []byte) (s Stamp, ok, simple bool, err error) {
 	if err != nil {
 		return s, false, false, err
 	}
+	return peekVersion(d)
+}
+
+// peekVersion is PeekCurrent on a record's checked body.
+func peekVersion(d decoder) (s Stamp, ok, simple bool, err error) {
 	if n := d.count(maxVersions); n != 1 {
 		return s, false, false, d.err
 	}
@@ -262,18 +267,17 @@ func (d *decoder) skipStrMap() {
 // has no stamp: damage anywhere in it, not only in the stamp, must make
 // the drive look different, so that a listing reads and judges it.
 func AppendStamp(dst, b []byte) (out []byte, ok bool) {
-	const header = 4 + 2
-	if len(b) >= header+stampSize+1+4 && [4]byte(b[:4]) == RecordMagic && binary.LittleEndian.Uint16(b[4:]) == 2 {
-		if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-			return dst, false
-		}
-		st := b[header : header+stampSize]
-		if st[16] != 1 {
-			return dst, false
-		}
-		return append(dst, st[:16]...), true
+	d, stamp, err := recordBody(b)
+	if err != nil {
+		return dst, false
 	}
-	s, _, simple, err := PeekCurrent(b)
+	if stamp != nil {
+		if stamp[16] != 1 {
+			return dst, false
+		}
+		return append(dst, stamp[:16]...), true
+	}
+	s, _, simple, err := peekVersion(d)
 	if err != nil || !simple {
 		return dst, false
 	}
