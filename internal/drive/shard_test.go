@@ -225,6 +225,64 @@ func TestShardWriteDirectRefused(t *testing.T) {
 	}
 }
 
+// An aligned buffer written while nothing is staged goes to the file
+// from where it is (no copy into the staging buffer); anything else is
+// staged; the file holds exactly the bytes written either way.
+func TestShardWriteAlignedWithoutCopy(t *testing.T) {
+	defer func(o func(int, []byte) (int, error)) { sysWrite = o }(sysWrite)
+	d := newLocal(t)
+	var writes [][]byte // what each write(2) was given
+	sysWrite = func(fd int, p []byte) (int, error) {
+		writes = append(writes, p)
+		return unix.Write(fd, p)
+	}
+	ref := ShardRef{ID: "ab000001-aligned", Part: 0}
+	w, err := d.CreateShard(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.(*shardWriter).direct {
+		t.Skipf("%s does not take O_DIRECT: every write is buffered and nothing is staged", d.String())
+	}
+	r := rand.New(rand.NewSource(7))
+	a, b := *AlignedBuffer(3*directAlign + 100), *AlignedBuffer(2 * directAlign)
+	unaligned := make([]byte, 3*directAlign+1)[1:]
+	for _, p := range [][]byte{a, b, unaligned} {
+		r.Read(p)
+	}
+	var want []byte
+	for _, p := range [][]byte{
+		a,         // 3 pages from a, its 100-byte tail staged
+		b,         // something staged: copied behind it
+		unaligned, // copied
+	} {
+		if _, err := w.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p...)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) == 0 || &writes[0][0] != &a[0] || len(writes[0]) != 3*directAlign {
+		t.Fatalf("first write(2) was not a's 3 pages in place: %d writes, first of %d bytes", len(writes), len(writes[0]))
+	}
+	for _, p := range writes[1:] {
+		if &p[0] == &b[0] || &p[0] == &unaligned[0] {
+			t.Fatal("a buffer written while bytes were staged went to the file in place, before them")
+		}
+	}
+	rc, err := d.OpenShard(context.Background(), ref, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, len(want))
+	}
+}
+
 func TestShardAbort(t *testing.T) {
 	ctx := context.Background()
 	d := newLocal(t)

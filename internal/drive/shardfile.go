@@ -168,19 +168,30 @@ func (d *Local) openShardFile(name string) (fd int, direct bool, err error) {
 }
 
 // directBufPool holds directAlign-aligned staging buffers.
-var directBufPool = sync.Pool{New: func() any { return newAlignedBuf(directBufSize) }}
+var directBufPool = sync.Pool{New: func() any { return AlignedBuffer(directBufSize) }}
 
-// newAlignedBuf returns n bytes whose address is a multiple of
-// directAlign (Go's heap does not move objects).
-func newAlignedBuf(n int) *[]byte {
+// AlignedBuffer returns n bytes whose address is a multiple of the 4 KiB
+// that direct I/O needs (Go's heap does not move objects). A local
+// drive's shard writer writes the whole pages of such a buffer to the
+// file as they are, where any other buffer is copied into its staging
+// buffer first: a caller that fills large buffers (a shard received from
+// the network) saves that copy by filling these.
+func AlignedBuffer(n int) *[]byte {
 	raw := make([]byte, n+directAlign)
 	off := int(-uintptr(unsafe.Pointer(&raw[0])) & (directAlign - 1))
 	b := raw[off : off+n : off+n]
 	return &b
 }
 
+// aligned reports whether p starts on a directAlign boundary.
+func aligned(p []byte) bool {
+	return len(p) > 0 && uintptr(unsafe.Pointer(&p[0]))&(directAlign-1) == 0
+}
+
 // shardWriter writes one shard file on a raw descriptor. Direct: Writes
-// are staged in an aligned buffer, written 256 KiB at a time; Close
+// are staged in an aligned buffer, written 256 KiB at a time (a Write of
+// an aligned buffer while nothing is staged writes its whole pages from
+// where they are, see AlignedBuffer); Close
 // writes the tail padded to 4 KiB, then truncates to the real size (a
 // writer that had to drop O_DIRECT keeps staging, unpadded). Buffered:
 // every Write (or WriteBuffers, as one writev) goes straight to the
@@ -216,6 +227,16 @@ func (w *shardWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	total := len(p)
+	if w.n == 0 && w.direct && aligned(p) {
+		// Nothing staged and an aligned caller's buffer: its whole pages
+		// go to the file from where they are, without the copy.
+		if k := len(p) &^ (directAlign - 1); k > 0 {
+			if err := w.writeAll(p[:k]); err != nil {
+				return 0, err
+			}
+			p = p[k:]
+		}
+	}
 	buf := *w.buf
 	for len(p) > 0 {
 		c := copy(buf[w.n:], p)

@@ -52,7 +52,9 @@ func NewServer(drives map[int]drive.Drive, key peerauth.Key, log *slog.Logger) *
 // server: one drive Write (or one response write) per buffer.
 const copyBufSize = 1 << 20
 
-var copyBufPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+// copyBufPool's buffers are aligned for direct I/O, so a local drive
+// writes a received shard from them without copying it again.
+var copyBufPool = sync.Pool{New: func() any { return drive.AlignedBuffer(copyBufSize) }}
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
