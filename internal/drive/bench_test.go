@@ -3,6 +3,9 @@ package drive
 import (
 	"context"
 	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,6 +111,63 @@ func BenchmarkShardWrite(b *testing.B) {
 			b.StopTimer()
 			if mode.name == "direct" && !direct {
 				b.Logf("%s refused O_DIRECT: this row is buffered too", d.String())
+			}
+		})
+	}
+}
+
+// BenchmarkGetFilled reads records from a drive whose index holds
+// SHARDSTORE_BENCH_KEYS (default 200 000) object records spread over
+// several levels of sstables, with a 64 MiB index cache as a server's
+// drives share (its row cache keeps a quarter): "absent" asks for keys it
+// does not hold, as every PUT of a new key does on every drive (its
+// record read, then its commit's condition), "present" for keys it
+// holds. Bloom filters let an absent key skip the tables.
+func BenchmarkGetFilled(b *testing.B) {
+	n := 200_000
+	if v := os.Getenv("SHARDSTORE_BENCH_KEYS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	d := openLocal(b, dir, LocalOptions{NoSync: true, Cache: NewIndexCache(64 << 20)})
+	ctx := context.Background()
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 300)
+	key := func(i int) string { return fmt.Sprintf("bench/obj-%09d", i*2) } // odd numbers are absent
+	for i := 0; i < n; {
+		var bt Batch
+		for j := 0; j < 1000 && i < n; j++ {
+			bt.Put(TableObjects, key(i), value)
+			i++
+		}
+		if err := d.Apply(ctx, &bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	for _, present := range []bool{false, true} {
+		name := "absent"
+		if present {
+			name = "present"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := rand.New(rand.NewSource(1))
+			for b.Loop() {
+				k := key(r.Intn(n))
+				if !present {
+					k += "x"
+				}
+				_, err := d.Get(ctx, TableObjects, k)
+				if present != (err == nil) {
+					b.Fatalf("get %s: %v", k, err)
+				}
 			}
 		})
 	}

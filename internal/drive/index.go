@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/zeebo/xxh3"
 )
@@ -165,6 +166,18 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 			},
 		},
 	}
+	// A bloom filter (10 bits per key, about 1 % false positives) in the
+	// tables of every level but the last: a Get of a key the index does
+	// not hold, which every PUT of a new key makes on every drive (its
+	// record read, then its commit's condition), skips the tables above
+	// the last level that cannot hold the key instead of searching each
+	// one's index and data blocks. Pebble's Get never reads the last
+	// level's filters (they would be most of the filter bytes), so that
+	// level is written without them.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	opts.Levels[len(opts.Levels)-1].FilterPolicy = pebble.NoFilterPolicy
 	if idx.shared != nil {
 		opts.FS = walSyncFS{FS: vfs.Default, g: idx.shared}
 	}
