@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/driverpc"
+	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/peerauth"
+)
+
+// recordCounter is a remote drive (a driverpc client) that counts the
+// record reads it makes as one call with the inline shard.
+type recordCounter struct {
+	*driverpc.Client
+	calls atomic.Int64
+}
+
+func (r *recordCounter) GetRecord(ctx context.Context, bucket, key string) ([]byte, []byte, error) {
+	r.calls.Add(1)
+	return r.Client.GetRecord(ctx, bucket, key)
+}
+
+// TestGetThroughRemoteRecordReads: an engine whose 16 drives are remote
+// (driverpc clients of a node serving 16 local drives) reads a small
+// object's records and inline shards with one call per drive
+// (drive.RecordReader), and reads it right when drives hold a damaged
+// record, lost their inline shard, or hold a stale version.
+func TestGetThroughRemoteRecordReads(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	key := peerauth.Derive("root", "secret")
+	locals := map[int]drive.Drive{}
+	for i := range 16 {
+		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%02d", i+1)), drive.LocalOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		locals[i] = l
+	}
+	mux := http.NewServeMux()
+	mux.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, key, nil))
+	srv := httptest.NewServer(mux)
+	hc := driverpc.NewHTTPClient(nil)
+	t.Cleanup(func() {
+		hc.CloseIdleConnections()
+		srv.Close()
+	})
+	var counters []*recordCounter
+	var drives []drive.Drive
+	for i := range 16 {
+		c := &recordCounter{Client: driverpc.NewClient(srv.URL, i, "", key, hc)}
+		// As a cluster node wraps its remote drives.
+		h := drive.NewHealth(c, drive.HealthConfig{})
+		t.Cleanup(func() { h.Close() })
+		counters, drives = append(counters, c), append(drives, h)
+	}
+	e, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(3))
+	put := func(k string, body []byte) {
+		t.Helper()
+		if _, err := e.PutObject(ctx, "bucket", k, bytes.NewReader(body), int64(len(body)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(k string, want []byte, when string) {
+		t.Helper()
+		for _, c := range counters {
+			c.calls.Store(0)
+		}
+		got, err := getAll(t, e, k, GetOptions{})
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: GET %s: %d bytes (%v), want %d", when, k, len(got), err, len(want))
+		}
+		var calls int64
+		for _, c := range counters {
+			calls += c.calls.Load()
+		}
+		if calls < int64(writeQuorum(12, 4)) {
+			t.Fatalf("%s: %d record reads through GetRecord, want one per drive read (at least %d)", when, calls, writeQuorum(12, 4))
+		}
+	}
+	// record reads what the local drive i holds as k's current version.
+	record := func(i int, k string) *meta.Object {
+		t.Helper()
+		raw, err := locals[i].Get(ctx, drive.TableObjects, drive.ObjectKey("bucket", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := meta.UnmarshalRecord(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Current()
+	}
+	apply := func(i int, b *drive.Batch) {
+		t.Helper()
+		if err := locals[i].Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var holders []int // drives holding a data shard of an inline object
+	body := make([]byte, 3000)
+	r.Read(body)
+	put("small", body)
+	for i := range 16 {
+		if m := record(i, "small"); !m.Inline {
+			t.Fatalf("a %d-byte object is not inline on drive %d", len(body), i)
+		} else if m.HoldsInlineShard() {
+			holders = append(holders, i)
+		}
+	}
+	if len(holders) != 12 {
+		t.Fatalf("%d drives hold a data shard, want 12", len(holders))
+	}
+	get("small", body, "all drives sound")
+
+	// Two holders lose their inline shard, a third holds a damaged
+	// record: the GET rebuilds from the others.
+	dataID := record(holders[0], "small").DataID
+	for _, i := range holders[:2] {
+		var b drive.Batch
+		b.Delete(drive.TableInline, drive.DataKey(dataID, 1))
+		apply(i, &b)
+	}
+	var b drive.Batch
+	b.Put(drive.TableObjects, drive.ObjectKey("bucket", "small"), []byte("not a record"))
+	apply(holders[2], &b)
+	get("small", body, "two inline shards gone, one record damaged")
+
+	// An overwrite that two drives missed: they hold the old version
+	// (and its inline shard), which must not be served.
+	old := map[int][]byte{}
+	for _, i := range holders[3:5] {
+		raw, err := locals[i].Get(ctx, drive.TableObjects, drive.ObjectKey("bucket", "small"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[i] = raw
+	}
+	body2 := []byte(strings.Repeat("new version ", 100))
+	put("small", body2)
+	for i, raw := range old {
+		var b drive.Batch
+		b.Put(drive.TableObjects, drive.ObjectKey("bucket", "small"), raw)
+		apply(i, &b)
+	}
+	get("small", body2, "two drives hold the version before")
+}
