@@ -233,6 +233,26 @@ type RecordReader interface {
 	GetRecord(ctx context.Context, bucket, key string) (record, inline []byte, err error)
 }
 
+// NodeRecordReader is a RecordReader on another machine that reads an
+// object's record on several of that machine's drives in one call: a
+// GET or PUT reads the record on every drive of its set, and a cluster
+// node serves several of them.
+type NodeRecordReader interface {
+	RecordReader
+	// RecordNode names the machine serving the drive: drives with the
+	// same node can be read together.
+	RecordNode() string
+	// GetRecords reads bucket/key on each of drives (all on this drive's
+	// node) as GetRecord does, with the inline shard only when withData,
+	// in one call. deliver(i, ...) is called once for each drives[i], as
+	// the node answers it (a slow drive does not hold the others back),
+	// from GetRecords' goroutine; GetRecords returns once all are
+	// delivered. A call that fails as a whole delivers its error to
+	// every drive not yet answered.
+	GetRecords(ctx context.Context, drives []NodeRecordReader, bucket, key string, withData bool,
+		deliver func(i int, record, inline []byte, err error))
+}
+
 // ScanQuery selects index entries of one table in key order.
 type ScanQuery struct {
 	// Prefix limits the scan to keys starting with it.

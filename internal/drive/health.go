@@ -437,6 +437,10 @@ func (h *Health) Run(op Op, fn func(d Drive) error) error {
 	return h.do(op, func() error { return fn(h.inner) })
 }
 
+// Unwrap returns the drive h wraps (to learn what it can do, as
+// NodeRecordReader; calls go through h).
+func (h *Health) Unwrap() Drive { return h.inner }
+
 // Get implements Drive.
 func (h *Health) Get(ctx context.Context, t Table, key string) ([]byte, error) {
 	var v []byte

@@ -1,6 +1,7 @@
 package driverpc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -135,6 +136,7 @@ const (
 	nameDiskInfo     = "disk info"
 	nameGet          = "get"
 	nameRecord       = "get record"
+	nameRecords      = "get records"
 	nameApply        = "apply"
 	nameScan         = "scan"
 	nameCreateShard  = "create shard"
@@ -172,6 +174,12 @@ func (c *Client) remoteErr(op string, we wireError) error {
 // server that is not a drive Server).
 func (c *Client) statusErr(ctx context.Context, op string, resp *http.Response) error {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return c.statusErrFrom(ctx, op, resp, b, err)
+}
+
+// statusErrFrom is statusErr of an answer whose body (b) was read, with
+// readErr, already.
+func (c *Client) statusErrFrom(ctx context.Context, op string, resp *http.Response, b []byte, err error) error {
 	if err != nil {
 		return c.transportErr(ctx, op, fmt.Errorf("reading %s answer: %w", resp.Status, err))
 	}
@@ -318,6 +326,126 @@ func (c *Client) GetRecord(ctx context.Context, bucket, key string) (record, inl
 		return nil, nil, c.transportErr(ctx, nameRecord, err)
 	}
 	return record, inline, nil
+}
+
+// RecordNode implements drive.NodeRecordReader: the node's endpoint.
+func (c *Client) RecordNode() string { return c.endpoint }
+
+// rpcClient lets GetRecords find the Client inside a drive that embeds
+// one (a test's counting wrapper).
+func (c *Client) rpcClient() *Client { return c }
+
+// GetRecords implements drive.NodeRecordReader: one request to the node
+// for the record (and, withData, inline shard) of every drive in drives,
+// answered as a stream of frames, one per drive as its read finishes.
+func (c *Client) GetRecords(ctx context.Context, drives []drive.NodeRecordReader, bucket, key string, withData bool,
+	deliver func(i int, record, inline []byte, err error)) {
+	members := make([]*Client, len(drives))
+	pending := 0
+	var slots []string
+	var order []int // request position -> index in drives
+	for i, d := range drives {
+		rc, ok := d.(interface{ rpcClient() *Client })
+		if !ok || rc.rpcClient().endpoint != c.endpoint {
+			deliver(i, nil, nil, fmt.Errorf("drive %v: %s: %w: not a drive of node %s", d, nameRecords, drive.ErrInvalidArgument, c.endpoint))
+			continue
+		}
+		members[i] = rc.rpcClient()
+		slots = append(slots, members[i].slot)
+		order = append(order, i)
+		pending++
+	}
+	if pending == 0 {
+		return
+	}
+	delivered := make([]bool, len(drives))
+	failAll := func(errFor func(m *Client) error) {
+		for _, i := range order {
+			if !delivered[i] {
+				delivered[i] = true
+				deliver(i, nil, nil, errFor(members[i]))
+			}
+		}
+	}
+	if len(slots) > maxRecordsDrives {
+		failAll(func(m *Client) error {
+			return fmt.Errorf("drive %s: %s: %w: %d drives in one call", m.name, nameRecords, drive.ErrInvalidArgument, len(slots))
+		})
+		return
+	}
+	if c.closed.Load() {
+		failAll(func(m *Client) error { return m.closedErr(nameRecords) })
+		return
+	}
+	q := url.Values{"bucket": {bucket}, "key": {key}, "drives": {strings.Join(slots, ",")}}
+	if withData {
+		q.Set("data", "1")
+	}
+	// The request names the first member's slot as its drive (the
+	// server checks it serves it); the frames carry the others.
+	first := members[order[0]]
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, first.url(opRecords, q), nil)
+	if err != nil {
+		failAll(func(m *Client) error {
+			return fmt.Errorf("drive %s: %s: %w: %v", m.name, nameRecords, drive.ErrInvalidArgument, err)
+		})
+		return
+	}
+	c.key.Sign(req, peerauth.BodyHash(nil))
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		failAll(func(m *Client) error { return m.transportErr(ctx, nameRecords, err) })
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		// The whole call was refused (a layout the node does not share,
+		// an authentication failure): each member reports it.
+		b, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		failAll(func(m *Client) error {
+			return m.statusErrFrom(ctx, nameRecords, resp, b, rerr)
+		})
+		return
+	}
+	d := newDecoder(bufio.NewReaderSize(resp.Body, 16<<10))
+	d.version()
+	for pending > 0 && d.err == nil {
+		j := d.getUvarint()
+		status := d.getByte()
+		var record, inline, werr []byte
+		if status == recordsOK {
+			record, inline = d.getBytes(), d.getBytes()
+		} else {
+			werr = d.getBytes()
+		}
+		if d.err != nil {
+			break
+		}
+		if j >= uint64(len(order)) || delivered[order[j]] || status > recordsErr {
+			d.fail(fmt.Errorf("%w: records frame %d (status %d) of %d drives", errCorruptMessage, j, status, len(order)))
+			break
+		}
+		i := order[j]
+		delivered[i] = true
+		pending--
+		if status == recordsErr {
+			var we wireError
+			if jerr := json.Unmarshal(werr, &we); jerr != nil {
+				deliver(i, nil, nil, members[i].transportErr(ctx, nameRecords, fmt.Errorf("malformed error frame: %w", jerr)))
+				continue
+			}
+			deliver(i, nil, nil, members[i].remoteErr(nameRecords, we))
+			continue
+		}
+		deliver(i, record, inline, nil)
+	}
+	if pending > 0 {
+		cause := d.err
+		if cause == nil {
+			cause = io.ErrUnexpectedEOF
+		}
+		failAll(func(m *Client) error { return m.transportErr(ctx, nameRecords, cause) })
+	}
 }
 
 // Apply implements drive.Drive. An empty batch makes no call, as it

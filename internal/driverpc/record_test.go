@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
@@ -113,5 +114,100 @@ func TestScanDigestOverRPC(t *testing.T) {
 	}
 	if want := drive.DigestEntries(ents); got != want || got.Count != 3 {
 		t.Fatalf("remote digest %+v, want %+v", got, want)
+	}
+}
+
+// slowDrive answers Get after a delay.
+type slowDrive struct {
+	drive.Drive
+	delay time.Duration
+}
+
+func (d slowDrive) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
+	time.Sleep(d.delay)
+	return d.Drive.Get(ctx, t, key)
+}
+
+// TestGetRecords: one call reads a key's record on several drives of a
+// node; each drive's answer is what GetRecord gives for it, errors
+// included, and arrives as soon as that drive is read (a slow drive
+// holds back only its own). A drive of another node, or one the node
+// does not serve, fails alone; a node that is down fails them all.
+func TestGetRecords(t *testing.T) {
+	a, _ := openLocal(t, true)
+	b, _ := openLocal(t, true)
+	const slow = 400 * time.Millisecond
+	n := newNode(t, map[int]drive.Drive{1: a, 2: b, 3: inlineFaultDrive{a}, 4: slowDrive{a, slow}})
+	other := newNode(t, map[int]drive.Drive{1: a})
+	o := &meta.Object{Size: 5, ModTime: 1, ETag: "e", DataID: "d1", Inline: true,
+		Erasure: meta.Erasure{DataShards: 2, ParityShards: 1, Index: 1, Distribution: []int{1, 2, 3}}}
+	rec := (&meta.Record{Versions: []*meta.Object{o}}).Marshal()
+	batch := &drive.Batch{}
+	batch.Put(drive.TableObjects, drive.ObjectKey("b", "k"), rec)
+	batch.Put(drive.TableInline, drive.DataKey("d1", 1), []byte("shard"))
+	if err := a.Apply(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	c1 := n.client(1)
+	var _ drive.NodeRecordReader = c1
+	members := []drive.NodeRecordReader{c1, n.client(2), n.client(3), n.client(4), n.client(9), other.client(1)}
+	type answer struct {
+		record, inline []byte
+		err            error
+		at             time.Duration
+	}
+	for _, withData := range []bool{true, false} {
+		got := make([]*answer, len(members))
+		start := time.Now()
+		c1.GetRecords(ctx, members, "b", "k", withData, func(i int, record, inline []byte, err error) {
+			if got[i] != nil {
+				t.Errorf("drive %d answered twice", i)
+			}
+			got[i] = &answer{record, inline, err, time.Since(start)}
+		})
+		for i, g := range got {
+			if g == nil {
+				t.Fatalf("withData %v: drive %d never answered", withData, i)
+			}
+		}
+		wantInline := "shard"
+		if !withData {
+			wantInline = ""
+		}
+		if g := got[0]; g.err != nil || string(g.record) != string(rec) || string(g.inline) != wantInline {
+			t.Errorf("withData %v: sound drive: %q %q %v", withData, g.record, g.inline, g.err)
+		}
+		if g := got[1]; !errors.Is(g.err, drive.ErrNotFound) {
+			t.Errorf("withData %v: drive without the key: %v", withData, g.err)
+		}
+		if g := got[2]; withData != errors.Is(g.err, drive.ErrDriveFaulty) {
+			t.Errorf("withData %v: drive faulty on inline reads: %v", withData, g.err)
+		}
+		if g := got[3]; g.err != nil || string(g.record) != string(rec) || g.at < slow {
+			t.Errorf("withData %v: slow drive answered %v after %v", withData, g.err, g.at)
+		}
+		if g := got[4]; !errors.Is(g.err, drive.ErrDriveFaulty) {
+			t.Errorf("withData %v: a slot the node does not serve: %v", withData, g.err)
+		}
+		if g := got[5]; !errors.Is(g.err, drive.ErrInvalidArgument) {
+			t.Errorf("withData %v: a drive of another node: %v", withData, g.err)
+		}
+		for _, i := range []int{0, 1, 2, 4} {
+			if got[i].at >= slow {
+				t.Errorf("withData %v: drive %d answered after %v, behind the slow drive", withData, i, got[i].at)
+			}
+		}
+	}
+	// The node goes down: every drive of the call fails, as faulty.
+	n.srv.Close()
+	failed := 0
+	c1.GetRecords(ctx, members[:3], "b", "k", true, func(i int, _, _ []byte, err error) {
+		if !errors.Is(err, drive.ErrDriveFaulty) {
+			t.Errorf("node down, drive %d: %v", i, err)
+		}
+		failed++
+	})
+	if failed != 3 {
+		t.Fatalf("node down: %d of 3 drives answered", failed)
 	}
 }

@@ -2,6 +2,7 @@ package driverpc
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -131,6 +132,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.get(w, r, d, q)
 	case r.Method == http.MethodGet && op == opRecord:
 		s.getRecord(w, r, d, q)
+	case r.Method == http.MethodGet && op == opRecords:
+		s.getRecords(w, r, q)
 	case r.Method == http.MethodPost && op == opApply:
 		b, err := decodeBatch(bytes.NewReader(body))
 		if err != nil {
@@ -203,31 +206,103 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, d drive.Drive, q ur
 // drive fault on the shard fails the call; any other shard error leaves
 // it to the reader, as a local read does.
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, d drive.Drive, q url.Values) {
-	ctx := r.Context()
-	bucket, key := q.Get("bucket"), q.Get("key")
-	record, err := d.Get(ctx, drive.TableObjects, drive.ObjectKey(bucket, key))
+	record, inline, err := readRecordOn(r.Context(), d, q.Get("bucket"), q.Get("key"), true)
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	var inline []byte
-	if rec, err := meta.UnmarshalRecord(record); err == nil {
-		if m := rec.Current(); m.HoldsInlineShard() {
-			data, err := d.Get(ctx, drive.TableInline, drive.DataKey(m.DataID, 1))
-			if errors.Is(err, drive.ErrDriveFaulty) {
-				writeError(w, err)
-				return
-			}
-			if err == nil {
-				inline = data
-			}
-		}
 	}
 	b := encodeRecord(record, inline)
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+}
+
+// readRecordOn reads bucket/key's record on d and, withData, the inline
+// shard its current version keeps there (see drive.RecordReader): only a
+// drive fault on the shard fails the read; any other shard error leaves
+// it to the reader, as a local read does.
+func readRecordOn(ctx context.Context, d drive.Drive, bucket, key string, withData bool) (record, inline []byte, err error) {
+	record, err = d.Get(ctx, drive.TableObjects, drive.ObjectKey(bucket, key))
+	if err != nil || !withData {
+		return record, nil, err
+	}
+	if rec, err := meta.UnmarshalRecord(record); err == nil {
+		if m := rec.Current(); m.HoldsInlineShard() {
+			data, err := d.Get(ctx, drive.TableInline, drive.DataKey(m.DataID, 1))
+			if errors.Is(err, drive.ErrDriveFaulty) {
+				return nil, nil, err
+			}
+			if err == nil {
+				inline = data
+			}
+		}
+	}
+	return record, inline, nil
+}
+
+// getRecords reads one key's record on several of this node's drives
+// (drive.NodeRecordReader): each drive is read on its own goroutine and
+// its frame goes out as soon as it is read, so a slow drive delays only
+// its own answer.
+func (s *Server) getRecords(w http.ResponseWriter, r *http.Request, q url.Values) {
+	ctx := r.Context()
+	bucket, key, withData := q.Get("bucket"), q.Get("key"), q.Get("data") == "1"
+	list := strings.Split(q.Get("drives"), ",")
+	if len(list) == 0 || len(list) > maxRecordsDrives {
+		writeError(w, fmt.Errorf("records: %d drives: %w", len(list), drive.ErrInvalidArgument))
+		return
+	}
+	drives := make([]drive.Drive, len(list))
+	for i, v := range list {
+		slot, err := strconv.Atoi(v)
+		if err != nil {
+			writeError(w, fmt.Errorf("records: drive slot %q: %w", v, drive.ErrInvalidArgument))
+			return
+		}
+		drives[i] = s.drives[slot] // nil: answered as the single-drive call is, below
+	}
+	type result struct {
+		i              int
+		record, inline []byte
+		err            error
+	}
+	results := make(chan result, len(drives))
+	for i, d := range drives {
+		if d == nil {
+			results <- result{i: i, err: fmt.Errorf("%w: this node serves no drive at slot %s (do all nodes have the same drive list?)", drive.ErrDriveFaulty, list[i])}
+			continue
+		}
+		go func() {
+			rec, inl, err := readRecordOn(ctx, d, bucket, key, withData)
+			results <- result{i, rec, inl, err}
+		}()
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	buf := []byte{codecVersion}
+	for range drives {
+		res := <-results
+		var werr []byte
+		if res.err != nil {
+			we, _ := toWire(res.err)
+			if werr, _ = json.Marshal(we); werr == nil {
+				werr = []byte("{}")
+			}
+		}
+		buf = appendRecordsFrame(buf, res.i, res.record, res.inline, werr)
+		if len(results) > 0 {
+			continue // more are ready: one write for them all
+		}
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+		buf = buf[:0]
+	}
 }
 
 func (s *Server) scan(w http.ResponseWriter, r *http.Request, d drive.Drive, q url.Values) {

@@ -24,6 +24,7 @@ const (
 	opDiskInfo = "diskinfo" // GET (JSON)
 	opGet      = "get"      // GET ?table&key: the raw value
 	opRecord   = "record"   // GET ?bucket&key: binary record and inline shard (drive.RecordReader)
+	opRecords  = "records"  // GET ?drives&bucket&key&data: a stream of per-drive record frames (drive.NodeRecordReader)
 	opApply    = "apply"    // POST: binary batch
 	opScan     = "scan"     // GET ?table&prefix&after&delimiter&limit&keysonly&digest: binary entries
 	opShard    = "shard"    // POST ?id&part: CreateShard, streamed; GET ?id&part&offset: OpenShard
@@ -462,4 +463,30 @@ func decodeRecord(r io.Reader) (record, inline []byte, err error) {
 		return nil, nil, fmt.Errorf("decode record: %w", d.err)
 	}
 	return record, inline, nil
+}
+
+// A records answer is codecVersion, then one frame per drive asked, in
+// the order the drives answered: the drive's index in the request, a
+// status, and either the record and inline shard (recordsOK) or the
+// drive's error as wireError JSON (recordsErr).
+const (
+	recordsOK  byte = 0
+	recordsErr byte = 1
+	// maxRecordsDrives bounds the drives of one records call (a node
+	// serves no more drives of one erasure set).
+	maxRecordsDrives = 256
+)
+
+func appendRecordsFrame(b []byte, i int, record, inline []byte, werr []byte) []byte {
+	e := encoder{b: b}
+	e.putUvarint(uint64(i))
+	if werr != nil {
+		e.putByte(recordsErr)
+		e.putBytes(werr)
+		return e.b
+	}
+	e.putByte(recordsOK)
+	e.putBytes(record)
+	e.putBytes(inline)
+	return e.b
 }

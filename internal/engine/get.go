@@ -143,7 +143,12 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		vals, errs = fromMemory()
 	}
 	if vals == nil {
+		batches := recordBatches(set.drives, first, withData)
 		vals, errs = fanOutStaged(lag, set.drives, first, enough, func(p int, d drive.Drive) (read, error) {
+			if r, ok := d.(driveRunner); ok && batches[p] != nil {
+				rec, raw, err := batches[p].read(ctx, r, p, bucket, key)
+				return read{rec, raw}, err
+			}
 			if r, ok := d.(driveRunner); ok && withData {
 				rec, raw, err := readWithInline(ctx, r, bucket, key)
 				return read{rec, raw}, err
@@ -160,6 +165,116 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		recs[p], raws[p] = v.rec, v.raw
 	}
 	return recs, raws, errs
+}
+
+// recordBatch reads one key's record on the drives of one node that a
+// fan-out reads (drive.NodeRecordReader): one request for all of them
+// instead of one each. Each drive's read still goes through its own
+// Health (read): the first to run starts the request, and each waits for
+// its own answer, which the node sends as soon as that drive is read.
+type recordBatch struct {
+	once     sync.Once
+	withData bool
+	members  []drive.NodeRecordReader
+	member   map[int]int // drive position in the set -> index in members
+	results  []batchResult
+	done     []chan struct{}
+}
+
+type batchResult struct {
+	record, inline []byte
+	err            error
+}
+
+// recordBatches groups the drives of the fan-out's first wave (every
+// drive when first is nil) that share a node; a drive alone on its node,
+// a local drive or one not under Health gets no batch (nil).
+func recordBatches(drives []drive.Drive, first []bool, withData bool) []*recordBatch {
+	var out []*recordBatch
+	byNode := map[string]*recordBatch{}
+	for p, d := range drives {
+		if d == nil || (first != nil && !first[p]) {
+			continue
+		}
+		u, ok := d.(interface{ Unwrap() drive.Drive })
+		if !ok {
+			continue
+		}
+		nr, ok := u.Unwrap().(drive.NodeRecordReader)
+		if !ok {
+			continue
+		}
+		b := byNode[nr.RecordNode()]
+		if b == nil {
+			b = &recordBatch{withData: withData, member: map[int]int{}}
+			byNode[nr.RecordNode()] = b
+		}
+		b.member[p] = len(b.members)
+		b.members = append(b.members, nr)
+	}
+	for _, b := range byNode {
+		if len(b.members) < 2 {
+			continue
+		}
+		if out == nil {
+			out = make([]*recordBatch, len(drives))
+		}
+		b.results = make([]batchResult, len(b.members))
+		b.done = make([]chan struct{}, len(b.members))
+		for i := range b.done {
+			b.done[i] = make(chan struct{})
+		}
+		for p := range b.member {
+			out[p] = b
+		}
+	}
+	if out == nil {
+		out = make([]*recordBatch, len(drives))
+	}
+	return out
+}
+
+// read is drive p's part of the batch, as one operation of its Health;
+// errors as readWithInline's (withData) or readRecord's.
+func (b *recordBatch) read(ctx context.Context, r driveRunner, p int, bucket, key string) (*meta.Record, []byte, error) {
+	var (
+		gotRec  *meta.Record
+		gotRaw  []byte
+		readErr error
+	)
+	runErr := r.Run(drive.OpGet, func(d drive.Drive) error {
+		b.once.Do(func() {
+			go b.members[0].GetRecords(ctx, b.members, bucket, key, b.withData, func(i int, record, inline []byte, err error) {
+				b.results[i] = batchResult{record, inline, err}
+				close(b.done[i])
+			})
+		})
+		i := b.member[p]
+		select {
+		case <-b.done[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		res := b.results[i]
+		if res.err != nil {
+			return res.err
+		}
+		gotRaw = res.record
+		if gotRec, readErr = meta.UnmarshalRecord(res.record); readErr != nil {
+			readErr = fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, readErr)
+			return nil // the drive answered; its record is bad
+		}
+		if m := gotRec.Current(); b.withData && res.inline != nil && m.HoldsInlineShard() {
+			m.InlineData = res.inline
+		}
+		return nil
+	})
+	if runErr != nil {
+		// Run's error, not the captured values: on a timeout the
+		// function may still be writing them.
+		return nil, nil, runErr
+	}
+	return gotRec, gotRaw, readErr
 }
 
 // recordInMemory is readRecord (and, withData, the inline shard the drive
