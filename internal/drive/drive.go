@@ -239,9 +239,9 @@ type RecordReader interface {
 // node serves several of them.
 type NodeRecordReader interface {
 	RecordReader
-	// RecordNode names the machine serving the drive: drives with the
-	// same node can be read together.
-	RecordNode() string
+	// Node names the machine serving the drive: drives with the same
+	// node can be read together.
+	Node() string
 	// GetRecords reads bucket/key on each of drives (all on this drive's
 	// node) as GetRecord does, with the inline shard only when withData,
 	// in one call. deliver(i, ...) is called once for each drives[i], as
@@ -251,6 +251,23 @@ type NodeRecordReader interface {
 	// every drive not yet answered.
 	GetRecords(ctx context.Context, drives []NodeRecordReader, bucket, key string, withData bool,
 		deliver func(i int, record, inline []byte, err error))
+}
+
+// NodeApplier is a drive on another machine that applies index batches
+// on several of that machine's drives in one call: a commit writes a
+// batch to every drive of its set.
+type NodeApplier interface {
+	Drive
+	// Node names the machine serving the drive, as NodeRecordReader's.
+	Node() string
+	// ApplyBatches applies batches[i] on drives[i] (all on this drive's
+	// node) as Apply does, in one call. deliver(i, err) is called once
+	// for each drive as the node answers it (a slow drive does not hold
+	// the others back), from ApplyBatches' goroutine; it returns once all
+	// are delivered. A call that fails as a whole delivers its error to
+	// every drive not yet answered: whether such a drive applied its
+	// batch is unknown, as for an Apply whose answer was lost.
+	ApplyBatches(ctx context.Context, drives []NodeApplier, batches []*Batch, deliver func(i int, err error))
 }
 
 // ScanQuery selects index entries of one table in key order.

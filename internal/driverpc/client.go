@@ -137,6 +137,7 @@ const (
 	nameGet          = "get"
 	nameRecord       = "get record"
 	nameRecords      = "get records"
+	nameApplies      = "apply batches"
 	nameApply        = "apply"
 	nameScan         = "scan"
 	nameCreateShard  = "create shard"
@@ -328,8 +329,8 @@ func (c *Client) GetRecord(ctx context.Context, bucket, key string) (record, inl
 	return record, inline, nil
 }
 
-// RecordNode implements drive.NodeRecordReader: the node's endpoint.
-func (c *Client) RecordNode() string { return c.endpoint }
+// Node implements drive.NodeRecordReader and drive.NodeApplier: the node's endpoint.
+func (c *Client) Node() string { return c.endpoint }
 
 // rpcClient lets GetRecords find the Client inside a drive that embeds
 // one (a test's counting wrapper).
@@ -340,61 +341,119 @@ func (c *Client) rpcClient() *Client { return c }
 // answered as a stream of frames, one per drive as its read finishes.
 func (c *Client) GetRecords(ctx context.Context, drives []drive.NodeRecordReader, bucket, key string, withData bool,
 	deliver func(i int, record, inline []byte, err error)) {
-	members := make([]*Client, len(drives))
-	pending := 0
-	var slots []string
-	var order []int // request position -> index in drives
-	for i, d := range drives {
+	members := c.nodeMembers(len(drives), func(i int) any { return drives[i] }, nameRecords,
+		func(i int, err error) { deliver(i, nil, nil, err) })
+	q := url.Values{"bucket": {bucket}, "key": {key}}
+	if withData {
+		q.Set("data", "1")
+	}
+	c.nodeCall(ctx, http.MethodGet, opRecords, nameRecords, q, nil, members,
+		func(i int, d *decoder) func() {
+			record, inline := d.getBytes(), d.getBytes()
+			return func() { deliver(i, record, inline, nil) }
+		},
+		func(i int, err error) { deliver(i, nil, nil, err) })
+}
+
+// ApplyBatches implements drive.NodeApplier: one request to the node
+// with every drive's batch, answered as a stream of frames, one per drive
+// as its batch is applied.
+func (c *Client) ApplyBatches(ctx context.Context, drives []drive.NodeApplier, batches []*drive.Batch, deliver func(i int, err error)) {
+	members := c.nodeMembers(len(drives), func(i int) any { return drives[i] }, nameApplies, deliver)
+	e := encoder{}
+	n := 0
+	for _, m := range members {
+		if m != nil {
+			n++
+		}
+	}
+	e.putByte(codecVersion)
+	e.putUvarint(uint64(n))
+	for i, m := range members {
+		if m != nil {
+			e.putBytes(encodeBatch(batches[i]))
+		}
+	}
+	c.nodeCall(ctx, http.MethodPost, opApplies, nameApplies, nil, e.b, members,
+		func(i int, d *decoder) func() { return func() { deliver(i, nil) } },
+		deliver)
+}
+
+// nodeMembers finds the Client of each of n drives (drive(i)) that is a
+// drive of c's node; a drive that is not is answered at once with an
+// error (deliverErr) and left nil.
+func (c *Client) nodeMembers(n int, at func(i int) any, name string, deliverErr func(i int, err error)) []*Client {
+	members := make([]*Client, n)
+	for i := range n {
+		d := at(i)
 		rc, ok := d.(interface{ rpcClient() *Client })
 		if !ok || rc.rpcClient().endpoint != c.endpoint {
-			deliver(i, nil, nil, fmt.Errorf("drive %v: %s: %w: not a drive of node %s", d, nameRecords, drive.ErrInvalidArgument, c.endpoint))
+			deliverErr(i, fmt.Errorf("drive %v: %s: %w: not a drive of node %s", d, name, drive.ErrInvalidArgument, c.endpoint))
 			continue
 		}
 		members[i] = rc.rpcClient()
-		slots = append(slots, members[i].slot)
-		order = append(order, i)
-		pending++
 	}
-	if pending == 0 {
+	return members
+}
+
+// nodeCall makes one request (op, q, body) for the drives members names
+// (nil entries left out) and hands each its frame as the node sends it:
+// frame reads drive i's fields of a frame that succeeded and returns
+// what delivers them; a drive's error frame, and a failure of the whole
+// call for every drive not yet answered, go to fail.
+func (c *Client) nodeCall(ctx context.Context, method, op, name string, q url.Values, body []byte, members []*Client,
+	frame func(i int, d *decoder) func(), fail func(i int, err error)) {
+	var order []int // request position -> member index
+	var slots []string
+	for i, m := range members {
+		if m != nil {
+			order = append(order, i)
+			slots = append(slots, m.slot)
+		}
+	}
+	if len(order) == 0 {
 		return
 	}
-	delivered := make([]bool, len(drives))
+	delivered := make([]bool, len(members))
 	failAll := func(errFor func(m *Client) error) {
 		for _, i := range order {
 			if !delivered[i] {
 				delivered[i] = true
-				deliver(i, nil, nil, errFor(members[i]))
+				fail(i, errFor(members[i]))
 			}
 		}
 	}
-	if len(slots) > maxRecordsDrives {
+	if len(order) > maxNodeCallDrives {
 		failAll(func(m *Client) error {
-			return fmt.Errorf("drive %s: %s: %w: %d drives in one call", m.name, nameRecords, drive.ErrInvalidArgument, len(slots))
+			return fmt.Errorf("drive %s: %s: %w: %d drives in one call", m.name, name, drive.ErrInvalidArgument, len(order))
 		})
 		return
 	}
 	if c.closed.Load() {
-		failAll(func(m *Client) error { return m.closedErr(nameRecords) })
+		failAll(func(m *Client) error { return m.closedErr(name) })
 		return
 	}
-	q := url.Values{"bucket": {bucket}, "key": {key}, "drives": {strings.Join(slots, ",")}}
-	if withData {
-		q.Set("data", "1")
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("drives", strings.Join(slots, ","))
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
 	// The request names the first member's slot as its drive (the
-	// server checks it serves it); the frames carry the others.
-	first := members[order[0]]
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, first.url(opRecords, q), nil)
+	// server checks it serves it); the frames carry every member's.
+	req, err := http.NewRequestWithContext(ctx, method, members[order[0]].url(op, q), rd)
 	if err != nil {
 		failAll(func(m *Client) error {
-			return fmt.Errorf("drive %s: %s: %w: %v", m.name, nameRecords, drive.ErrInvalidArgument, err)
+			return fmt.Errorf("drive %s: %s: %w: %v", m.name, name, drive.ErrInvalidArgument, err)
 		})
 		return
 	}
-	c.key.Sign(req, peerauth.BodyHash(nil))
+	c.key.Sign(req, peerauth.BodyHash(body))
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		failAll(func(m *Client) error { return m.transportErr(ctx, nameRecords, err) })
+		failAll(func(m *Client) error { return m.transportErr(ctx, name, err) })
 		return
 	}
 	defer resp.Body.Close()
@@ -402,50 +461,48 @@ func (c *Client) GetRecords(ctx context.Context, drives []drive.NodeRecordReader
 		// The whole call was refused (a layout the node does not share,
 		// an authentication failure): each member reports it.
 		b, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		failAll(func(m *Client) error {
-			return m.statusErrFrom(ctx, nameRecords, resp, b, rerr)
-		})
+		failAll(func(m *Client) error { return m.statusErrFrom(ctx, name, resp, b, rerr) })
 		return
 	}
 	d := newDecoder(bufio.NewReaderSize(resp.Body, 16<<10))
 	d.version()
-	for pending > 0 && d.err == nil {
+	for pending := len(order); pending > 0 && d.err == nil; pending-- {
 		j := d.getUvarint()
 		status := d.getByte()
-		var record, inline, werr []byte
-		if status == recordsOK {
-			record, inline = d.getBytes(), d.getBytes()
-		} else {
-			werr = d.getBytes()
-		}
 		if d.err != nil {
 			break
 		}
-		if j >= uint64(len(order)) || delivered[order[j]] || status > recordsErr {
-			d.fail(fmt.Errorf("%w: records frame %d (status %d) of %d drives", errCorruptMessage, j, status, len(order)))
+		if j >= uint64(len(order)) || delivered[order[j]] || status > frameErr {
+			d.fail(fmt.Errorf("%w: %s frame %d (status %d) of %d drives", errCorruptMessage, op, j, status, len(order)))
 			break
 		}
 		i := order[j]
-		delivered[i] = true
-		pending--
-		if status == recordsErr {
+		if status == frameErr {
+			werr := d.getBytes()
+			if d.err != nil {
+				break
+			}
+			delivered[i] = true
 			var we wireError
 			if jerr := json.Unmarshal(werr, &we); jerr != nil {
-				deliver(i, nil, nil, members[i].transportErr(ctx, nameRecords, fmt.Errorf("malformed error frame: %w", jerr)))
+				fail(i, members[i].transportErr(ctx, name, fmt.Errorf("malformed error frame: %w", jerr)))
 				continue
 			}
-			deliver(i, nil, nil, members[i].remoteErr(nameRecords, we))
+			fail(i, members[i].remoteErr(name, we))
 			continue
 		}
-		deliver(i, record, inline, nil)
-	}
-	if pending > 0 {
-		cause := d.err
-		if cause == nil {
-			cause = io.ErrUnexpectedEOF
+		deliverIt := frame(i, d)
+		if d.err != nil {
+			break
 		}
-		failAll(func(m *Client) error { return m.transportErr(ctx, nameRecords, cause) })
+		delivered[i] = true
+		deliverIt()
 	}
+	cause := d.err
+	if cause == nil {
+		cause = io.ErrUnexpectedEOF
+	}
+	failAll(func(m *Client) error { return m.transportErr(ctx, name, cause) })
 }
 
 // Apply implements drive.Drive. An empty batch makes no call, as it

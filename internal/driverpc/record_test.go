@@ -211,3 +211,88 @@ func TestGetRecords(t *testing.T) {
 		t.Fatalf("node down: %d of 3 drives answered", failed)
 	}
 }
+
+// slowApply applies batches after a delay.
+type slowApply struct {
+	drive.Drive
+	delay time.Duration
+}
+
+func (d slowApply) Apply(ctx context.Context, b *drive.Batch) error {
+	time.Sleep(d.delay)
+	return d.Drive.Apply(ctx, b)
+}
+
+// TestApplyBatches: one call applies a batch on each of several drives
+// of a node; each drive's outcome is what Apply gives for it (a failed
+// condition is that drive's ErrConflict and changes nothing there), a
+// slow drive holds back only its own answer, and a node that is down
+// fails every drive of the call.
+func TestApplyBatches(t *testing.T) {
+	a, _ := openLocal(t, true)
+	b, _ := openLocal(t, true)
+	c, _ := openLocal(t, true)
+	const slow = 400 * time.Millisecond
+	n := newNode(t, map[int]drive.Drive{1: a, 2: b, 3: slowApply{c, slow}})
+	var _ drive.NodeApplier = n.client(1)
+	put := func(k, v string) *drive.Batch {
+		bt := &drive.Batch{}
+		bt.Put(drive.TableObjects, k, []byte(v))
+		return bt
+	}
+	conflict := put("k", "never")
+	conflict.Expect(drive.TableObjects, "k", []byte("not what is there"))
+	members := []drive.NodeApplier{n.client(1), n.client(2), n.client(3), n.client(7)}
+	batches := []*drive.Batch{put("k", "on a"), conflict, put("k", "on c"), put("k", "nowhere")}
+	type answer struct {
+		err error
+		at  time.Duration
+	}
+	got := make([]*answer, len(members))
+	start := time.Now()
+	n.client(1).ApplyBatches(ctx, members, batches, func(i int, err error) {
+		if got[i] != nil {
+			t.Errorf("drive %d answered twice", i)
+		}
+		got[i] = &answer{err, time.Since(start)}
+	})
+	for i, g := range got {
+		if g == nil {
+			t.Fatalf("drive %d never answered", i)
+		}
+	}
+	if got[0].err != nil || got[2].err != nil {
+		t.Fatalf("sound drives: %v, %v", got[0].err, got[2].err)
+	}
+	if !errors.Is(got[1].err, drive.ErrConflict) {
+		t.Fatalf("failed condition: %v", got[1].err)
+	}
+	if !errors.Is(got[3].err, drive.ErrDriveFaulty) {
+		t.Fatalf("a slot the node does not serve: %v", got[3].err)
+	}
+	if got[0].at >= slow || got[1].at >= slow || got[2].at < slow {
+		t.Fatalf("answers at %v, %v, %v: the slow drive held the others back", got[0].at, got[1].at, got[2].at)
+	}
+	for _, tc := range []struct {
+		d    drive.Drive
+		want string
+	}{{a, "on a"}, {c, "on c"}} {
+		if v, err := tc.d.Get(ctx, drive.TableObjects, "k"); err != nil || string(v) != tc.want {
+			t.Fatalf("applied value %q, %v; want %q", v, err, tc.want)
+		}
+	}
+	if _, err := b.Get(ctx, drive.TableObjects, "k"); !errors.Is(err, drive.ErrNotFound) {
+		t.Fatalf("the batch whose condition failed changed its drive: %v", err)
+	}
+	n.srv.Close()
+	failed := 0
+	n.client(1).ApplyBatches(ctx, members[:2], batches[:2], func(i int, err error) {
+		if !errors.Is(err, drive.ErrDriveFaulty) {
+			t.Errorf("node down, drive %d: %v", i, err)
+		}
+		failed++
+	})
+	if failed != 2 {
+		t.Fatalf("node down: %d of 2 drives answered", failed)
+	}
+}

@@ -134,6 +134,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.getRecord(w, r, d, q)
 	case r.Method == http.MethodGet && op == opRecords:
 		s.getRecords(w, r, q)
+	case r.Method == http.MethodPost && op == opApplies:
+		s.applyBatches(w, r, q, body)
 	case r.Method == http.MethodPost && op == opApply:
 		b, err := decodeBatch(bytes.NewReader(body))
 		if err != nil {
@@ -242,30 +244,69 @@ func readRecordOn(ctx context.Context, d drive.Drive, bucket, key string, withDa
 }
 
 // getRecords reads one key's record on several of this node's drives
-// (drive.NodeRecordReader): each drive is read on its own goroutine and
-// its frame goes out as soon as it is read, so a slow drive delays only
-// its own answer.
+// (drive.NodeRecordReader).
 func (s *Server) getRecords(w http.ResponseWriter, r *http.Request, q url.Values) {
-	ctx := r.Context()
 	bucket, key, withData := q.Get("bucket"), q.Get("key"), q.Get("data") == "1"
+	s.perDrive(w, r, q, nil, func(ctx context.Context, i int, d drive.Drive) ([][]byte, error) {
+		record, inline, err := readRecordOn(ctx, d, bucket, key, withData)
+		return [][]byte{record, inline}, err
+	})
+}
+
+// applyBatches applies one batch on each of several of this node's
+// drives (drive.NodeApplier); body holds the batches in the order of the
+// drives query.
+func (s *Server) applyBatches(w http.ResponseWriter, r *http.Request, q url.Values, body []byte) {
+	d := newDecoder(bytes.NewReader(body))
+	d.version()
+	n, _ := d.count()
+	var batches []*drive.Batch
+	for i := 0; i < n && d.err == nil; i++ {
+		raw := d.getBytes()
+		if d.err != nil {
+			break
+		}
+		b, err := decodeBatch(bytes.NewReader(raw))
+		if err != nil {
+			d.fail(err)
+			break
+		}
+		batches = append(batches, b)
+	}
+	if d.err != nil {
+		writeError(w, fmt.Errorf("applies: %w: %v", drive.ErrInvalidArgument, d.err))
+		return
+	}
+	s.perDrive(w, r, q, batches, func(ctx context.Context, i int, d drive.Drive) ([][]byte, error) {
+		return nil, d.Apply(ctx, batches[i])
+	})
+}
+
+// perDrive runs work on each drive the drives query names, each on its
+// own goroutine, and streams a frame per drive as soon as its work is
+// done, so a slow drive delays only its own answer. batches, when not
+// nil, must have one entry per drive.
+func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, batches []*drive.Batch,
+	work func(ctx context.Context, i int, d drive.Drive) ([][]byte, error)) {
+	ctx := r.Context()
 	list := strings.Split(q.Get("drives"), ",")
-	if len(list) == 0 || len(list) > maxRecordsDrives {
-		writeError(w, fmt.Errorf("records: %d drives: %w", len(list), drive.ErrInvalidArgument))
+	if len(list) > maxNodeCallDrives || (batches != nil && len(batches) != len(list)) {
+		writeError(w, fmt.Errorf("%d drives, %d batches: %w", len(list), len(batches), drive.ErrInvalidArgument))
 		return
 	}
 	drives := make([]drive.Drive, len(list))
 	for i, v := range list {
 		slot, err := strconv.Atoi(v)
 		if err != nil {
-			writeError(w, fmt.Errorf("records: drive slot %q: %w", v, drive.ErrInvalidArgument))
+			writeError(w, fmt.Errorf("drive slot %q: %w", v, drive.ErrInvalidArgument))
 			return
 		}
-		drives[i] = s.drives[slot] // nil: answered as the single-drive call is, below
+		drives[i] = s.drives[slot] // nil: answered as a single-drive call is, below
 	}
 	type result struct {
-		i              int
-		record, inline []byte
-		err            error
+		i      int
+		fields [][]byte
+		err    error
 	}
 	results := make(chan result, len(drives))
 	for i, d := range drives {
@@ -274,8 +315,8 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request, q url.Values
 			continue
 		}
 		go func() {
-			rec, inl, err := readRecordOn(ctx, d, bucket, key, withData)
-			results <- result{i, rec, inl, err}
+			fields, err := work(ctx, i, d)
+			results <- result{i, fields, err}
 		}()
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
@@ -291,7 +332,7 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request, q url.Values
 				werr = []byte("{}")
 			}
 		}
-		buf = appendRecordsFrame(buf, res.i, res.record, res.inline, werr)
+		buf = appendFrame(buf, res.i, werr, res.fields...)
 		if len(results) > 0 {
 			continue // more are ready: one write for them all
 		}

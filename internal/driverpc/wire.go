@@ -25,6 +25,7 @@ const (
 	opGet      = "get"      // GET ?table&key: the raw value
 	opRecord   = "record"   // GET ?bucket&key: binary record and inline shard (drive.RecordReader)
 	opRecords  = "records"  // GET ?drives&bucket&key&data: a stream of per-drive record frames (drive.NodeRecordReader)
+	opApplies  = "applies"  // POST ?drives: binary batches, one per drive; a stream of per-drive result frames (drive.NodeApplier)
 	opApply    = "apply"    // POST: binary batch
 	opScan     = "scan"     // GET ?table&prefix&after&delimiter&limit&keysonly&digest: binary entries
 	opShard    = "shard"    // POST ?id&part: CreateShard, streamed; GET ?id&part&offset: OpenShard
@@ -465,28 +466,32 @@ func decodeRecord(r io.Reader) (record, inline []byte, err error) {
 	return record, inline, nil
 }
 
-// A records answer is codecVersion, then one frame per drive asked, in
-// the order the drives answered: the drive's index in the request, a
-// status, and either the record and inline shard (recordsOK) or the
-// drive's error as wireError JSON (recordsErr).
+// The answer to a call for several drives of a node (records, applies)
+// is codecVersion, then one frame per drive, in the order the drives
+// answered: the drive's position in the request, a status, and either
+// what the drive answered (records: its record and inline shard;
+// applies: nothing) or its error as wireError JSON.
 const (
-	recordsOK  byte = 0
-	recordsErr byte = 1
-	// maxRecordsDrives bounds the drives of one records call (a node
+	frameOK  byte = 0
+	frameErr byte = 1
+	// maxNodeCallDrives bounds the drives of one such call (a node
 	// serves no more drives of one erasure set).
-	maxRecordsDrives = 256
+	maxNodeCallDrives = 256
 )
 
-func appendRecordsFrame(b []byte, i int, record, inline []byte, werr []byte) []byte {
+// appendFrame appends drive i's frame: werr when it failed, else the
+// fields.
+func appendFrame(b []byte, i int, werr []byte, fields ...[]byte) []byte {
 	e := encoder{b: b}
 	e.putUvarint(uint64(i))
 	if werr != nil {
-		e.putByte(recordsErr)
+		e.putByte(frameErr)
 		e.putBytes(werr)
 		return e.b
 	}
-	e.putByte(recordsOK)
-	e.putBytes(record)
-	e.putBytes(inline)
+	e.putByte(frameOK)
+	for _, f := range fields {
+		e.putBytes(f)
+	}
 	return e.b
 }

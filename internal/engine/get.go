@@ -190,46 +190,16 @@ type batchResult struct {
 // drive when first is nil) that share a node; a drive alone on its node,
 // a local drive or one not under Health gets no batch (nil).
 func recordBatches(drives []drive.Drive, first []bool, withData bool) []*recordBatch {
-	var out []*recordBatch
-	byNode := map[string]*recordBatch{}
-	for p, d := range drives {
-		if d == nil || (first != nil && !first[p]) {
-			continue
+	out := make([]*recordBatch, len(drives))
+	for _, group := range nodeGroups[drive.NodeRecordReader](drives, func(p int) bool { return first == nil || first[p] }) {
+		b := &recordBatch{withData: withData, member: map[int]int{}}
+		for i, g := range group {
+			b.member[g.p] = i
+			b.members = append(b.members, g.d)
+			b.done = append(b.done, make(chan struct{}))
+			out[g.p] = b
 		}
-		u, ok := d.(interface{ Unwrap() drive.Drive })
-		if !ok {
-			continue
-		}
-		nr, ok := u.Unwrap().(drive.NodeRecordReader)
-		if !ok {
-			continue
-		}
-		b := byNode[nr.RecordNode()]
-		if b == nil {
-			b = &recordBatch{withData: withData, member: map[int]int{}}
-			byNode[nr.RecordNode()] = b
-		}
-		b.member[p] = len(b.members)
-		b.members = append(b.members, nr)
-	}
-	for _, b := range byNode {
-		if len(b.members) < 2 {
-			continue
-		}
-		if out == nil {
-			out = make([]*recordBatch, len(drives))
-		}
-		b.results = make([]batchResult, len(b.members))
-		b.done = make([]chan struct{}, len(b.members))
-		for i := range b.done {
-			b.done[i] = make(chan struct{})
-		}
-		for p := range b.member {
-			out[p] = b
-		}
-	}
-	if out == nil {
-		out = make([]*recordBatch, len(drives))
+		b.results = make([]batchResult, len(group))
 	}
 	return out
 }

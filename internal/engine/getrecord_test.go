@@ -24,6 +24,13 @@ import (
 type recordCounter struct {
 	*driverpc.Client
 	calls, batches, batched atomic.Int64
+	applyCalls, applied     atomic.Int64 // ApplyBatches calls, and the drives they carried
+}
+
+func (r *recordCounter) ApplyBatches(ctx context.Context, drives []drive.NodeApplier, batches []*drive.Batch, deliver func(i int, err error)) {
+	r.applyCalls.Add(1)
+	r.applied.Add(int64(len(drives)))
+	r.Client.ApplyBatches(ctx, drives, batches, deliver)
 }
 
 func (r *recordCounter) GetRecord(ctx context.Context, bucket, key string) ([]byte, []byte, error) {
@@ -39,7 +46,8 @@ func (r *recordCounter) GetRecords(ctx context.Context, drives []drive.NodeRecor
 }
 
 // TestGetThroughRemoteRecordReads: an engine whose 16 drives are remote
-// (driverpc clients of one node serving 16 local drives) reads a small
+// (driverpc clients of one node serving 16 local drives) commits a PUT
+// with one call for the 16 drives (drive.NodeApplier), reads a small
 // object's records and inline shards with one call for all the drives
 // it reads (drive.NodeRecordReader), and reads it right when drives hold
 // a damaged record, lost their inline shard, or hold a stale version.
@@ -84,8 +92,21 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	put := func(k string, body []byte) {
 		t.Helper()
+		for _, c := range counters {
+			c.applyCalls.Store(0)
+			c.applied.Store(0)
+		}
 		if _, err := e.PutObject(ctx, "bucket", k, bytes.NewReader(body), int64(len(body)), PutOptions{}); err != nil {
 			t.Fatal(err)
+		}
+		// Every drive is on one node: the commit is one call for all 16
+		// (the clean-up after it, lazy and best effort, is not batched).
+		var calls, applied int64
+		for _, c := range counters {
+			calls, applied = calls+c.applyCalls.Load(), applied+c.applied.Load()
+		}
+		if calls != 1 || applied != 16 {
+			t.Fatalf("PUT %s: %d calls applied %d drives' batches, want 1 call for 16", k, calls, applied)
 		}
 	}
 	get := func(k string, want []byte, when string) {

@@ -663,7 +663,11 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	// (its late batch holds the same version, and reads of the key leave
 	// the drive out until it ends: indexWrites).
 	commitLeft, commitLate := e.leftIndexWrites(set, okey)
+	// The drives of one node commit in one call (every drive applies or
+	// skips: the deferred skip covers the early returns).
+	groups := newApplyGroups(ctx, set.drives)
 	errs := fanOutErr(&e.lag, set.drives, wq, func(p int, d drive.Drive) error {
+		defer groups.skip(p)
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
 		}
@@ -709,7 +713,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if res != nil && res.inline != nil {
 			b.Put(drive.TableInline, drive.DataKey(m.DataID, 1), res.inline[p])
 		}
-		return d.Apply(ctx, b)
+		return groups.apply(ctx, p, d, b)
 	}, commitLeft, commitLate)
 	if ok := countNil(errs); ok < wq {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+// nodeMember is a drive of a node group: its position in the set and
+// the remote drive under its Health.
+type nodeMember[T any] struct {
+	p int
+	d T
+}
+
+// nodeGroups groups the drives (those include accepts) whose drive under
+// Health implements T by the node serving them, for calls that carry the
+// work of all of a node's drives at once (drive.NodeRecordReader,
+// drive.NodeApplier). Local drives, drives not under Health and a drive
+// alone on its node are in no group.
+func nodeGroups[T interface{ Node() string }](drives []drive.Drive, include func(p int) bool) [][]nodeMember[T] {
+	var order []string
+	byNode := map[string][]nodeMember[T]{}
+	for p, d := range drives {
+		if d == nil || !include(p) {
+			continue
+		}
+		u, ok := d.(interface{ Unwrap() drive.Drive })
+		if !ok {
+			continue
+		}
+		t, ok := u.Unwrap().(T)
+		if !ok {
+			continue
+		}
+		n := t.Node()
+		if _, seen := byNode[n]; !seen {
+			order = append(order, n)
+		}
+		byNode[n] = append(byNode[n], nodeMember[T]{p, t})
+	}
+	var out [][]nodeMember[T]
+	for _, n := range order {
+		if len(byNode[n]) > 1 {
+			out = append(out, byNode[n])
+		}
+	}
+	return out
+}
+
+// applyGroups sends the index batches one fan-out commits on drives that
+// share a node as one call per node (drive.NodeApplier). Each drive's
+// Apply is still an operation of its own Health (offline drives,
+// timeouts and lag per drive). The call goes once every drive of the
+// group either joined with its batch or dropped out (the fan-out's
+// function returned before applying, or Health refused the drive), so
+// every drive of a group must do one of the two: apply or skip.
+type applyGroups []*applyGroup // by drive position; nil: no group
+
+type applyGroup struct {
+	ctx     context.Context
+	members []drive.NodeApplier
+	index   map[int]int // drive position -> member
+
+	mu      sync.Mutex
+	state   []int8 // memberPending, memberJoined or memberSkipped
+	batches []*drive.Batch
+	left    int // members still pending
+
+	results []error
+	done    []chan struct{}
+}
+
+const (
+	memberPending int8 = iota
+	memberJoined
+	memberSkipped
+)
+
+func newApplyGroups(ctx context.Context, drives []drive.Drive) applyGroups {
+	out := make(applyGroups, len(drives))
+	for _, group := range nodeGroups[drive.NodeApplier](drives, func(int) bool { return true }) {
+		g := &applyGroup{ctx: ctx, index: map[int]int{}, left: len(group),
+			state: make([]int8, len(group)), batches: make([]*drive.Batch, len(group)),
+			results: make([]error, len(group)), done: make([]chan struct{}, len(group))}
+		for i, m := range group {
+			g.index[m.p] = i
+			g.members = append(g.members, m.d)
+			g.done[i] = make(chan struct{})
+			out[m.p] = g
+		}
+	}
+	return out
+}
+
+// apply applies b on drive p (d, the set's drive): with its group's call
+// when it has a group, else by itself.
+func (gs applyGroups) apply(ctx context.Context, p int, d drive.Drive, b *drive.Batch) error {
+	g := gs[p]
+	r, ok := d.(driveRunner)
+	if g == nil || !ok {
+		gs.skip(p)
+		return d.Apply(ctx, b)
+	}
+	i := g.index[p]
+	var called atomic.Bool
+	err := r.Run(drive.OpApply, func(drive.Drive) error {
+		called.Store(true)
+		if !g.settle(i, b) {
+			return errDriveSkipped
+		}
+		select {
+		case <-g.done[i]:
+			return g.results[i]
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	if !called.Load() {
+		g.settle(i, nil) // Health refused the drive
+	}
+	return err
+}
+
+// skip drops drive p out of its group's call (no-op without a group, or
+// once p joined).
+func (gs applyGroups) skip(p int) {
+	if g := gs[p]; g != nil {
+		g.settle(g.index[p], nil)
+	}
+}
+
+// settle joins member i with batch b (b nil: drops it out) and sends the
+// call when it was the last pending member. It reports whether i joined.
+func (g *applyGroup) settle(i int, b *drive.Batch) bool {
+	g.mu.Lock()
+	if g.state[i] != memberPending {
+		g.mu.Unlock()
+		return false
+	}
+	if b != nil {
+		g.state[i], g.batches[i] = memberJoined, b
+	} else {
+		g.state[i] = memberSkipped
+	}
+	g.left--
+	last := g.left == 0
+	g.mu.Unlock()
+	if last {
+		g.send()
+	}
+	return b != nil
+}
+
+// send makes the group's call for the members that joined.
+func (g *applyGroup) send() {
+	var members []drive.NodeApplier
+	var batches []*drive.Batch
+	var who []int
+	for i, st := range g.state {
+		if st == memberJoined {
+			members, batches, who = append(members, g.members[i]), append(batches, g.batches[i]), append(who, i)
+		}
+	}
+	if len(members) == 0 {
+		return
+	}
+	go members[0].ApplyBatches(g.ctx, members, batches, func(j int, err error) {
+		g.results[who[j]] = err
+		close(g.done[who[j]])
+	})
+}
