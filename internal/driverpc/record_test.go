@@ -136,7 +136,7 @@ func (d slowDrive) Get(ctx context.Context, t drive.Table, key string) ([]byte, 
 func TestGetRecords(t *testing.T) {
 	a, _ := openLocal(t, true)
 	b, _ := openLocal(t, true)
-	const slow = 400 * time.Millisecond
+	const slow = time.Second // far above a sound read, even on a loaded CI machine
 	n := newNode(t, map[int]drive.Drive{1: a, 2: b, 3: inlineFaultDrive{a}, 4: slowDrive{a, slow}})
 	other := newNode(t, map[int]drive.Drive{1: a})
 	o := &meta.Object{Size: 5, ModTime: 1, ETag: "e", DataID: "d1", Inline: true,
@@ -232,7 +232,7 @@ func TestApplyBatches(t *testing.T) {
 	a, _ := openLocal(t, true)
 	b, _ := openLocal(t, true)
 	c, _ := openLocal(t, true)
-	const slow = 400 * time.Millisecond
+	const slow = 2 * time.Second // far above a synced commit, even on a loaded CI machine
 	n := newNode(t, map[int]drive.Drive{1: a, 2: b, 3: slowApply{c, slow}})
 	var _ drive.NodeApplier = n.client(1)
 	put := func(k, v string) *drive.Batch {
