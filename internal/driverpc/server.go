@@ -247,7 +247,7 @@ func readRecordOn(ctx context.Context, d drive.Drive, bucket, key string, withDa
 // (drive.NodeRecordReader).
 func (s *Server) getRecords(w http.ResponseWriter, r *http.Request, q url.Values) {
 	bucket, key, withData := q.Get("bucket"), q.Get("key"), q.Get("data") == "1"
-	s.perDrive(w, r, q, nil, func(ctx context.Context, i int, d drive.Drive) ([][]byte, error) {
+	s.perDrive(w, r, q, 0, func(ctx context.Context, i int, d drive.Drive) ([][]byte, error) {
 		record, inline, err := readRecordOn(ctx, d, bucket, key, withData)
 		return [][]byte{record, inline}, err
 	})
@@ -277,21 +277,21 @@ func (s *Server) applyBatches(w http.ResponseWriter, r *http.Request, q url.Valu
 		writeError(w, fmt.Errorf("applies: %w: %v", drive.ErrInvalidArgument, d.err))
 		return
 	}
-	s.perDrive(w, r, q, batches, func(ctx context.Context, i int, d drive.Drive) ([][]byte, error) {
+	s.perDrive(w, r, q, len(batches), func(ctx context.Context, i int, d drive.Drive) ([][]byte, error) {
 		return nil, d.Apply(ctx, batches[i])
 	})
 }
 
 // perDrive runs work on each drive the drives query names, each on its
 // own goroutine, and streams a frame per drive as soon as its work is
-// done, so a slow drive delays only its own answer. batches, when not
-// nil, must have one entry per drive.
-func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, batches []*drive.Batch,
+// done, so a slow drive delays only its own answer. want, when not 0,
+// is how many drives the request must name (one per batch it carries).
+func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, want int,
 	work func(ctx context.Context, i int, d drive.Drive) ([][]byte, error)) {
 	ctx := r.Context()
 	list := strings.Split(q.Get("drives"), ",")
-	if len(list) > maxNodeCallDrives || (batches != nil && len(batches) != len(list)) {
-		writeError(w, fmt.Errorf("%d drives, %d batches: %w", len(list), len(batches), drive.ErrInvalidArgument))
+	if len(list) > maxNodeCallDrives || (want != 0 && want != len(list)) {
+		writeError(w, fmt.Errorf("%d drives, %d batches: %w", len(list), want, drive.ErrInvalidArgument))
 		return
 	}
 	drives := make([]drive.Drive, len(list))

@@ -167,86 +167,6 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 	return recs, raws, errs
 }
 
-// recordBatch reads one key's record on the drives of one node that a
-// fan-out reads (drive.NodeRecordReader): one request for all of them
-// instead of one each. Each drive's read still goes through its own
-// Health (read): the first to run starts the request, and each waits for
-// its own answer, which the node sends as soon as that drive is read.
-type recordBatch struct {
-	once     sync.Once
-	withData bool
-	members  []drive.NodeRecordReader
-	member   map[int]int // drive position in the set -> index in members
-	results  []batchResult
-	done     []chan struct{}
-}
-
-type batchResult struct {
-	record, inline []byte
-	err            error
-}
-
-// recordBatches groups the drives of the fan-out's first wave (every
-// drive when first is nil) that share a node; a drive alone on its node,
-// a local drive or one not under Health gets no batch (nil).
-func recordBatches(drives []drive.Drive, first []bool, withData bool) []*recordBatch {
-	out := make([]*recordBatch, len(drives))
-	for _, group := range nodeGroups[drive.NodeRecordReader](drives, func(p int) bool { return first == nil || first[p] }) {
-		b := &recordBatch{withData: withData, member: map[int]int{}}
-		for i, g := range group {
-			b.member[g.p] = i
-			b.members = append(b.members, g.d)
-			b.done = append(b.done, make(chan struct{}))
-			out[g.p] = b
-		}
-		b.results = make([]batchResult, len(group))
-	}
-	return out
-}
-
-// read is drive p's part of the batch, as one operation of its Health;
-// errors as readWithInline's (withData) or readRecord's.
-func (b *recordBatch) read(ctx context.Context, r driveRunner, p int, bucket, key string) (*meta.Record, []byte, error) {
-	var (
-		gotRec  *meta.Record
-		gotRaw  []byte
-		readErr error
-	)
-	runErr := r.Run(drive.OpGet, func(d drive.Drive) error {
-		b.once.Do(func() {
-			go b.members[0].GetRecords(ctx, b.members, bucket, key, b.withData, func(i int, record, inline []byte, err error) {
-				b.results[i] = batchResult{record, inline, err}
-				close(b.done[i])
-			})
-		})
-		i := b.member[p]
-		select {
-		case <-b.done[i]:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		res := b.results[i]
-		if res.err != nil {
-			return res.err
-		}
-		gotRaw = res.record
-		if gotRec, readErr = meta.UnmarshalRecord(res.record); readErr != nil {
-			readErr = fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, readErr)
-			return nil // the drive answered; its record is bad
-		}
-		if m := gotRec.Current(); b.withData && res.inline != nil && m.HoldsInlineShard() {
-			m.InlineData = res.inline
-		}
-		return nil
-	})
-	if runErr != nil {
-		// Run's error, not the captured values: on a timeout the
-		// function may still be writing them.
-		return nil, nil, runErr
-	}
-	return gotRec, gotRaw, readErr
-}
-
 // recordInMemory is readRecord (and, withData, the inline shard the drive
 // holds) answered from the drive's memory (drive.MemoryReader); ok false
 // when any of it is not there or does not decode: readRecord then reads
@@ -298,14 +218,8 @@ func readWithInline(ctx context.Context, r driveRunner, bucket, key string) (rec
 				return err
 			}
 			gotRaw = raw
-			if gotRec, readErr = meta.UnmarshalRecord(raw); readErr != nil {
-				readErr = fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, readErr)
-				return nil // the drive answered; its record is bad
-			}
-			if m := gotRec.Current(); inline != nil && m.HoldsInlineShard() {
-				m.InlineData = inline
-			}
-			return nil
+			gotRec, readErr = decodeRecord(d, bucket, key, raw, inline)
+			return nil // the drive answered; a bad record is readErr
 		}
 		gotRec, gotRaw, readErr = readRecord(ctx, d, bucket, key)
 		if readErr != nil {
@@ -352,11 +266,23 @@ func readRecord(ctx context.Context, d drive.Drive, bucket, key string) (*meta.R
 	if err != nil {
 		return nil, nil, err
 	}
+	rec, err := decodeRecord(d, bucket, key, raw, nil)
+	return rec, raw, err
+}
+
+// decodeRecord decodes the record drive d holds for bucket/key and gives
+// its current version the inline shard read with it, if any and if the
+// version keeps a data shard on d. A record that does not decode is the
+// read's error (meta.ErrCorrupt), named after the drive.
+func decodeRecord(d drive.Drive, bucket, key string, raw, inline []byte) (*meta.Record, error) {
 	rec, err := meta.UnmarshalRecord(raw)
 	if err != nil {
-		return nil, raw, fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, err)
+		return nil, fmt.Errorf("drive %s: %s/%s: %w", d, bucket, key, err)
 	}
-	return rec, raw, nil
+	if m := rec.Current(); inline != nil && m.HoldsInlineShard() {
+		m.InlineData = inline
+	}
+	return rec, nil
 }
 
 // readObject reads every drive's record of key and picks the version held

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/meta"
 )
 
 // nodeMember is a drive of a node group: its position in the set and
@@ -48,6 +49,80 @@ func nodeGroups[T interface{ Node() string }](drives []drive.Drive, include func
 		}
 	}
 	return out
+}
+
+// recordBatch reads one key's record on the drives of one node that a
+// fan-out reads (drive.NodeRecordReader): one request for all of them
+// instead of one each. Each drive's read still goes through its own
+// Health (read): the first to run starts the request, and each waits for
+// its own answer, which the node sends as soon as that drive is read.
+type recordBatch struct {
+	once     sync.Once
+	withData bool
+	members  []drive.NodeRecordReader
+	member   map[int]int // drive position in the set -> index in members
+	results  []batchResult
+	done     []chan struct{}
+}
+
+type batchResult struct {
+	record, inline []byte
+	err            error
+}
+
+// recordBatches groups the drives of the fan-out's first wave (every
+// drive when first is nil) that share a node; a drive alone on its node,
+// a local drive or one not under Health gets no batch (nil).
+func recordBatches(drives []drive.Drive, first []bool, withData bool) []*recordBatch {
+	out := make([]*recordBatch, len(drives))
+	for _, group := range nodeGroups[drive.NodeRecordReader](drives, func(p int) bool { return first == nil || first[p] }) {
+		b := &recordBatch{withData: withData, member: map[int]int{}}
+		for i, g := range group {
+			b.member[g.p] = i
+			b.members = append(b.members, g.d)
+			b.done = append(b.done, make(chan struct{}))
+			out[g.p] = b
+		}
+		b.results = make([]batchResult, len(group))
+	}
+	return out
+}
+
+// read is drive p's part of the batch, as one operation of its Health;
+// errors as readWithInline's (withData) or readRecord's.
+func (b *recordBatch) read(ctx context.Context, r driveRunner, p int, bucket, key string) (*meta.Record, []byte, error) {
+	var (
+		gotRec  *meta.Record
+		gotRaw  []byte
+		readErr error
+	)
+	runErr := r.Run(drive.OpGet, func(d drive.Drive) error {
+		b.once.Do(func() {
+			go b.members[0].GetRecords(ctx, b.members, bucket, key, b.withData, func(i int, record, inline []byte, err error) {
+				b.results[i] = batchResult{record, inline, err}
+				close(b.done[i])
+			})
+		})
+		i := b.member[p]
+		select {
+		case <-b.done[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		res := b.results[i]
+		if res.err != nil {
+			return res.err
+		}
+		gotRaw = res.record
+		gotRec, readErr = decodeRecord(d, bucket, key, res.record, res.inline)
+		return nil // the drive answered; a bad record is readErr
+	})
+	if runErr != nil {
+		// Run's error, not the captured values: on a timeout the
+		// function may still be writing them.
+		return nil, nil, runErr
+	}
+	return gotRec, gotRaw, readErr
 }
 
 // applyGroups sends the index batches one fan-out commits on drives that
