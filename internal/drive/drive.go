@@ -41,6 +41,12 @@ var (
 	// holds: another writer changed the entry since it was read. It says
 	// nothing about the drive's health.
 	ErrConflict = errors.New("index entry changed since it was read")
+	// ErrBufferAbandoned is a DirectReader read given up on at the
+	// deadline while the drive still had the caller's buffers: the late
+	// read may write into them at any time, so they must never be read
+	// or reused (nor go back to a pool). Errors carrying it also match
+	// ErrDriveFaulty.
+	ErrBufferAbandoned = errors.New("read abandoned with the caller's buffer")
 )
 
 // ErrFileNotFound is the name older code used for ErrNotFound.
@@ -352,6 +358,19 @@ type Drive interface {
 // writing it. The caller closes the file; the reader stays as it was.
 type FileReader interface {
 	File() (*os.File, int64, error)
+}
+
+// DirectReader is implemented by the shard readers of Health.OpenShard:
+// ReadFull fills each of bufs in turn with the shard's next bytes,
+// straight from the drive (a local file reads them with one preadv),
+// where Read stages them in a buffer of its own and copies them over so
+// that a read abandoned at the deadline never writes into the caller's
+// memory. The price of skipping that copy: when ReadFull fails with
+// ErrBufferAbandoned, bufs belong to the stuck read from then on.
+// A shard that ends before bufs are full returns io.ErrUnexpectedEOF
+// (io.EOF when no byte was read), as io.ReadFull does.
+type DirectReader interface {
+	ReadFull(bufs ...[]byte) error
 }
 
 // FileWriter is a file being written.

@@ -703,6 +703,59 @@ func (r *healthReader) Read(p []byte) (int, error) {
 	return n, rerr
 }
 
+// ReadFull implements DirectReader: one call on the drive's worker
+// fills every buffer, reading straight into them.
+func (r *healthReader) ReadFull(bufs ...[]byte) error {
+	if r.err != nil {
+		return r.err
+	}
+	var rerr error
+	err, done := r.h.call(OpRead, true, func() error {
+		if vr, ok := r.r.(vectorReader); ok {
+			rerr = vr.readFullv(bufs)
+		} else {
+			rerr = readFullEach(r.r, bufs)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			return nil // a short shard is the caller's finding, not a drive fault
+		}
+		return rerr
+	})
+	if err != nil {
+		r.err = err
+		if !isClosed(done) {
+			r.dead = done
+			r.buf = nil
+			r.err = fmt.Errorf("%w: %w", ErrBufferAbandoned, err)
+		}
+		return r.err
+	}
+	return rerr
+}
+
+// vectorReader is a reader that fills several buffers with one system
+// call (a local shard file's preadv).
+type vectorReader interface {
+	readFullv(bufs [][]byte) error
+}
+
+// readFullEach fills bufs in turn from r, as io.ReadFull would fill
+// their concatenation.
+func readFullEach(r io.Reader, bufs [][]byte) error {
+	total := 0
+	for _, b := range bufs {
+		n, err := io.ReadFull(r, b)
+		total += n
+		if err != nil {
+			if err == io.EOF && total > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *healthReader) Close() error {
 	if r.dead != nil {
 		dead, inner := r.dead, r.r

@@ -454,3 +454,86 @@ func TestHealthDeadlineRaces(t *testing.T) {
 	// Idle, the watchdog stops.
 	waitFor(t, "watchdog stopped", func() bool { return !h.watching.Load() })
 }
+
+// ReadFull (DirectReader) fills the caller's buffers in one drive call:
+// through preadv on a local shard file, through plain reads otherwise;
+// a short shard is io.ErrUnexpectedEOF (io.EOF at its very end), and a
+// read past the deadline reports the buffers abandoned.
+func TestHealthReaderReadFull(t *testing.T) {
+	ctx := context.Background()
+	withShard := func(t *testing.T, d Drive, timeout time.Duration) *Health {
+		h := NewHealth(d, HealthConfig{OpTimeout: timeout, ProbeInterval: 10 * time.Millisecond})
+		t.Cleanup(func() { h.Close() })
+		w, err := h.CreateShard(ctx, testRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteBuffers(w, [][]byte{[]byte("0123456789")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	for _, vector := range []bool{true, false} {
+		t.Run(fmt.Sprintf("preadv=%v", vector), func(t *testing.T) {
+			var d Drive = newLocal(t)
+			if !vector {
+				d = NewFaulty(d) // its readers are not local files
+			}
+			h := withShard(t, d, time.Second)
+			rc, err := h.OpenShard(ctx, testRef, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			hr := rc.(*healthReader)
+			if _, vec := hr.r.(vectorReader); vec != vector {
+				t.Fatalf("inner reader %T: vector reads %v", hr.r, vec)
+			}
+			a, b, empty := make([]byte, 2), make([]byte, 3), []byte{}
+			if err := rc.(DirectReader).ReadFull(a, empty, b); err != nil || string(a) != "12" || string(b) != "345" {
+				t.Fatalf("ReadFull: %q %q %v", a, b, err)
+			}
+			c := make([]byte, 3)
+			if err := hr.ReadFull(b, c); !errors.Is(err, io.ErrUnexpectedEOF) || string(b)+string(c[:1]) != "6789" {
+				t.Fatalf("ReadFull past the end: %q %q %v", b, c, err)
+			}
+			if err := hr.ReadFull(c); err != io.EOF {
+				t.Fatalf("ReadFull at the end: %v", err)
+			}
+			if !h.Online() {
+				t.Fatal("a short shard took the drive offline")
+			}
+		})
+	}
+	t.Run("deadline", func(t *testing.T) {
+		f := NewFaulty(newLocal(t))
+		h := withShard(t, f, 30*time.Millisecond)
+		rc, err := h.OpenShard(ctx, testRef, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remove := f.Inject(Fault{Ops: []Op{OpRead}, Delay: 300 * time.Millisecond})
+		buf := make([]byte, 4)
+		err = rc.(DirectReader).ReadFull(buf)
+		remove()
+		if !errors.Is(err, ErrBufferAbandoned) || !errors.Is(err, ErrDriveFaulty) {
+			t.Fatalf("slow ReadFull: %v", err)
+		}
+		if err2 := rc.(DirectReader).ReadFull(buf); err2 != err {
+			t.Fatalf("ReadFull after an abandoned one: %v, want the same error", err2)
+		}
+		dead := rc.(*healthReader).dead
+		rc.Close()
+		select {
+		case <-dead: // the late read is over: buf is safe to look at
+		case <-time.After(5 * time.Second):
+			t.Fatal("the abandoned read never finished")
+		}
+		if string(buf) != "0123" {
+			t.Fatalf("the late read left %q in the abandoned buffer", buf)
+		}
+	})
+}

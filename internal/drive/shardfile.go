@@ -528,6 +528,48 @@ func (r *shardReader) Read(p []byte) (int, error) {
 	}
 }
 
+// readFullv implements vectorReader: preadv until every buffer is full.
+func (r *shardReader) readFullv(bufs [][]byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fd < 0 {
+		return fs.ErrClosed
+	}
+	iov := make([][]byte, 0, len(bufs))
+	for _, b := range bufs {
+		if len(b) > 0 {
+			iov = append(iov, b)
+		}
+	}
+	total := 0
+	for len(iov) > 0 {
+		n, err := unix.Preadv(r.fd, iov, r.off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return classify(&fs.PathError{Op: "read", Path: r.name, Err: err})
+		}
+		if n == 0 {
+			if total == 0 {
+				return io.EOF
+			}
+			return io.ErrUnexpectedEOF
+		}
+		r.off += int64(n)
+		total += n
+		for n > 0 {
+			if n < len(iov[0]) {
+				iov[0] = iov[0][n:]
+				break
+			}
+			n -= len(iov[0])
+			iov = iov[1:]
+		}
+	}
+	return nil
+}
+
 func (r *shardReader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

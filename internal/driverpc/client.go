@@ -103,7 +103,11 @@ func NewHTTPClient(dial func(ctx context.Context, network, addr string) (net.Con
 		// hide the body's real length.
 		DisableCompression: true,
 		WriteBufferSize:    64 << 10,
-		ReadBufferSize:     64 << 10,
+		// Small on purpose: a shard stream is read a checksum (8 bytes)
+		// then a chunk (~87 KiB) at a time, and a read at least this big
+		// into an empty buffer goes straight to the socket; with 64 KiB
+		// most of each chunk was copied through the buffer first.
+		ReadBufferSize: 4 << 10,
 	}
 	return &http.Client{
 		Transport: t,

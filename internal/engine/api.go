@@ -516,3 +516,12 @@ type ObjectReader struct {
 	Partial bool
 	io.ReadCloser
 }
+
+// WriteTo copies the body to w, from the decoded blocks when the body is
+// an object's (no intermediate buffer).
+func (r *ObjectReader) WriteTo(w io.Writer) (int64, error) {
+	if wt, ok := r.ReadCloser.(io.WriterTo); ok {
+		return wt.WriteTo(w)
+	}
+	return io.Copy(w, struct{ io.Reader }{r.ReadCloser})
+}

@@ -762,6 +762,32 @@ func (r *objectReader) Read(p []byte) (int, error) {
 }
 
 // nextBlock decodes the block holding r.offset into r.avail.
+// WriteTo writes the object's bytes to w straight from the decoded
+// blocks, sparing io.Copy's copy into a buffer of its own.
+func (r *objectReader) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for {
+		if r.err != nil {
+			return n, r.err
+		}
+		if len(r.avail) == 0 {
+			if r.remaining == 0 {
+				return n, nil
+			}
+			if err := r.nextBlock(); err != nil {
+				r.err = err
+				return n, err
+			}
+		}
+		m, err := w.Write(r.avail)
+		n += int64(m)
+		r.avail = r.avail[m:]
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 func (r *objectReader) nextBlock() error {
 	m := r.st.fi
 	parts := m.Parts
@@ -855,8 +881,10 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 			}
 			wg.Wait()
 		}
+		abandoned := false
 		for i, s := range want {
 			if errs[i] != nil {
+				abandoned = abandoned || errors.Is(errs[i], drive.ErrBufferAbandoned)
 				r.failed[posOf[s]] = true
 				r.degraded = true
 				r.e.log.Warn("shard read failed; rebuilding from parity", "bucket", r.bucket, "key", r.key,
@@ -865,6 +893,14 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 			}
 			shards[s] = r.blk.Buf[s*ss : (s+1)*ss]
 			have++
+		}
+		if abandoned {
+			// A read given up on at its deadline may still write into
+			// the block's buffer: leave that buffer to it (never pooled)
+			// and decode the block again in a fresh one, around the
+			// drives now marked failed.
+			r.blk = r.coder.GetBlock()
+			return r.decodeBlock(pi, blockIdx, blockLen)
 		}
 	}
 	for i := 0; i < data; i++ {
@@ -902,7 +938,7 @@ func (r *objectReader) readShard(p, pi int, blockIdx int64, ss int, dst []byte) 
 	if sr == nil {
 		m := r.st.metas[p]
 		sr = &shardReader{d: r.set.drives[p], algo: r.algo,
-			full: int64(r.coder.ShardSize(m.Erasure.BlockSize)), next: -1}
+			full: int64(r.coder.ShardSize(m.Erasure.BlockSize)), next: -1, direct: true}
 		if m.Inline {
 			data, err := readInline(r.ctx, sr.d, m)
 			if err != nil {
@@ -970,12 +1006,17 @@ type shardReader struct {
 	full     int64 // shard size of a full block
 	rc       io.ReadCloser
 	next     int64 // block index rc is positioned at
+	// direct reads chunks straight into the caller's buffer (when rc is
+	// a drive.DirectReader), so the caller must handle
+	// drive.ErrBufferAbandoned: a GET's block buffer is dropped then.
+	direct bool
+	sum    [32]byte // a chunk's checksum; here, not on the stack, for direct reads
 }
 
 func (s *shardReader) readChunk(ctx context.Context, blockIdx int64, ss int, dst []byte) error {
 	hs := int64(s.algo.Size())
 	off := blockIdx * (hs + s.full)
-	var sum [32]byte
+	sum := s.sum[:]
 	if s.isInline {
 		end := off + hs + int64(ss)
 		if end > int64(len(s.inline)) {
@@ -995,11 +1036,14 @@ func (s *shardReader) readChunk(ctx context.Context, blockIdx int64, ss int, dst
 			}
 			s.rc = rc
 		}
-		if _, err := io.ReadFull(s.rc, sum[:hs]); err != nil {
-			s.next = -1
-			return fmt.Errorf("drive %s: shard %s.%d: %w", s.d, s.ref.ID, s.ref.Part, shortRead(err))
+		var err error
+		if dr, ok := s.rc.(drive.DirectReader); ok && s.direct {
+			// Checksum and data in one drive call, with no staging copy.
+			err = dr.ReadFull(sum[:hs], dst[:ss])
+		} else if _, err = io.ReadFull(s.rc, sum[:hs]); err == nil {
+			_, err = io.ReadFull(s.rc, dst[:ss])
 		}
-		if _, err := io.ReadFull(s.rc, dst[:ss]); err != nil {
+		if err != nil {
 			s.next = -1
 			return fmt.Errorf("drive %s: shard %s.%d: %w", s.d, s.ref.ID, s.ref.Part, shortRead(err))
 		}

@@ -266,7 +266,8 @@ func (q *request) readObject(head bool) error {
 	q.w.WriteHeader(status)
 	buf := q.s.copyBufs.Get().(*[]byte)
 	defer q.s.copyBufs.Put(buf)
-	// Neither side has WriteTo/ReadFrom, so the pooled buffer is used.
+	// An object's body writes its decoded blocks itself (WriteTo); the
+	// pooled buffer serves any other body.
 	n, err := io.CopyBuffer(q.w, rd, *buf)
 	if err != nil || n != rd.Length {
 		// The status is sent; abort the connection so the client sees a
