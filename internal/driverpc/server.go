@@ -323,7 +323,7 @@ func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, 
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	buf := []byte{codecVersion}
-	for range drives {
+	for left := len(drives); left > 0; left-- {
 		res := <-results
 		var werr []byte
 		if res.err != nil {
@@ -338,6 +338,9 @@ func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, 
 		}
 		if _, err := w.Write(buf); err != nil {
 			return
+		}
+		if left == 1 {
+			break // the end of the answer flushes the last frame with it: one write
 		}
 		if rc.Flush() != nil {
 			return
