@@ -132,7 +132,7 @@ func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
 			continue
 		}
 		seen["id:"+p.ID], seen["url:"+base] = true, true
-		l.nodes = append(l.nodes, &remoteNode{peer: p, base: base, key: o.Key, client: o.Client})
+		l.nodes = append(l.nodes, &remoteNode{peer: p, base: base, key: o.Key, client: o.Client, callTimeout: o.CallTimeout})
 	}
 	localNode.solo = len(l.nodes) == 1
 	l.quorum = len(l.nodes)/2 + 1

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +19,8 @@ import (
 
 // PathPrefix is where a node serves its Table to the other nodes. The
 // operations are POST PathPrefix + "lock", "rlock", "refresh" and
-// "unlock", each with a small signed JSON body.
+// "unlock", each with a small signed JSON body, and "batch", which
+// carries several of them (what a Locker sends).
 const PathPrefix = "/_shardstore/lock/v1/"
 
 // The operations of the protocol, the last element of the path.
@@ -26,11 +29,29 @@ const (
 	opRLock   = "rlock"
 	opRefresh = "refresh"
 	opUnlock  = "unlock"
+	opBatch   = "batch"
 )
 
 // maxBody bounds a request body: the largest valid one (a maxNameLen
 // name, escaped by JSON up to 6 bytes a byte, and the rest) fits.
 const maxBody = 6*maxNameLen + 1024
+
+// maxBatch is the most operations one batch carries; its body is bounded
+// by maxBatch times maxBody.
+const maxBatch = 64
+
+// batchCall is one operation of a batch: the op and its request.
+type batchCall struct {
+	Op string `json:"op"`
+	request
+}
+
+// batchAnswer answers one operation of a batch: its response, or Error
+// for a request no table could grant (what a single call answers 400).
+type batchAnswer struct {
+	response
+	Error string `json:"error,omitempty"`
+}
 
 // request is the body of every operation.
 type request struct {
@@ -65,7 +86,7 @@ func NewServer(t *Table, key peerauth.Key) *Server {
 // and 400, 404 or 405 for a malformed one.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
-	if !ok || (op != opLock && op != opRLock && op != opRefresh && op != opUnlock) {
+	if !ok || (op != opLock && op != opRLock && op != opRefresh && op != opUnlock && op != opBatch) {
 		http.Error(w, "no such lock operation", http.StatusNotFound)
 		return
 	}
@@ -84,17 +105,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "lock requests must sign their body", http.StatusUnauthorized)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	limit := int64(maxBody)
+	if op == opBatch {
+		limit = maxBatch * maxBody
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if len(body) > maxBody {
+	if int64(len(body)) > limit {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
 	if peerauth.BodyHash(body) != bodyHash {
 		http.Error(w, "body does not match its signed hash", http.StatusUnauthorized)
+		return
+	}
+	if op == opBatch {
+		s.serveBatch(w, body)
 		return
 	}
 	var req request
@@ -109,6 +138,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+// serveBatch applies a batch's operations in their order (an unlock
+// sent after its lock is never applied before it) and answers each.
+func (s *Server) serveBatch(w http.ResponseWriter, body []byte) {
+	var calls []batchCall
+	if err := json.Unmarshal(body, &calls); err != nil {
+		http.Error(w, "bad batch body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(calls) == 0 || len(calls) > maxBatch {
+		http.Error(w, fmt.Sprintf("a batch carries 1 to %d operations, not %d", maxBatch, len(calls)), http.StatusBadRequest)
+		return
+	}
+	answers := make([]batchAnswer, len(calls))
+	for i, c := range calls {
+		switch c.Op {
+		case opLock, opRLock, opRefresh, opUnlock:
+			resp, err := s.apply(c.Op, c.request)
+			answers[i].response = resp
+			if err != nil {
+				answers[i].Error = err.Error()
+			}
+		default:
+			answers[i].Error = fmt.Sprintf("no such lock operation %q", c.Op)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(answers)
 }
 
 // apply runs one operation on the table. An error is a request that no
@@ -181,12 +239,33 @@ func (n *localNode) call(_ context.Context, op string, req request) error {
 }
 
 // remoteNode is another node's table, reached through its Server.
+//
+// Calls to it are sent in batches, one batch in flight at a time: a call
+// made while a batch is out waits for it and goes with every other call
+// made meanwhile (up to maxBatch). Idle, a call goes at once; under load
+// the lock and unlock calls of many requests share one HTTP request,
+// which is most of a call's cost. One batch at a time also keeps the
+// calls in order: an unlock made after its lock reaches the node after
+// it. A call whose context ends before its batch is sent is never sent.
 type remoteNode struct {
-	peer   Peer
-	base   string // endpoint without a trailing slash
-	key    peerauth.Key
-	client *http.Client
-	down   atomic.Bool // the last call got no answer
+	peer        Peer
+	base        string // endpoint without a trailing slash
+	key         peerauth.Key
+	client      *http.Client
+	callTimeout time.Duration // bounds one batch
+	down        atomic.Bool   // the last batch got no answer
+
+	mu      sync.Mutex
+	queue   []*queuedCall // waiting for the next batch
+	sending bool          // a sender goroutine runs
+}
+
+// queuedCall is a call waiting for (or in) a batch.
+type queuedCall struct {
+	ctx  context.Context
+	op   string
+	req  request
+	done chan error // buffered: the sender never blocks on it
 }
 
 func (n *remoteNode) suspect() bool { return n.down.Load() }
@@ -202,41 +281,116 @@ func (n *remoteNode) call(ctx context.Context, op string, req request) error {
 	if !n.key.Valid() {
 		return errors.New("no cluster key to sign lock requests with")
 	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("encoding the %s request: %w", op, err)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, n.base+PathPrefix+op, bytes.NewReader(body))
+	q := &queuedCall{ctx: ctx, op: op, req: req, done: make(chan error, 1)}
+	n.mu.Lock()
+	n.queue = append(n.queue, q)
+	if !n.sending {
+		n.sending = true
+		go n.send()
+	}
+	n.mu.Unlock()
+	select {
+	case err := <-q.done:
+		return err
+	case <-ctx.Done():
+		n.mu.Lock()
+		if i := slices.Index(n.queue, q); i >= 0 {
+			n.queue = slices.Delete(n.queue, i, i+1) // never sent
+		}
+		n.mu.Unlock()
+		// Sent or not, the caller stops waiting; a call already sent
+		// may still take effect, as a cut-off request may.
+		return fmt.Errorf("%s: %w", op, ctx.Err())
+	}
+}
+
+// send sends the queued calls in batches, one at a time, until none are
+// left.
+func (n *remoteNode) send() {
+	for {
+		n.mu.Lock()
+		var batch []*queuedCall
+		for len(n.queue) > 0 && len(batch) < maxBatch {
+			q := n.queue[0]
+			n.queue = n.queue[1:]
+			if q.ctx.Err() == nil {
+				batch = append(batch, q)
+			}
+		}
+		if len(batch) == 0 {
+			n.queue = nil
+			n.sending = false
+			n.mu.Unlock()
+			return
+		}
+		n.mu.Unlock()
+		errs := n.sendBatch(batch)
+		for i, q := range batch {
+			q.done <- errs[i]
+		}
+	}
+}
+
+// sendBatch makes one request for the calls of batch and returns each
+// call's outcome.
+func (n *remoteNode) sendBatch(batch []*queuedCall) []error {
+	errs := make([]error, len(batch))
+	failAll := func(format string, args ...any) []error {
+		for i, q := range batch {
+			errs[i] = fmt.Errorf("%s: %w", q.op, fmt.Errorf(format, args...))
+		}
+		return errs
+	}
+	calls := make([]batchCall, len(batch))
+	for i, q := range batch {
+		calls[i] = batchCall{Op: q.op, request: q.req}
+	}
+	body, err := json.Marshal(calls)
 	if err != nil {
-		return fmt.Errorf("%s request: %w", op, err)
+		return failAll("encoding the request: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.callTimeout)
+	defer cancel()
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, n.base+PathPrefix+opBatch, bytes.NewReader(body))
+	if err != nil {
+		return failAll("request: %w", err)
 	}
 	r.Header.Set("Content-Type", "application/json")
 	n.key.Sign(r, peerauth.BodyHash(body))
 	resp, err := n.client.Do(r)
 	if err != nil {
 		n.down.Store(true)
-		return fmt.Errorf("%s: %w", op, err)
+		return failAll("%w", err)
 	}
 	n.down.Store(false)
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(len(batch))*(maxBody+64)+4096))
 	if err != nil {
-		return fmt.Errorf("%s: reading the answer: %w", op, err)
+		return failAll("reading the answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s: %s", op, resp.Status, strings.TrimSpace(string(data)))
+		return failAll("%s: %s", resp.Status, strings.TrimSpace(string(data)))
 	}
-	var out response
-	if err := json.Unmarshal(data, &out); err != nil {
-		return fmt.Errorf("%s: bad answer: %w", op, err)
+	var answers []batchAnswer
+	if err := json.Unmarshal(data, &answers); err != nil {
+		return failAll("bad answer: %w", err)
 	}
-	if !out.OK {
-		if op == opUnlock {
-			return nil // nothing to release there: the outcome we wanted
+	if len(answers) != len(batch) {
+		return failAll("bad answer: %d answers to %d calls", len(answers), len(batch))
+	}
+	for i, a := range answers {
+		op := batch[i].op
+		switch {
+		case a.Error != "":
+			errs[i] = fmt.Errorf("%s: %s", op, a.Error)
+		case !a.OK && op != opUnlock: // nothing to release there: the outcome an unlock wanted
+			errs[i] = fmt.Errorf("%w: %s", ErrRefused, a.Reason)
 		}
-		return fmt.Errorf("%w: %s", ErrRefused, out.Reason)
 	}
-	return nil
+	return errs
 }
 
 // defaultClient is used when Options.Client is nil: lock calls are many,
