@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -90,7 +91,9 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewSource(3))
-	put := func(k string, body []byte) {
+	// put PUTs k; overwrite: k holds a version the commit replaces, whose
+	// clean-up (the settling batches) is one more call for the node.
+	put := func(k string, body []byte, overwrite bool) {
 		t.Helper()
 		for _, c := range counters {
 			c.applyCalls.Store(0)
@@ -99,14 +102,20 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 		if _, err := e.PutObject(ctx, "bucket", k, bytes.NewReader(body), int64(len(body)), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		// Every drive is on one node: the commit is one call for all 16
-		// (the clean-up after it, lazy and best effort, is not batched).
+		// Every drive is on one node: the commit is one call for all 16,
+		// and so is the clean-up of the replaced version on the drives
+		// that held it (at least a write quorum; the call goes before the
+		// PUT is answered, once every drive joined it).
 		var calls, applied int64
 		for _, c := range counters {
 			calls, applied = calls+c.applyCalls.Load(), applied+c.applied.Load()
 		}
-		if calls != 1 || applied != 16 {
+		switch {
+		case !overwrite && (calls != 1 || applied != 16):
 			t.Fatalf("PUT %s: %d calls applied %d drives' batches, want 1 call for 16", k, calls, applied)
+		case overwrite && (calls != 2 || applied < 16+int64(writeQuorum(12, 4)) || applied > 32):
+			t.Fatalf("PUT %s over a version: %d calls applied %d drives' batches, want 2 calls (commit, clean-up) for 16 and 13-16",
+				k, calls, applied)
 		}
 	}
 	get := func(k string, want []byte, when string) {
@@ -154,7 +163,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	var holders []int // drives holding a data shard of an inline object
 	body := make([]byte, 3000)
 	r.Read(body)
-	put("small", body)
+	put("small", body, false)
 	for i := range 16 {
 		if m := record(i, "small"); !m.Inline {
 			t.Fatalf("a %d-byte object is not inline on drive %d", len(body), i)
@@ -191,11 +200,40 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 		old[i] = raw
 	}
 	body2 := []byte(strings.Repeat("new version ", 100))
-	put("small", body2)
+	put("small", body2, true)
+	record2ID := record(holders[5], "small").DataID
 	for i, raw := range old {
 		var b drive.Batch
 		b.Put(drive.TableObjects, drive.ObjectKey("bucket", "small"), raw)
 		apply(i, &b)
 	}
 	get("small", body2, "two drives hold the version before")
+
+	// A DELETE (unversioned bucket) removes the record and the version's
+	// index entries (its refs and inline shards) in one call for the node.
+	for _, c := range counters {
+		c.applyCalls.Store(0)
+		c.applied.Store(0)
+	}
+	if err := e.DeleteObject(ctx, "bucket", "small"); err != nil {
+		t.Fatal(err)
+	}
+	var calls, applied int64
+	for _, c := range counters {
+		calls, applied = calls+c.applyCalls.Load(), applied+c.applied.Load()
+	}
+	if calls != 1 || applied < int64(writeQuorum(12, 4)) {
+		t.Fatalf("DELETE: %d calls applied %d drives' batches, want 1 call for 13-16 drives", calls, applied)
+	}
+	if _, err := e.HeadObject(ctx, "bucket", "small", GetOptions{}); !errors.Is(err, ErrObjectNotFound) {
+		t.Fatalf("HEAD after DELETE: %v", err)
+	}
+	for i := range 16 {
+		if _, rolledBack := old[i]; rolledBack {
+			continue // its record was set back to the version before: that one's entries went
+		}
+		if _, err := locals[i].Get(ctx, drive.TableInline, drive.DataKey(record2ID, 1)); !errors.Is(err, drive.ErrNotFound) {
+			t.Fatalf("drive %d still holds the deleted version's inline shard: %v", i, err)
+		}
+	}
 }

@@ -125,6 +125,19 @@ func (b *recordBatch) read(ctx context.Context, r driveRunner, p int, bucket, ke
 	return gotRec, gotRaw, readErr
 }
 
+// forEachDriveGrouped is forEachDrive for functions that apply one index
+// batch each: fn applies it with apply, and the batches of drives that
+// share a node go in one call (applyGroups, with ctx). fn applies at
+// most once; returning without applying drops the drive out of its
+// node's call.
+func forEachDriveGrouped(ctx context.Context, drives []drive.Drive, fn func(p int, d drive.Drive, apply func(*drive.Batch) error) error) []error {
+	groups := newApplyGroups(ctx, drives)
+	return forEachDrive(drives, func(p int, d drive.Drive) error {
+		defer groups.skip(p)
+		return fn(p, d, func(b *drive.Batch) error { return groups.apply(ctx, p, d, b) })
+	})
+}
+
 // applyGroups sends the index batches one fan-out commits on drives that
 // share a node as one call per node (drive.NodeApplier). Each drive's
 // Apply is still an operation of its own Health (offline drives,

@@ -53,7 +53,8 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 		return false, err
 	}
 	okey := drive.ObjectKey(bucket, key)
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	// The drives of one node delete in one call.
+	errs := forEachDriveGrouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		if rerr := st.readErrs[p]; rerr != nil && !errors.Is(rerr, drive.ErrNotFound) && !errors.Is(rerr, meta.ErrCorrupt) {
 			// What the drive holds is unknown (a failed or slow read):
 			// deleting its record blind would leave its data behind
@@ -68,7 +69,7 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 		b := &drive.Batch{}
 		b.Expect(drive.TableObjects, okey, st.raws[p])
 		b.Delete(drive.TableObjects, okey)
-		return e.applyDropping(ctx, d, b, versions, nil)
+		return e.applyDroppingWith(apply, d, b, versions, nil)
 	})
 	if ok, wq := countNil(errs), writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
 		e.heal.add(bucket, key)

@@ -774,7 +774,12 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		need = took
 	}
 	settleLeft, settleLate := e.leftIndexWrites(set, okey)
+	// One call per node here too (every drive applies or skips: the
+	// deferred skip covers an empty batch and the early returns). Its
+	// context is not the request's: settling goes on after the answer.
+	settleGroups := newApplyGroups(context.Background(), settling)
 	fanOutErr(&e.lag, settling, need, func(p int, d drive.Drive) error {
+		defer settleGroups.skip(p)
 		var replaced []*meta.Object
 		b := &drive.Batch{Lazy: req.extra == nil}
 		b.Expect(drive.TableObjects, okey, committed[p])
@@ -804,7 +809,8 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			// Its index entries went with the main batch; its files go now.
 			e.freeData(d, []*meta.Object{nulls[p].m}, nil)
 		}
-		if err := e.applyDropping(context.Background(), d, b, replaced, keep); err != nil {
+		apply := func(b *drive.Batch) error { return settleGroups.apply(context.Background(), p, d, b) }
+		if err := e.applyDroppingWith(apply, d, b, replaced, keep); err != nil {
 			e.heal.add(bucket, key)
 			return err
 		}
@@ -850,11 +856,17 @@ func uploadOwner(uploadID string) string    { return "u:" + uploadID }
 // index entry may point at a shard file after it is gone. An empty batch
 // is not sent.
 func (e *Engine) applyDropping(ctx context.Context, d drive.Drive, b *drive.Batch, versions []*meta.Object, keep map[string]bool) error {
+	return e.applyDroppingWith(func(b *drive.Batch) error { return d.Apply(ctx, b) }, d, b, versions, keep)
+}
+
+// applyDroppingWith is applyDropping with the batch applied by apply
+// (a node's group call, applyGroups).
+func (e *Engine) applyDroppingWith(apply func(*drive.Batch) error, d drive.Drive, b *drive.Batch, versions []*meta.Object, keep map[string]bool) error {
 	dropVersions(b, versions, keep)
 	if b.Len() == 0 {
 		return nil
 	}
-	if err := d.Apply(ctx, b); err != nil {
+	if err := apply(b); err != nil {
 		return err
 	}
 	e.freeData(d, versions, keep)

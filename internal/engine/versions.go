@@ -359,7 +359,7 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 	if err := e.checkRemovable(bucket, key, st.fi, opts.BypassGovernance); err != nil {
 		return DeleteResult{}, err
 	}
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	errs := forEachDriveGrouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		m := st.metas[p]
 		if m == nil || st.vkeys[p] == "" {
 			// Nothing of the version here, or only a pending copy
@@ -373,7 +373,7 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		b := &drive.Batch{}
 		b.Expect(drive.TableVersions, st.vkeys[p], st.vraws[p])
 		b.Delete(drive.TableVersions, st.vkeys[p])
-		return e.applyDropping(ctx, d, b, []*meta.Object{m}, nil)
+		return e.applyDroppingWith(apply, d, b, []*meta.Object{m}, nil)
 	})
 	if ok, wq := countNil(errs), writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
 		e.heal.add(bucket, key)
@@ -423,7 +423,7 @@ func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep f
 // its data. st is updated to the settled records.
 func (e *Engine) settle(ctx context.Context, set *erasureSet, bucket, key string, st *objectState) {
 	okey := drive.ObjectKey(bucket, key)
-	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	forEachDriveGrouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		r := st.recs[p]
 		cur := st.metas[p]
 		if r == nil || cur == nil || st.isPrev(p) || len(r.Versions) < 2 {
@@ -450,7 +450,7 @@ func (e *Engine) settle(ctx context.Context, set *erasureSet, bucket, key string
 		for _, id := range c.DataIDs() {
 			keep[id] = true
 		}
-		if err := e.applyDropping(ctx, d, b, dropped, keep); err != nil {
+		if err := e.applyDroppingWith(apply, d, b, dropped, keep); err != nil {
 			return err
 		}
 		st.recs[p], st.raws[p] = rec, raw
@@ -516,7 +516,8 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 		vraws = make([][]byte, len(set.drives))
 	}
 	committed := make([][]byte, len(set.drives)) // what the change wrote, nil for a removal
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	// The drives of one node commit in one call.
+	errs := forEachDriveGrouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		if rerr := head.readErrs[p]; rerr != nil && !errors.Is(rerr, drive.ErrNotFound) && !errors.Is(rerr, meta.ErrCorrupt) {
 			return rerr
 		}
@@ -540,7 +541,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 		} else {
 			b.Delete(drive.TableObjects, okey)
 		}
-		return d.Apply(ctx, b)
+		return apply(b)
 	})
 	wq := writeQuorum(head.fi.Erasure.DataShards, head.fi.Erasure.ParityShards)
 	if ok := countNil(errs); ok < wq {
@@ -563,7 +564,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 		e.heal.add(bucket, key)
 		return quorumError("delete version", errs, ok, wq)
 	}
-	forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	forEachDriveGrouped(context.Background(), set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		if errs[p] != nil || head.recs[p] == nil {
 			return nil
 		}
@@ -578,7 +579,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 				keep[id] = true
 			}
 		}
-		return e.applyDropping(context.Background(), d, b, head.recs[p].Versions, keep)
+		return e.applyDroppingWith(apply, d, b, head.recs[p].Versions, keep)
 	})
 	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)
