@@ -209,6 +209,39 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	}
 	get("small", body2, "two drives hold the version before")
 
+	// countApplies runs f and returns the calls that applied batches and
+	// the drives' batches they carried.
+	countApplies := func(f func()) (calls, applied int64) {
+		t.Helper()
+		for _, c := range counters {
+			c.applyCalls.Store(0)
+			c.applied.Store(0)
+		}
+		f()
+		for _, c := range counters {
+			calls, applied = calls+c.applyCalls.Load(), applied+c.applied.Load()
+		}
+		return calls, applied
+	}
+	// A multipart upload's record and each part's commit: one call each.
+	var uploadID string
+	if calls, applied := countApplies(func() {
+		var err error
+		if uploadID, err = e.NewMultipartUpload(ctx, "bucket", "multi", PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}); calls != 1 || applied != 16 {
+		t.Fatalf("new multipart upload: %d calls applied %d drives' batches, want 1 call for 16", calls, applied)
+	}
+	part := randBytes(r, 5<<20)
+	if calls, applied := countApplies(func() {
+		if _, err := e.PutObjectPart(ctx, "bucket", "multi", uploadID, 1, bytes.NewReader(part), int64(len(part)), PartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}); calls != 1 || applied != 16 {
+		t.Fatalf("upload part: %d calls applied %d drives' batches, want 1 call for 16", calls, applied)
+	}
+
 	// A DELETE (unversioned bucket) removes the record and the version's
 	// index entries (its refs and inline shards) in one call for the node.
 	for _, c := range counters {

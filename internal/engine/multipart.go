@@ -65,12 +65,13 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 		return "", err
 	}
 	ukey := drive.UploadKey(bucket, key, id)
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	// The drives of one node take the record in one call.
+	errs := forEachDriveGrouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		dm := *m
 		dm.Erasure.Index = m.Erasure.Distribution[p]
 		b := &drive.Batch{}
 		b.Put(drive.TableUploads, ukey, dm.Marshal())
-		return d.Apply(ctx, b)
+		return apply(b)
 	})
 	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
@@ -224,7 +225,8 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	oldRaws := make([][]byte, len(set.drives))
 	owner := []byte(uploadOwner(uploadID))
 	rec := pm.Marshal()
-	errs := forEachDrive(set.drives, func(p int, d drive.Drive) error {
+	// The drives of one node commit the part in one call.
+	errs := forEachDriveGrouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		if !res.ok(p) {
 			return res.errs[p]
 		}
@@ -243,7 +245,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		b.Expect(drive.TableParts, pkey, oldRaws[p])
 		b.Put(drive.TableParts, pkey, rec)
 		b.Put(drive.TableRefs, plan.ref.ID, owner)
-		return d.Apply(ctx, b)
+		return apply(b)
 	})
 	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
