@@ -523,5 +523,5 @@ func (r *ObjectReader) WriteTo(w io.Writer) (int64, error) {
 	if wt, ok := r.ReadCloser.(io.WriterTo); ok {
 		return wt.WriteTo(w)
 	}
-	return io.Copy(w, struct{ io.Reader }{r.ReadCloser})
+	return io.Copy(w, r.ReadCloser)
 }

@@ -744,40 +744,23 @@ type objectReader struct {
 }
 
 func (r *objectReader) Read(p []byte) (int, error) {
-	if r.err != nil {
-		return 0, r.err
-	}
-	if len(r.avail) == 0 {
-		if r.remaining == 0 {
-			return 0, io.EOF
-		}
-		if err := r.nextBlock(); err != nil {
-			r.err = err
-			return 0, err
-		}
+	if err := r.ready(); err != nil {
+		return 0, err
 	}
 	n := copy(p, r.avail)
 	r.avail = r.avail[n:]
 	return n, nil
 }
 
-// nextBlock decodes the block holding r.offset into r.avail.
 // WriteTo writes the object's bytes to w straight from the decoded
 // blocks, sparing io.Copy's copy into a buffer of its own.
 func (r *objectReader) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	for {
-		if r.err != nil {
-			return n, r.err
-		}
-		if len(r.avail) == 0 {
-			if r.remaining == 0 {
-				return n, nil
-			}
-			if err := r.nextBlock(); err != nil {
-				r.err = err
-				return n, err
-			}
+		if err := r.ready(); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return n, err
 		}
 		m, err := w.Write(r.avail)
 		n += int64(m)
@@ -788,6 +771,27 @@ func (r *objectReader) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
+// ready makes r.avail hold the next bytes to return, decoding the next
+// block when it is empty: io.EOF once every byte was returned, else the
+// error that stopped the read (kept for every later call).
+func (r *objectReader) ready() error {
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.avail) > 0 {
+		return nil
+	}
+	if r.remaining == 0 {
+		return io.EOF
+	}
+	if err := r.nextBlock(); err != nil {
+		r.err = err
+		return err
+	}
+	return nil
+}
+
+// nextBlock decodes the block holding r.offset into r.avail.
 func (r *objectReader) nextBlock() error {
 	m := r.st.fi
 	parts := m.Parts
