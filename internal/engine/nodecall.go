@@ -125,17 +125,25 @@ func (b *recordBatch) read(ctx context.Context, r driveRunner, p int, bucket, ke
 	return gotRec, gotRaw, readErr
 }
 
-// forEachDriveGrouped is forEachDrive for functions that apply one index
-// batch each: fn applies it with apply, and the batches of drives that
-// share a node go in one call (applyGroups, with ctx). fn applies at
-// most once; returning without applying drops the drive out of its
-// node's call.
-func forEachDriveGrouped(ctx context.Context, drives []drive.Drive, fn func(p int, d drive.Drive, apply func(*drive.Batch) error) error) []error {
+// groupedApply is a fan-out function that applies (at most) one index
+// batch on its drive, through apply.
+type groupedApply func(p int, d drive.Drive, apply func(*drive.Batch) error) error
+
+// grouped turns fn into a fan-out function over drives (forEachDrive,
+// fanOutErr) whose batches go in one call per node (applyGroups, with
+// ctx). It keeps the groups' rule: every drive joins its node's call or
+// drops out of it, the latter when fn returns without applying.
+func grouped(ctx context.Context, drives []drive.Drive, fn groupedApply) func(p int, d drive.Drive) error {
 	groups := newApplyGroups(ctx, drives)
-	return forEachDrive(drives, func(p int, d drive.Drive) error {
+	return func(p int, d drive.Drive) error {
 		defer groups.skip(p)
 		return fn(p, d, func(b *drive.Batch) error { return groups.apply(ctx, p, d, b) })
-	})
+	}
+}
+
+// forEachDriveGrouped is forEachDrive over grouped(ctx, drives, fn).
+func forEachDriveGrouped(ctx context.Context, drives []drive.Drive, fn groupedApply) []error {
+	return forEachDrive(drives, grouped(ctx, drives, fn))
 }
 
 // applyGroups sends the index batches one fan-out commits on drives that

@@ -663,11 +663,8 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	// (its late batch holds the same version, and reads of the key leave
 	// the drive out until it ends: indexWrites).
 	commitLeft, commitLate := e.leftIndexWrites(set, okey)
-	// The drives of one node commit in one call (every drive applies or
-	// skips: the deferred skip covers the early returns).
-	groups := newApplyGroups(ctx, set.drives)
-	errs := fanOutErr(&e.lag, set.drives, wq, func(p int, d drive.Drive) error {
-		defer groups.skip(p)
+	// The drives of one node commit in one call.
+	errs := fanOutErr(&e.lag, set.drives, wq, grouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		if res != nil && !res.ok(p) {
 			return res.errs[p]
 		}
@@ -713,8 +710,8 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if res != nil && res.inline != nil {
 			b.Put(drive.TableInline, drive.DataKey(m.DataID, 1), res.inline[p])
 		}
-		return groups.apply(ctx, p, d, b)
-	}, commitLeft, commitLate)
+		return apply(b)
+	}), commitLeft, commitLate)
 	if ok := countNil(errs); ok < wq {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			if errs[p] != nil {
@@ -774,12 +771,9 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		need = took
 	}
 	settleLeft, settleLate := e.leftIndexWrites(set, okey)
-	// One call per node here too (every drive applies or skips: the
-	// deferred skip covers an empty batch and the early returns). Its
-	// context is not the request's: settling goes on after the answer.
-	settleGroups := newApplyGroups(context.Background(), settling)
-	fanOutErr(&e.lag, settling, need, func(p int, d drive.Drive) error {
-		defer settleGroups.skip(p)
+	// One call per node here too, under a context that is not the
+	// request's: settling goes on after the answer.
+	fanOutErr(&e.lag, settling, need, grouped(context.Background(), settling, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
 		var replaced []*meta.Object
 		b := &drive.Batch{Lazy: req.extra == nil}
 		b.Expect(drive.TableObjects, okey, committed[p])
@@ -809,13 +803,12 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			// Its index entries went with the main batch; its files go now.
 			e.freeData(d, []*meta.Object{nulls[p].m}, nil)
 		}
-		apply := func(b *drive.Batch) error { return settleGroups.apply(context.Background(), p, d, b) }
 		if err := e.applyDroppingWith(apply, d, b, replaced, keep); err != nil {
 			e.heal.add(bucket, key)
 			return err
 		}
 		return nil
-	}, settleLeft, settleLate)
+	}), settleLeft, settleLate)
 	if countNil(errs) < len(errs) {
 		e.heal.add(bucket, key)
 	}
