@@ -339,8 +339,9 @@ func (n *remoteNode) send() {
 func (n *remoteNode) sendBatch(batch []*queuedCall) []error {
 	errs := make([]error, len(batch))
 	failAll := func(format string, args ...any) []error {
+		cause := fmt.Errorf(format, args...)
 		for i, q := range batch {
-			errs[i] = fmt.Errorf("%s: %w", q.op, fmt.Errorf(format, args...))
+			errs[i] = fmt.Errorf("%s: %w", q.op, cause)
 		}
 		return errs
 	}

@@ -724,8 +724,7 @@ func (r *healthReader) ReadFull(bufs ...[]byte) error {
 	if err != nil {
 		r.err = err
 		if !isClosed(done) {
-			r.dead = done
-			r.buf = nil
+			r.dead = done // the caller's buffers are the stuck read's now
 			r.err = fmt.Errorf("%w: %w", ErrBufferAbandoned, err)
 		}
 		return r.err
