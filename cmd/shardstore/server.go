@@ -281,6 +281,9 @@ func runServer(args []string) error {
 	if err := metrics.RegisterIndexCache(registry, cacheStats); err != nil {
 		return err
 	}
+	if err := metrics.RegisterListAhead(registry, eng.ListAheadStats); err != nil {
+		return err
+	}
 	if node != nil {
 		paths = node.endpoints()
 	}

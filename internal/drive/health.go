@@ -462,6 +462,18 @@ func (h *Health) GetCached(t Table, key string) ([]byte, bool) {
 	return nil, false
 }
 
+// Changes implements ChangeCounter while the drive is online and the
+// drive it wraps is one.
+func (h *Health) Changes(bucket string) (ChangeMark, bool) {
+	if !h.online.Load() {
+		return ChangeMark{}, false
+	}
+	if cc, ok := h.inner.(ChangeCounter); ok {
+		return cc.Changes(bucket)
+	}
+	return ChangeMark{}, false
+}
+
 // Apply implements Drive.
 func (h *Health) Apply(ctx context.Context, b *Batch) error {
 	return h.do(OpApply, func() error { return h.inner.Apply(ctx, b) })

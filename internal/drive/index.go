@@ -128,6 +128,8 @@ type index struct {
 	// a shared IndexCache.
 	rows  *rowCache
 	owner uint32
+	// changes counts the commits that touched each bucket (ChangeCounter).
+	changes bucketChanges
 }
 
 // openIndex opens (or, unless mustExist, creates) the pebble index.
@@ -475,6 +477,20 @@ func (d *Local) GetCached(t Table, key string) ([]byte, bool) {
 	return idx.rows.peek(rowKey(make([]byte, 0, 5+len(key)), idx.owner, t, key))
 }
 
+// Changes implements ChangeCounter while the index is open and usable
+// (and nobody holds the drive exclusively: no waiting here).
+func (d *Local) Changes(bucket string) (ChangeMark, bool) {
+	if !d.mu.TryRLock() {
+		return ChangeMark{}, false
+	}
+	defer d.mu.RUnlock()
+	idx := d.idx
+	if d.closed || !d.formatted || idx == nil || idx.broken.Load() != nil {
+		return ChangeMark{}, false
+	}
+	return idx.changes.mark(bucket), true
+}
+
 // Apply commits b as one pebble batch, synced (pebble.Sync) unless b is
 // Lazy or the drive NoSync: a lazy batch is in the WAL, ordered, and
 // the next synced commit makes it durable too. Concurrent Applies share WAL fsyncs: pebble's commit
@@ -491,6 +507,7 @@ func (d *Local) Apply(ctx context.Context, b *Batch) error {
 		// Whether or not the commit succeeds, the cached values of its
 		// keys may be stale after it.
 		defer d.idx.forget(b)
+		defer d.idx.changes.committed(b)
 		for _, c := range b.Conds {
 			if err := checkCond(db, c); err != nil {
 				return err

@@ -374,6 +374,10 @@ type ListOptions struct {
 	// a continuation token decoded by the caller).
 	After   string
 	MaxKeys int // 0 means 1000; capped at 1000
+	// ReadAhead says the caller will likely ask for the next page next
+	// (a client listing page by page): the engine makes it while the
+	// caller works on this one (listahead.go).
+	ReadAhead bool
 }
 
 // ListResult is one page of a listing, in byte order.

@@ -109,6 +109,7 @@ type Engine struct {
 	hasher       *hashing.Engine
 	locks        *nsLock
 	pins         *pinSet
+	ahead        *listAhead  // listing pages made ahead of their requests (listahead.go)
 	indexWrites  indexWrites // index batches still running per drive and key (stragglers)
 	lag          fanOuts     // drives that fell far behind their set lately, parked goroutines (fanout.go)
 	inlineLimit  int64
@@ -140,7 +141,7 @@ type Engine struct {
 
 // New opens (formatting on first use) the drives in cfg and returns the engine.
 func New(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, log: cfg.Logger, locks: newNSLock(cfg.Cluster.locker()), pins: newPinSet(), hasher: cfg.Hashing,
+	e := &Engine{cfg: cfg, log: cfg.Logger, locks: newNSLock(cfg.Cluster.locker()), pins: newPinSet(), ahead: newListAhead(), hasher: cfg.Hashing,
 		inlineLimit: cfg.InlineLimit, blockSize: cfg.BlockSize, bitrot: cfg.Bitrot}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -323,6 +324,7 @@ func writeQuorum(data, parity int) int {
 // the drives. It is safe to call more than once.
 func (e *Engine) Close() error {
 	e.pins.stop()
+	e.ahead.stop()
 	e.stopBackground()
 	e.closeHealths()
 	e.lag.runners.close()

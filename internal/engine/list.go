@@ -463,10 +463,39 @@ func (e *Engine) ListObjects(ctx context.Context, bucket string, opts ListOption
 	if err != nil {
 		return ListResult{}, err
 	}
-	maxKeys := opts.MaxKeys
-	if maxKeys <= 0 || maxKeys > 1000 {
-		maxKeys = 1000
+	if opts.MaxKeys <= 0 || opts.MaxKeys > 1000 {
+		opts.MaxKeys = 1000
 	}
+	if !opts.ReadAhead {
+		return e.listPage(ctx, bucket, info, opts)
+	}
+	opts.ReadAhead = false
+	key := aheadKey{bucket: bucket, versioning: info.Versioning, opts: opts}
+	marks, fresh := e.changeMarks(bucket)
+	var res ListResult
+	found := false
+	if p := e.ahead.take(key); p != nil {
+		if res, found, err = e.ahead.use(ctx, p, marks, fresh); err != nil {
+			return ListResult{}, err
+		}
+	}
+	if !found {
+		if res, err = e.listPage(ctx, bucket, info, opts); err != nil {
+			return ListResult{}, err
+		}
+	}
+	if fresh && res.IsTruncated {
+		next := key
+		next.opts.After = res.NextAfter
+		e.ahead.start(next, func() ([]drive.ChangeMark, bool) { return e.changeMarks(bucket) },
+			func(ctx context.Context) (ListResult, error) { return e.listPage(ctx, bucket, info, next.opts) })
+	}
+	return res, nil
+}
+
+// listPage makes one page of ListObjects (opts.MaxKeys set).
+func (e *Engine) listPage(ctx context.Context, bucket string, info BucketInfo, opts ListOptions) (ListResult, error) {
+	maxKeys := opts.MaxKeys
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	km, err := e.newKeyMerger(ctx, bucket, opts)

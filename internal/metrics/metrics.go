@@ -168,3 +168,26 @@ func RegisterIndexCache(reg prometheus.Registerer, stats func() drive.IndexCache
 	}
 	return nil
 }
+
+// RegisterListAhead exports what became of the listing pages the engine
+// made ahead of their requests (engine.ListAheadStats), read at every
+// scrape: many stale pages say the listed buckets are being written
+// while they are listed; many unused ones, that clients stop listings
+// early.
+func RegisterListAhead(reg prometheus.Registerer, stats func() engine.ListAheadStats) error {
+	type S = engine.ListAheadStats
+	c := &statsCollector[S]{stats: stats, metrics: []statMetric[S]{
+		counterOf("shardstore_list_readahead_started_total", "Listing pages begun ahead of the request for them.",
+			func(s S) uint64 { return s.Started }),
+		counterOf("shardstore_list_readahead_used_total", "Listing pages made ahead that answered their request.",
+			func(s S) uint64 { return s.Used }),
+		counterOf("shardstore_list_readahead_stale_total", "Listing pages made ahead and dropped because the bucket changed meanwhile.",
+			func(s S) uint64 { return s.Stale }),
+		counterOf("shardstore_list_readahead_unused_total", "Listing pages made ahead that no request used (asked for too late, or failed).",
+			func(s S) uint64 { return s.Unused }),
+	}}
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("metrics: register list read-ahead: %w", err)
+	}
+	return nil
+}

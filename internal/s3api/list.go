@@ -58,7 +58,7 @@ func (q *request) list(p listParams, after string) (engine.ListResult, error) {
 		return engine.ListResult{}, nil
 	}
 	res, err := q.s.cfg.Store.ListObjects(q.ctx, q.bucket, engine.ListOptions{
-		Prefix: p.prefix, Delimiter: p.delimiter, After: after, MaxKeys: p.maxKeys,
+		Prefix: p.prefix, Delimiter: p.delimiter, After: after, MaxKeys: p.maxKeys, ReadAhead: true,
 	})
 	if err != nil {
 		return res, fmt.Errorf("list objects in %q: %w", q.bucket, err)

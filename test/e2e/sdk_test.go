@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -324,6 +325,46 @@ func TestListing(t *testing.T) {
 	}
 	if strings.Join(all, "|") != strings.Join(sorted, "|") || pages != 4 {
 		t.Fatalf("paged %d pages: %v, want %v", pages, all, sorted)
+	}
+	// A single node makes each next page while the client reads one
+	// (metrics count the pages that answered; a cluster node does not,
+	// as its remote drives take writes it does not see); a key written
+	// or deleted between two pages shows on the next one all the same.
+	r, err := httpGet(s.endpoint + "/shardstore/metrics")
+	used := regexp.MustCompile(`(?m)^shardstore_list_readahead_used_total ([0-9]+)$`).FindStringSubmatch(r.body)
+	if err != nil || used == nil || (used[1] == "0") != (clusterNodes > 0) {
+		t.Fatalf("metrics: pages answered from read-ahead %q on %d nodes (%v)", used, max(clusterNodes, 1), err)
+	}
+	p = s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String("lists"), MaxKeys: aws.Int32(5)})
+	first, err := p.NextPage(cx)
+	if err != nil || len(first.Contents) != 5 {
+		t.Fatalf("first page: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond) // most often the next page is made ahead by now; correct either way
+	if _, err := c.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("lists"), Key: aws.String("c e"), Body: strings.NewReader("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteObject(cx, &s3.DeleteObjectInput{Bucket: aws.String("lists"), Key: aws.String("many/01")}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := p.NextPage(cx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range second.Contents {
+		got = append(got, aws.ToString(o.Key))
+	}
+	// Page 1 held a/1 a/2 a/b/3 b "c d"; "c e" sorts between "c d" and
+	// "c+e" (' ' is 0x20, '+' 0x2B), so it opens page 2.
+	if strings.Join(got, "|") != "c e|c+e|many/00|many/02|many/03" {
+		t.Fatalf("page after a put and a delete: %v", got)
+	}
+	if _, err := c.DeleteObject(cx, &s3.DeleteObjectInput{Bucket: aws.String("lists"), Key: aws.String("c e")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(cx, &s3.PutObjectInput{Bucket: aws.String("lists"), Key: aws.String("many/01"), Body: strings.NewReader("many/01")}); err != nil {
+		t.Fatal(err)
 	}
 	// Delimiter and prefix.
 	out, err := c.ListObjectsV2(cx, &s3.ListObjectsV2Input{Bucket: aws.String("lists"), Delimiter: aws.String("/")})
