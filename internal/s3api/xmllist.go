@@ -81,15 +81,42 @@ func elemRaw(b *bytes.Buffer, name, text string) {
 }
 
 // escapeTo writes s escaped as encoding/xml escapes text and attribute
-// values (characters XML cannot carry become U+FFFD). Text without
-// anything to escape, nearly every key, is copied as it is.
+// values (characters XML cannot carry become U+FFFD). ASCII text, nearly
+// every key and every ETag (whose quotes are escaped), is escaped here
+// without allocating; text with other bytes goes to xml.EscapeText.
 func escapeTo(b *bytes.Buffer, s string) {
+	last := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x80 || c < 0x20 || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' {
-			_ = xml.EscapeText(b, []byte(s))
+		var esc string
+		switch {
+		case c >= 0x80:
+			_ = xml.EscapeText(b, []byte(s[last:]))
 			return
+		case c == '"':
+			esc = "&#34;"
+		case c == '\'':
+			esc = "&#39;"
+		case c == '&':
+			esc = "&amp;"
+		case c == '<':
+			esc = "&lt;"
+		case c == '>':
+			esc = "&gt;"
+		case c == '\t':
+			esc = "&#x9;"
+		case c == '\n':
+			esc = "&#xA;"
+		case c == '\r':
+			esc = "&#xD;"
+		case c < 0x20:
+			esc = "\uFFFD"
+		default:
+			continue
 		}
+		b.WriteString(s[last:i])
+		b.WriteString(esc)
+		last = i + 1
 	}
-	b.WriteString(s)
+	b.WriteString(s[last:])
 }
