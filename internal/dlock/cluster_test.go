@@ -456,7 +456,7 @@ func TestServerRefusesBadRequests(t *testing.T) {
 	tb := newTestTable(t, nil, TableOptions{})
 	srv := httptest.NewServer(NewServer(tb, testKey))
 	defer srv.Close()
-	body := `{"name":"obj","id":"x","owner":"n9","ttl_ns":1000000000}`
+	body := `[{"op":"lock","name":"obj","id":"x","owner":"n9","ttl_ns":1000000000}]`
 	send := func(method, path, body string, sign func(*http.Request)) int {
 		t.Helper()
 		r, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
@@ -480,17 +480,18 @@ func TestServerRefusesBadRequests(t *testing.T) {
 		sign         func(*http.Request)
 		want         int
 	}{
-		{"unsigned", "POST", PathPrefix + "lock", body, nil, 401},
-		{"wrong key", "POST", PathPrefix + "lock", body, signed(peerauth.Derive("root", "other"), body), 401},
-		{"zero key", "POST", PathPrefix + "lock", body, signed(peerauth.Key{}, body), 401},
-		{"body changed", "POST", PathPrefix + "lock", body, signed(testKey, strings.Replace(body, "obj", "ob2", 1)), 401},
-		{"unsigned body", "POST", PathPrefix + "lock", body, func(r *http.Request) { testKey.Sign(r, peerauth.Unsigned) }, 401},
-		{"unknown op", "POST", PathPrefix + "steal", body, signed(testKey, body), 404},
-		{"outside the prefix", "POST", "/lock", body, signed(testKey, body), 404},
-		{"GET", "GET", PathPrefix + "lock", "", signed(testKey, ""), 405},
-		{"bad json", "POST", PathPrefix + "lock", "{", signed(testKey, "{"), 400},
-		{"ttl too long", "POST", PathPrefix + "lock", strings.Replace(body, "1000000000", "1000000000000", 1), signed(testKey, strings.Replace(body, "1000000000", "1000000000000", 1)), 400},
-		{"too large", "POST", PathPrefix + "lock", strings.Repeat(" ", maxBody+1), signed(testKey, strings.Repeat(" ", maxBody+1)), 413},
+		{"unsigned", "POST", PathPrefix + opBatch, body, nil, 401},
+		{"wrong key", "POST", PathPrefix + opBatch, body, signed(peerauth.Derive("root", "other"), body), 401},
+		{"zero key", "POST", PathPrefix + opBatch, body, signed(peerauth.Key{}, body), 401},
+		{"body changed", "POST", PathPrefix + opBatch, body, signed(testKey, strings.Replace(body, "obj", "ob2", 1)), 401},
+		{"unsigned body", "POST", PathPrefix + opBatch, body, func(r *http.Request) { testKey.Sign(r, peerauth.Unsigned) }, 401},
+		{"unknown endpoint", "POST", PathPrefix + "steal", body, signed(testKey, body), 404},
+		// Single operations were endpoints of their own before batches.
+		{"a single operation", "POST", PathPrefix + opLock, body, signed(testKey, body), 404},
+		{"outside the prefix", "POST", "/batch", body, signed(testKey, body), 404},
+		{"GET", "GET", PathPrefix + opBatch, "", signed(testKey, ""), 405},
+		{"bad json", "POST", PathPrefix + opBatch, "[{", signed(testKey, "[{"), 400},
+		{"too large", "POST", PathPrefix + opBatch, strings.Repeat(" ", maxBody+1), signed(testKey, strings.Repeat(" ", maxBody+1)), 413},
 	} {
 		if got := send(c.method, c.path, c.body, c.sign); got != c.want {
 			t.Errorf("%s: status %d, want %d", c.what, got, c.want)
@@ -499,7 +500,7 @@ func TestServerRefusesBadRequests(t *testing.T) {
 	if names, _ := tb.Len(); names != 0 {
 		t.Fatalf("refused requests left %d names in the table", names)
 	}
-	if got := send("POST", PathPrefix+"lock", body, signed(testKey, body)); got != 200 {
+	if got := send("POST", PathPrefix+opBatch, body, signed(testKey, body)); got != 200 {
 		t.Fatalf("good request: status %d", got)
 	}
 	if _, leases := tb.Len(); leases != 1 {

@@ -17,13 +17,14 @@ import (
 	"github.com/shardstore/shardstore/internal/peerauth"
 )
 
-// PathPrefix is where a node serves its Table to the other nodes. The
-// operations are POST PathPrefix + "lock", "rlock", "refresh" and
-// "unlock", each with a small signed JSON body, and "batch", which
-// carries several of them (what a Locker sends).
+// PathPrefix is where a node serves its Table to the other nodes: POST
+// PathPrefix + "batch" with a signed JSON body that carries up to
+// maxBatch operations ("lock", "rlock", "refresh", "unlock"), applied in
+// their order and answered one by one.
 const PathPrefix = "/_shardstore/lock/v1/"
 
-// The operations of the protocol, the last element of the path.
+// The operations of the protocol: opBatch is the only endpoint (the last
+// element of the path), the others are what a batch carries.
 const (
 	opLock    = "lock"
 	opRLock   = "rlock"
@@ -32,13 +33,17 @@ const (
 	opBatch   = "batch"
 )
 
-// maxBody bounds a request body: the largest valid one (a maxNameLen
-// name, escaped by JSON up to 6 bytes a byte, and the rest) fits.
-const maxBody = 6*maxNameLen + 1024
+// maxCallBody bounds one operation of a batch: the largest valid one (a
+// maxNameLen name, escaped by JSON up to 6 bytes a byte, and the rest)
+// fits.
+const maxCallBody = 6*maxNameLen + 1024
 
-// maxBatch is the most operations one batch carries; its body is bounded
-// by maxBatch times maxBody.
-const maxBatch = 64
+// maxBatch is the most operations one batch carries; maxBody, the most
+// bytes.
+const (
+	maxBatch = 64
+	maxBody  = maxBatch * maxCallBody
+)
 
 // batchCall is one operation of a batch: the op and its request.
 type batchCall struct {
@@ -47,13 +52,14 @@ type batchCall struct {
 }
 
 // batchAnswer answers one operation of a batch: its response, or Error
-// for a request no table could grant (what a single call answers 400).
+// for a request no table could grant (an unknown op, a TTL beyond the
+// table's maximum, a name too long).
 type batchAnswer struct {
 	response
 	Error string `json:"error,omitempty"`
 }
 
-// request is the body of every operation.
+// request is what every operation carries.
 type request struct {
 	Name  string `json:"name"`
 	ID    string `json:"id"`
@@ -81,12 +87,12 @@ func NewServer(t *Table, key peerauth.Key) *Server {
 	return &Server{table: t, key: key}
 }
 
-// ServeHTTP answers 200 with a JSON response for every request it
-// understood (granted or not), 401 for an unsigned or badly signed one,
-// and 400, 404 or 405 for a malformed one.
+// ServeHTTP answers a batch it understood 200 with an answer per
+// operation (granted, refused or in error), an unsigned or badly signed
+// request 401, and a malformed one 400, 404, 405 or 413.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
-	if !ok || (op != opLock && op != opRLock && op != opRefresh && op != opUnlock && op != opBatch) {
+	if !ok || op != opBatch {
 		http.Error(w, "no such lock operation", http.StatusNotFound)
 		return
 	}
@@ -105,16 +111,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "lock requests must sign their body", http.StatusUnauthorized)
 		return
 	}
-	limit := int64(maxBody)
-	if op == opBatch {
-		limit = maxBatch * maxBody
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if int64(len(body)) > limit {
+	if len(body) > maxBody {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -122,22 +124,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body does not match its signed hash", http.StatusUnauthorized)
 		return
 	}
-	if op == opBatch {
-		s.serveBatch(w, body)
-		return
-	}
-	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	resp, err := s.apply(op, req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(resp)
+	s.serveBatch(w, body)
 }
 
 // serveBatch applies a batch's operations in their order (an unlock
@@ -368,7 +355,7 @@ func (n *remoteNode) sendBatch(batch []*queuedCall) []error {
 	}
 	n.down.Store(false)
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(len(batch))*(maxBody+64)+4096))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(len(batch))*(maxCallBody+64)+4096))
 	if err != nil {
 		return failAll("reading the answer: %w", err)
 	}
