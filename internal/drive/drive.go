@@ -232,7 +232,7 @@ func (b *Batch) Len() int { return len(b.Changes) }
 // the drive (meta.Object.HoldsInlineShard): one round trip instead of
 // two for a drive on another node. record is what Get(TableObjects,
 // ObjectKey(bucket, key)) returns, with its errors; inline is nil when
-// the record is not readable, not inline, holds no data shard here or
+// the record is not readable, not inline, or
 // its shard could not be read for any reason but a drive fault (the
 // reader then reads it again and reports the error).
 type RecordReader interface {

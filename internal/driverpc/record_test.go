@@ -55,7 +55,7 @@ func TestGetRecord(t *testing.T) {
 		wantInline []byte
 	}{
 		{"data shard", obj("d1", true, 1), shard, shard},
-		{"parity shard", obj("d2", true, 3), shard, nil},
+		{"parity shard", obj("d2", true, 3), shard, shard},
 		{"not inline", obj("d3", false, 1), nil, nil},
 		{"shard missing", obj("d4", true, 2), nil, nil},
 	}

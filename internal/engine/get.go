@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -315,11 +316,15 @@ func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, ke
 // firstReads marks the drives a GET or HEAD of key reads first: a write
 // quorum of the set, which is as many drives as agree on the current
 // version when no write is in flight (a committed version is on at least
-// a write quorum, so no other can be on as many of these). They are the
-// drives the key's distribution gives data shards at the set's parity,
-// so the data of a healthy object comes without decoding, except that a
-// drive offline or known to lag gives its place to a parity drive. nil
-// when the set has no drives to spare.
+// a write quorum, so no other can be on as many of these). On one node
+// they are the drives the key's distribution gives data shards at the
+// set's parity, so the data of a healthy object comes without decoding,
+// except that a drive offline or known to lag gives its place to a
+// parity drive. In a cluster they are this node's drives and then whole
+// nodes (nodeOrder): each node read is one call, and a small object's
+// shards come with the records (decoded from parity where needed), while
+// a large object's data shards on drives not read come by data id (see
+// readObjectFrom). nil when the set has no drives to spare.
 func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 	n := len(set.drives)
 	want := writeQuorum(n-set.parity, set.parity)
@@ -335,7 +340,7 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 	for p, shard := range dist {
 		byShard[shard-1] = p
 	}
-	for _, p := range byShard {
+	for _, p := range nodeOrder(set.drives, byShard, n-set.parity) {
 		if picked < want && e.readyToRead(set.drives[p], now) {
 			first[p] = true
 			picked++
@@ -345,6 +350,72 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 		return nil
 	}
 	return first
+}
+
+// nodeOrder returns the drive positions of byShard (in shard order) so
+// that a first wave taken from the front spans as few nodes as it can:
+// this process's drives first, then the other nodes' drives one node at
+// a time, nodes holding more of the first data shards first, shard order
+// within a node. Without drives of other nodes it is byShard itself.
+func nodeOrder(drives []drive.Drive, byShard []int, data int) []int {
+	node := make([]string, len(drives))
+	remote := false
+	for p, d := range drives {
+		node[p] = nodeOf(d)
+		remote = remote || node[p] != ""
+	}
+	if !remote {
+		return byShard
+	}
+	type group struct {
+		name string
+		data int
+		ps   []int
+	}
+	var groups []*group
+	byName := map[string]*group{}
+	for i, p := range byShard {
+		g := byName[node[p]]
+		if g == nil {
+			g = &group{name: node[p]}
+			byName[node[p]] = g
+			groups = append(groups, g)
+		}
+		g.ps = append(g.ps, p)
+		if i < data {
+			g.data++
+		}
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		switch {
+		case (a.name == "") != (b.name == ""):
+			if a.name == "" {
+				return -1
+			}
+			return 1
+		default:
+			return b.data - a.data
+		}
+	})
+	out := make([]int, 0, len(byShard))
+	for _, g := range groups {
+		out = append(out, g.ps...)
+	}
+	return out
+}
+
+// nodeOf names the node serving d when it is another node's drive whose
+// reads are grouped per node (drive.NodeRecordReader under Health), ""
+// for this process's drives.
+func nodeOf(d drive.Drive) string {
+	u, ok := d.(interface{ Unwrap() drive.Drive })
+	if !ok {
+		return ""
+	}
+	if nr, ok := u.Unwrap().(drive.NodeRecordReader); ok {
+		return nr.Node()
+	}
+	return ""
 }
 
 // readyToRead reports whether d is worth reading from at now: online
@@ -847,19 +918,21 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 	for p, s := range m.Erasure.Distribution {
 		posOf[s-1] = p
 	}
+	order := r.shardOrder(posOf, data)
 	have := 0
-	next := 0 // next shard number (0-based) to try
+	next := 0 // next index into order to try
 	for have < data {
 		var want []int
 		for ; next < data+parity && have+len(want) < data; next++ {
-			p := posOf[next]
+			s := order[next]
+			p := posOf[s]
 			if r.failed[p] || r.st.metas[p] == nil {
-				if next < data {
+				if s < data {
 					r.degraded = true
 				}
 				continue
 			}
-			want = append(want, next)
+			want = append(want, s)
 		}
 		if len(want) == 0 {
 			return fmt.Errorf("%s/%s: %w: only %d of %d shards readable for block %d", r.bucket, r.key, ErrReadQuorum, have, data, blockIdx)
@@ -916,6 +989,56 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 		}
 	}
 	return nil
+}
+
+// shardOrder is the order decodeBlock tries shard numbers (0-based) in:
+// data shards first, then parity, so a healthy object needs no decoding;
+// but for an inline object whose records carried the shards of at least
+// data drives (a cluster GET reads whole nodes first: firstReads), those
+// come first, since decoding a small block costs less than fetching a
+// data shard from a drive whose record was not read.
+func (r *objectReader) shardOrder(posOf []int, data int) []int {
+	order := make([]int, len(posOf))
+	for s := range order {
+		order[s] = s
+	}
+	if !r.st.fi.Inline {
+		return order
+	}
+	carried := func(s int) bool {
+		m := r.st.metas[posOf[s]]
+		return m != nil && m.InlineData != nil && !r.failed[posOf[s]]
+	}
+	n := 0
+	for s := range order {
+		if carried(s) {
+			n++
+		}
+	}
+	if n < data {
+		return order
+	}
+	// The data shards passed over are noticed as the loop would notice
+	// them: a drive that answered without its shard, or with a damaged
+	// record, or did not answer, makes the read degraded (a heal is
+	// queued); a drive not asked because the others were enough does not.
+	for s := range data {
+		p := posOf[s]
+		notAsked := r.st.metas[p] != nil && p < len(r.st.errs) && errors.Is(r.st.errs[p], errNotCalled)
+		if !carried(s) && !notAsked {
+			r.degraded = true
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch ca, cb := carried(a), carried(b); {
+		case ca && !cb:
+			return -1
+		case cb && !ca:
+			return 1
+		}
+		return 0
+	})
+	return order
 }
 
 // inMemory is true when the shards want are all inline data the records

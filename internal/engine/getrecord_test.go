@@ -26,6 +26,12 @@ type recordCounter struct {
 	*driverpc.Client
 	calls, batches, batched atomic.Int64
 	applyCalls, applied     atomic.Int64 // ApplyBatches calls, and the drives they carried
+	gets                    atomic.Int64 // Get calls (an inline shard fetched apart from its record)
+}
+
+func (r *recordCounter) Get(ctx context.Context, t drive.Table, key string) ([]byte, error) {
+	r.gets.Add(1)
+	return r.Client.Get(ctx, t, key)
 }
 
 func (r *recordCounter) ApplyBatches(ctx context.Context, drives []drive.NodeApplier, batches []*drive.Batch, deliver func(i int, err error)) {
@@ -167,7 +173,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	for i := range 16 {
 		if m := record(i, "small"); !m.Inline {
 			t.Fatalf("a %d-byte object is not inline on drive %d", len(body), i)
-		} else if m.HoldsInlineShard() {
+		} else if m.Erasure.Index <= m.Erasure.DataShards {
 			holders = append(holders, i)
 		}
 	}
@@ -267,6 +273,107 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 		}
 		if _, err := locals[i].Get(ctx, drive.TableInline, drive.DataKey(record2ID, 1)); !errors.Is(err, drive.ErrNotFound) {
 			t.Fatalf("drive %d still holds the deleted version's inline shard: %v", i, err)
+		}
+	}
+}
+
+// TestClusterGetReadsWholeNodes: on a node whose set spans four nodes of
+// four drives (this node's drives local, the others through driverpc), a
+// GET reads its first wave from this node and two whole other nodes: a
+// small object's records and shards (data and parity) come in two calls,
+// not one per node holding a data shard; a large object's data shards
+// on the node not asked come by data id, without decoding. Neither is a
+// degraded read (no heal queued).
+func TestClusterGetReadsWholeNodes(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	key := peerauth.Derive("root", "secret")
+	hc := driverpc.NewHTTPClient(nil)
+	t.Cleanup(hc.CloseIdleConnections)
+	var drives []drive.Drive
+	counters := map[string][]*recordCounter{} // by node
+	for node := range 4 {
+		locals := map[int]drive.Drive{}
+		for i := range 4 {
+			l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("n%d-d%d", node, i)), drive.LocalOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			locals[i] = l
+		}
+		if node == 0 {
+			for i := range 4 {
+				h := drive.NewHealth(locals[i], drive.HealthConfig{})
+				t.Cleanup(func() { h.Close() })
+				drives = append(drives, h)
+			}
+			continue
+		}
+		mux := http.NewServeMux()
+		mux.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, key, nil))
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		for i := range 4 {
+			c := &recordCounter{Client: driverpc.NewClient(srv.URL, i, "", key, hc)}
+			h := drive.NewHealth(c, drive.HealthConfig{})
+			t.Cleanup(func() { h.Close() })
+			counters[srv.URL] = append(counters[srv.URL], c)
+			drives = append(drives, h)
+		}
+	}
+	// Drives interleaved by node, as a cluster's sets take them.
+	var set []drive.Drive
+	for i := range 4 {
+		for n := range 4 {
+			set = append(set, drives[n*4+i])
+		}
+	}
+	e, err := New(Config{Drives: set, Heal: HealConfig{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(5))
+	for _, size := range []int{3000, 3 << 20} {
+		for k := range 8 {
+			name := fmt.Sprintf("obj-%d-%d", size, k)
+			body := make([]byte, size)
+			r.Read(body)
+			if _, err := e.PutObject(ctx, "bucket", name, bytes.NewReader(body), int64(size), PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, cs := range counters {
+				for _, c := range cs {
+					c.calls.Store(0)
+					c.batches.Store(0)
+					c.gets.Store(0)
+				}
+			}
+			got, err := getAll(t, e, name, GetOptions{})
+			if err != nil || !bytes.Equal(got, body) {
+				t.Fatalf("GET %s: %d bytes (%v), want %d", name, len(got), err, size)
+			}
+			nodes := 0
+			for _, cs := range counters {
+				var calls int64
+				for _, c := range cs {
+					calls += c.calls.Load() + c.batches.Load() + c.gets.Load()
+				}
+				if calls > 1 {
+					t.Fatalf("GET %s: %d record calls to one node", name, calls)
+				}
+				nodes += int(calls)
+			}
+			if nodes != 2 {
+				t.Fatalf("GET %s: records read from %d other nodes, want 2 (this node's 4 drives and two whole nodes)", name, nodes)
+			}
+			if n := e.PendingHeals(); n != 0 {
+				t.Fatalf("GET %s: %d heals queued by a healthy read", name, n)
+			}
 		}
 	}
 }

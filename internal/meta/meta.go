@@ -73,10 +73,13 @@ const FlagsPending = FlagPrev | FlagKeep
 func (o *Object) IsDeleteMarker() bool { return o.Flags&FlagDeleteMarker != 0 }
 
 // HoldsInlineShard reports whether o, a drive's record of a version, is
-// an inline object of which that drive holds a data shard (the shards a
-// GET reads).
+// an inline object, whose shard (data or parity) the drive keeps in its
+// index: a GET fetches it with the record. A GET's first wave is the
+// data-shard drives on one node, so only their shards travel there; in
+// a cluster it is whole nodes (engine.firstReads), whose parity shards
+// spare reading the data shards of the nodes not asked.
 func (o *Object) HoldsInlineShard() bool {
-	return o != nil && o.Inline && o.Erasure.Index <= o.Erasure.DataShards
+	return o != nil && o.Inline
 }
 
 // Object is the metadata of one object version as stored on one drive.
