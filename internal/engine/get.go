@@ -358,14 +358,19 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 // a time, nodes holding more of the first data shards first, shard order
 // within a node. Without drives of other nodes it is byShard itself.
 func nodeOrder(drives []drive.Drive, byShard []int, data int) []int {
-	node := make([]string, len(drives))
 	remote := false
-	for p, d := range drives {
-		node[p] = nodeOf(d)
-		remote = remote || node[p] != ""
+	for _, d := range drives {
+		if nodeOf(d) != "" {
+			remote = true
+			break
+		}
 	}
 	if !remote {
 		return byShard
+	}
+	node := make([]string, len(drives))
+	for p, d := range drives {
+		node[p] = nodeOf(d)
 	}
 	type group struct {
 		name string
@@ -924,7 +929,10 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 	for have < data {
 		var want []int
 		for ; next < data+parity && have+len(want) < data; next++ {
-			s := order[next]
+			s := next
+			if order != nil {
+				s = order[next]
+			}
 			p := posOf[s]
 			if r.failed[p] || r.st.metas[p] == nil {
 				if s < data {
@@ -991,32 +999,32 @@ func (r *objectReader) decodeBlock(pi int, blockIdx int64, blockLen int) error {
 	return nil
 }
 
-// shardOrder is the order decodeBlock tries shard numbers (0-based) in:
-// data shards first, then parity, so a healthy object needs no decoding;
-// but for an inline object whose records carried the shards of at least
-// data drives (a cluster GET reads whole nodes first: firstReads), those
-// come first, since decoding a small block costs less than fetching a
-// data shard from a drive whose record was not read.
+// shardOrder is the order decodeBlock tries shard numbers (0-based) in,
+// nil for the natural one: data shards first, then parity, so a healthy
+// object needs no decoding. But for an inline object whose records
+// carried the shards of at least data drives (a cluster GET reads whole
+// nodes first: firstReads), those come first, since decoding a small
+// block costs less than fetching a data shard from a drive whose record
+// was not read.
 func (r *objectReader) shardOrder(posOf []int, data int) []int {
-	order := make([]int, len(posOf))
-	for s := range order {
-		order[s] = s
-	}
 	if !r.st.fi.Inline {
-		return order
+		return nil
 	}
 	carried := func(s int) bool {
 		m := r.st.metas[posOf[s]]
 		return m != nil && m.InlineData != nil && !r.failed[posOf[s]]
 	}
-	n := 0
-	for s := range order {
+	n, onData := 0, 0
+	for s := range posOf {
 		if carried(s) {
 			n++
+			if s < data {
+				onData++
+			}
 		}
 	}
-	if n < data {
-		return order
+	if n < data || onData == data {
+		return nil // the natural order reads what came, or must fetch
 	}
 	// The data shards passed over are noticed as the loop would notice
 	// them: a drive that answered without its shard, or with a damaged
@@ -1028,6 +1036,10 @@ func (r *objectReader) shardOrder(posOf []int, data int) []int {
 		if !carried(s) && !notAsked {
 			r.degraded = true
 		}
+	}
+	order := make([]int, len(posOf))
+	for s := range order {
+		order[s] = s
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		switch ca, cb := carried(a), carried(b); {

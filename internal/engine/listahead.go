@@ -85,9 +85,12 @@ func newListAhead() *listAhead {
 	return &listAhead{ctx: ctx, cancel: cancel, pages: map[aheadKey]*aheadPage{}}
 }
 
-// stop cancels the pages being made and waits for them.
+// stop cancels the pages being made and waits for them. The cancel is
+// under mu, so a start either sees it or has counted its page in wg.
 func (a *listAhead) stop() {
+	a.mu.Lock()
 	a.cancel()
+	a.mu.Unlock()
 	a.wg.Wait()
 }
 

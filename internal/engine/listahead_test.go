@@ -27,12 +27,23 @@ func settleAhead(t *testing.T, e *Engine) {
 	}
 }
 
-// listKeys lists bucket page by page (read-ahead on), waiting after each
-// page for the next one to be made ahead, and returns the keys and
+// listKeys lists bucket page by page with read-ahead, waiting after
+// each page for the next one to be made ahead, and returns the keys and
 // common prefixes.
 func listKeys(t *testing.T, e *Engine, bucket string, opts ListOptions) (keys, prefixes []string) {
 	t.Helper()
 	opts.ReadAhead = true
+	return listPages(t, e, bucket, opts, func() { settleAhead(t, e) })
+}
+
+// listAll lists "bucket" page by page without read-ahead.
+func listAll(t *testing.T, e *Engine, opts ListOptions) (keys, prefixes []string) {
+	t.Helper()
+	return listPages(t, e, "bucket", opts, func() {})
+}
+
+func listPages(t *testing.T, e *Engine, bucket string, opts ListOptions, between func()) (keys, prefixes []string) {
+	t.Helper()
 	for {
 		res, err := e.ListObjects(context.Background(), bucket, opts)
 		if err != nil {
@@ -45,7 +56,7 @@ func listKeys(t *testing.T, e *Engine, bucket string, opts ListOptions) (keys, p
 		if !res.IsTruncated {
 			return keys, prefixes
 		}
-		settleAhead(t, e)
+		between()
 		opts.After = res.NextAfter
 	}
 }
@@ -76,25 +87,6 @@ func TestListReadAheadAnswersLikeAListing(t *testing.T) {
 	st := e.ListAheadStats()
 	if st.Used-before.Used < 80 || st.Stale != before.Stale || st.Started-before.Started != st.Used-before.Used {
 		t.Fatalf("read-ahead did not answer the pages: %+v (before %+v)", st, before)
-	}
-}
-
-// listAll lists without read-ahead.
-func listAll(t *testing.T, e *Engine, opts ListOptions) (keys, prefixes []string) {
-	t.Helper()
-	for {
-		res, err := e.ListObjects(context.Background(), "bucket", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range res.Objects {
-			keys = append(keys, o.Key)
-		}
-		prefixes = append(prefixes, res.CommonPrefixes...)
-		if !res.IsTruncated {
-			return keys, prefixes
-		}
-		opts.After = res.NextAfter
 	}
 }
 

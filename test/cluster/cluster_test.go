@@ -427,7 +427,7 @@ func TestNodesThatDisagreeRefuseToStart(t *testing.T) {
 // S3 credentials or an unsigned request never reach a drive.
 func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 	c := startCluster(t, 2, 2)
-	for _, path := range []string{"/_shardstore/drive/v1/format?drive=0", "/_shardstore/lock/v1/lock", "/_shardstore/peer/v1/hello"} {
+	for _, path := range []string{"/_shardstore/drive/v1/format?drive=0", "/_shardstore/lock/v1/batch", "/_shardstore/peer/v1/hello"} {
 		// Unsigned: an S3 request for a bucket named _shardstore (an
 		// invalid name), never an internal call.
 		resp, err := http.Get(c.nodes[0].endpoint + path)
