@@ -358,19 +358,17 @@ func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 // a time, nodes holding more of the first data shards first, shard order
 // within a node. Without drives of other nodes it is byShard itself.
 func nodeOrder(drives []drive.Drive, byShard []int, data int) []int {
-	remote := false
-	for _, d := range drives {
-		if nodeOf(d) != "" {
-			remote = true
-			break
+	var node []string // by position; nil while every drive is this process's
+	for p, d := range drives {
+		if name := nodeOf(d); name != "" {
+			if node == nil {
+				node = make([]string, len(drives))
+			}
+			node[p] = name
 		}
 	}
-	if !remote {
+	if node == nil {
 		return byShard
-	}
-	node := make([]string, len(drives))
-	for p, d := range drives {
-		node[p] = nodeOf(d)
 	}
 	type group struct {
 		name string
@@ -413,11 +411,7 @@ func nodeOrder(drives []drive.Drive, byShard []int, data int) []int {
 // reads are grouped per node (drive.NodeRecordReader under Health), ""
 // for this process's drives.
 func nodeOf(d drive.Drive) string {
-	u, ok := d.(interface{ Unwrap() drive.Drive })
-	if !ok {
-		return ""
-	}
-	if nr, ok := u.Unwrap().(drive.NodeRecordReader); ok {
+	if nr, ok := underHealth[drive.NodeRecordReader](d); ok {
 		return nr.Node()
 	}
 	return ""
@@ -1037,19 +1031,14 @@ func (r *objectReader) shardOrder(posOf []int, data int) []int {
 			r.degraded = true
 		}
 	}
-	order := make([]int, len(posOf))
-	for s := range order {
-		order[s] = s
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch ca, cb := carried(a), carried(b); {
-		case ca && !cb:
-			return -1
-		case cb && !ca:
-			return 1
+	order := make([]int, 0, len(posOf))
+	for _, want := range []bool{true, false} {
+		for s := range posOf {
+			if carried(s) == want {
+				order = append(order, s)
+			}
 		}
-		return 0
-	})
+	}
 	return order
 }
 

@@ -52,6 +52,42 @@ func (r *recordCounter) GetRecords(ctx context.Context, drives []drive.NodeRecor
 	r.Client.GetRecords(ctx, drives, bucket, key, withData, deliver)
 }
 
+// openLocals opens n fresh local drives under dir (closed when the test
+// ends), by slot.
+func openLocals(t *testing.T, dir string, n int) map[int]drive.Drive {
+	t.Helper()
+	locals := map[int]drive.Drive{}
+	for i := range n {
+		l, err := drive.OpenLocal(filepath.Join(dir, fmt.Sprintf("d%02d", i+1)), drive.LocalOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		locals[i] = l
+	}
+	return locals
+}
+
+// serveDrives serves locals over driverpc, as one node serves its drives
+// to the others, and returns counting clients of them (by slot) and the
+// clients under Health, as a cluster node wraps its remote drives.
+func serveDrives(t *testing.T, locals map[int]drive.Drive, key peerauth.Key, hc *http.Client) ([]*recordCounter, []drive.Drive) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, key, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	var counters []*recordCounter
+	var drives []drive.Drive
+	for i := range len(locals) {
+		c := &recordCounter{Client: driverpc.NewClient(srv.URL, i, "", key, hc)}
+		h := drive.NewHealth(c, drive.HealthConfig{})
+		t.Cleanup(func() { h.Close() })
+		counters, drives = append(counters, c), append(drives, h)
+	}
+	return counters, drives
+}
+
 // TestGetThroughRemoteRecordReads: an engine whose 16 drives are remote
 // (driverpc clients of one node serving 16 local drives) commits a PUT
 // with one call for the 16 drives (drive.NodeApplier), reads a small
@@ -62,32 +98,10 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	key := peerauth.Derive("root", "secret")
-	locals := map[int]drive.Drive{}
-	for i := range 16 {
-		l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("d%02d", i+1)), drive.LocalOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		locals[i] = l
-	}
-	mux := http.NewServeMux()
-	mux.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, key, nil))
-	srv := httptest.NewServer(mux)
+	locals := openLocals(t, filepath.Join(root, "n"), 16)
 	hc := driverpc.NewHTTPClient(nil)
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		srv.Close()
-	})
-	var counters []*recordCounter
-	var drives []drive.Drive
-	for i := range 16 {
-		c := &recordCounter{Client: driverpc.NewClient(srv.URL, i, "", key, hc)}
-		// As a cluster node wraps its remote drives.
-		h := drive.NewHealth(c, drive.HealthConfig{})
-		t.Cleanup(func() { h.Close() })
-		counters, drives = append(counters, c), append(drives, h)
-	}
+	t.Cleanup(hc.CloseIdleConnections)
+	counters, drives := serveDrives(t, locals, key, hc)
 	e, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -293,15 +307,7 @@ func TestClusterGetReadsWholeNodes(t *testing.T) {
 	var drives []drive.Drive
 	counters := map[string][]*recordCounter{} // by node
 	for node := range 4 {
-		locals := map[int]drive.Drive{}
-		for i := range 4 {
-			l, err := drive.OpenLocal(filepath.Join(root, fmt.Sprintf("n%d-d%d", node, i)), drive.LocalOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { l.Close() })
-			locals[i] = l
-		}
+		locals := openLocals(t, filepath.Join(root, fmt.Sprint("n", node)), 4)
 		if node == 0 {
 			for i := range 4 {
 				h := drive.NewHealth(locals[i], drive.HealthConfig{})
@@ -310,17 +316,9 @@ func TestClusterGetReadsWholeNodes(t *testing.T) {
 			}
 			continue
 		}
-		mux := http.NewServeMux()
-		mux.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, key, nil))
-		srv := httptest.NewServer(mux)
-		t.Cleanup(srv.Close)
-		for i := range 4 {
-			c := &recordCounter{Client: driverpc.NewClient(srv.URL, i, "", key, hc)}
-			h := drive.NewHealth(c, drive.HealthConfig{})
-			t.Cleanup(func() { h.Close() })
-			counters[srv.URL] = append(counters[srv.URL], c)
-			drives = append(drives, h)
-		}
+		cs, ds := serveDrives(t, locals, key, hc)
+		counters[cs[0].Node()] = cs
+		drives = append(drives, ds...)
 	}
 	// Drives interleaved by node, as a cluster's sets take them.
 	var set []drive.Drive

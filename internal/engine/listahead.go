@@ -193,23 +193,18 @@ var errNoMarks = errors.New("drive change counts unavailable")
 // changeMarks is every drive's change mark for bucket, or false when a
 // drive cannot give one (offline, remote, busy).
 func (e *Engine) changeMarks(bucket string) ([]drive.ChangeMark, bool) {
-	n := 0
-	for _, s := range e.sets {
-		n += len(s.drives)
-	}
-	out := make([]drive.ChangeMark, 0, n)
-	for _, s := range e.sets {
-		for _, d := range s.drives {
-			cc, ok := d.(drive.ChangeCounter)
-			if !ok {
-				return nil, false
-			}
-			m, ok := cc.Changes(bucket)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, m)
+	drives := e.allDrives()
+	out := make([]drive.ChangeMark, 0, len(drives))
+	for _, d := range drives {
+		cc, ok := d.(drive.ChangeCounter)
+		if !ok {
+			return nil, false
 		}
+		m, ok := cc.Changes(bucket)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, m)
 	}
 	return out, true
 }

@@ -28,11 +28,7 @@ func nodeGroups[T interface{ Node() string }](drives []drive.Drive, include func
 		if d == nil || !include(p) {
 			continue
 		}
-		u, ok := d.(interface{ Unwrap() drive.Drive })
-		if !ok {
-			continue
-		}
-		t, ok := u.Unwrap().(T)
+		t, ok := underHealth[T](d)
 		if !ok {
 			continue
 		}
@@ -49,6 +45,19 @@ func nodeGroups[T interface{ Node() string }](drives []drive.Drive, include func
 		}
 	}
 	return out
+}
+
+// underHealth is the drive d wraps (drive.Health) as a T: what a node
+// group call needs of a remote drive. false for a drive not under
+// Health or one that is not a T.
+func underHealth[T any](d drive.Drive) (T, bool) {
+	var zero T
+	u, ok := d.(interface{ Unwrap() drive.Drive })
+	if !ok {
+		return zero, false
+	}
+	t, ok := u.Unwrap().(T)
+	return t, ok
 }
 
 // recordBatch reads one key's record on the drives of one node that a
