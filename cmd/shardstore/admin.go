@@ -323,7 +323,7 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 		if leader == "" {
 			leader = "NONE (no majority of nodes reachable from this node)"
 		}
-		fmt.Fprintf(out, "Cluster state (Raft): leader %s; term %d; %s is %s, applied index %d\n",
+		fmt.Fprintf(out, "Cluster state (Raft): leader %s; term %d; this node (%s) is %s, applied index %d\n",
 			leader, cs.Term, cs.Node, strings.ToLower(cs.State), cs.Applied)
 	}
 	fmt.Fprintf(out, "\n%-4s %-5s %-8s %10s %10s  %s\n", "SET", "SLOT", "STATE", "FREE", "SIZE", "DRIVE")

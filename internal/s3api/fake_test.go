@@ -26,7 +26,8 @@ type fakeStore struct {
 	buckets map[string]*fakeBucket
 	uploads map[string]*fakeUpload
 	seq     int
-	ready   bool
+	ready   bool // every set has write quorum
+	readOK  bool // every set has read quorum
 	now     func() time.Time
 }
 
@@ -51,12 +52,12 @@ type fakeUpload struct {
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{buckets: map[string]*fakeBucket{}, uploads: map[string]*fakeUpload{}, ready: true,
+	return &fakeStore{buckets: map[string]*fakeBucket{}, uploads: map[string]*fakeUpload{}, ready: true, readOK: true,
 		now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }}
 }
 
 func (f *fakeStore) Status() engine.Status {
-	return engine.Status{Drives: 4, DrivesOnline: 4, Sets: 1, WriteQuorumOK: f.ready, ReadQuorumOK: f.ready}
+	return engine.Status{Drives: 4, DrivesOnline: 4, Sets: 1, WriteQuorumOK: f.ready, ReadQuorumOK: f.readOK}
 }
 
 func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptions) error {

@@ -35,9 +35,22 @@ const (
 	ReservedBucket = "shardstore"
 	pathLive       = "/shardstore/health/live"
 	pathReady      = "/shardstore/health/ready"
+	pathRead       = "/shardstore/health/read"
 	pathMetrics    = "/shardstore/metrics"
 	pathAdmin      = "/shardstore/admin/"
 )
+
+// Health checks answered at MinIO's paths too, so that load balancer
+// and Kubernetes probes written for MinIO work unchanged: GET and HEAD
+// of these exact paths only (MinIO refuses a bucket named "minio", so a
+// deployment moving from it has no objects there; any other path or
+// method under /minio/ is an ordinary S3 request).
+var minioHealth = map[string]string{
+	"/minio/health/live":         pathLive,
+	"/minio/health/ready":        pathReady,
+	"/minio/health/cluster":      pathReady,
+	"/minio/health/cluster/read": pathRead,
+}
 
 // Config is everything a Server needs.
 type Config struct {
@@ -424,9 +437,24 @@ func (s *Server) serve(q *request) {
 	}
 }
 
-// reserved serves /shardstore/... paths; it reports whether it did.
+// healthAnswer answers a quorum health check: 200, or 503 when the
+// quorum it asks about is lost.
+func healthAnswer(q *request, ok bool) {
+	q.w.Header().Set("Content-Length", "0")
+	if ok {
+		q.w.WriteHeader(http.StatusOK)
+	} else {
+		q.w.WriteHeader(http.StatusServiceUnavailable)
+	}
+}
+
+// reserved serves /shardstore/... paths and MinIO's health checks; it
+// reports whether it did.
 func (s *Server) reserved(q *request) bool {
 	p := q.r.URL.Path
+	if alias, ok := minioHealth[p]; ok && (q.r.Method == http.MethodGet || q.r.Method == http.MethodHead) {
+		p = alias
+	}
 	switch {
 	case p == pathLive:
 		q.api = "HealthLive"
@@ -435,12 +463,11 @@ func (s *Server) reserved(q *request) bool {
 		return true
 	case p == pathReady:
 		q.api = "HealthReady"
-		q.w.Header().Set("Content-Length", "0")
-		if s.cfg.Store.Status().WriteQuorumOK {
-			q.w.WriteHeader(http.StatusOK)
-		} else {
-			q.w.WriteHeader(http.StatusServiceUnavailable)
-		}
+		healthAnswer(q, s.cfg.Store.Status().WriteQuorumOK)
+		return true
+	case p == pathRead:
+		q.api = "HealthRead"
+		healthAnswer(q, s.cfg.Store.Status().ReadQuorumOK)
 		return true
 	case p == pathMetrics:
 		q.api = "Metrics"

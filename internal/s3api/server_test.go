@@ -770,9 +770,26 @@ func TestHealthAndReserved(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("", "GET", "/shardstore/health/live", nil), 200, "")
 	h.expect(h.do("", "GET", "/shardstore/health/ready", nil), 200, "")
-	h.store.ready = false
+	h.expect(h.do("", "GET", "/shardstore/health/read", nil), 200, "")
+	h.store.ready = false // writes lost quorum, reads not
 	h.expect(h.do("", "GET", "/shardstore/health/ready", nil), 503, "")
+	h.expect(h.do("", "GET", "/shardstore/health/read", nil), 200, "")
 	h.expect(h.do("", "GET", "/shardstore/health/live", nil), 200, "")
+	// MinIO's probe paths answer the same, GET and HEAD.
+	for path, want := range map[string]int{
+		"/minio/health/live": 200, "/minio/health/ready": 503,
+		"/minio/health/cluster": 503, "/minio/health/cluster/read": 200,
+	} {
+		h.expect(h.do("", "GET", path, nil), want, "")
+		h.expect(h.do("", "HEAD", path, nil), want, "")
+	}
+	h.store.readOK = false
+	h.expect(h.do("", "GET", "/shardstore/health/read", nil), 503, "")
+	h.expect(h.do("", "GET", "/minio/health/cluster/read", nil), 503, "")
+	// Only those paths and methods: anything else under /minio/ is S3
+	// (bucket "minio", which does not exist here).
+	h.expect(h.do("", "PUT", "/minio/health/live", nil), 404, "NoSuchBucket")
+	h.expect(h.do("", "GET", "/minio/health/other", nil), 404, "NoSuchBucket")
 	h.expect(h.do("", "GET", "/shardstore/admin/info", nil), 501, "NotImplemented")
 	rec := h.do("", "GET", "/shardstore/metrics", nil)
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "shardstore_s3_requests_total") {

@@ -330,7 +330,8 @@ func TestNodeCrashDuringWrites(t *testing.T) {
 // TestQuorumWithNodesDown: 8 nodes x 2 drives, one set of 16 at parity 4.
 // Two nodes down (4 drives): reads and writes go on. A third down (6
 // drives): writes are refused with a clear error, nothing half-written
-// appears, and everything comes back when the nodes return.
+// appears, and everything comes back when the nodes return. The health
+// checks (ours and MinIO's paths) say so on every node that is up.
 func TestQuorumWithNodesDown(t *testing.T) {
 	c := startCluster(t, 8, 2)
 	n1 := c.client(0)
@@ -344,6 +345,9 @@ func TestQuorumWithNodesDown(t *testing.T) {
 	c.kill(6)
 	c.kill(7)
 	mustGet(t, c.client(3), "quorum", "before", before, "node 4 with 2 nodes down")
+	for _, path := range []string{"/shardstore/health/ready", "/shardstore/health/read"} {
+		c.waitHealth(3, path, http.StatusOK) // 12 of 16 drives: both quorums hold
+	}
 	during := randBytes(1 << 20)
 	if err := put(t, c.client(2), "quorum", "during", during); err != nil {
 		t.Fatalf("PUT with 2 of 8 nodes down (12 of 16 drives, write quorum 12): %v", err)
@@ -360,8 +364,18 @@ func TestQuorumWithNodesDown(t *testing.T) {
 	if !strings.Contains(err.Error(), "quorum") {
 		t.Errorf("the error does not say quorum: %v", err)
 	}
+	// 10 of 16 drives: below write quorum (12) and read quorum (12).
+	for i := range 5 {
+		c.waitHealth(i, "/shardstore/health/ready", http.StatusServiceUnavailable)
+		c.waitHealth(i, "/minio/health/cluster/read", http.StatusServiceUnavailable)
+		c.waitHealth(i, "/shardstore/health/live", http.StatusOK)
+	}
 	for _, i := range []int{5, 6, 7} {
 		c.restart(i)
+	}
+	for i := range c.nodes {
+		c.waitHealth(i, "/minio/health/cluster", http.StatusOK)
+		c.waitHealth(i, "/shardstore/health/read", http.StatusOK)
 	}
 	for i := range c.nodes {
 		mustGet(t, c.client(i), "quorum", "before", before, fmt.Sprintf("node %d", i+1))

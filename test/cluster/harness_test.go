@@ -177,6 +177,29 @@ func (c *testCluster) waitReady(i int) {
 	}
 }
 
+// waitHealth waits until node i's health check at path (a
+// /shardstore/health/... or /minio/health/... path) answers want: a
+// node learns that drives of other nodes went away from the calls that
+// fail, so the answer may lag a node's death by a health probe.
+func (c *testCluster) waitHealth(i int, path string, want int) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	got := 0
+	for {
+		resp, err := http.Get(c.nodes[i].endpoint + path)
+		if err == nil {
+			resp.Body.Close()
+			if got = resp.StatusCode; got == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("node %d %s: want %d within 60s, last %d (%v)", i+1, path, want, got, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // kill crashes node i (SIGKILL) and waits until it is gone.
 func (c *testCluster) kill(i int) {
 	n := c.nodes[i]

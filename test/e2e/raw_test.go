@@ -95,7 +95,8 @@ func getBody(t *testing.T, c *s3.Client, bucket, key string) []byte {
 
 func TestHealthAndHeaders(t *testing.T) {
 	s := startServer(t)
-	for _, p := range []string{"/shardstore/health/live", "/shardstore/health/ready"} {
+	for _, p := range []string{"/shardstore/health/live", "/shardstore/health/ready", "/shardstore/health/read",
+		"/minio/health/live", "/minio/health/ready", "/minio/health/cluster", "/minio/health/cluster/read"} {
 		r, err := httpGet(s.endpoint + p)
 		if err != nil || r.status != 200 {
 			t.Fatalf("%s: %+v %v", p, r, err)
