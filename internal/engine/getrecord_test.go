@@ -102,11 +102,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	hc := driverpc.NewHTTPClient(nil)
 	t.Cleanup(hc.CloseIdleConnections)
 	counters, drives := serveDrives(t, locals, key, hc)
-	e, err := New(Config{Drives: drives, Heal: HealConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := engineOn(t, drives)
 	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
 		t.Fatal(err)
 	}
@@ -327,11 +323,7 @@ func TestClusterGetReadsWholeNodes(t *testing.T) {
 			set = append(set, drives[n*4+i])
 		}
 	}
-	e, err := New(Config{Drives: set, Heal: HealConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e := engineOn(t, set)
 	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
 		t.Fatal(err)
 	}

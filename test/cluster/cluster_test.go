@@ -49,13 +49,7 @@ func get(t *testing.T, c *s3.Client, bucket, key string) ([]byte, error) {
 
 func mustGet(t *testing.T, c *s3.Client, bucket, key string, want []byte, via string) {
 	t.Helper()
-	got, err := get(t, c, bucket, key)
-	if err != nil {
-		t.Fatalf("GET %s via %s: %v", key, via, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("GET %s via %s: %d bytes differ from the %d written", key, via, len(got), len(want))
-	}
+	mustGetWritten(t, c, bucket, key, writtenOf(want), via)
 }
 
 // written is what a test remembers of an acknowledged object: its size

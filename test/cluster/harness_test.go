@@ -155,26 +155,7 @@ func (c *testCluster) launch(i int, endpoints []string) {
 // waitReady waits until node i answers S3 (its health check says ready).
 func (c *testCluster) waitReady(i int) {
 	c.t.Helper()
-	n := c.nodes[i]
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(n.endpoint + "/shardstore/health/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-n.exited:
-			c.t.Fatalf("node %d exited before serving: %v\n%s", i+1, n.exitErr, n.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("node %d not ready within 90s (%v)\n%s", i+1, err, n.stderr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	c.waitAnswer(i, "/shardstore/health/ready", http.StatusOK, 90*time.Second)
 }
 
 // waitHealth waits until node i's health check at path (a
@@ -183,20 +164,33 @@ func (c *testCluster) waitReady(i int) {
 // fail, so the answer may lag a node's death by a health probe.
 func (c *testCluster) waitHealth(i int, path string, want int) {
 	c.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	c.waitAnswer(i, path, want, 60*time.Second)
+}
+
+// waitAnswer polls GET path on node i until it answers want, failing the
+// test when the node exits or within passes.
+func (c *testCluster) waitAnswer(i int, path string, want int, within time.Duration) {
+	c.t.Helper()
+	n := c.nodes[i]
+	deadline := time.Now().Add(within)
 	got := 0
 	for {
-		resp, err := http.Get(c.nodes[i].endpoint + path)
+		resp, err := http.Get(n.endpoint + path)
 		if err == nil {
 			resp.Body.Close()
 			if got = resp.StatusCode; got == want {
 				return
 			}
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("node %d %s: want %d within 60s, last %d (%v)", i+1, path, want, got, err)
+		select {
+		case <-n.exited:
+			c.t.Fatalf("node %d exited while waiting for %s to answer %d: %v\n%s", i+1, path, want, n.exitErr, n.stderr)
+		default:
 		}
-		time.Sleep(200 * time.Millisecond)
+		if time.Now().After(deadline) {
+			c.t.Fatalf("node %d %s: want %d within %v, last %d (%v)\n%s", i+1, path, want, within, got, err, n.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
