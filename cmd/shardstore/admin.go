@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--json]
@@ -37,6 +37,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--json]
        shardstore admin policy create|list|info|attach|detach|remove ...
        shardstore admin accesskey create|list|info|enable|disable|remove ...
        shardstore admin audit [--json]
+       shardstore admin prometheus generate [--endpoint URL] [--expiry DURATION]
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -47,10 +48,12 @@ Operates a running server through its admin API:
   accesskey  access keys for applications, bound to a user, optionally narrowed
              by their own policy and limited in time
   audit      the latest identity changes (who, what, when)
+  prometheus a scrape configuration with a bearer token for /shardstore/metrics
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
-The endpoint is --endpoint, or SHARDSTORE_ENDPOINT, or http://127.0.0.1:9000.
+The endpoint is --endpoint, or SHARDSTORE_ENDPOINT, or http://127.0.0.1:9000; an
+https:// endpoint with a private CA needs --ca-cert FILE (or SHARDSTORE_CA_CERT).
 Requests are signed with the root credentials from SHARDSTORE_ROOT_USER /
 SHARDSTORE_ROOT_PASSWORD (or MINIO_ROOT_USER / MINIO_ROOT_PASSWORD), or the
 development defaults when neither is set; SHARDSTORE_ACCESS_KEY and
@@ -60,7 +63,7 @@ admin action, or any user managing its own access keys).`
 // runAdmin operates a running server through its admin API.
 func runAdmin(args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status, heal, user, group, policy, accesskey or audit)")
+		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status, heal, user, group, policy, accesskey, audit or prometheus)")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -69,13 +72,16 @@ func runAdmin(args []string) error {
 	case "status", "heal":
 	case "user", "group", "policy", "accesskey", "audit":
 		return runAdminIdentity(args)
+	case "prometheus":
+		return runAdminPrometheus(args[1:])
 	default:
-		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey or audit)", args[0])
+		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit or prometheus)", args[0])
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
 	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
+	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
 	var bucket, prefix *string
 	var deep, quiet, asJSON *bool
 	var use, head string
@@ -97,7 +103,7 @@ func runAdmin(args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef(use, "shardstore admin "+name+" -h", "unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	c, err := newAdminClient(*endpoint, *region)
+	c, err := newAdminClient(*endpoint, *region, *caCert)
 	if err != nil {
 		return err
 	}
@@ -119,8 +125,12 @@ func envOr(k, def string) string {
 
 // newAdminClient signs with SHARDSTORE_ACCESS_KEY / SHARDSTORE_SECRET_KEY
 // when set, else with the root credentials.
-func newAdminClient(endpoint, region string) (*adminClient, error) {
-	c := &adminClient{base: strings.TrimSuffix(endpoint, "/"), region: region}
+func newAdminClient(endpoint, region, caFile string) (*adminClient, error) {
+	tr, err := clientTransport(caFile)
+	if err != nil {
+		return nil, err
+	}
+	c := &adminClient{base: strings.TrimSuffix(endpoint, "/"), region: region, hc: &http.Client{Transport: tr}}
 	ak, sk := os.Getenv("SHARDSTORE_ACCESS_KEY"), os.Getenv("SHARDSTORE_SECRET_KEY")
 	switch {
 	case ak != "" && sk != "":
@@ -141,6 +151,7 @@ type adminClient struct {
 	base   string
 	region string
 	creds  aws.Credentials
+	hc     *http.Client
 }
 
 // emptySHA256 is the payload hash of a request without a body.
@@ -170,11 +181,14 @@ func (c *adminClient) doBody(ctx context.Context, method, path string, q url.Val
 	if err := v4.NewSigner().SignHTTP(ctx, c.creds, req, hash, "s3", c.region, time.Now()); err != nil {
 		return nil, fmt.Errorf("sign admin request: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) && ctx.Err() == nil {
 			err = uerr.Err
+		}
+		if terr, ok := trustHint(err); ok {
+			return nil, fmt.Errorf("%s: TLS with the server at %s: %w", path, c.base, terr)
 		}
 		return nil, fmt.Errorf("%s: cannot reach the server at %s (%v): is it running? Point SHARDSTORE_ENDPOINT (or --endpoint) at its S3 endpoint",
 			path, c.base, err)
@@ -386,11 +400,12 @@ func printNodes(out io.Writer, drives []engine.DriveStatus) {
 	var order []string
 	nodes := map[string]*node{}
 	for _, d := range drives {
-		rest, ok := strings.CutPrefix(d.Path, "http://")
+		scheme, rest, ok := strings.Cut(d.Path, "://")
 		if !ok {
 			return
 		}
 		host, _, _ := strings.Cut(rest, "/")
+		host = scheme + "://" + host
 		n := nodes[host]
 		if n == nil {
 			n = &node{}
@@ -411,6 +426,6 @@ func printNodes(out io.Writer, drives []engine.DriveStatus) {
 		case n.online < n.total:
 			state = "up, some drives offline"
 		}
-		fmt.Fprintf(out, "  node %-21s %d of %d drives online; %s\n", "http://"+h, n.online, n.total, state)
+		fmt.Fprintf(out, "  node %-21s %d of %d drives online; %s\n", h, n.online, n.total, state)
 	}
 }

@@ -83,6 +83,7 @@ func runIdentityCommand(kind, name string, c identityCommand, args []string, f *
 	fs := flag.NewFlagSet(full, flag.ContinueOnError)
 	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
+	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
 	fs.BoolVar(&f.json, "json", false, "print the server's JSON answer (for scripts)")
 	if c.flags != nil {
 		c.flags(fs)
@@ -104,7 +105,7 @@ func runIdentityCommand(kind, name string, c identityCommand, args []string, f *
 	if len(pos) < c.min || (c.max >= 0 && len(pos) > c.max) {
 		return cli.Usagef(use, "shardstore "+full+" -h", "wrong number of arguments (%d)", len(pos))
 	}
-	client, err := newAdminClient(*endpoint, *region)
+	client, err := newAdminClient(*endpoint, *region, *caCert)
 	if err != nil {
 		return err
 	}

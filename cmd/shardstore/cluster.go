@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/admin"
+	"github.com/shardstore/shardstore/internal/certs"
 	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/consensus"
 	"github.com/shardstore/shardstore/internal/dlock"
@@ -39,7 +40,7 @@ type clusterNode struct {
 	key    peerauth.Key
 	log    *slog.Logger
 	hc     *http.Client
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // to other nodes (routes applied)
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // to other nodes (routes applied, TLS done)
 	hello  cluster.Hello
 	peers  *cluster.Peers
 	peerSv *cluster.PeerServer
@@ -90,10 +91,16 @@ const clusterStartWait = 10 * time.Minute
 // openClusterNode parses the endpoints, finds this node, opens its local
 // drives and starts serving them (and the lock and peer calls) on its
 // address; S3 requests get 503 until ready is called.
-func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stderr io.Writer) (*clusterNode, error) {
+func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logger *slog.Logger, stderr io.Writer) (*clusterNode, error) {
 	top, err := cluster.Parse(o.drives)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case top.Scheme == "https" && !store.HasCertificate():
+		return nil, fmt.Errorf("cluster: the endpoints are https:// but the certificates directory %s holds no %s and %s: give this node its certificate (--certs-dir), or write http:// endpoints on every node", store.Dir(), certs.PublicCert, certs.PrivateKey)
+	case top.Scheme == "http" && store.HasCertificate():
+		return nil, fmt.Errorf("cluster: this node has a certificate in %s but the endpoints are http://: write https:// endpoints on every node (nodes of a deployment all speak TLS or none does), or start it with another --certs-dir", store.Dir())
 	}
 	ctx := context.Background()
 	self, err := top.FindSelf(ctx, o.address, o.addressChosen)
@@ -112,9 +119,18 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	if len(routes) > 0 {
 		logger.Warn("connections to other nodes are routed through other addresses", "env", cluster.RoutesEnv, "routes", len(routes))
 	}
+	// Connections to other nodes: routed where SHARDSTORE_PEER_ROUTES
+	// says, and over TLS (verified against the certificates directory's
+	// authorities and the system's) when the endpoints are https://.
 	dial := routes.Dialer(driverpc.PeerDialer())
+	var dialTLS certs.DialFunc
+	peerDial := dial
+	if top.Scheme == "https" {
+		dialTLS = store.DialTLS(dial)
+		peerDial = dialTLS
+	}
 	n := &clusterNode{top: top, self: self, key: peerauth.Derive(creds.user, creds.pass), log: logger,
-		hc: driverpc.NewHTTPClient(dial), dial: dial, served: make(chan error, 1)}
+		hc: driverpc.NewHTTPClient(dial, dialTLS), dial: peerDial, served: make(chan error, 1)}
 	b := currentBuild()
 	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, strings.TrimSpace(b.Version+" "+b.Commit))
 
@@ -154,6 +170,7 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", address, err)
 	}
+	ln := serveListener(n.ln, store)
 	n.http = &http.Server{
 		Handler: n.route(),
 		// The S3 endpoint's bound, as on a single server: peer calls
@@ -164,7 +181,7 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
 	go func() {
-		err := n.http.Serve(n.ln)
+		err := n.http.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
@@ -201,10 +218,10 @@ func openClusterNode(o serverOptions, creds rootCreds, logger *slog.Logger, stde
 	var lockPeers []dlock.Peer
 	for i, u := range top.Nodes {
 		if i != self {
-			lockPeers = append(lockPeers, dlock.Peer{ID: u, Endpoint: u})
+			lockPeers = append(lockPeers, dlock.Peer{ID: top.ID(i), Endpoint: u})
 		}
 	}
-	n.locker = dlock.NewLocker(top.Nodes[self], n.table, lockPeers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL})
+	n.locker = dlock.NewLocker(top.ID(self), n.table, lockPeers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL})
 
 	if err := n.openState(logger, stderr); err != nil {
 		n.close()
@@ -288,8 +305,8 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 // first formatted one, else the first present (a new deployment).
 func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 	var members []consensus.Member
-	for i, u := range n.top.Nodes {
-		members = append(members, consensus.Member{ID: u, Address: n.top.Host(i)})
+	for i := range n.top.Nodes {
+		members = append(members, consensus.Member{ID: n.top.ID(i), Address: n.top.Host(i)})
 	}
 	var withLog, logDirs []string
 	var formatted, present string
@@ -339,7 +356,7 @@ func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 		}
 	}
 	st, err := consensus.Open(consensus.Options{
-		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc, Dial: n.dial,
+		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc, Dial: n.dial, Scheme: n.top.Scheme,
 		Logger: logger.With("component", "consensus"),
 		OnChange: func(space, key string) {
 			if fn := n.onState.Load(); fn != nil {
@@ -357,7 +374,13 @@ func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 // consensusStatus is this node's view of the consensus group.
 func (n *clusterNode) consensusStatus() admin.ConsensusStatus {
 	st := n.state.Status()
-	return admin.ConsensusStatus{Node: n.top.Nodes[n.self], State: st.State, Leader: st.Leader, Term: st.Term, Applied: st.Applied}
+	leader := st.Leader
+	for i := range n.top.Nodes {
+		if n.top.ID(i) == leader {
+			leader = n.top.Nodes[i] // the URL, with its scheme
+		}
+	}
+	return admin.ConsensusStatus{Node: n.top.Nodes[n.self], State: st.State, Leader: leader, Term: st.Term, Applied: st.Applied}
 }
 
 // onStateChange sets what a change of the cluster state applied on this
@@ -372,6 +395,13 @@ func (n *clusterNode) onStateChange(fn func(space, key string)) { n.onState.Stor
 func (n *clusterNode) route() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/_shardstore/") && r.Header.Get(peerauth.HeaderSignature) != "" {
+			// A signed request names the node it was signed for: one for
+			// another node is a replay (or a misrouted call), refused
+			// before any handler records its nonce.
+			if !peerauth.ForHost(r, n.top.Host(n.self)) {
+				http.Error(w, fmt.Sprintf("this node is %s, not %s", n.top.Host(n.self), r.Host), http.StatusMisdirectedRequest)
+				return
+			}
 			(*n.internal.Load()).ServeHTTP(w, r)
 			return
 		}
@@ -406,7 +436,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		FormatNew: n.self == 0,
 		Local:     func(slot int) bool { return n.top.Drives[slot].Node == n.self },
 		Changed:   n.peers.Notify,
-		NodeID:    nodeID(n.top.Nodes[n.self]),
+		NodeID:    nodeID(n.top.ID(n.self)),
 		State:     stateAdapter{n.state},
 		ScansHere: n.state.IsLeader,
 	}
@@ -495,7 +525,8 @@ func (n *clusterNode) close() {
 	}
 }
 
-// nodeID is a node's name in records it keeps on shared drives.
+// nodeID is a node's name in records it keeps on shared drives, from its
+// Topology.ID (which does not change with the scheme).
 func nodeID(url string) string {
 	return strings.NewReplacer("http://", "", ":", "_", "/", "_").Replace(url)
 }

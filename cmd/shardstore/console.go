@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/certs"
 	"github.com/shardstore/shardstore/internal/console"
 )
 
@@ -27,7 +28,7 @@ type consoleServer struct {
 // default (not chosen by the operator) and already taken, say by a second
 // server on the machine, the S3 server starts without a console and
 // says so; a chosen address that cannot be had stops the start.
-func startConsole(stdout, stderr io.Writer, addr string, chosen bool, cfg console.Config, log *slog.Logger) (*consoleServer, error) {
+func startConsole(stdout, stderr io.Writer, addr string, chosen bool, store *certs.Store, cfg console.Config, log *slog.Logger) (*consoleServer, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -50,7 +51,8 @@ func startConsole(stdout, stderr io.Writer, addr string, chosen bool, cfg consol
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}}
-	fmt.Fprintf(stdout, "Console: http://%s\n", endpointHost(ln.Addr()))
+	fmt.Fprintf(stdout, "Console: %s://%s\n", scheme(store), endpointHost(ln.Addr()))
+	ln = serveListener(ln, store)
 	go func() {
 		err := cs.http.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,10 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/certs"
 	"github.com/shardstore/shardstore/internal/cli"
 )
 
-const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--dir DIR] [--base-port P]"
+const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--dir DIR] [--base-port P] [--tls]"
 
 // runCluster dispatches `shardstore cluster SUBCOMMAND`.
 func runCluster(args []string) error {
@@ -55,6 +57,7 @@ func runClusterDemo(args []string) error {
 	parity := fs.Int("parity", 0, "parity shards per object (passed to every node)")
 	setSize := fs.Int("set-size", 0, "drives per erasure set (passed to every node)")
 	console := fs.String("console-address", "", "`HOST:PORT` for node 1's web console (\"\" = none)")
+	useTLS := fs.Bool("tls", false, "run the nodes over TLS: a throwaway CA is made in DIR/ca (kept for later starts) and each node gets a certificate for 127.0.0.1 and localhost in DIR/nodeI/certs")
 	head := fmt.Sprintf("usage: %s\n\nStarts a cluster of node processes on this machine (loopback), prints\n"+
 		"'node I pid PID endpoint URL' per node once all serve, and stops them all\n"+
 		"on Ctrl-C or SIGTERM. Root credentials come from the environment as for\n"+
@@ -84,9 +87,18 @@ func runClusterDemo(args []string) error {
 	}
 	// The same endpoint list for every node; on one machine each node's
 	// drives are under its own directory.
+	scheme := "http"
+	if *useTLS {
+		scheme = "https"
+		caFile, err := demoCertificates(root, *nodes)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "cluster demo: TLS with the throwaway CA %s: give it to clients (aws --ca-bundle %s, SSL_CERT_FILE=%s, shardstore admin --ca-cert %s)\n", caFile, caFile, caFile, caFile)
+	}
 	var endpoints []string
 	for i := 0; i < *nodes; i++ {
-		endpoints = append(endpoints, fmt.Sprintf("http://127.0.0.1:%d%s/node%d/d{1...%d}", *basePort+i, root, i+1, *drives))
+		endpoints = append(endpoints, fmt.Sprintf("%s://127.0.0.1:%d%s/node%d/d{1...%d}", scheme, *basePort+i, root, i+1, *drives))
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -115,6 +127,9 @@ func runClusterDemo(args []string) error {
 			cons = *console
 		}
 		args = append(args, "--console-address", cons)
+		if *useTLS {
+			args = append(args, "--certs-dir", filepath.Join(root, fmt.Sprintf("node%d", i+1), "certs"))
+		}
 		if *parity > 0 {
 			args = append(args, "--parity", strconv.Itoa(*parity))
 		}
@@ -172,6 +187,36 @@ func runClusterDemo(args []string) error {
 		}
 	}
 }
+
+// demoCertificates makes (or reuses) the demo's CA in root/ca and gives
+// every node a certificates directory root/nodeI/certs with a fresh
+// certificate for 127.0.0.1 and localhost and the CA in CAs/. It returns
+// the CA certificate's path.
+func demoCertificates(root string, nodes int) (string, error) {
+	caDir := filepath.Join(root, "ca")
+	caFile, keyFile := filepath.Join(caDir, "ca.crt"), filepath.Join(caDir, "ca.key")
+	ca, err := certs.LoadCA(caFile, keyFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		if ca, err = certs.NewCA("shardstore cluster demo CA", demoCertValidity); err == nil {
+			if err = os.MkdirAll(caDir, 0o700); err == nil {
+				err = ca.WriteFiles(caFile, keyFile)
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("cluster demo: CA in %s: %w", caDir, err)
+	}
+	for i := 1; i <= nodes; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("node%d", i), "certs")
+		if err := ca.WriteCertsDir(dir, []string{"127.0.0.1", "localhost", "::1"}, demoCertValidity); err != nil {
+			return "", fmt.Errorf("cluster demo: certificate of node %d: %w", i, err)
+		}
+	}
+	return caFile, nil
+}
+
+// demoCertValidity is how long the demo's CA and certificates are valid.
+const demoCertValidity = 365 * 24 * time.Hour
 
 // startDemoNode starts one node, logging its stderr to logPath, and
 // reports it on ready once it prints its endpoint (or on failed if it

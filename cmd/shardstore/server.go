@@ -77,6 +77,15 @@ type serverOptions struct {
 	// addressChosen is set when --address was given (a cluster node
 	// otherwise listens on all interfaces at its endpoint's port).
 	addressChosen bool
+	// certsDir is --certs-dir; certsChosen is set when the operator
+	// named it (flag or environment), and then it must exist.
+	certsDir    string
+	certsChosen bool
+	// allowDevCreds lets the development credentials serve beyond
+	// loopback (--allow-default-credentials).
+	allowDevCreds bool
+	// metricsPublic serves /shardstore/metrics without a token.
+	metricsPublic bool
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -110,6 +119,13 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
 	fs.StringVar(&o.publicURL, "public-url", os.Getenv("SHARDSTORE_PUBLIC_URL"), "`URL` clients reach the S3 endpoint at (a proxy, load balancer or DNS name; also SHARDSTORE_PUBLIC_URL): the console's share links use it")
 	fs.BoolVar(&o.allowRoot, "allow-root-drives", false, "allow drives on the root filesystem (also SHARDSTORE_ALLOW_ROOT_DRIVES=1); meant for tests and trials")
+	var envCertsChosen bool
+	o.certsDir, envCertsChosen = defaultCertsDir(os.Getenv)
+	certsHelp := "certificates `DIR`, laid out as MinIO's: public.crt + private.key (HTTPS when present), NAME/public.crt + NAME/private.key per extra name (SNI), CAs/ (authorities trusted as a client); also SHARDSTORE_CERTS_DIR or MINIO_CERTS_DIR"
+	fs.StringVar(&o.certsDir, "certs-dir", o.certsDir, certsHelp)
+	fs.StringVar(&o.certsDir, "S", o.certsDir, "short for --certs-dir (as MinIO's -S)")
+	fs.BoolVar(&o.metricsPublic, "metrics-public", metricsPublicDefault(os.Getenv), "serve /shardstore/metrics to anyone who reaches the port, without a bearer token (also SHARDSTORE_PROMETHEUS_AUTH_TYPE=public or MINIO_PROMETHEUS_AUTH_TYPE=public)")
+	fs.BoolVar(&o.allowDevCreds, "allow-default-credentials", false, "serve beyond loopback with the default development credentials (also SHARDSTORE_ALLOW_DEFAULT_CREDENTIALS=1); meant for trials on a network you trust")
 	head := fmt.Sprintf("usage: %s\n\n"+
 		"Runs the S3 server on the given drive directories.\n"+
 		"DRIVE may use ellipses: /data/d{1...16}. Without drives the server uses %s.\n"+
@@ -127,9 +143,11 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 		o.drives = append(o.drives, rest[0])
 		rest = rest[1:]
 	}
+	o.certsChosen = envCertsChosen
 	fs.Visit(func(f *flag.Flag) {
 		o.consoleChosen = o.consoleChosen || f.Name == "console-address"
 		o.addressChosen = o.addressChosen || f.Name == "address"
+		o.certsChosen = o.certsChosen || f.Name == "certs-dir" || f.Name == "S"
 	})
 	return o, nil
 }
@@ -193,6 +211,9 @@ func runServer(args []string) error {
 		}
 	}
 	if creds.dev() {
+		if err := checkDevCredentials(o, clustered); err != nil {
+			return err
+		}
 		fmt.Fprint(os.Stderr, strings.Join([]string{
 			"",
 			"######################################################################",
@@ -206,6 +227,13 @@ func runServer(args []string) error {
 	} else if creds.alias {
 		logger.Warn("root credentials taken from MINIO_ROOT_USER / MINIO_ROOT_PASSWORD; SHARDSTORE_ROOT_USER / SHARDSTORE_ROOT_PASSWORD take precedence when set")
 	}
+	certStore, err := loadCerts(o.certsDir, o.certsChosen, logger, os.Stderr)
+	if err != nil {
+		return err
+	}
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	watchCerts(watchCtx, certStore, logger)
 	root := auth.Identity{AccessKey: creds.user, SecretKey: creds.pass, DisplayName: "root", Root: true}
 	users := auth.NewUsers(root)
 	if o.usersFile != "" {
@@ -254,7 +282,7 @@ func runServer(args []string) error {
 	var node *clusterNode
 	var eng *engine.Engine
 	if clustered {
-		if node, err = openClusterNode(o, creds, logger, os.Stderr); err != nil {
+		if node, err = openClusterNode(o, creds, certStore, logger, os.Stderr); err != nil {
 			return err
 		}
 		defer node.close()
@@ -307,6 +335,10 @@ func runServer(args []string) error {
 		}
 	}
 	verifier := &auth.Verifier{Region: o.region, Users: users, Domain: o.domain, Identities: ids}
+	var metricsAuth func(*http.Request) error
+	if !o.metricsPublic {
+		metricsAuth = metricsAuthorize(verifier)
+	}
 	adm := admin.NewHandler(eng, adminAuthorize(verifier), ids)
 	if node != nil {
 		adm.Consensus = node.consensusStatus
@@ -321,6 +353,7 @@ func runServer(args []string) error {
 		Domain:      o.domain,
 		Logger:      logger.With("component", "s3api"),
 		LogRequests: o.logRequests,
+		MetricsAuth: metricsAuth,
 	})
 	if err != nil {
 		return err
@@ -396,7 +429,7 @@ func runServer(args []string) error {
 				logger.Warn("re-reading state another node changed failed", "kind", kind, "name", name, "err", err)
 			}
 		})
-		endpoint = "http://" + endpointHost(node.ln.Addr())
+		endpoint = node.top.Scheme + "://" + endpointHost(node.ln.Addr())
 		served = node.served
 		stopper = nodeStopper{node, srv}
 	} else {
@@ -404,12 +437,13 @@ func runServer(args []string) error {
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", o.address, err)
 		}
-		endpoint = "http://" + endpointHost(ln.Addr())
+		endpoint = scheme(certStore) + "://" + endpointHost(ln.Addr())
+		ln = serveListener(ln, certStore)
 		served = make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 	}
 	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
-	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, console.Config{
+	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, console.Config{
 		S3: srv, Region: o.region, ShareEndpoint: cmp.Or(publicURL, endpoint), Usage: eng.BucketUsage, Metrics: registry,
 		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent,
 		Logger: logger.With("component", "console"),
@@ -453,6 +487,46 @@ func runServer(args []string) error {
 	return serr
 }
 
+// checkDevCredentials refuses to serve with the development credentials
+// on an address other machines can reach (a cluster node without
+// --address listens on every interface): a store anyone on the network
+// can administer is how self-hosted object stores leak. Loopback, or
+// --allow-default-credentials, is allowed.
+func checkDevCredentials(o serverOptions, clustered bool) error {
+	if o.allowDevCreds || envTrue(os.Getenv("SHARDSTORE_ALLOW_DEFAULT_CREDENTIALS")) {
+		return nil
+	}
+	var exposed []string
+	switch {
+	case clustered && !o.addressChosen:
+		exposed = append(exposed, "every interface (a cluster node without --address)")
+	case !isLoopbackListen(o.address):
+		exposed = append(exposed, o.address)
+	}
+	if o.console != "" && !isLoopbackListen(o.console) {
+		exposed = append(exposed, o.console+" (the console)")
+	}
+	if len(exposed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("refusing to start: the server would listen on %s, which other machines can reach, with the default development credentials (%s / %s). "+
+		"Set SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD (or MINIO_ROOT_USER / MINIO_ROOT_PASSWORD), "+
+		"or listen on 127.0.0.1 (--address, --console-address), "+
+		"or pass --allow-default-credentials (SHARDSTORE_ALLOW_DEFAULT_CREDENTIALS=1) for a trial on a network you trust",
+		strings.Join(exposed, " and "), defaultRootUser, defaultRootPass)
+}
+
+// metricsPublicDefault reads the environment's choice of metrics access,
+// as MinIO's MINIO_PROMETHEUS_AUTH_TYPE ("public" or "jwt").
+func metricsPublicDefault(getenv func(string) string) bool {
+	for _, k := range []string{"SHARDSTORE_PROMETHEUS_AUTH_TYPE", "MINIO_PROMETHEUS_AUTH_TYPE"} {
+		if v := strings.ToLower(strings.TrimSpace(getenv(k))); v != "" {
+			return v == "public"
+		}
+	}
+	return false
+}
+
 // envTrue reads a boolean environment variable (1, true, yes, on).
 func envTrue(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -481,37 +555,60 @@ func adminAuthorize(v *auth.Verifier) admin.Authorize {
 		if res.Body != nil {
 			r.Body = res.Body
 		}
-		c := res.Caller
-		switch {
-		case c.Root:
-			return admin.Actor{Name: "root", Key: c.AccessKey, Can: func(string) bool { return true }}, nil
-		case c.Permissions == nil:
-			return admin.Actor{Name: c.AccessKey, Key: c.AccessKey},
-				fmt.Errorf("admin requests need the root user or a user of the identity store with %s", action)
-		}
-		a := admin.Actor{Name: c.User, User: c.User, Key: c.AccessKey}
-		if c.AccessKey != c.User {
-			a.Name = c.User + " (key " + c.AccessKey + ")"
-		}
-		if c.Session {
-			a.Key = "" // a session never counts as the user's own key
-		}
-		decide := func(action string) policy.Decision {
-			// Admin actions act on the server, not on S3 resources: a
-			// statement on "arn:aws:s3:::*" does not reach them, "*" (or
-			// no Resource) does.
-			return c.Permissions.Evaluate(&policy.Request{Action: action, Resource: adminResource,
-				AccessKey: c.User, Conditions: s3api.ConditionKeys(r, c)})
-		}
-		a.Can = func(action string) bool { return decide(action) == policy.Allowed }
-		switch decide(action) {
-		case policy.Allowed:
-			return a, nil
-		case policy.Denied:
-			return a, fmt.Errorf("%s is explicitly denied %s", c.User, action)
-		}
-		return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
+		return adminDecide(res.Caller, action, r)
 	}
+}
+
+// metricsAuthorize decides who reads /shardstore/metrics: a bearer token
+// (shardstore admin prometheus generate, or mc's) of an identity allowed
+// admin:Prometheus, decided as every admin action is.
+func metricsAuthorize(v *auth.Verifier) func(*http.Request) error {
+	return func(r *http.Request) error {
+		c, err := s3api.SigV4{Verifier: v}.AuthenticateBearer(r)
+		if err != nil {
+			return err
+		}
+		_, err = adminDecide(c, metricsAction, r)
+		return err
+	}
+}
+
+// metricsAction is the admin action that reads the metrics (MinIO's name).
+const metricsAction = "admin:Prometheus"
+
+// adminDecide is the admin access decision for an authenticated caller:
+// root may do anything; an identity of the identity store what its
+// policies allow; anyone else nothing.
+func adminDecide(c s3api.Caller, action string, r *http.Request) (admin.Actor, error) {
+	switch {
+	case c.Root:
+		return admin.Actor{Name: "root", Key: c.AccessKey, Can: func(string) bool { return true }}, nil
+	case c.Permissions == nil:
+		return admin.Actor{Name: c.AccessKey, Key: c.AccessKey},
+			fmt.Errorf("admin requests need the root user or a user of the identity store with %s", action)
+	}
+	a := admin.Actor{Name: c.User, User: c.User, Key: c.AccessKey}
+	if c.AccessKey != c.User {
+		a.Name = c.User + " (key " + c.AccessKey + ")"
+	}
+	if c.Session {
+		a.Key = "" // a session never counts as the user's own key
+	}
+	decide := func(action string) policy.Decision {
+		// Admin actions act on the server, not on S3 resources: a
+		// statement on "arn:aws:s3:::*" does not reach them, "*" (or
+		// no Resource) does.
+		return c.Permissions.Evaluate(&policy.Request{Action: action, Resource: adminResource,
+			AccessKey: c.User, Conditions: s3api.ConditionKeys(r, c)})
+	}
+	a.Can = func(action string) bool { return decide(action) == policy.Allowed }
+	switch decide(action) {
+	case policy.Allowed:
+		return a, nil
+	case policy.Denied:
+		return a, fmt.Errorf("%s is explicitly denied %s", c.User, action)
+	}
+	return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
 }
 
 // adminResource is the resource admin actions are evaluated on.

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/shardstore/shardstore/internal/certs"
 	"github.com/shardstore/shardstore/internal/cpustat"
 )
 
@@ -90,8 +92,11 @@ const (
 // S3Options configures RunS3. Zero values take the defaults above.
 type S3Options struct {
 	// Endpoint is the only host the bench talks to, e.g.
-	// http://127.0.0.1:9000.
-	Endpoint             string
+	// http://127.0.0.1:9000 or https://s3.example:9000.
+	Endpoint string
+	// CACert is a PEM file of authorities trusted beside the system's,
+	// for an https endpoint with a private CA.
+	CACert               string
 	AccessKey, SecretKey string
 	Region               string
 	Bucket               string
@@ -268,6 +273,10 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	if opts.Prefix != "" {
 		prefix = opts.Prefix
 	}
+	tlsCfg, err := clientTLS(opts.CACert)
+	if err != nil {
+		return S3Report{}, fmt.Errorf("bench s3: %w", err)
+	}
 	r := &s3Run{
 		opts:     opts,
 		prefix:   prefix,
@@ -279,6 +288,11 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 			BaseEndpoint: aws.String(opts.Endpoint),
 			Credentials:  credentials.NewStaticCredentialsProvider(opts.AccessKey, opts.SecretKey, ""),
 			UsePathStyle: !opts.VirtualHost,
+			HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+				if tlsCfg != nil {
+					t.TLSClientConfig = tlsCfg
+				}
+			}),
 		}),
 	}
 	// Random, so compression or deduplication cannot flatter a server.
@@ -307,12 +321,25 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 		return rep, fmt.Errorf("bench s3: %w", err)
 	}
 	rep.Cleanup = ""
-	err := r.runPhases(ctx, &rep)
+	err = r.runPhases(ctx, &rep)
 	rep.Cleanup = r.cleanup(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("bench s3: %w", err)
 	}
 	return rep, nil
+}
+
+// clientTLS is the client's TLS configuration when caFile is given (nil:
+// the SDK's default, the system's roots).
+func clientTLS(caFile string) (*tls.Config, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	pool, err := certs.PoolWith(caFile)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
 func (o *S3Options) fill() error {

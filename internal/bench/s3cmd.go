@@ -48,17 +48,18 @@ var s3Command = benchCommand{name: "s3", usage: "shardstore bench s3 [flags]",
 
 // s3Flags are the flags of `shardstore bench s3`.
 type s3Flags struct {
-	endpoint, accessKey, secretKey, region, bucket, mode, size string
-	pids, prefix                                               string
-	concurrency, ops, objects, maxErrors, listings, pageSize   int
-	duration                                                   time.Duration
-	getFraction                                                float64
-	pathStyle, keep, verify, asJSON, quiet                     bool
-	seed                                                       uint64
+	endpoint, caCert, accessKey, secretKey, region, bucket, mode, size string
+	pids, prefix                                                       string
+	concurrency, ops, objects, maxErrors, listings, pageSize           int
+	duration                                                           time.Duration
+	getFraction                                                        float64
+	pathStyle, keep, verify, asJSON, quiet                             bool
+	seed                                                               uint64
 }
 
 func (f *s3Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endpoint, "endpoint", DefaultS3Endpoint, "S3 endpoint `URL`; the only host the bench contacts")
+	fs.StringVar(&f.caCert, "ca-cert", "", "`FILE` of CA certificates (PEM) to trust beside the system's, for an https endpoint with a private CA")
 	fs.StringVar(&f.accessKey, "access-key", "", "access key (default $AWS_ACCESS_KEY_ID, else $SHARDSTORE_ROOT_USER, else "+defaultS3Key+")")
 	fs.StringVar(&f.secretKey, "secret-key", "", "secret key (default $AWS_SECRET_ACCESS_KEY, else $SHARDSTORE_ROOT_PASSWORD, else "+defaultS3Key+")")
 	fs.StringVar(&f.region, "region", DefaultS3Region, "region to sign for")
@@ -93,7 +94,7 @@ func (f *s3Flags) options(getenv func(string) string) (S3Options, error) {
 	if err != nil {
 		return S3Options{}, fmt.Errorf("-mode: %w", err)
 	}
-	opts := S3Options{Endpoint: f.endpoint, AccessKey: f.accessKey, SecretKey: f.secretKey, Region: f.region,
+	opts := S3Options{Endpoint: f.endpoint, CACert: f.caCert, AccessKey: f.accessKey, SecretKey: f.secretKey, Region: f.region,
 		Bucket: f.bucket, VirtualHost: !f.pathStyle, Mode: m, Concurrency: f.concurrency, Duration: f.duration,
 		Ops: f.ops, GetFraction: f.getFraction, Objects: f.objects, Keep: f.keep, Verify: f.verify,
 		Seed: f.seed, MaxErrors: f.maxErrors, Prefix: f.prefix, Listings: f.listings, PageSize: f.pageSize}

@@ -34,6 +34,9 @@ type Topology struct {
 	// Nodes are the nodes' base URLs (scheme://host:port), in the order
 	// they first appear on the command line.
 	Nodes []string
+	// Scheme is every node's: "http", or "https" when the nodes speak
+	// TLS to each other and to clients.
+	Scheme string
 	// Drives are in slot order: slot i is drive i of the engine, so set s
 	// holds slots s*setSize .. (s+1)*setSize-1.
 	Drives []Drive
@@ -49,9 +52,10 @@ func IsCluster(args []string) bool {
 	return false
 }
 
-// Parse expands args (MinIO-style: http://node{1...4}:9000/data/d{1...4})
-// into a topology. Every argument must be a URL with a host, a port and
-// an absolute path. The drives are interleaved across nodes: slot 0 is
+// Parse expands args (MinIO-style: http://node{1...4}:9000/data/d{1...4},
+// or https://) into a topology. Every argument must be a URL with a host,
+// a port and an absolute path, and all must have the same scheme: nodes
+// of one deployment either all speak TLS or none does. The drives are interleaved across nodes: slot 0 is
 // the first drive of node 1, slot 1 the first drive of node 2, and so
 // on, so any run of consecutive slots (an erasure set) takes drives from
 // as many nodes as possible.
@@ -72,19 +76,22 @@ func Parse(args []string) (Topology, error) {
 			return t, fmt.Errorf("cluster: drive endpoint %q: %w", raw, err)
 		}
 		switch {
-		case u.Scheme != "http":
-			return t, fmt.Errorf("cluster: drive endpoint %q: the scheme must be http:// (https between nodes is not supported yet: put the nodes on a private network)", raw)
+		case u.Scheme != "http" && u.Scheme != "https":
+			return t, fmt.Errorf("cluster: drive endpoint %q: the scheme must be http:// or https://", raw)
+		case t.Scheme != "" && u.Scheme != t.Scheme:
+			return t, fmt.Errorf("cluster: drive endpoint %q is %s:// but an earlier one is %s://: all nodes of a deployment use the same scheme (https:// when they have certificates)", raw, u.Scheme, t.Scheme)
 		case u.Hostname() == "" || u.Port() == "":
-			return t, fmt.Errorf("cluster: drive endpoint %q: write host and port, as http://HOST:PORT/PATH", raw)
+			return t, fmt.Errorf("cluster: drive endpoint %q: write host and port, as %s://HOST:PORT/PATH", raw, u.Scheme)
 		case u.User != nil || u.RawQuery != "" || u.Fragment != "":
-			return t, fmt.Errorf("cluster: drive endpoint %q: only http://HOST:PORT/PATH is allowed", raw)
+			return t, fmt.Errorf("cluster: drive endpoint %q: only %s://HOST:PORT/PATH is allowed", raw, u.Scheme)
 		case !strings.HasPrefix(u.Path, "/") || u.Path == "/":
 			return t, fmt.Errorf("cluster: drive endpoint %q: the drive path must be absolute and not /", raw)
 		}
 		if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
 			return t, fmt.Errorf("cluster: drive endpoint %q: bad port", raw)
 		}
-		node := "http://" + strings.ToLower(u.Host)
+		t.Scheme = u.Scheme
+		node := u.Scheme + "://" + strings.ToLower(u.Host)
 		i, ok := nodeIndex[node]
 		if !ok {
 			i = len(t.Nodes)
@@ -111,7 +118,14 @@ func Parse(args []string) (Topology, error) {
 func (t Topology) Endpoint(i int) string { return t.Nodes[t.Drives[i].Node] + t.Drives[i].Path }
 
 // Host is node n's host:port.
-func (t Topology) Host(n int) string { return strings.TrimPrefix(t.Nodes[n], "http://") }
+func (t Topology) Host(n int) string { return strings.TrimPrefix(t.Nodes[n], t.Scheme+"://") }
+
+// ID is node n's stable name: in the consensus group's membership and in
+// the records a node keeps on shared drives (its heal queue, its running
+// marker). It is "http://HOST:PORT" whatever the scheme: that was the
+// node's URL before nodes spoke TLS, and a deployment that moves to
+// https:// keeps its membership and records.
+func (t Topology) ID(n int) string { return "http://" + t.Host(n) }
 
 // NodeDrives is the number of drives of every node.
 func (t Topology) NodeDrives() []int {

@@ -36,10 +36,12 @@ func TestParseInterleavesNodes(t *testing.T) {
 func TestParseRefuses(t *testing.T) {
 	for arg, want := range map[string]string{
 		"http://127.0.0.1:9000/d{1...4}":        "all drives are on one node",
-		"https://n{1...2}:9000/d1":              "scheme must be http",
+		"ftp://n{1...2}:9000/d1":                "scheme must be http:// or https://",
+		"https://n{1...2}:9000/d1":              "",
 		"http://n{1...2}/d1":                    "host and port",
 		"http://n{1...2}:9000/":                 "absolute",
 		"http://n{1...2}:9000/d?x=1":            "only http://HOST:PORT/PATH",
+		"https://n1:9000/d?x=1":                 "only https://HOST:PORT/PATH",
 		"http://user@n{1...2}:9000/d":           "only http://HOST:PORT/PATH",
 		"http://n{1...2}:70000/d":               "bad port",
 		"http://n{1...2}:9000/d{1...2}{1...1}x": "",
@@ -54,6 +56,26 @@ func TestParseRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want %q", arg, err, want)
 		}
+	}
+}
+
+// TestParseTLS: https endpoints, one scheme for all nodes, ids that do
+// not depend on the scheme.
+func TestParseTLS(t *testing.T) {
+	top, err := Parse([]string{"https://Node{1...2}:9000/d{1...2}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Scheme != "https" || top.Nodes[1] != "https://node2:9000" || top.Host(1) != "node2:9000" || top.ID(1) != "http://node2:9000" {
+		t.Fatalf("scheme %q nodes %v host %q id %q", top.Scheme, top.Nodes, top.Host(1), top.ID(1))
+	}
+	plain, _ := Parse([]string{"http://node{1...2}:9000/d{1...2}"})
+	if plain.ID(1) != top.ID(1) {
+		t.Fatalf("ids differ by scheme: %q %q", plain.ID(1), top.ID(1))
+	}
+	_, err = Parse([]string{"https://node1:9000/d{1...2}", "http://node2:9000/d{1...2}"})
+	if err == nil || !strings.Contains(err.Error(), "same scheme") {
+		t.Fatalf("mixed schemes: %v", err)
 	}
 }
 

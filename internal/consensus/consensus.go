@@ -85,8 +85,13 @@ type Options struct {
 	Key     peerauth.Key
 	// Client makes the forwarded calls (nil: a default client).
 	Client *http.Client
+	// Scheme is the members' URL scheme for forwarded calls: "http"
+	// (when empty) or "https". Raft's own connections take whatever
+	// Dial returns (a TLS connection when the nodes speak TLS).
+	Scheme string
 	// Dial opens raft's connections to other members (nil: a plain
-	// TCP dial); the cluster's routes (cluster.Routes) plug in here.
+	// TCP dial); the cluster's routes (cluster.Routes) and TLS plug in
+	// here.
 	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	Logger *slog.Logger
 	// OnChange is called after a key was written or deleted on this
@@ -136,6 +141,9 @@ func Open(o Options) (*Node, error) {
 	}
 	if o.WaitLimit <= 0 {
 		o.WaitLimit = 15 * time.Second
+	}
+	if o.Scheme == "" {
+		o.Scheme = "http"
 	}
 	if err := os.MkdirAll(o.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("cluster state directory: %w", err)
@@ -544,7 +552,7 @@ func (n *Node) call(ctx context.Context, addr, name string, body []byte) ([]byte
 }
 
 func (n *Node) callOnce(ctx context.Context, addr, name string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+PathPrefix+name, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.opts.Scheme+"://"+addr+PathPrefix+name, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

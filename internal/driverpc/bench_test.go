@@ -29,7 +29,7 @@ func benchDrives(b *testing.B, opts drive.LocalOptions) (local, remote drive.Dri
 	mux := http.NewServeMux()
 	mux.Handle(PathPrefix, NewServer(map[int]drive.Drive{0: d}, testKey, nil))
 	srv := httptest.NewServer(mux)
-	hc := NewHTTPClient(nil)
+	hc := NewHTTPClient(nil, nil)
 	b.Cleanup(func() {
 		hc.CloseIdleConnections()
 		srv.Close()

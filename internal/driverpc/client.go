@@ -60,7 +60,7 @@ func NewClient(endpoint string, slot int, name string, key peerauth.Key, hc *htt
 	return &Client{endpoint: endpoint, slot: strconv.Itoa(slot), name: name, key: key, hc: hc}
 }
 
-var sharedHTTPClient = sync.OnceValue(func() *http.Client { return NewHTTPClient(nil) })
+var sharedHTTPClient = sync.OnceValue(func() *http.Client { return NewHTTPClient(nil, nil) })
 
 // NewHTTPClient returns an HTTP client suited to drive calls: keep-alive
 // connections, enough of them idle per node for every concurrent shard
@@ -74,8 +74,11 @@ var sharedHTTPClient = sync.OnceValue(func() *http.Client { return NewHTTPClient
 // stalling behind each other, as they would multiplexed over HTTP/2.
 //
 // dial, when not nil, makes the connections (cluster.Routes.Dialer over
-// PeerDialer); nil dials directly with PeerDialer.
-func NewHTTPClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+// PeerDialer); nil dials directly with PeerDialer. dialTLS, when not nil,
+// makes the connections to https:// nodes, handshake done
+// (certs.Store.DialTLS over dial): it verifies each node against the
+// certificates directory's authorities, reloaded without a restart.
+func NewHTTPClient(dial, dialTLS func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
 	if dial == nil {
 		dial = PeerDialer().DialContext
 	}
@@ -84,6 +87,7 @@ func NewHTTPClient(dial func(ctx context.Context, network, addr string) (net.Con
 		// environment.
 		Proxy:               nil,
 		DialContext:         dial,
+		DialTLSContext:      dialTLS,
 		TLSHandshakeTimeout: 5 * time.Second,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 256,

@@ -61,7 +61,7 @@ func newNode(t testing.TB, drives map[int]drive.Drive) *node {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(PathPrefix, NewServer(drives, testKey, nil))
-	n := &node{srv: httptest.NewServer(mux), drives: drives, dirs: map[int]string{}, hc: NewHTTPClient(nil)}
+	n := &node{srv: httptest.NewServer(mux), drives: drives, dirs: map[int]string{}, hc: NewHTTPClient(nil, nil)}
 	t.Cleanup(func() {
 		n.hc.CloseIdleConnections()
 		n.srv.Close()
@@ -725,7 +725,7 @@ func TestServerDown(t *testing.T) {
 	handler.Handle(PathPrefix, NewServer(map[int]drive.Drive{3: local}, testKey, nil))
 	srv := httptest.NewServer(handler)
 	addr := srv.Listener.Addr().String()
-	hc := NewHTTPClient(nil)
+	hc := NewHTTPClient(nil, nil)
 	defer hc.CloseIdleConnections()
 	c := NewClient(srv.URL, 3, srv.URL+"/d3", testKey, hc)
 	h := drive.NewHealth(c, drive.HealthConfig{OpTimeout: 3 * time.Second, ProbeInterval: 20 * time.Millisecond})

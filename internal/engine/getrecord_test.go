@@ -99,7 +99,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	root := t.TempDir()
 	key := peerauth.Derive("root", "secret")
 	locals := openLocals(t, filepath.Join(root, "n"), 16)
-	hc := driverpc.NewHTTPClient(nil)
+	hc := driverpc.NewHTTPClient(nil, nil)
 	t.Cleanup(hc.CloseIdleConnections)
 	counters, drives := serveDrives(t, locals, key, hc)
 	e := engineOn(t, drives)
@@ -298,7 +298,7 @@ func TestClusterGetReadsWholeNodes(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	key := peerauth.Derive("root", "secret")
-	hc := driverpc.NewHTTPClient(nil)
+	hc := driverpc.NewHTTPClient(nil, nil)
 	t.Cleanup(hc.CloseIdleConnections)
 	var drives []drive.Drive
 	counters := map[string][]*recordCounter{} // by node

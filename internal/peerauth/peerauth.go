@@ -1,30 +1,56 @@
 // Package peerauth authenticates requests between the nodes of one
-// cluster (remote drive calls, lock grants, peer notifications). Every
-// node derives the same key from the root credentials, so an operator
-// sets nothing new; S3 credentials of ordinary users never open the
-// internal endpoints. A request carries its time and an HMAC-SHA256 over
-// method, path, query, time and (when the sender declares it) the body's
-// SHA-256; a request older or newer than MaxSkew is refused.
+// cluster (remote drive calls, lock grants, consensus, peer
+// notifications). Every node derives the same key from the root
+// credentials, so an operator sets nothing new; S3 credentials of
+// ordinary users never open the internal endpoints.
 //
-// What it does not do: encrypt traffic or stop a replay inside the skew
-// window. Deployments that cross an untrusted network put the nodes
-// behind TLS (see docs/ARCHITECTURE.md, "Cluster").
+// A request carries its time, a nonce and an HMAC-SHA256 over method,
+// destination host, path, query, time, nonce and (when the sender
+// declares it) the body's SHA-256. The receiver refuses a request older
+// or newer than MaxSkew, and one whose nonce it has already accepted:
+//
+//   - The nonce is the sender process's epoch (128 random bits drawn when
+//     its Key is derived) and a sequence number counted per destination
+//     host. The receiver keeps, per destination and epoch, the highest
+//     number seen and which of the Window numbers below it were seen (a
+//     sliding window, as IPsec's anti-replay check), so a replay is
+//     refused at the cost of a few bits per request and 8 KiB per
+//     sender. Requests overtake each other on parallel connections;
+//     one that falls Window numbers behind is refused as too old.
+//   - The destination is signed, so a request to one node cannot be
+//     replayed to another; the node's router checks that the host named
+//     is itself.
+//   - A receiver forgets what it saw when it restarts; it then refuses an
+//     epoch it meets for the first time in a request dated more than
+//     StartSlack before its own start (such a request was sent to its
+//     previous run).
+//
+// What it does not do: encrypt, or sign streamed bodies (shard data
+// carries its own bitrot checksums, which detect damage, not forgery).
+// Deployments that cross a network they do not fully trust run the nodes
+// with TLS (https:// endpoints and a certificates directory), which
+// gives both; the HMAC stays on top as the nodes' proof of membership.
 package peerauth
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Header names a signed request carries.
 const (
 	HeaderDate      = "X-Shardstore-Peer-Date"
+	HeaderNonce     = "X-Shardstore-Peer-Nonce"
 	HeaderBodyHash  = "X-Shardstore-Peer-Content-Sha256"
 	HeaderSignature = "X-Shardstore-Peer-Signature"
 	// Unsigned is the body hash of a streamed body (shard data carries
@@ -35,33 +61,77 @@ const (
 // MaxSkew is how far a request's time may be from the receiver's clock.
 const MaxSkew = 5 * time.Minute
 
-// ErrUnauthorized is returned by Verify for a request not signed with the key.
+// Window is how many sequence numbers behind the newest a request from
+// the same sender to the same node may arrive and still be accepted.
+const Window = 1 << 16
+
+// StartSlack is how long before a receiver's start a request from a
+// sender it has not heard from may be dated (clocks differ a little).
+const StartSlack = 2 * time.Second
+
+// ErrUnauthorized is returned by Verify for a request not signed with
+// the key, outside the time window, or replayed.
 var ErrUnauthorized = errors.New("peer request not authenticated")
 
-// Key signs and verifies peer requests.
-type Key struct{ k []byte }
+// Key signs and verifies peer requests. Copies share the sender's
+// sequence numbers and the receiver's record of nonces.
+type Key struct {
+	k  []byte
+	st *keyState
+}
+
+type keyState struct {
+	epoch string
+	// seqs: destination host -> *atomic.Uint64.
+	seqs  sync.Map
+	guard *guard
+}
 
 // Derive returns the cluster key for the root credentials. The label
 // keeps it distinct from any SigV4 signing key made from the same secret.
 func Derive(accessKey, secretKey string) Key {
 	m := hmac.New(sha256.New, []byte("shardstore cluster key v1\x00"+secretKey))
 	m.Write([]byte(accessKey))
-	return Key{k: m.Sum(nil)}
+	var e [16]byte
+	if _, err := rand.Read(e[:]); err != nil {
+		panic("peerauth: no randomness: " + err.Error())
+	}
+	return Key{k: m.Sum(nil), st: &keyState{epoch: hex.EncodeToString(e[:]), guard: newGuard(time.Now())}}
 }
 
 // Valid reports whether the key was derived (the zero Key signs nothing).
-func (k Key) Valid() bool { return len(k.k) > 0 }
+func (k Key) Valid() bool { return len(k.k) > 0 && k.st != nil }
 
-// Sign stamps r with the current time and its signature. bodyHash is the
-// hex SHA-256 of the body, or Unsigned for a streamed one.
+// host is the destination a request names, as signed.
+func host(r *http.Request) string {
+	h := r.Host
+	if h == "" && r.URL != nil {
+		h = r.URL.Host
+	}
+	return strings.ToLower(h)
+}
+
+// Sign stamps r with the current time, a fresh nonce and its signature.
+// bodyHash is the hex SHA-256 of the body, or Unsigned for a streamed
+// one. A signed request is sent once: sending it again is a replay.
 func (k Key) Sign(r *http.Request, bodyHash string) {
 	if bodyHash == "" {
 		bodyHash = Unsigned
 	}
+	nonce := "-"
+	if k.st != nil {
+		h := host(r)
+		c, ok := k.st.seqs.Load(h)
+		if !ok {
+			c, _ = k.st.seqs.LoadOrStore(h, new(atomic.Uint64))
+		}
+		nonce = k.st.epoch + "." + strconv.FormatUint(c.(*atomic.Uint64).Add(1), 10)
+	}
 	date := strconv.FormatInt(time.Now().UnixNano(), 10)
 	r.Header.Set(HeaderDate, date)
+	r.Header.Set(HeaderNonce, nonce)
 	r.Header.Set(HeaderBodyHash, bodyHash)
-	r.Header.Set(HeaderSignature, k.mac(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, date, bodyHash))
+	r.Header.Set(HeaderSignature, k.mac(r, date, nonce, bodyHash))
 }
 
 // BodyHash is the hex SHA-256 of b, for Sign.
@@ -70,37 +140,54 @@ func BodyHash(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// Verify checks r's signature and time. It returns the declared body hash
-// (Unsigned or a hex SHA-256 the handler must check the body against).
+// Verify checks r's signature, time and nonce. It returns the declared
+// body hash (Unsigned or a hex SHA-256 the handler must check the body
+// against). A request that passes is recorded: the same request again is
+// refused.
 func (k Key) Verify(r *http.Request, now time.Time) (bodyHash string, err error) {
 	if !k.Valid() {
 		return "", fmt.Errorf("%w: no cluster key", ErrUnauthorized)
 	}
 	date := r.Header.Get(HeaderDate)
+	nonce := r.Header.Get(HeaderNonce)
 	bodyHash = r.Header.Get(HeaderBodyHash)
 	sig := r.Header.Get(HeaderSignature)
-	if date == "" || bodyHash == "" || sig == "" {
-		return "", fmt.Errorf("%w: missing signature headers", ErrUnauthorized)
+	if date == "" || nonce == "" || bodyHash == "" || sig == "" {
+		return "", fmt.Errorf("%w: missing signature headers (is every node the same release?)", ErrUnauthorized)
 	}
 	ns, err := strconv.ParseInt(date, 10, 64)
 	if err != nil {
 		return "", fmt.Errorf("%w: bad date", ErrUnauthorized)
 	}
-	if d := now.Sub(time.Unix(0, ns)); d > MaxSkew || d < -MaxSkew {
+	sent := time.Unix(0, ns)
+	if d := now.Sub(sent); d > MaxSkew || d < -MaxSkew {
 		return "", fmt.Errorf("%w: request time is %v from this node's clock (more than %v): check the clocks of the nodes", ErrUnauthorized, d.Round(time.Second), MaxSkew)
 	}
-	want := k.mac(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, date, bodyHash)
-	if !hmac.Equal([]byte(sig), []byte(want)) {
+	if !hmac.Equal([]byte(sig), []byte(k.mac(r, date, nonce, bodyHash))) {
 		return "", fmt.Errorf("%w: bad signature (do all nodes have the same root credentials?)", ErrUnauthorized)
+	}
+	epoch, seqText, ok := strings.Cut(nonce, ".")
+	seq, perr := strconv.ParseUint(seqText, 10, 64)
+	if !ok || perr != nil || len(epoch) != 32 || seq == 0 {
+		return "", fmt.Errorf("%w: bad nonce", ErrUnauthorized)
+	}
+	if err := k.st.guard.admit(host(r), epoch, seq, sent, now); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
 	return bodyHash, nil
 }
 
-func (k Key) mac(method, path, query, date, bodyHash string) string {
+func (k Key) mac(r *http.Request, date, nonce, bodyHash string) string {
 	m := hmac.New(sha256.New, k.k)
-	for _, s := range []string{method, path, query, date, bodyHash} {
+	for _, s := range []string{"v2", r.Method, host(r), r.URL.EscapedPath(), r.URL.RawQuery, date, nonce, bodyHash} {
 		m.Write([]byte(s))
 		m.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ForHost reports whether r names host as its destination (case
+// insensitive): a node serves only requests signed for itself.
+func ForHost(r *http.Request, host string) bool {
+	return strings.EqualFold(r.Host, host)
 }

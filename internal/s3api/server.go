@@ -82,6 +82,11 @@ type Config struct {
 	Admin http.Handler
 	// MaxHeaderBytes bounds request headers (default DefaultMaxHeaderBytes).
 	MaxHeaderBytes int
+	// MetricsAuth, when set, decides who may read /shardstore/metrics
+	// (nil: anyone who reaches the port). An error wrapping
+	// auth.ErrNoBearer is answered 401, any other 403; its text is the
+	// answer's body, so it must carry no secret.
+	MetricsAuth func(r *http.Request) error
 	// Users resolves the canonical user ids ACL grants name; nil uses
 	// Auth when it implements UserDirectory (SigV4 does). Without one,
 	// grants to users are refused as naming unknown ids.
@@ -471,6 +476,17 @@ func (s *Server) reserved(q *request) bool {
 		return true
 	case p == pathMetrics:
 		q.api = "Metrics"
+		if s.cfg.MetricsAuth != nil {
+			if err := s.cfg.MetricsAuth(q.r); err != nil {
+				status := http.StatusForbidden
+				if errors.Is(err, auth.ErrNoBearer) {
+					status = http.StatusUnauthorized
+					q.w.Header().Set("WWW-Authenticate", `Bearer realm="shardstore metrics"`)
+				}
+				http.Error(q.w, "metrics: "+err.Error(), status)
+				return true
+			}
+		}
 		promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP(q.w, q.r)
 		return true
 	case p == "/" && q.r.Method == http.MethodPost && s.cfg.STS != nil && auth.IsSTSRequest(q.r):

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -794,6 +795,36 @@ func TestHealthAndReserved(t *testing.T) {
 	rec := h.do("", "GET", "/shardstore/metrics", nil)
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "shardstore_s3_requests_total") {
 		t.Fatalf("metrics: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestMetricsAuth: with MetricsAuth set, a request without a bearer
+// token is 401 with a Bearer challenge, a refused one 403, neither sees a
+// metric; an allowed one gets them.
+func TestMetricsAuth(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.MetricsAuth = func(r *http.Request) error {
+			switch r.Header.Get("Authorization") {
+			case "":
+				return fmt.Errorf("wrapped: %w", auth.ErrNoBearer)
+			case "Bearer good":
+				return nil
+			}
+			return errors.New("not allowed admin:Prometheus")
+		}
+	})
+	for _, c := range []struct {
+		auth   string
+		status int
+	}{{"", 401}, {"Bearer bad", 403}, {"Bearer good", 200}} {
+		rec := h.do("", "GET", "/shardstore/metrics", nil, "Authorization", c.auth)
+		metrics := strings.Contains(rec.Body.String(), "shardstore_s3_requests_total")
+		if rec.Code != c.status || metrics != (c.status == 200) {
+			t.Fatalf("%q: %d %s", c.auth, rec.Code, rec.Body.String())
+		}
+		if c.status == 401 && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("401 without a Bearer challenge: %v", rec.Header())
+		}
 	}
 }
 

@@ -36,6 +36,16 @@ func (a SigV4) Authenticate(r *http.Request) (*AuthResult, error) {
 	return res, nil
 }
 
+// AuthenticateBearer authenticates r by its bearer token (the metrics
+// endpoint's scrapers) and returns the caller.
+func (a SigV4) AuthenticateBearer(r *http.Request) (Caller, error) {
+	id, err := a.Verifier.VerifyBearer(r)
+	if err != nil {
+		return Caller{}, err
+	}
+	return callerOf(id, false), nil
+}
+
 // payloadSigned reports whether an x-amz-content-sha256 value makes the
 // verifier check the body against the signature.
 func payloadSigned(hash string) bool {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/shardstore/shardstore/internal/admin"
+	"github.com/shardstore/shardstore/internal/peerauth"
 	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
@@ -455,13 +457,15 @@ func TestNodesThatDisagreeRefuseToStart(t *testing.T) {
 
 // TestInternalCallsNeedTheClusterKey: the drive, lock and peer calls
 // under /_shardstore/ answer only requests signed with the cluster key;
-// S3 credentials or an unsigned request never reach a drive.
+// S3 credentials or an unsigned request never reach a drive. A signed
+// request is taken once: sent again (a replay), or sent to a node it was
+// not signed for, it is refused.
 func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 	c := startCluster(t, 2, 2)
 	for _, path := range []string{"/_shardstore/drive/v1/format?drive=0", "/_shardstore/lock/v1/batch", "/_shardstore/peer/v1/hello"} {
 		// Unsigned: an S3 request for a bucket named _shardstore (an
 		// invalid name), never an internal call.
-		resp, err := http.Get(c.nodes[0].endpoint + path)
+		resp, err := c.hc.Get(c.nodes[0].endpoint + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,9 +481,10 @@ func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 		}
 		req, _ := http.NewRequest(method, c.nodes[0].endpoint+path, nil)
 		req.Header.Set("X-Shardstore-Peer-Date", fmt.Sprint(time.Now().UnixNano()))
+		req.Header.Set("X-Shardstore-Peer-Nonce", strings.Repeat("0", 32)+".1")
 		req.Header.Set("X-Shardstore-Peer-Content-Sha256", "UNSIGNED")
 		req.Header.Set("X-Shardstore-Peer-Signature", strings.Repeat("0", 64))
-		resp, err = http.DefaultClient.Do(req)
+		resp, err = c.hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -488,6 +493,34 @@ func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("forged signature on %s: %d %s", path, resp.StatusCode, body)
 		}
+	}
+	// Signed with the cluster key (derived from the root credentials, as
+	// every node does): answered once, refused when sent again.
+	key := peerauth.Derive(rootUser, rootPass)
+	send := func(r *http.Request) (int, string) {
+		resp, err := c.hc.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	hello, _ := http.NewRequest(http.MethodGet, c.nodes[0].endpoint+"/_shardstore/peer/v1/hello", nil)
+	key.Sign(hello, peerauth.BodyHash(nil))
+	if code, body := send(hello); code != http.StatusOK || !strings.Contains(body, "deployment") {
+		t.Fatalf("signed hello: %d %s", code, body)
+	}
+	again := hello.Clone(context.Background())
+	if code, body := send(again); code != http.StatusForbidden || !strings.Contains(body, "replayed") {
+		t.Fatalf("replayed hello: %d %s", code, body)
+	}
+	// Signed for node 2, sent to node 1.
+	other, _ := http.NewRequest(http.MethodGet, c.nodes[1].endpoint+"/_shardstore/peer/v1/hello", nil)
+	key.Sign(other, peerauth.BodyHash(nil))
+	other.URL.Host = strings.TrimPrefix(c.nodes[0].endpoint, c.scheme+"://")
+	if code, body := send(other); code != http.StatusMisdirectedRequest {
+		t.Fatalf("hello signed for node 2 sent to node 1: %d %s", code, body)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -48,16 +47,6 @@ func (c *testCluster) leader(live ...int) int {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// clientAs is an S3 client of node i for another identity.
-func (c *testCluster) clientAs(i int, ak, sk string) *s3.Client {
-	return s3.New(s3.Options{
-		BaseEndpoint: aws.String(c.nodes[i].endpoint),
-		Region:       region,
-		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
-		UsePathStyle: true,
-	})
 }
 
 // TestClusterStateThroughConsensus: bucket records and identities are

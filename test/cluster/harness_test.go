@@ -2,12 +2,21 @@
 // one cluster and drives them with real S3 clients: every node serves
 // every request, and node crashes, restarts and disagreements behave as
 // docs/ARCHITECTURE.md ("Cluster") says.
+//
+// The nodes speak TLS, to their clients and to each other, as a
+// production cluster does: each test makes a CA, and each node has its
+// own certificates directory (a certificate for 127.0.0.1 and the CA in
+// CAs/). SHARDSTORE_CLUSTER_TLS=0 runs the same tests over plain HTTP
+// (scripts/nightly does both); CI's other cluster steps (the Go e2e and
+// pytest suites on 4 nodes) run plain HTTP.
 package cluster
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -23,10 +32,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/shardstore/shardstore/internal/admin"
+	"github.com/shardstore/shardstore/internal/certs"
 	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
@@ -45,6 +56,10 @@ const (
 	region   = "us-east-1"
 )
 
+// useTLS is whether the test clusters speak TLS (SHARDSTORE_CLUSTER_TLS,
+// on unless "0").
+var useTLS = os.Getenv("SHARDSTORE_CLUSTER_TLS") != "0"
+
 // testCluster is N node processes sharing one endpoint list.
 type testCluster struct {
 	t     *testing.T
@@ -54,6 +69,52 @@ type testCluster struct {
 	extra []string
 	nodes []*node
 	net   *faultNet // nil: nodes dial each other directly
+	// scheme is the nodes' ("https" with TLS); tlsFiles are its CA and
+	// the nodes' certificates directories, and hc an HTTP client that
+	// trusts the CA (http.DefaultClient's settings otherwise).
+	scheme   string
+	tlsFiles *tlsFiles
+	hc       *http.Client
+}
+
+// tlsFiles are a test cluster's CA and certificates directories.
+type tlsFiles struct {
+	caFile string
+	pool   *x509.CertPool
+	dirs   []string // per node
+}
+
+// newTLSFiles makes a CA in dir and a certificates directory per node
+// (dir/nodeI-certs) with a certificate for 127.0.0.1.
+func newTLSFiles(t *testing.T, dir string, nodes int) *tlsFiles {
+	t.Helper()
+	ca, err := certs.NewCA("cluster test CA", 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &tlsFiles{caFile: filepath.Join(dir, "ca.crt"), pool: x509.NewCertPool()}
+	if err := ca.WriteFiles(f.caFile, filepath.Join(dir, "ca.key")); err != nil {
+		t.Fatal(err)
+	}
+	f.pool.AddCert(ca.Cert)
+	for i := 0; i < nodes; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("node%d-certs", i+1))
+		if err := ca.WriteCertsDir(d, []string{"127.0.0.1", "localhost"}, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		f.dirs = append(f.dirs, d)
+	}
+	return f
+}
+
+// httpClient is a client with http.DefaultTransport's settings that
+// trusts the CA (when there is one).
+func (f *tlsFiles) httpClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if f != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: f.pool, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr}
 }
 
 // node is one node process (nil cmd while stopped).
@@ -100,12 +161,16 @@ func startFaultCluster(t *testing.T, nodes, drives int, extra ...string) *testCl
 
 func start(t *testing.T, nodes, drives int, faults bool, extra []string) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra}
+	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra, scheme: "http"}
 	if faults {
 		c.net = newFaultNet(t, c.ports)
 	}
+	if useTLS {
+		c.scheme, c.tlsFiles = "https", newTLSFiles(t, c.dir, nodes)
+	}
+	c.hc = c.tlsFiles.httpClient()
 	for i := 0; i < nodes; i++ {
-		c.args = append(c.args, fmt.Sprintf("http://127.0.0.1:%d%s/node%d/d{1...%d}", c.ports[i], c.dir, i+1, drives))
+		c.args = append(c.args, fmt.Sprintf("%s://127.0.0.1:%d%s/node%d/d{1...%d}", c.scheme, c.ports[i], c.dir, i+1, drives))
 	}
 	c.nodes = make([]*node, nodes)
 	t.Cleanup(c.stopAll)
@@ -123,6 +188,9 @@ func (c *testCluster) launch(i int, endpoints []string) {
 	c.t.Helper()
 	n := &node{index: i, stderr: &serverbin.SyncBuffer{}, exited: make(chan struct{})}
 	args := append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", c.ports[i]), "--console-address", ""}, c.extra...)
+	if c.tlsFiles != nil {
+		args = append(args, "--certs-dir", c.tlsFiles.dirs[i])
+	}
 	args = append(args, endpoints...)
 	n.cmd = exec.Command(binary, args...)
 	serverbin.DieWithParent(n.cmd)
@@ -148,7 +216,7 @@ func (c *testCluster) launch(i int, endpoints []string) {
 		n.exitErr = n.cmd.Wait()
 		close(n.exited)
 	}()
-	n.endpoint = fmt.Sprintf("http://127.0.0.1:%d", c.ports[i])
+	n.endpoint = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme, c.ports[i])
 	c.nodes[i] = n
 }
 
@@ -175,7 +243,7 @@ func (c *testCluster) waitAnswer(i int, path string, want int, within time.Durat
 	deadline := time.Now().Add(within)
 	got := 0
 	for {
-		resp, err := http.Get(n.endpoint + path)
+		resp, err := c.hc.Get(n.endpoint + path)
 		if err == nil {
 			resp.Body.Close()
 			if got = resp.StatusCode; got == want {
@@ -250,11 +318,21 @@ func (c *testCluster) stopAll() {
 // client is an S3 client of node i with default settings (changed by
 // opts, if any).
 func (c *testCluster) client(i int, opts ...func(*s3.Options)) *s3.Client {
+	return c.clientAs(i, rootUser, rootPass, opts...)
+}
+
+// clientAs is an S3 client of node i for another identity.
+func (c *testCluster) clientAs(i int, ak, sk string, opts ...func(*s3.Options)) *s3.Client {
 	return s3.New(s3.Options{
 		BaseEndpoint: aws.String(c.nodes[i].endpoint),
 		Region:       region,
-		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
 		UsePathStyle: true,
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			if c.tlsFiles != nil {
+				tr.TLSClientConfig = &tls.Config{RootCAs: c.tlsFiles.pool, MinVersion: tls.VersionTLS12}
+			}
+		}),
 	}, opts...)
 }
 
@@ -279,7 +357,11 @@ func (c *testCluster) driveDir(i, j int) string {
 
 // admin runs `shardstore admin ARGS --endpoint <node i>` and returns its stdout.
 func (c *testCluster) admin(i int, args ...string) ([]byte, error) {
-	cmd := exec.Command(binary, append(append([]string{"admin"}, args...), "--endpoint", c.nodes[i].endpoint)...)
+	args = append(append([]string{"admin"}, args...), "--endpoint", c.nodes[i].endpoint)
+	if c.tlsFiles != nil {
+		args = append(args, "--ca-cert", c.tlsFiles.caFile)
+	}
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
