@@ -104,6 +104,11 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if r.TLS != nil {
+		// Served over TLS: the browser keeps to https for a year, so a
+		// later visit typed as http:// never sends the cookie in clear.
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
 	if !strings.HasPrefix(r.URL.Path, "/api/") {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "use GET")

@@ -534,3 +534,33 @@ func TestIdentitiesPassThrough(t *testing.T) {
 		t.Errorf("forged token: %d", code)
 	}
 }
+
+// TestCookieOverTLS: served over TLS, the session cookie is Secure and
+// the pages ask the browser to keep to https (HSTS); over plain HTTP
+// (loopback trials) neither is sent, since a Secure cookie would never
+// come back.
+func TestCookieOverTLS(t *testing.T) {
+	r := newRig(t)
+	tlsConsole := httptest.NewTLSServer(r.console.Config.Handler)
+	t.Cleanup(tlsConsole.Close)
+	for _, c := range []struct {
+		url    string
+		client *http.Client
+		tls    bool
+	}{{r.console.URL, http.DefaultClient, false}, {tlsConsole.URL, tlsConsole.Client(), true}} {
+		req, _ := http.NewRequest("POST", c.url+"/api/login", strings.NewReader(`{"accessKey":"`+rootKey+`","secretKey":"`+rootSecret+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		ck := resp.Header.Get("Set-Cookie")
+		if resp.StatusCode != 200 || strings.Contains(ck, "; Secure") != c.tls {
+			t.Errorf("tls %v: %d, cookie %q", c.tls, resp.StatusCode, ck)
+		}
+		if hsts := resp.Header.Get("Strict-Transport-Security"); (hsts == "max-age=31536000") != c.tls {
+			t.Errorf("tls %v: Strict-Transport-Security %q", c.tls, hsts)
+		}
+	}
+}
