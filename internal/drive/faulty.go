@@ -39,7 +39,7 @@ var WriteOps = []Op{OpWriteFormat, OpApply, OpCreateShard, OpWrite, OpSync, OpDe
 // real thing, so the engine cannot tell them apart.
 var (
 	ErrInjectedEIO    = fmt.Errorf("%w: injected: %v", ErrDriveFaulty, syscall.EIO)
-	ErrInjectedENOSPC = fmt.Errorf("%w: injected: %v", ErrDriveFull, syscall.ENOSPC)
+	ErrInjectedENOSPC = fmt.Errorf("%w: injected: %w", ErrDriveFull, syscall.ENOSPC)
 )
 
 // Fault describes one injected misbehaviour. A call matches when its op

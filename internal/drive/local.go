@@ -369,19 +369,20 @@ func (d *Local) Close() error {
 }
 
 // classify maps OS errors onto the drive error vocabulary, keeping the
-// original error in the chain for messages.
+// original error in the chain: errors.Is finds both the drive sentinel
+// and the OS error (syscall.ENOSPC, fs.ErrNotExist).
 func classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %v", ErrNotFound, err)
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return fmt.Errorf("%w: %v", ErrDriveFull, err)
+		return fmt.Errorf("%w: %w", ErrDriveFull, err)
 	case errors.Is(err, syscall.EIO), errors.Is(err, syscall.EROFS),
 		errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOTDIR):
-		return fmt.Errorf("%w: %v", ErrDriveFaulty, err)
+		return fmt.Errorf("%w: %w", ErrDriveFaulty, err)
 	}
 	return err
 }

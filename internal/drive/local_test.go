@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -498,5 +500,26 @@ func TestPeekFormatAndMissingDrive(t *testing.T) {
 	os.WriteFile(filepath.Join(blank, "photo.jpg"), []byte("x"), 0o644)
 	if _, err := PeekFormat(blank); !errors.Is(err, ErrNotBlank) {
 		t.Fatalf("peek of a non-blank directory: %v", err)
+	}
+}
+
+// TestClassifyKeepsCause: an OS error mapped onto the drive vocabulary
+// keeps the OS error in the chain, so both can be asked for.
+func TestClassifyKeepsCause(t *testing.T) {
+	for _, c := range []struct {
+		os, drive error
+	}{
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.ENOSPC}, ErrDriveFull},
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.EDQUOT}, ErrDriveFull},
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.ENOENT}, ErrNotFound},
+		{&fs.PathError{Op: "write", Path: "x", Err: syscall.EIO}, ErrDriveFaulty},
+	} {
+		err := classify(c.os)
+		if !errors.Is(err, c.drive) || !errors.Is(err, c.os.(*fs.PathError).Err) {
+			t.Errorf("classify(%v) = %v: want both %v and the OS error", c.os, err, c.drive)
+		}
+	}
+	if !errors.Is(ErrInjectedENOSPC, syscall.ENOSPC) || !errors.Is(ErrInjectedENOSPC, ErrDriveFull) {
+		t.Error("ErrInjectedENOSPC lost its cause")
 	}
 }

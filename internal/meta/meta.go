@@ -294,7 +294,7 @@ func (o *Object) unmarshal(b []byte) error {
 		o.LegalHold = d.str()
 	}
 	if d.err != nil {
-		return fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+		return fmt.Errorf("%w: %w", ErrCorrupt, d.err)
 	}
 	return nil
 }

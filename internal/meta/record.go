@@ -166,7 +166,7 @@ func UnmarshalRecord(b []byte) (*Record, error) {
 		r.Versions = append(r.Versions, o)
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, d.err)
 	}
 	if len(d.buf) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes in record", ErrCorrupt, len(d.buf))
@@ -239,7 +239,7 @@ func peekVersion(d decoder) (s Stamp, ok, simple bool, err error) {
 	v.bytes() // VersionID
 	s.Flags = v.byte()
 	if v.err != nil {
-		return Stamp{}, false, false, fmt.Errorf("%w: %v", ErrCorrupt, v.err)
+		return Stamp{}, false, false, fmt.Errorf("%w: %w", ErrCorrupt, v.err)
 	}
 	return s, s.Flags&FlagPrev == 0, s.Flags&FlagKeep == 0, nil
 }
