@@ -413,7 +413,7 @@ func TestNodesThatDisagreeRefuseToStart(t *testing.T) {
 	ports := freePorts(t, 2)
 	good := []string{fmt.Sprintf("http://127.0.0.1:%d%s/a/d{1...2}", ports[0], dir), fmt.Sprintf("http://127.0.0.1:%d%s/b/d{1...2}", ports[1], dir)}
 	bad := []string{good[0], fmt.Sprintf("http://127.0.0.1:%d%s/b/e{1...2}", ports[1], dir)}
-	env := []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass, "SHARDSTORE_ALLOW_ROOT_DRIVES=1"}
+	env := []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass, "SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR=" + serverbin.NoCertsDir()}
 	start := func(port int, eps []string) (*exec.Cmd, *serverbin.SyncBuffer) {
 		cmd := exec.Command(binary, append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", ""}, eps...)...)
 		serverbin.DieWithParent(cmd)

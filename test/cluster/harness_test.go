@@ -195,7 +195,7 @@ func (c *testCluster) launch(i int, endpoints []string) {
 	n.cmd = exec.Command(binary, args...)
 	serverbin.DieWithParent(n.cmd)
 	n.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
-		"SHARDSTORE_ALLOW_ROOT_DRIVES=1")
+		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir())
 	if c.net != nil {
 		n.cmd.Env = append(n.cmd.Env, "SHARDSTORE_PEER_ROUTES="+c.net.routes(i))
 	}

@@ -157,7 +157,7 @@ func startServer(t *testing.T, binary string) string {
 	cmd := exec.Command(binary, "server", "--address", "127.0.0.1:0", "--console-address", "", filepath.Join(dir, "d{1...4}"))
 	serverbin.DieWithParent(cmd)
 	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
-		"SHARDSTORE_ALLOW_ROOT_DRIVES=1") // temporary drives, usually on the root filesystem
+		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir()) // temporary drives, usually on the root filesystem
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	stdout, err := cmd.StdoutPipe()

@@ -82,12 +82,15 @@ type chrome struct {
 	download chan string
 }
 
-func newChrome(t *testing.T) *chrome {
+// newChrome starts a headless browser; extra options (chromedp.Env, say)
+// come after the defaults.
+func newChrome(t *testing.T, extra ...chromedp.ExecAllocatorOption) *chrome {
 	t.Helper()
 	exe := chromiumPath(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless, chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-dev-shm-usage", true))
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)

@@ -5,6 +5,8 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +65,12 @@ type server struct {
 	// http sends the requests of clients (s.client, s.signed): in cluster
 	// mode it spreads them over every node.
 	http *http.Client
+	// caFile is the CA certificate the test's clients trust when the
+	// server speaks TLS (see tlsCAFile), "" when it speaks plain HTTP.
+	caFile string
+	// direct sends requests to this process alone (node 1 of a cluster):
+	// readiness checks, metrics; it trusts caFile, and only it, when set.
+	direct *http.Client
 }
 
 // clusterNodes is SHARDSTORE_E2E_CLUSTER: when set (2 or 4), every server
@@ -123,7 +131,7 @@ func startIn(t testing.TB, dir string, extra ...string) *server {
 	if !hasFlag(extra, "--address") {
 		args = append(args, "--address", "127.0.0.1:0")
 	}
-	args = append(args, drives+"{1...4}")
+	args = append(nodeArgs(args, 1), drives+"{1...4}")
 	// Temporary drives are usually on the root filesystem, which the
 	// server refuses unless told it is intended.
 	s := launch(t, dir, serverEnv(), args)
@@ -160,19 +168,26 @@ func startClusterIn(t testing.TB, dir, drives string, args []string) *server {
 		}
 	}
 	per := 4 / n
+	// Nodes with certificates (--certs-dir) speak TLS, to the clients and
+	// to each other: the endpoints are https://.
+	caFile := tlsCAFile(t, nodeArgs(args, 1))
+	scheme := "http"
+	if caFile != "" {
+		scheme = "https"
+	}
 	var endpoints []string
 	for i, p := range ports {
-		ep := fmt.Sprintf("http://127.0.0.1:%s%s%d", p, drives, per*i+1)
+		ep := fmt.Sprintf("%s://127.0.0.1:%s%s%d", scheme, p, drives, per*i+1)
 		if per > 1 {
-			ep = fmt.Sprintf("http://127.0.0.1:%s%s{%d...%d}", p, drives, per*i+1, per*i+per)
+			ep = fmt.Sprintf("%s://127.0.0.1:%s%s{%d...%d}", scheme, p, drives, per*i+1, per*i+per)
 		}
 		endpoints = append(endpoints, ep)
 	}
 	logs := &serverbin.SyncBuffer{}
 	nodes := make([]*server, n)
 	for i, p := range ports {
-		nargs := append(append(slices.Clone(args), "--address", "127.0.0.1:"+p), endpoints...)
-		nodes[i] = spawn(t, dir, serverEnv(), nargs, logs, "http://127.0.0.1:"+p)
+		nargs := append(append(nodeArgs(args, i+1), "--address", "127.0.0.1:"+p), endpoints...)
+		nodes[i] = spawn(t, dir, serverEnv(), nargs, logs, scheme+"://127.0.0.1:"+p)
 	}
 	for _, node := range nodes {
 		node.waitReady(t, 90*time.Second)
@@ -183,8 +198,74 @@ func startClusterIn(t testing.TB, dir, drives string, args []string) *server {
 	for i, p := range ports {
 		addrs[i] = "127.0.0.1:" + p
 	}
-	s.http = &http.Client{Transport: &spreadTransport{addrs: addrs, base: http.DefaultTransport.(*http.Transport).Clone()}}
+	s.http = &http.Client{Transport: &spreadTransport{addrs: addrs, base: trustingTransport(t, caFile)}}
 	return s
+}
+
+// nodeArgs is args for node n of a cluster (1-based; a single server is
+// node 1): "{node}" in an argument stands for n, so that each node can
+// be given its own file, such as its own certificates directory.
+func nodeArgs(args []string, n int) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		out[i] = strings.ReplaceAll(a, "{node}", strconv.Itoa(n))
+	}
+	return out
+}
+
+// tlsCAFile tells whether a server started with args speaks TLS: it does
+// when --certs-dir (or -S) names a directory holding public.crt. The
+// test's clients then trust DIR/CAs/ca.crt (where certs.WriteCertsDir
+// puts the authority) and nothing else, not the system's roots; it
+// returns that file, or "" for a plain HTTP server.
+func tlsCAFile(t testing.TB, args []string) string {
+	t.Helper()
+	dir := ""
+	for i, a := range args {
+		for _, f := range []string{"--certs-dir", "-S"} {
+			if v, ok := strings.CutPrefix(a, f+"="); ok {
+				dir = v
+			} else if a == f && i+1 < len(args) {
+				dir = args[i+1]
+			}
+		}
+	}
+	if dir == "" {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(dir, "public.crt")); err != nil {
+		return ""
+	}
+	ca := filepath.Join(dir, "CAs", "ca.crt")
+	if _, err := os.Stat(ca); err != nil {
+		t.Fatalf("%s serves TLS but has no CAs/ca.crt for the test's clients to trust (write it with certs.WriteCertsDir): %v", dir, err)
+	}
+	return ca
+}
+
+// trustingTransport is Go's default transport; given a CA file, its TLS
+// connections trust only the certificates in that file.
+func trustingTransport(t testing.TB, caFile string) *http.Transport {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		tr.TLSClientConfig = &tls.Config{RootCAs: caPool(t, caFile)}
+	}
+	return tr
+}
+
+// caPool is a pool of the certificates in the PEM file caFile alone.
+func caPool(t testing.TB, caFile string) *x509.CertPool {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("no certificate in %s", caFile)
+	}
+	return pool
 }
 
 // spreadTransport sends each request to the next node in turn, keeping
@@ -217,9 +298,12 @@ func hasFlag(args []string, flag string) bool {
 }
 
 // serverEnv is the environment startServer gives the binary.
+// A server a test starts without --certs-dir speaks plain HTTP even on a
+// machine whose ~/.shardstore/certs holds a certificate: its certificates
+// directory is an empty one of the test run's (a --certs-dir flag wins).
 func serverEnv() []string {
 	return []string{"SHARDSTORE_ROOT_USER=" + rootUser, "SHARDSTORE_ROOT_PASSWORD=" + rootPass,
-		"SHARDSTORE_ALLOW_ROOT_DRIVES=1"}
+		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR=" + serverbin.NoCertsDir()}
 }
 
 // startEmbedded runs the server in workdir with no drive arguments and no
@@ -242,7 +326,12 @@ func launch(t testing.TB, workdir string, env, args []string) *server {
 // prints its endpoint, unless the endpoint is given.
 func spawn(t testing.TB, workdir string, env, args []string, logs *serverbin.SyncBuffer, endpoint string) *server {
 	t.Helper()
-	s := &server{t: t, stderr: logs, exited: make(chan struct{}), consoleLine: make(chan string, 1), http: http.DefaultClient}
+	s := &server{t: t, stderr: logs, exited: make(chan struct{}), consoleLine: make(chan string, 1), http: http.DefaultClient,
+		caFile: tlsCAFile(t, args), direct: http.DefaultClient}
+	if s.caFile != "" {
+		s.direct = &http.Client{Transport: trustingTransport(t, s.caFile)}
+		s.http = s.direct
+	}
 	s.cmd = exec.Command(binary, args...)
 	serverbin.DieWithParent(s.cmd)
 	s.cmd.Dir = workdir
@@ -302,7 +391,7 @@ func (s *server) waitReady(t testing.TB, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		resp, err := http.Get(s.endpoint + "/shardstore/health/ready")
+		resp, err := s.direct.Get(s.endpoint + "/shardstore/health/ready")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -356,7 +445,8 @@ func (s *server) stopOne() error {
 }
 
 // client returns an aws-sdk-go-v2 S3 client at default settings (request
-// checksums on), path-style since there is no DNS for virtual hosts.
+// checksums on), path-style since there is no DNS for virtual hosts. For
+// a TLS server its HTTP client trusts the test's CA (and only it).
 func (s *server) client(ak, sk string) *s3.Client {
 	opts := s3.Options{
 		Region:       region,
@@ -364,8 +454,18 @@ func (s *server) client(ak, sk string) *s3.Client {
 		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
 		UsePathStyle: true,
 	}
-	if len(s.peers) > 0 {
+	switch {
+	case len(s.peers) > 0:
 		opts.HTTPClient = s.http // every request to the next node
+	case s.caFile != "":
+		// The SDK's own HTTP client, its settings kept but the roots.
+		pool := caPool(s.t, s.caFile)
+		opts.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			if tr.TLSClientConfig == nil {
+				tr.TLSClientConfig = &tls.Config{}
+			}
+			tr.TLSClientConfig.RootCAs = pool
+		})
 	}
 	return s3.New(opts)
 }

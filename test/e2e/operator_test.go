@@ -195,10 +195,7 @@ func TestMissingDriveOnRestart(t *testing.T) {
 	}
 
 	// The metrics an operator alerts on.
-	r, err := httpGet(s.endpoint + "/shardstore/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := s.metrics(t)
 	for _, want := range []string{
 		`shardstore_set_drives_offline{set="1"} 1`,
 		`shardstore_set_drives_online{set="1"} 3`,

@@ -15,7 +15,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -102,9 +104,14 @@ func TestHealthAndHeaders(t *testing.T) {
 			t.Fatalf("%s: %+v %v", p, r, err)
 		}
 	}
-	r, err := httpGet(s.endpoint + "/shardstore/metrics")
-	if err != nil || r.status != 200 || !strings.Contains(r.body, "shardstore_s3_requests_total") {
-		t.Fatalf("metrics: %d %v", r.status, err)
+	// Metrics need a bearer token of an identity allowed
+	// admin:Prometheus (as MinIO's do).
+	if r, err := httpGet(s.endpoint + "/shardstore/metrics"); err != nil || r.status != http.StatusUnauthorized ||
+		!strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") || strings.Contains(r.body, "shardstore_s3_requests_total") {
+		t.Fatalf("metrics without a token: %d %v %q", r.status, err, r.body)
+	}
+	if r := s.metrics(t); !strings.Contains(r.body, "shardstore_s3_requests_total") {
+		t.Fatalf("metrics: %q", r.body)
 	}
 	createBucket(t, s.root(), "hdrs")
 	put := s.signed(t, "PUT", "/hdrs/k", []byte("hello"))
@@ -638,4 +645,41 @@ func TestReadinessFollowsQuorum(t *testing.T) {
 			t.Fatalf("bucket write without quorum: %v", err)
 		}
 	}
+}
+
+// metrics reads /shardstore/metrics as Prometheus would: with the bearer
+// token of the scrape configuration `shardstore admin prometheus
+// generate` prints for root (given the test's CA with --ca-cert when the
+// server speaks TLS).
+func (s *server) metrics(t testing.TB) rawResponse {
+	t.Helper()
+	args := []string{"admin", "prometheus", "generate"}
+	if s.caFile != "" {
+		args = append(args, "--ca-cert", s.caFile)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint,
+		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	m := regexp.MustCompile(`(?m)^  bearer_token: (\S+)$`).FindSubmatch(out)
+	if err != nil || m == nil || stderr.Len() > 0 {
+		t.Fatalf("admin prometheus generate: %v\n%s%s", err, out, stderr.String())
+	}
+	req, err := http.NewRequest(http.MethodGet, s.endpoint+"/shardstore/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+string(m[1]))
+	resp, err := s.direct.Do(req)
+	if err != nil {
+		t.Fatalf("GET metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET metrics with the generated token: %s %v\n%s", resp.Status, err, b)
+	}
+	return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }

@@ -79,7 +79,7 @@ func start(t *testing.T, drives string) *proc {
 	p.cmd = exec.Command(binary, "server", "--address", "127.0.0.1:0", "--console-address", "", "--inline-limit", "2048", drives)
 	serverbin.DieWithParent(p.cmd)
 	p.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+user, "SHARDSTORE_ROOT_PASSWORD="+pass,
-		"SHARDSTORE_ALLOW_ROOT_DRIVES=1") // temporary drives, usually on the root filesystem
+		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir()) // temporary drives, usually on the root filesystem
 	p.cmd.Stderr = p
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {

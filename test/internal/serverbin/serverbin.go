@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 )
 
 // Build compiles ./cmd/shardstore into a new temporary directory named
@@ -48,3 +49,15 @@ func repoRoot() (string, error) {
 		}
 	}
 }
+
+// NoCertsDir is an empty certificates directory for servers that must
+// speak plain HTTP whatever the machine's ~/.shardstore/certs holds (the
+// server's default): tests set SHARDSTORE_CERTS_DIR to it. It is created
+// once, under the system's temporary directory.
+var NoCertsDir = sync.OnceValue(func() string {
+	dir := filepath.Join(os.TempDir(), "shardstore-test-no-certs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		panic("serverbin: " + err.Error())
+	}
+	return dir
+})
