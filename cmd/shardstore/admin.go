@@ -30,14 +30,14 @@ import (
 const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
-const adminHead = `usage: shardstore admin status [--endpoint URL] [--json]
-       shardstore admin heal [--endpoint URL] [--bucket B] [--prefix P] [--deep] [--quiet]
+const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
+       shardstore admin heal [--endpoint URL] [--ca-cert FILE] [--bucket B] [--prefix P] [--deep] [--quiet]
        shardstore admin user add|list|info|enable|disable|remove ...
        shardstore admin group add|remove|list|info|enable|disable ...
        shardstore admin policy create|list|info|attach|detach|remove ...
        shardstore admin accesskey create|list|info|enable|disable|remove ...
        shardstore admin audit [--json]
-       shardstore admin prometheus generate [--endpoint URL] [--expiry DURATION]
+       shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -90,11 +90,11 @@ func runAdmin(args []string) error {
 		prefix = fs.String("prefix", "", "heal only keys starting with `PREFIX`")
 		deep = fs.Bool("deep", false, "verify every chunk checksum (reads all data)")
 		quiet = fs.Bool("quiet", false, "no progress bar, only the report")
-		use = "shardstore admin heal [--endpoint URL] [--bucket B] [--prefix P] [--deep] [--quiet]"
+		use = "shardstore admin heal [--endpoint URL] [--ca-cert FILE] [--bucket B] [--prefix P] [--deep] [--quiet]"
 		head = "usage: " + use + "\n\nRepairs objects now: missing or corrupt shards are rewritten, remnants removed.\nA progress bar is drawn on a terminal; the report goes to stdout."
 	} else {
 		asJSON = fs.Bool("json", false, "print the status as JSON (for scripts)")
-		use = "shardstore admin status [--endpoint URL] [--json]"
+		use = "shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]"
 		head = "usage: " + use + "\n\nShows the layout (sets, data+parity), each drive's state and free space,\nquorum, the heal queue and the scanner."
 	}
 	if err := cli.Parse(fs, args[1:], os.Stdout, use, head); err != nil {

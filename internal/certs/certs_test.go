@@ -500,3 +500,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCertificateAppearsOnPlainServer: a store read without a certificate
+// (a server that speaks plain HTTP) says a restart is needed when one
+// appears, never that new connections use it.
+func TestCertificateAppearsOnPlainServer(t *testing.T) {
+	ca := newCA(t)
+	dir := t.TempDir()
+	logs := &logBuffer{}
+	s, err := Load(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil || s.HasCertificate() {
+		t.Fatalf("load: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Watch(ctx, 10*time.Millisecond, nil); close(done) }()
+	defer func() { cancel(); <-done }()
+	cp, kp, _ := ca.Issue([]string{"late.example"}, time.Hour)
+	writePair(t, dir, cp, kp)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "restart it to serve HTTPS") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no restart notice:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), "new connections use them") {
+		t.Fatalf("claims the new certificate serves:\n%s", logs)
+	}
+}

@@ -40,6 +40,9 @@ func parsePrivateKey(data []byte, password string) (crypto.Signer, error) {
 				return nil, ErrNeedPassword
 			}
 			key, err := pkcs8.ParsePKCS8PrivateKey(block.Bytes, []byte(password))
+			if err != nil && strings.Contains(err.Error(), "only PBES2") {
+				return nil, fmt.Errorf("the PKCS#8 private key is encrypted with PBES1, which is not read: re-encrypt it with `openssl pkcs8 -topk8 -v2 aes256`: %w", err)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("cannot decrypt the PKCS#8 private key (wrong password?): %w", err)
 			}

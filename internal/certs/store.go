@@ -53,6 +53,10 @@ type Store struct {
 	opts   Options
 	cur    atomic.Pointer[material]
 	reload sync.Mutex
+	// servesTLS is whether the first reading held a certificate: a
+	// listener decides at start whether it speaks TLS, so certificates
+	// that appear later are trusted material only until a restart.
+	servesTLS bool
 }
 
 // Certificate is one certificate served, as read from its files.
@@ -98,6 +102,7 @@ func Load(o Options) (*Store, error) {
 		return nil, err
 	}
 	s.cur.Store(m)
+	s.servesTLS = len(m.certs) > 0
 	return s, nil
 }
 
@@ -182,7 +187,15 @@ func (s *Store) Watch(ctx context.Context, interval time.Duration, hup <-chan os
 		switch {
 		case err == nil && changed:
 			pending, reported = "", ""
-			s.opts.Logger.Warn("certificates reloaded: new connections use them", "dir", s.opts.Dir, "certificates", describe(s.Certificates()))
+			switch {
+			case s.servesTLS:
+				s.opts.Logger.Warn("certificates reloaded: new connections use them", "dir", s.opts.Dir, "certificates", describe(s.Certificates()))
+			case s.HasCertificate():
+				s.opts.Logger.Warn("a certificate appeared in the certificates directory, but this server started without one and speaks plain HTTP: restart it to serve HTTPS (the trusted authorities of CAs/ are reloaded)",
+					"dir", s.opts.Dir, "certificates", describe(s.Certificates()))
+			default:
+				s.opts.Logger.Info("certificates directory read again: no certificate to serve", "dir", s.opts.Dir, "trusted", len(s.CAFiles()))
+			}
 			for _, w := range s.Warnings() {
 				s.opts.Logger.Warn(w)
 			}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -75,11 +76,26 @@ _isolate_aws_environment()
 class Server:
     """A running `shardstore server` process on temporary drives."""
 
-    def __init__(self, binary: Path, base: Path, extra_args: list[str] | None = None):
+    def __init__(
+        self,
+        binary: Path,
+        base: Path,
+        extra_args: list[str] | None = None,
+        ca_bundle: Path | None = None,
+        node_args: list[list[str]] | None = None,
+    ):
         self.binary = binary
         self.base = base
         # Extra server flags, e.g. ["--region", "us-east-1"].
         self.extra_args = list(extra_args or [])
+        # A server started with a certificate (--certs-dir) serves HTTPS:
+        # ca_bundle is the CA file its clients here verify it with (the
+        # readiness check, client()); the endpoints are then https://.
+        self.ca_bundle = ca_bundle
+        self.scheme = "https" if ca_bundle else "http"
+        # In a cluster, node n (from 0) also gets node_args[n], e.g. its
+        # own --certs-dir.
+        self.node_args = [list(a) for a in node_args or []]
         self.drives_dir = base / "drives"
         self.nodes = CLUSTER_NODES if CLUSTER_NODES > 1 else 0
         if self.nodes:
@@ -115,6 +131,7 @@ class Server:
         # The test drives are temporary directories, usually on the root
         # filesystem, which the server refuses unless told it is intended.
         env["SHARDSTORE_ALLOW_ROOT_DRIVES"] = "1"
+        env["SHARDSTORE_CERTS_DIR"] = str(self._no_certs_dir())
         cmd = [
             str(self.binary),
             "server",
@@ -153,8 +170,9 @@ class Server:
             raise
 
     def _wait_endpoint(self) -> str:
-        """Parse the one `S3 endpoint: http://HOST:PORT` line from stdout."""
-        pattern = re.compile(r"^S3 endpoint: (http://[^\s/]+)\s*$", re.M)
+        """Parse the one `S3 endpoint: http://HOST:PORT` line from stdout
+        (https:// for a server given a CA bundle)."""
+        pattern = re.compile(rf"^S3 endpoint: ({self.scheme}://[^\s/]+)\s*$", re.M)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             text = self.stdout_path.read_text(errors="replace")[self._stdout_offset :]
@@ -164,22 +182,23 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError(
                     f"server exited with code {self.proc.returncode} before printing "
-                    f"'S3 endpoint: http://HOST:PORT'\n{self.log_tail()}"
+                    f"'S3 endpoint: {self.scheme}://HOST:PORT'\n{self.log_tail()}"
                 )
             time.sleep(0.05)
         raise RuntimeError(
-            f"server printed no 'S3 endpoint: http://HOST:PORT' line within {START_TIMEOUT_S}s\n{self.log_tail()}"
+            f"server printed no 'S3 endpoint: {self.scheme}://HOST:PORT' line within {START_TIMEOUT_S}s\n{self.log_tail()}"
         )
 
     def _wait_ready(self) -> None:
         url = f"{self.endpoint}/shardstore/health/ready"
         deadline = time.monotonic() + READY_TIMEOUT_S
         last = "no answer"
+        tls = ssl.create_default_context(cafile=str(self.ca_bundle)) if self.ca_bundle else None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited with code {self.proc.returncode} while starting\n{self.log_tail()}")
             try:
-                with urllib.request.urlopen(url, timeout=5) as resp:
+                with urllib.request.urlopen(url, timeout=5, context=tls) as resp:
                     if resp.status == 200:
                         return
                     last = f"HTTP {resp.status}"
@@ -195,7 +214,16 @@ class Server:
         env["SHARDSTORE_ROOT_USER"] = ROOT_USER
         env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
         env["SHARDSTORE_ALLOW_ROOT_DRIVES"] = "1"
+        env["SHARDSTORE_CERTS_DIR"] = str(self._no_certs_dir())
         return env
+
+    def _no_certs_dir(self) -> Path:
+        """An empty certificates directory: a server given no --certs-dir
+        speaks plain HTTP whatever the machine's ~/.shardstore/certs holds
+        (the server's default); a --certs-dir flag wins over it."""
+        d = self.base / "no-certs"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
 
     def _start_cluster(self) -> None:
         """Start self.nodes node processes on free loopback ports, all with
@@ -209,7 +237,7 @@ class Server:
             socks = [socket.socket() for _ in range(self.nodes)]
             for sk in socks:
                 sk.bind(("127.0.0.1", 0))
-            self.node_endpoints = [f"http://127.0.0.1:{sk.getsockname()[1]}" for sk in socks]
+            self.node_endpoints = [f"{self.scheme}://127.0.0.1:{sk.getsockname()[1]}" for sk in socks]
             for sk in socks:
                 sk.close()
         per = 16 // self.nodes
@@ -220,9 +248,10 @@ class Server:
             banner = f"\n===== start #{self.starts}: cluster of {self.nodes} nodes: {' '.join(urls)}\n"
             out.write(banner)
             err.write(banner)
-            for ep in self.node_endpoints:
-                cmd = [str(self.binary), "server", "--address", ep.removeprefix("http://"), "--users", str(self.users_file),
-                       "--console-address", "", *self.extra_args, *urls]
+            for n, ep in enumerate(self.node_endpoints):
+                own = self.node_args[n] if n < len(self.node_args) else []
+                cmd = [str(self.binary), "server", "--address", ep.split("://", 1)[1], "--users", str(self.users_file),
+                       "--console-address", "", *self.extra_args, *own, *urls]
                 self.node_procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                                         env=self._node_env(), cwd=self.base))
         self.proc = self.node_procs[0]
@@ -315,7 +344,8 @@ class Server:
                 aws_secret_access_key=creds.secret_key,
                 region_name=REGION,
             )
-            self._clients[key] = session.client("s3", endpoint_url=key[0], config=cfg)
+            verify = str(self.ca_bundle) if self.ca_bundle else None
+            self._clients[key] = session.client("s3", endpoint_url=key[0], config=cfg, verify=verify)
         return self._clients[key]
 
     @property
@@ -324,7 +354,7 @@ class Server:
 
     @property
     def hostport(self) -> tuple[str, int]:
-        host, port = self.endpoint.removeprefix("http://").rsplit(":", 1)
+        host, port = self.endpoint.split("://", 1)[1].rsplit(":", 1)
         return host, int(port)
 
 
