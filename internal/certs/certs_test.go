@@ -187,6 +187,15 @@ func TestLayoutErrors(t *testing.T) {
 	if err != nil || s.HasCertificate() {
 		t.Fatalf("absent dir: %v, has certificate %v", err, s != nil && s.HasCertificate())
 	}
+	// "" (no home directory to find the default in) is no directory,
+	// never the working directory, even one holding a pair.
+	wd := t.TempDir()
+	cp, kp, _ := ca.Issue([]string{"cwd.example"}, time.Hour)
+	writePair(t, wd, cp, kp)
+	t.Chdir(wd)
+	if s, err := Load(Options{Dir: ""}); err != nil || s.HasCertificate() || s.reloadIfChangedForTest() {
+		t.Fatalf("empty Dir read the working directory: %v", err)
+	}
 }
 
 // TestValidityWarnings: expired, not yet valid and soon-expiring
@@ -528,4 +537,11 @@ func TestCertificateAppearsOnPlainServer(t *testing.T) {
 	if strings.Contains(logs.String(), "new connections use them") {
 		t.Fatalf("claims the new certificate serves:\n%s", logs)
 	}
+}
+
+// reloadIfChangedForTest reports whether a poll would read the directory
+// again.
+func (s *Store) reloadIfChangedForTest() bool {
+	changed, _ := s.reloadIf(false)
+	return changed
 }

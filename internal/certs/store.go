@@ -34,7 +34,7 @@ const ExpiryWarning = 30 * 24 * time.Hour
 type Options struct {
 	// Dir is the certificates directory. A directory that does not exist
 	// holds nothing (the server speaks plain HTTP and trusts the system's
-	// roots).
+	// roots); "" is no directory at all, never the working directory.
 	Dir string
 	// Password decrypts encrypted private keys.
 	Password string
@@ -229,6 +229,10 @@ func (s *Store) read() (*material, error) {
 	if m.stamp, err = s.stamp(); err != nil {
 		return nil, err
 	}
+	if s.opts.Dir == "" {
+		m.roots, err = s.readCAs(m)
+		return m, err
+	}
 	entries, err := os.ReadDir(s.opts.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		entries, err = nil, nil
@@ -327,6 +331,9 @@ func (s *Store) readCAs(m *material) (*x509.CertPool, error) {
 	} else {
 		pool = pool.Clone()
 	}
+	if s.opts.Dir == "" {
+		return pool, nil
+	}
 	dir := filepath.Join(s.opts.Dir, CADir)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -361,6 +368,9 @@ func (s *Store) readCAs(m *material) (*x509.CertPool, error) {
 // a change is seen without reading the files. Files are stat'ed through
 // symbolic links: a Kubernetes secret volume swaps its targets.
 func (s *Store) stamp() (string, error) {
+	if s.opts.Dir == "" {
+		return "", nil
+	}
 	var parts []string
 	add := func(path string) {
 		if fi, err := os.Stat(path); err == nil {
