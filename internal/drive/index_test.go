@@ -9,10 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -225,72 +222,6 @@ func testIndexMatchesModel(t *testing.T, cache *IndexCache) {
 	t.Logf("%d keys, %d queries", len(known), queries)
 }
 
-// S3 listing semantics at the edges the property test may hit rarely.
-func TestScanDelimiterEdges(t *testing.T) {
-	ctx := context.Background()
-	d := newLocal(t)
-	var b Batch
-	for _, k := range []string{"", "/", "//", "a", "a/", "a/x", "a/y/z", "a//b", "b", "b/\xff", "b/\xff\xff/c", "c\xff/d", "é/1", "é/2"} {
-		b.Put(TableObjects, k, []byte("v:"+k))
-	}
-	if err := d.Apply(ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	keys := func(es []Entry) string {
-		var s []string
-		for _, e := range es {
-			if e.CommonPrefix {
-				s = append(s, "["+e.Key+"]")
-			} else {
-				s = append(s, e.Key)
-			}
-		}
-		return fmt.Sprintf("%q", s)
-	}
-	for _, tc := range []struct {
-		q    ScanQuery
-		want string
-	}{
-		{ScanQuery{Delimiter: "/"}, `["" "[/]" "a" "[a/]" "b" "[b/]" "[c\xff/]" "[é/]"]`},
-		{ScanQuery{Delimiter: "/", After: "a/x"}, `["b" "[b/]" "[c\xff/]" "[é/]"]`},
-		{ScanQuery{Delimiter: "/", After: "a/"}, `["b" "[b/]" "[c\xff/]" "[é/]"]`},
-		{ScanQuery{Delimiter: "/", After: "a"}, `["[a/]" "b" "[b/]" "[c\xff/]" "[é/]"]`},
-		{ScanQuery{Prefix: "a/", Delimiter: "/"}, `["a/" "[a//]" "a/x" "[a/y/]"]`},
-		{ScanQuery{Prefix: "b/", Delimiter: "\xff"}, `["[b/\xff]"]`},
-		{ScanQuery{Prefix: "b/\xff", Delimiter: "\xff"}, `["b/\xff" "[b/\xff\xff]"]`},
-		{ScanQuery{Delimiter: "/", Limit: 3}, `["" "[/]" "a"]`},
-		{ScanQuery{Delimiter: "/", After: "\xff"}, `[]`},
-		{ScanQuery{Prefix: "zz"}, `[]`},
-		{ScanQuery{Prefix: "a", After: "a/y/z"}, `[]`},
-	} {
-		got, err := d.Scan(ctx, TableObjects, tc.q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if keys(got) != tc.want {
-			t.Errorf("Scan(%s) = %s, want %s", fmtQuery(tc.q), keys(got), tc.want)
-		}
-		for _, e := range got {
-			if !e.CommonPrefix && string(e.Value) != "v:"+e.Key {
-				t.Errorf("value of %q: %q", e.Key, e.Value)
-			}
-		}
-	}
-	if _, err := d.Scan(ctx, TableObjects, ScanQuery{Limit: -1}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("negative limit: %v", err)
-	}
-	// Other tables see none of it.
-	if es, err := d.Scan(ctx, TableBuckets, ScanQuery{}); err != nil || len(es) != 0 {
-		t.Errorf("other table: %v %v", es, err)
-	}
-	// Get returns a copy: changing it changes nothing stored.
-	v, _ := d.Get(ctx, TableObjects, "a")
-	copy(v, "XX")
-	if v2, _ := d.Get(ctx, TableObjects, "a"); string(v2) != "v:a" {
-		t.Errorf("Get returned shared memory: %q", v2)
-	}
-}
-
 // A damaged sstable gives errors, never a wrong value.
 func TestIndexCorruption(t *testing.T) {
 	ctx := context.Background()
@@ -448,92 +379,6 @@ func fmtEntries(es []Entry) string {
 		}
 	}
 	return sb.String()
-}
-
-// TestConditionalBatch checks Batch.Expect: a batch applies only while
-// its conditions hold, applies nothing otherwise, and concurrent
-// read-modify-write batches on one key behave as compare-and-swap.
-func TestConditionalBatch(t *testing.T) {
-	ctx := context.Background()
-	d := openLocal(t, t.TempDir(), LocalOptions{NoSync: true})
-	if err := d.WriteFormat(ctx, testFormat); err != nil {
-		t.Fatal(err)
-	}
-	put := func(expect []byte, value string) error {
-		var b Batch
-		b.Expect(TableObjects, "k", expect)
-		b.Put(TableObjects, "k", []byte(value))
-		b.Put(TableRefs, "side-"+value, []byte("x"))
-		return d.Apply(ctx, &b)
-	}
-	if err := put([]byte("v0"), "v1"); !errors.Is(err, ErrConflict) {
-		t.Fatalf("expecting a value on a missing key: %v", err)
-	}
-	if err := put(nil, "v1"); err != nil {
-		t.Fatalf("expecting absence on a missing key: %v", err)
-	}
-	if err := put(nil, "v2"); !errors.Is(err, ErrConflict) {
-		t.Fatalf("expecting absence on a present key: %v", err)
-	}
-	if err := put([]byte("v0"), "v2"); !errors.Is(err, ErrConflict) || errors.Is(err, ErrDriveFaulty) {
-		t.Fatalf("expecting another value: %v", err)
-	}
-	for _, k := range []string{"side-v2"} {
-		if _, err := d.Get(ctx, TableRefs, k); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("a refused batch applied part of itself: %s %v", k, err)
-		}
-	}
-	if err := put([]byte("v1"), "v2"); err != nil {
-		t.Fatalf("expecting the value held: %v", err)
-	}
-	if v, _ := d.Get(ctx, TableObjects, "k"); string(v) != "v2" {
-		t.Fatalf("value %q", v)
-	}
-	var del Batch
-	del.Expect(TableObjects, "k", []byte("v2"))
-	del.Delete(TableObjects, "k")
-	if err := d.Apply(ctx, &del); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Apply(ctx, &del); !errors.Is(err, ErrConflict) {
-		t.Fatalf("second conditional delete: %v", err)
-	}
-
-	// Increments by read, then conditional write: every success is one
-	// step, so the final value counts the successes exactly.
-	var wg sync.WaitGroup
-	var wins atomic.Int64
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				old, err := d.Get(ctx, TableObjects, "n")
-				if errors.Is(err, ErrNotFound) {
-					old = nil
-				} else if err != nil {
-					t.Error(err)
-					return
-				}
-				n, _ := strconv.Atoi(string(old))
-				var b Batch
-				b.Expect(TableObjects, "n", old)
-				b.Put(TableObjects, "n", []byte(strconv.Itoa(n+1)))
-				switch err := d.Apply(ctx, &b); {
-				case err == nil:
-					wins.Add(1)
-				case !errors.Is(err, ErrConflict):
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	v, _ := d.Get(ctx, TableObjects, "n")
-	if got, _ := strconv.Atoi(string(v)); int64(got) != wins.Load() || got == 0 {
-		t.Fatalf("counter %d after %d successful compare-and-swaps", got, wins.Load())
-	}
 }
 
 // The index's tables carry bloom filters: Gets of keys it does not hold
