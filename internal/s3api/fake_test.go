@@ -8,10 +8,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
@@ -43,6 +45,9 @@ type fakeBucket struct {
 type fakeObject struct {
 	info engine.ObjectInfo
 	data []byte
+	// uploadID names the multipart upload that made the version, so a
+	// repeated completion is answered as the engine answers it.
+	uploadID string
 }
 
 type fakeUpload struct {
@@ -63,7 +68,7 @@ func (f *fakeStore) Status() engine.Status {
 func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptions) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(b) < 3 || strings.ToLower(b) != b || strings.ContainsAny(b, "_ /") {
+	if !fakeBucketName(b) {
 		return engine.ErrInvalidBucketName
 	}
 	if _, ok := f.buckets[b]; ok {
@@ -78,6 +83,25 @@ func (f *fakeStore) MakeBucket(_ context.Context, b string, o engine.BucketOptio
 		f.buckets[b].info.Versioning = engine.VersioningEnabled
 	}
 	return nil
+}
+
+// fakeBucketName applies S3's bucket naming rules, as the engine does.
+func fakeBucketName(b string) bool {
+	if len(b) < 3 || len(b) > 63 {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; !alnum(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	if _, err := netip.ParseAddr(b); err == nil {
+		return false
+	}
+	return alnum(b[0]) && alnum(b[len(b)-1]) && !strings.Contains(b, "..") && !strings.Contains(b, ".-") &&
+		!strings.Contains(b, "-.") && !strings.HasPrefix(b, "xn--") && !strings.HasPrefix(b, "sthree-") &&
+		!strings.HasSuffix(b, "-s3alias") && !strings.HasSuffix(b, "--ol-s3") && b != "shardstore"
 }
 
 func (f *fakeStore) bucket(b string) (*fakeBucket, error) {
@@ -120,6 +144,12 @@ func (f *fakeStore) DeleteBucket(_ context.Context, b string) error {
 		return engine.ErrBucketNotEmpty
 	}
 	delete(f.buckets, b)
+	// As the engine: uploads in progress go with the bucket.
+	for id, u := range f.uploads {
+		if u.info.Bucket == b {
+			delete(f.uploads, id)
+		}
+	}
 	return nil
 }
 
@@ -181,35 +211,41 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 	return nil
 }
 
+// validKey accepts the keys the engine stores: every key S3 accepts,
+// path-like ones ("..", "a/./b") as they are; not NUL, not invalid UTF-8.
 func validKey(k string) bool {
-	if k == "" || len(k) > engine.MaxKeyLength {
-		return false
-	}
-	for _, seg := range strings.Split(k, "/") {
-		if seg == ".." || seg == "." {
-			return false
-		}
-	}
-	return true
+	return k != "" && len(k) <= engine.MaxKeyLength && utf8.ValidString(k) && !strings.ContainsRune(k, 0)
 }
 
 func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, size int64, o engine.PutOptions) (engine.ObjectInfo, error) {
 	if !validKey(k) {
 		return engine.ObjectInfo{}, engine.ErrInvalidObjectName
 	}
+	if err := fakeCheckPutOptions(o); err != nil {
+		return engine.ObjectInfo{}, err
+	}
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return engine.ObjectInfo{}, fmt.Errorf("fake: read body: %w", err)
 	}
-	if size >= 0 && int64(len(data)) != size {
-		return engine.ObjectInfo{}, engine.ErrIncompleteBody
+	if err := fakeCheckSize(len(data), size); err != nil {
+		return engine.ObjectInfo{}, err
 	}
 	sum := md5.Sum(data)
 	if o.ContentMD5 != nil && !bytes.Equal(o.ContentMD5, sum[:]) {
 		return engine.ObjectInfo{}, engine.ErrBadDigest
 	}
+	// The engine records what S3 reports for a PUT that names no storage
+	// class or ACL.
+	sc, acl := o.StorageClass, o.ACL
+	if sc == "" {
+		sc = "STANDARD"
+	}
+	if acl == "" {
+		acl = "private"
+	}
 	info := engine.ObjectInfo{Bucket: b, Key: k, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]),
-		ContentType: o.ContentType, StorageClass: o.StorageClass, Owner: o.Owner, ACL: o.ACL,
+		ContentType: o.ContentType, StorageClass: sc, Owner: o.Owner, ACL: acl,
 		Headers: o.Headers, UserMeta: o.UserMeta, Tags: fakeTags(o.Tags)}
 	if len(o.Tags) > engine.MaxObjectTags {
 		return engine.ObjectInfo{}, engine.ErrInvalidArgument
@@ -248,6 +284,40 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 	fb.add(k, &fakeObject{info: info, data: data})
 	info.IsLatest = true
 	return info, nil
+}
+
+// fakeCheckPutOptions refuses what the engine refuses of a PUT's or an
+// upload's options.
+func fakeCheckPutOptions(o engine.PutOptions) error {
+	n := 0
+	for k, v := range o.UserMeta {
+		n += len(k) + len(v)
+	}
+	switch {
+	case n > engine.MaxUserMetaLen, len(o.Tags) > engine.MaxObjectTags:
+		return engine.ErrInvalidArgument
+	case o.StorageClass != "" && o.StorageClass != "STANDARD" && o.StorageClass != "REDUCED_REDUNDANCY":
+		return fmt.Errorf("fake: storage class %q: %w", o.StorageClass, engine.ErrInvalidArgument)
+	}
+	if o.ChecksumAlgorithm != "" {
+		if _, err := hashing.NewChecksum(o.ChecksumAlgorithm); err != nil {
+			return fmt.Errorf("fake: %w: %w", engine.ErrInvalidArgument, err)
+		}
+	}
+	return nil
+}
+
+// fakeCheckSize compares a body's length with its declared size (-1:
+// unknown) as the engine does: short is an incomplete body, long an
+// invalid request.
+func fakeCheckSize(got int, size int64) error {
+	switch {
+	case size < 0 || int64(got) == size:
+		return nil
+	case int64(got) < size:
+		return engine.ErrIncompleteBody
+	}
+	return fmt.Errorf("fake: body longer than the declared %d bytes: %w", size, engine.ErrInvalidArgument)
 }
 
 // tick advances the fake clock and, in a versioning-enabled bucket,
@@ -431,7 +501,19 @@ func (f *fakeStore) HeadObject(_ context.Context, b, k string, o engine.GetOptio
 	if err != nil {
 		return engine.ObjectInfo{}, err
 	}
-	return f.buckets[b].infoOf(k, fo), checkConditions(fo.info, o.Conditions)
+	if err := checkConditions(fo.info, o.Conditions); err != nil {
+		return engine.ObjectInfo{}, err
+	}
+	// As the engine, HEAD resolves a range or part as GET does.
+	if o.Range != nil || o.PartNumber > 0 {
+		if _, _, ok := resolvePart(fo.info, o); !ok {
+			if o.PartNumber > 0 {
+				return engine.ObjectInfo{}, engine.ErrInvalidPartNumber
+			}
+			return engine.ObjectInfo{}, engine.ErrInvalidRange
+		}
+	}
+	return f.buckets[b].infoOf(k, fo), nil
 }
 
 func (f *fakeStore) DeleteObject(ctx context.Context, b, k string) error {
@@ -686,6 +768,11 @@ func fakeTags(tags map[string]string) map[string]string {
 
 func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o engine.CopyOptions) (engine.ObjectInfo, error) {
 	f.mu.Lock()
+	if fb, ok := f.buckets[db]; ok && sb == db && sk == dk && o.SourceVersionID == "" &&
+		fb.info.Versioning == "" && !o.ReplaceMetadata {
+		f.mu.Unlock()
+		return engine.ObjectInfo{}, fmt.Errorf("fake: copying an object onto itself needs new metadata: %w", engine.ErrInvalidArgument)
+	}
 	fo, err := f.version(sb, sk, o.SourceVersionID)
 	if err == nil {
 		err = checkConditions(fo.info, o.SourceConditions)
@@ -700,10 +787,23 @@ func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o eng
 	put := o.Put
 	if !o.ReplaceMetadata {
 		put.ContentType, put.Headers, put.UserMeta = fo.info.ContentType, fo.info.Headers, fo.info.UserMeta
+		if put.StorageClass == "" {
+			put.StorageClass = fo.info.StorageClass
+		}
 	}
 	if !o.ReplaceTags {
 		put.Tags = fo.info.Tags
 	}
+	// As the engine (and S3): every copy gets a FULL_OBJECT checksum of
+	// its data, the requested algorithm, else the source's, else
+	// CRC64NVME.
+	if put.ChecksumAlgorithm == "" {
+		put.ChecksumAlgorithm = fo.info.Checksum.Algorithm
+	}
+	if put.ChecksumAlgorithm == "" {
+		put.ChecksumAlgorithm = hashing.CRC64NVME
+	}
+	put.ContentMD5, put.ExpectedChecksum = nil, nil
 	return f.PutObject(ctx, db, dk, bytes.NewReader(fo.data), int64(len(fo.data)), put)
 }
 
@@ -759,13 +859,23 @@ func (f *fakeStore) NewMultipartUpload(_ context.Context, b, k string, o engine.
 	if err != nil {
 		return "", err
 	}
+	if !validKey(k) {
+		return "", engine.ErrInvalidObjectName
+	}
+	if err := fakeCheckPutOptions(o); err != nil {
+		return "", err
+	}
 	if _, err := f.newLock(fb.info, o.Lock); err != nil {
 		return "", err
+	}
+	sc := o.StorageClass
+	if sc == "" {
+		sc = "STANDARD"
 	}
 	f.seq++
 	id := fmt.Sprintf("upload-%d", f.seq)
 	f.uploads[id] = &fakeUpload{info: engine.MultipartInfo{Bucket: b, Key: k, UploadID: id, Initiated: f.now(),
-		Owner: o.Owner, ChecksumAlgorithm: o.ChecksumAlgorithm}, opts: o, parts: map[int][]byte{}}
+		StorageClass: sc, Owner: o.Owner, ChecksumAlgorithm: o.ChecksumAlgorithm}, opts: o, parts: map[int][]byte{}}
 	return id, nil
 }
 
@@ -778,12 +888,15 @@ func (f *fakeStore) upload(b, k, id string) (*fakeUpload, error) {
 }
 
 func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, body io.Reader, size int64, _ engine.PartOptions) (engine.PartInfo, error) {
+	if part < 1 || part > engine.MaxPartNumber {
+		return engine.PartInfo{}, engine.ErrInvalidPartNumber
+	}
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return engine.PartInfo{}, fmt.Errorf("fake: read part: %w", err)
 	}
-	if size >= 0 && int64(len(data)) != size {
-		return engine.PartInfo{}, engine.ErrIncompleteBody
+	if err := fakeCheckSize(len(data), size); err != nil {
+		return engine.PartInfo{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -802,6 +915,9 @@ func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, 
 	u, err := f.upload(b, k, id)
 	if err != nil {
 		return engine.ListPartsResult{}, err
+	}
+	if maxParts <= 0 || maxParts > 1000 {
+		maxParts = 1000
 	}
 	res := engine.ListPartsResult{Upload: u.info}
 	var nums []int
@@ -825,10 +941,25 @@ func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, 
 }
 
 func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string, parts []engine.CompletePart, po engine.PutOptions) (engine.ObjectInfo, error) {
+	// The list is checked first, as the engine checks it.
+	if len(parts) == 0 {
+		return engine.ObjectInfo{}, engine.ErrMalformedCompletion
+	}
+	for i, p := range parts {
+		if p.Number < 1 || p.Number > engine.MaxPartNumber {
+			return engine.ObjectInfo{}, engine.ErrInvalidPart
+		}
+		if i > 0 && p.Number <= parts[i-1].Number {
+			return engine.ObjectInfo{}, engine.ErrInvalidPartOrder
+		}
+	}
 	f.mu.Lock()
 	u, err := f.upload(b, k, id)
 	if err != nil {
-		f.mu.Unlock()
+		defer f.mu.Unlock()
+		if oi, ok := f.completedUpload(b, k, id, parts); ok {
+			return oi, nil
+		}
 		return engine.ObjectInfo{}, err
 	}
 	if err := fakePutConditions(f.buckets[b], k, po); err != nil {
@@ -841,7 +972,7 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 	for i, p := range parts {
 		data, ok := u.parts[p.Number]
 		sum := md5.Sum(data)
-		if !ok || hex.EncodeToString(sum[:]) != p.ETag {
+		if !ok || hex.EncodeToString(sum[:]) != trimETag(p.ETag) {
 			f.mu.Unlock()
 			return engine.ObjectInfo{}, engine.ErrInvalidPart
 		}
@@ -851,7 +982,7 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 		}
 		all = append(all, data...)
 		md5s = append(md5s, sum[:]...)
-		objParts = append(objParts, engine.ObjectPart{Number: p.Number, Size: int64(len(data)), ETag: p.ETag})
+		objParts = append(objParts, engine.ObjectPart{Number: p.Number, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:])})
 	}
 	delete(f.uploads, id)
 	opts := u.opts
@@ -866,7 +997,25 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 	fo, _ := f.object(b, k)
 	fo.info.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(parts))
 	fo.info.Parts = objParts
+	fo.uploadID = id
 	return f.buckets[b].infoOf(k, fo), nil
+}
+
+// completedUpload answers a completion of an upload that completed
+// already (a client retrying after a lost answer) as the engine does:
+// with the key's current version, if that upload made it from the same
+// part list. f.mu is held.
+func (f *fakeStore) completedUpload(b, k, id string, parts []engine.CompletePart) (engine.ObjectInfo, bool) {
+	fo, err := f.object(b, k)
+	if err != nil || fo.uploadID != id || len(fo.info.Parts) != len(parts) {
+		return engine.ObjectInfo{}, false
+	}
+	for i, p := range parts {
+		if fo.info.Parts[i].Number != p.Number || fo.info.Parts[i].ETag != trimETag(p.ETag) {
+			return engine.ObjectInfo{}, false
+		}
+	}
+	return f.buckets[b].infoOf(k, fo), true
 }
 
 func (f *fakeStore) AbortMultipartUpload(_ context.Context, b, k, id string) error {
@@ -879,18 +1028,60 @@ func (f *fakeStore) AbortMultipartUpload(_ context.Context, b, k, id string) err
 	return nil
 }
 
+// ListMultipartUploads lists as the engine does: by key (then by
+// initiation), after the key and upload id markers, common prefixes
+// collapsed and counted in MaxUploads (0 means 1000).
 func (f *fakeStore) ListMultipartUploads(_ context.Context, b string, o engine.ListUploadsOptions) (engine.ListUploadsResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, err := f.bucket(b); err != nil {
 		return engine.ListUploadsResult{}, err
 	}
-	var res engine.ListUploadsResult
+	var all []engine.MultipartInfo
 	for _, u := range f.uploads {
-		if u.info.Bucket == b && strings.HasPrefix(u.info.Key, o.Prefix) {
-			res.Uploads = append(res.Uploads, u.info)
+		k := u.info.Key
+		if u.info.Bucket != b || !strings.HasPrefix(k, o.Prefix) || k < o.KeyMarker ||
+			(k == o.KeyMarker && (o.UploadIDMarker == "" || u.info.UploadID <= o.UploadIDMarker)) {
+			continue
 		}
+		all = append(all, u.info)
 	}
-	sort.Slice(res.Uploads, func(i, j int) bool { return res.Uploads[i].Key < res.Uploads[j].Key })
+	sort.Slice(all, func(i, j int) bool {
+		a, c := all[i], all[j]
+		if a.Key != c.Key {
+			return a.Key < c.Key
+		}
+		if !a.Initiated.Equal(c.Initiated) {
+			return a.Initiated.Before(c.Initiated)
+		}
+		return a.UploadID < c.UploadID
+	})
+	max := o.MaxUploads
+	if max <= 0 || max > 1000 {
+		max = 1000
+	}
+	var res engine.ListUploadsResult
+	for _, u := range all {
+		cp := ""
+		if o.Delimiter != "" {
+			if i := strings.Index(u.Key[len(o.Prefix):], o.Delimiter); i >= 0 {
+				cp = u.Key[:len(o.Prefix)+i+len(o.Delimiter)]
+				if n := len(res.CommonPrefixes); n > 0 && res.CommonPrefixes[n-1] == cp {
+					continue
+				}
+			}
+		}
+		if len(res.Uploads)+len(res.CommonPrefixes) == max {
+			res.IsTruncated = true
+			break
+		}
+		if cp != "" {
+			res.CommonPrefixes = append(res.CommonPrefixes, cp)
+			res.NextKeyMarker, res.NextUploadIDMarker = cp, ""
+			continue
+		}
+		res.Uploads = append(res.Uploads, u)
+		res.NextKeyMarker, res.NextUploadIDMarker = u.Key, u.UploadID
+	}
 	return res, nil
 }
