@@ -797,6 +797,17 @@ func (s suite) testShardRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	// A reader closed reads no more.
+	rd, err := d.OpenShard(ctx, shardRef(0, 0), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rd.Close(); err != nil {
+		t.Fatalf("Close of a shard reader: %v", err)
+	}
+	if n, err := rd.Read(make([]byte, 10)); err == nil {
+		t.Fatalf("Read after Close: %d bytes, no error", n)
+	}
 	// Parts of one id are separate files.
 	a, b := drive.ShardRef{ID: "ab12cd34-parts", Part: 1}, drive.ShardRef{ID: "ab12cd34-parts", Part: 2}
 	writeShard(t, d, a, []byte("part one"))
@@ -1217,9 +1228,9 @@ func (s suite) testDiskInfoFailsAfterClose(t *testing.T) {
 	}
 	di, err := d.DiskInfo(ctx)
 	if err == nil {
-		knownGap(t, fmt.Sprintf("DiskInfo answered %+v after Close; the Drive interface says later calls fail, "+
-			"and driverpc.Client's does (ErrDriveFaulty), but drive.Local's DiskInfo does not check that the drive "+
-			"is closed (it only statfs's the directory), and Health and Faulty pass the call through to it", di))
+		knownGap(t, fmt.Sprintf("DiskInfo answered %+v after Close, where the Drive interface says later calls fail. "+
+			"Known of drive.Local, whose DiskInfo statfs's the directory without checking that the drive is closed, "+
+			"and so of Health and Faulty over it; driverpc.Client's fails with ErrDriveFaulty", di))
 		return
 	}
 	wantErr(t, "DiskInfo after Close", err, drive.ErrDriveFaulty)
