@@ -716,6 +716,12 @@ var fanout = func() (n [256]string) {
 
 // DiskInfo reports the filesystem's capacity.
 func (d *Local) DiskInfo(ctx context.Context) (DiskInfo, error) {
+	d.mu.RLock()
+	closed := d.closed
+	d.mu.RUnlock()
+	if closed {
+		return DiskInfo{}, d.closedErr()
+	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(d.root, &st); err != nil {
 		return DiskInfo{}, fmt.Errorf("drive %s: statfs: %w", d.root, classify(&fs.PathError{Op: "statfs", Path: d.root, Err: err}))

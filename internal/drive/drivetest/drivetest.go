@@ -40,11 +40,6 @@ import (
 // (closing what serves the drive, for example).
 type Opener func(t *testing.T) (d drive.Drive, dir string)
 
-// KnownGapsEnv, set to 1, makes the suite's known-gap cases fail instead
-// of skipping: each is a difference between implementations that the
-// suite found and that is reported, not yet fixed (see knownGap).
-const KnownGapsEnv = "SHARDSTORE_CONTRACT_GAPS"
-
 // TestFormat is the format the suite writes.
 var TestFormat = drive.Format{DeploymentID: "conformance", SetCount: 1, SetSize: 4, SetIndex: 0,
 	DriveIndex: 1, DriveID: "drive-1", Parity: 2}
@@ -1219,8 +1214,8 @@ func (s suite) testCallsFailAfterClose(t *testing.T) {
 	}
 }
 
-// testDiskInfoFailsAfterClose is the Close contract for DiskInfo, kept
-// apart because implementations differ on it (see knownGap).
+// testDiskInfoFailsAfterClose: DiskInfo too fails after Close (the suite
+// found Local answering it from the directory; fixed).
 func (s suite) testDiskInfoFailsAfterClose(t *testing.T) {
 	d := s.formatted(t)
 	if err := d.Close(); err != nil {
@@ -1228,24 +1223,7 @@ func (s suite) testDiskInfoFailsAfterClose(t *testing.T) {
 	}
 	di, err := d.DiskInfo(ctx)
 	if err == nil {
-		knownGap(t, fmt.Sprintf("DiskInfo answered %+v after Close, where the Drive interface says later calls fail. "+
-			"Known of drive.Local, whose DiskInfo statfs's the directory without checking that the drive is closed, "+
-			"and so of Health and Faulty over it; driverpc.Client's fails with ErrDriveFaulty", di))
-		return
+		t.Fatalf("DiskInfo answered %+v after Close", di)
 	}
 	wantErr(t, "DiskInfo after Close", err, drive.ErrDriveFaulty)
-}
-
-// knownGap reports a case where the implementation under test differs
-// from the contract and from other implementations, found by this suite
-// and reported rather than fixed here. It fails the test when
-// KnownGapsEnv is 1; otherwise it skips, printing the difference, so the
-// suite stays usable while the fix is pending.
-func knownGap(t *testing.T, difference string) {
-	t.Helper()
-	if os.Getenv(KnownGapsEnv) == "1" {
-		t.Fatalf("contract gap: %s", difference)
-	}
-	t.Skipf("KNOWN CONTRACT GAP (reported in issue #40, not fixed in the suite's change; %s=1 makes it fail): %s",
-		KnownGapsEnv, difference)
 }
