@@ -124,7 +124,7 @@ func BenchmarkHeadBucketIdentity(b *testing.B) {
 	}
 	perms := testPermissions{own: own, bound: bound}
 	ts := benchServerAuth(b, AuthenticatorFunc(func(r *http.Request) (*AuthResult, error) {
-		return &AuthResult{Caller: Caller{AccessKey: "SSTSBENCH", User: "alice", Owner: "root", Permissions: perms, Session: true},
+		return &AuthResult{Caller: Caller{AccessKey: "SSTSBENCH", User: "alice", Owner: "alice", Permissions: perms, Session: true},
 			ContentLength: r.ContentLength}, nil
 	}))
 	req, _ := http.NewRequest("HEAD", ts.URL+"/bench", nil)
