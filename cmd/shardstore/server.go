@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/bench"
@@ -34,7 +36,6 @@ import (
 	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
-	"github.com/shardstore/shardstore/internal/policy"
 	"github.com/shardstore/shardstore/internal/s3api"
 	"github.com/shardstore/shardstore/internal/sts"
 )
@@ -576,16 +577,40 @@ func metricsAuthorize(v *auth.Verifier) func(*http.Request) error {
 // metricsAction is the admin action that reads the metrics (MinIO's name).
 const metricsAction = "admin:Prometheus"
 
-// adminDecide is the admin access decision for an authenticated caller:
-// root may do anything; an identity of the identity store what its
-// policies allow; anyone else nothing.
+// adminDecide answers the admin access decision for an authenticated
+// caller, which access.Decide makes (admin actions on
+// access.AdminResource): root may do anything; an identity of the
+// identity store what its policies allow; anyone else nothing.
 func adminDecide(c s3api.Caller, action string, r *http.Request) (admin.Actor, error) {
-	switch {
-	case c.Root:
-		return admin.Actor{Name: "root", Key: c.AccessKey, Can: func(string) bool { return true }}, nil
-	case c.Permissions == nil:
+	who := c.AccessCaller()
+	decide := func(action string) access.Decision {
+		q := access.Request{Caller: who, Op: access.AdminAction, Action: action}
+		if q.NeedsConditions() {
+			q.Conditions = s3api.ConditionKeys(r, c)
+		}
+		return access.Decide(q)
+	}
+	d := decide(action)
+	if d.Reason == access.ReasonNotIdentity {
 		return admin.Actor{Name: c.AccessKey, Key: c.AccessKey},
 			fmt.Errorf("admin requests need the root user or a user of the identity store with %s", action)
+	}
+	a := adminActor(c)
+	a.Can = func(action string) bool { return decide(action).Allowed }
+	switch {
+	case d.Allowed:
+		return a, nil
+	case d.ExplicitDeny:
+		return a, fmt.Errorf("%s is explicitly denied %s", c.User, action)
+	}
+	return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
+}
+
+// adminActor is who an admin call is recorded as, and which user and
+// own access key it acts with.
+func adminActor(c s3api.Caller) admin.Actor {
+	if c.Root {
+		return admin.Actor{Name: "root", Key: c.AccessKey}
 	}
 	a := admin.Actor{Name: c.User, User: c.User, Key: c.AccessKey}
 	if c.AccessKey != c.User {
@@ -594,25 +619,8 @@ func adminDecide(c s3api.Caller, action string, r *http.Request) (admin.Actor, e
 	if c.Session {
 		a.Key = "" // a session never counts as the user's own key
 	}
-	decide := func(action string) policy.Decision {
-		// Admin actions act on the server, not on S3 resources: a
-		// statement on "arn:aws:s3:::*" does not reach them, "*" (or
-		// no Resource) does.
-		return c.Permissions.Evaluate(&policy.Request{Action: action, Resource: adminResource,
-			AccessKey: c.User, Conditions: s3api.ConditionKeys(r, c)})
-	}
-	a.Can = func(action string) bool { return decide(action) == policy.Allowed }
-	switch decide(action) {
-	case policy.Allowed:
-		return a, nil
-	case policy.Denied:
-		return a, fmt.Errorf("%s is explicitly denied %s", c.User, action)
-	}
-	return a, fmt.Errorf("%w: %s is not allowed %s", admin.ErrDenied, c.User, action)
+	return a
 }
-
-// adminResource is the resource admin actions are evaluated on.
-const adminResource = "arn:shardstore:admin:::server"
 
 func isSHA256Hex(s string) bool {
 	if len(s) != 64 {

@@ -1,6 +1,6 @@
 package auth
 
-import "github.com/shardstore/shardstore/internal/policy"
+import "github.com/shardstore/shardstore/internal/access"
 
 // IdentityStore is where the Verifier finds credentials beyond the Users
 // store (root and the users file): users and access keys created through
@@ -15,19 +15,10 @@ type IdentityStore interface {
 	LookupSession(accessKey, token string) (Identity, error)
 }
 
-// Permissions are what an identity of the IdentityStore may do: its
-// user's and groups' policies, narrowed by the access key's or the
-// session's own policy. Identities without Permissions (root, the users
+// Permissions are what an identity of the IdentityStore may do (see
+// access.Permissions). Identities without Permissions (root, the users
 // file) are governed by ownership, ACLs and bucket policies alone.
-type Permissions interface {
-	// Evaluate is the identity side of an access decision: Denied when
-	// any of the identity's policies denies, Allowed when they allow
-	// and the narrowing policy (if any) allows as well.
-	Evaluate(r *policy.Request) policy.Decision
-	// Bounded reports whether the narrowing policy, if any, permits the
-	// request; a grant by a bucket policy counts only when it does.
-	Bounded(r *policy.Request) bool
-}
+type Permissions = access.Permissions
 
 // CodeExpiredToken answers a session token past its expiry.
 const CodeExpiredToken = "ExpiredToken"

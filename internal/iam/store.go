@@ -11,10 +11,10 @@
 // Session tokens are sealed the same way and hold everything a session
 // is (its keys, user, expiry and policies), so sessions need no storage.
 //
-// What an identity may do is its Permissions (eval.go): the policies
-// attached to its user and the user's enabled groups, narrowed by an
-// access key's or a session's own policy. The s3api package combines
-// them with bucket policies.
+// What an identity may do is its Permissions (access.IdentityPolicies,
+// permissions.go): the policies attached to its user and the user's
+// enabled groups, narrowed by an access key's or a session's own policy.
+// Package access combines them with bucket policies.
 package iam
 
 import (
@@ -224,12 +224,12 @@ func (s *Store) build(st *state, seq uint64) (*snapshot, error) {
 		}
 		p := &permissions{}
 		for _, pn := range u.Policies {
-			p.add(snap.policies[pn])
+			p.Add(snap.policies[pn])
 		}
 		for _, gn := range st.groupsOf(name) {
 			if g := st.Groups[gn]; g.Status != StatusDisabled {
 				for _, pn := range g.Policies {
-					p.add(snap.policies[pn])
+					p.Add(snap.policies[pn])
 				}
 			}
 		}
@@ -257,7 +257,7 @@ func (s *Store) build(st *state, seq uint64) (*snapshot, error) {
 				bound = denyAll
 			}
 			c.bound = bound
-			p = parent.narrowed(bound)
+			p = parent.Narrowed(bound)
 		}
 		c.id = s.identity(k.Parent, string(sec), p)
 		c.id.AccessKey = ak

@@ -139,7 +139,7 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 		if c.RootFP != s.rootFingerprint() {
 			return auth.Identity{}, auth.InvalidToken()
 		}
-		base, user = &permissions{all: true}, s.opts.Root.AccessKey
+		base, user = &permissions{All: true}, s.opts.Root.AccessKey
 	} else {
 		snap := s.snap.Load()
 		u, ok := snap.st.Users[c.User]
@@ -163,7 +163,7 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 	}
 	p := base
 	for _, b := range ses.bounds {
-		p = p.narrowed(b)
+		p = p.Narrowed(b)
 	}
 	id := s.identity(user, c.SecretKey, p)
 	id.AccessKey, id.Session, id.Refusal = accessKey, true, refusal

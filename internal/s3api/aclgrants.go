@@ -3,7 +3,8 @@ package s3api
 // ACL grants: the grants a request asks for (a canned x-amz-acl, the
 // x-amz-grant-* headers, or an AccessControlPolicy body on Put*Acl), how
 // a bucket's or object's ACL is stored in its one string field, and how
-// Get*Acl show it. acl.go decides access from them.
+// Get*Acl show it. The grants themselves (access.Grant) and what they
+// allow are package access's.
 
 import (
 	"bytes"
@@ -12,48 +13,19 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
-// permission is an ACL permission.
-type permission int
-
-const (
-	permRead permission = iota
-	permWrite
-	permReadACP
-	permWriteACP
-	permFullControl
-)
-
-// permissionNames are S3's names of the permissions.
-var permissionNames = map[permission]string{
-	permRead: "READ", permWrite: "WRITE", permReadACP: "READ_ACP", permWriteACP: "WRITE_ACP",
-	permFullControl: "FULL_CONTROL",
-}
-
-func (p permission) String() string { return permissionNames[p] }
-
 // parsePermission reads an S3 permission name.
-func parsePermission(s string) (permission, bool) {
-	for p, name := range permissionNames {
-		if name == s {
+func parsePermission(s string) (access.Permission, bool) {
+	for p := access.PermRead; p <= access.PermFullControl; p++ {
+		if p.String() == s {
 			return p, true
 		}
 	}
 	return 0, false
 }
-
-// grantee is who an ACL grant names.
-type grantee int
-
-const (
-	allUsers           grantee = iota // everyone, anonymous requests included
-	authenticatedUsers                // any signed request from a known user
-	bucketOwnerGrantee                // the owner of the object's bucket (canned bucket-owner-* ACLs)
-	canonicalUser                     // one user, by canonical id (grant.id)
-	logDelivery                       // S3's log delivery group: kept and shown, grants no caller here
-)
 
 // The group URIs S3 defines.
 const (
@@ -62,23 +34,9 @@ const (
 	uriLogDelivery        = "http://acs.amazonaws.com/groups/s3/LogDelivery"
 )
 
-var groupURIs = map[string]grantee{
-	uriAllUsers: allUsers, uriAuthenticatedUsers: authenticatedUsers, uriLogDelivery: logDelivery,
+var groupURIs = map[string]access.Grantee{
+	uriAllUsers: access.AllUsers, uriAuthenticatedUsers: access.AuthenticatedUsers, uriLogDelivery: access.LogDelivery,
 }
-
-// grant is one ACL grant.
-type grant struct {
-	to   grantee
-	id   string // the canonical user id, for canonicalUser
-	perm permission
-}
-
-// public reports whether g opens the resource to callers S3 calls the
-// public: everyone, or every authenticated user.
-func (g grant) public() bool { return g.to == allUsers || g.to == authenticatedUsers }
-
-// allows reports whether g gives permission p (FULL_CONTROL gives all).
-func (g grant) allows(p permission) bool { return g.perm == p || g.perm == permFullControl }
 
 // maxGrants is S3's limit on grants in one ACL.
 const maxGrants = 100
@@ -89,7 +47,7 @@ const maxGrants = 100
 //
 //   - a canned ACL name ("private", "public-read", ...): what every record
 //     written before explicit grants existed holds, and what a canned
-//     x-amz-acl still stores. Its grants are cannedGrants' plus the
+//     x-amz-acl still stores. Its grants are access.CannedGrants' plus the
 //     owner's FULL_CONTROL.
 //   - aclGrantsPrefix followed by a JSON array of the explicit grants of
 //     x-amz-grant-* headers or an AccessControlPolicy body, in order:
@@ -110,18 +68,18 @@ type storedGrant struct {
 }
 
 // encodeGrants is the stored form of an explicit grant list.
-func encodeGrants(gs []grant) string {
+func encodeGrants(gs []access.Grant) string {
 	out := make([]storedGrant, 0, len(gs))
 	for _, g := range gs {
-		sg := storedGrant{Perm: g.perm.String()}
-		switch g.to {
-		case canonicalUser:
-			sg.ID = g.id
-		case allUsers:
+		sg := storedGrant{Perm: g.Perm.String()}
+		switch g.To {
+		case access.CanonicalUser:
+			sg.ID = g.ID
+		case access.AllUsers:
 			sg.URI = uriAllUsers
-		case authenticatedUsers:
+		case access.AuthenticatedUsers:
 			sg.URI = uriAuthenticatedUsers
-		case logDelivery:
+		case access.LogDelivery:
 			sg.URI = uriLogDelivery
 		default:
 			continue // bucket-owner grants exist only in canned ACLs
@@ -140,13 +98,13 @@ func encodeGrants(gs []grant) string {
 // nothing). Decoded lists are cached (Server.grantLists), so access
 // decisions do not parse JSON on every request; the result is shared:
 // callers must not change it.
-func (s *Server) decodeGrants(acl string) (gs []grant, ok bool) {
+func (s *Server) decodeGrants(acl string) (gs []access.Grant, ok bool) {
 	data, ok := strings.CutPrefix(acl, aclGrantsPrefix)
 	if !ok {
 		return nil, false
 	}
-	return s.grantLists.get(acl, func() []grant {
-		var gs []grant
+	return s.grantLists.get(acl, func() []access.Grant {
+		var gs []access.Grant
 		var stored []storedGrant
 		if json.Unmarshal([]byte(data), &stored) == nil {
 			for _, sg := range stored {
@@ -154,9 +112,9 @@ func (s *Server) decodeGrants(acl string) (gs []grant, ok bool) {
 				switch to, gok := groupURIs[sg.URI]; {
 				case !pok:
 				case sg.ID != "":
-					gs = append(gs, grant{to: canonicalUser, id: sg.ID, perm: p})
+					gs = append(gs, access.Grant{To: access.CanonicalUser, ID: sg.ID, Perm: p})
 				case gok:
-					gs = append(gs, grant{to: to, perm: p})
+					gs = append(gs, access.Grant{To: to, Perm: p})
 				}
 			}
 		}
@@ -166,12 +124,13 @@ func (s *Server) decodeGrants(acl string) (gs []grant, ok bool) {
 
 // aclGrants lists the grants a stored ACL makes besides its owner's
 // implicit FULL_CONTROL: a canned ACL's (onObject selects the object
-// reading of the bucket-owner-* ones) or the stored explicit list.
-func (s *Server) aclGrants(acl string, onObject bool) []grant {
+// reading of the bucket-owner-* ones) or the stored explicit list. The
+// result is shared: callers must not change it.
+func (s *Server) aclGrants(acl string, onObject bool) []access.Grant {
 	if gs, ok := s.decodeGrants(acl); ok {
 		return gs
 	}
-	return cannedGrants(acl, onObject)
+	return access.CannedGrants(acl, onObject)
 }
 
 // UserDirectory resolves the canonical user ids that ACL grants name
@@ -211,7 +170,7 @@ func (s *Server) lookupCanonicalID(id string) (string, bool) {
 // The zero value is a request that names none.
 type requestedACL struct {
 	canned   string
-	grants   []grant
+	grants   []access.Grant
 	explicit bool
 }
 
@@ -230,19 +189,13 @@ func (a requestedACL) stored() string {
 	return a.canned
 }
 
-// public reports whether the ACL grants anything to AllUsers or
-// AuthenticatedUsers, which is what S3's BlockPublicAcls refuses.
-func (a requestedACL) public(onObject bool) bool {
-	gs := a.grants
-	if !a.explicit {
-		gs = cannedGrants(a.canned, onObject)
+// grantList is what the ACL grants beside its owner's FULL_CONTROL
+// (onObject selects the object reading of a canned ACL).
+func (a requestedACL) grantList(onObject bool) []access.Grant {
+	if a.explicit {
+		return a.grants
 	}
-	for _, g := range gs {
-		if g.public() {
-			return true
-		}
-	}
-	return false
+	return access.CannedGrants(a.canned, onObject)
 }
 
 // onlyFullControlTo reports whether the ACL is explicit and grants
@@ -255,7 +208,7 @@ func (a requestedACL) onlyFullControlTo(owner string) bool {
 	}
 	id := canonicalID(owner)
 	for _, g := range a.grants {
-		if g.to != canonicalUser || g.id != id || g.perm != permFullControl {
+		if g.To != access.CanonicalUser || g.ID != id || g.Perm != access.PermFullControl {
 			return false
 		}
 	}
@@ -265,11 +218,11 @@ func (a requestedACL) onlyFullControlTo(owner string) bool {
 // grantHeaders are the x-amz-grant-* headers and what each grants.
 var grantHeaders = []struct {
 	name string
-	perm permission
+	perm access.Permission
 }{
-	{"X-Amz-Grant-Read", permRead}, {"X-Amz-Grant-Write", permWrite},
-	{"X-Amz-Grant-Read-Acp", permReadACP}, {"X-Amz-Grant-Write-Acp", permWriteACP},
-	{"X-Amz-Grant-Full-Control", permFullControl},
+	{"X-Amz-Grant-Read", access.PermRead}, {"X-Amz-Grant-Write", access.PermWrite},
+	{"X-Amz-Grant-Read-Acp", access.PermReadACP}, {"X-Amz-Grant-Write-Acp", access.PermWriteACP},
+	{"X-Amz-Grant-Full-Control", access.PermFullControl},
 }
 
 // cannedACLs are the canned ACLs S3 accepts. On a bucket,
@@ -317,8 +270,8 @@ func (s *Server) aclFromHeaders(h http.Header) (requestedACL, error) {
 }
 
 // parseGrantHeader reads one x-amz-grant-* header value.
-func (s *Server) parseGrantHeader(v string, perm permission) ([]grant, error) {
-	var out []grant
+func (s *Server) parseGrantHeader(v string, perm access.Permission) ([]access.Grant, error) {
+	var out []access.Grant
 	for _, item := range splitUnquoted(v, ',') {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -332,7 +285,7 @@ func (s *Server) parseGrantHeader(v string, perm permission) ([]grant, error) {
 		if !ok || val == "" {
 			return nil, errInvalidArgument("Argument format not recognized")
 		}
-		var g grant
+		var g access.Grant
 		var err error
 		switch strings.ToLower(strings.TrimSpace(key)) {
 		case "id":
@@ -375,20 +328,20 @@ func splitUnquoted(s string, sep byte) []string {
 
 // userGrant is a grant to the user with canonical id id, which must be
 // known (S3 answers InvalidArgument "Invalid id" otherwise).
-func (s *Server) userGrant(id string, perm permission) (grant, error) {
+func (s *Server) userGrant(id string, perm access.Permission) (access.Grant, error) {
 	if _, ok := s.lookupCanonicalID(id); !ok {
-		return grant{}, errInvalidArgument("Invalid id")
+		return access.Grant{}, errInvalidArgument("Invalid id")
 	}
-	return grant{to: canonicalUser, id: id, perm: perm}, nil
+	return access.Grant{To: access.CanonicalUser, ID: id, Perm: perm}, nil
 }
 
 // groupGrant is a grant to the group S3 names by uri.
-func groupGrant(uri string, perm permission) (grant, error) {
+func groupGrant(uri string, perm access.Permission) (access.Grant, error) {
 	to, ok := groupURIs[uri]
 	if !ok {
-		return grant{}, errInvalidArgument("Invalid group uri")
+		return access.Grant{}, errInvalidArgument("Invalid group uri")
 	}
-	return grant{to: to, perm: perm}, nil
+	return access.Grant{To: to, Perm: perm}, nil
 }
 
 // ACL errors S3 answers.
@@ -444,7 +397,7 @@ func (s *Server) aclFromBody(body []byte, owner string) (requestedACL, error) {
 	type parsed struct {
 		x    xmlGranteeInput
 		kind string
-		perm permission
+		perm access.Permission
 	}
 	grants := make([]parsed, 0, len(doc.Grants))
 	for _, g := range doc.Grants {
@@ -479,7 +432,7 @@ func (s *Server) aclFromBody(body []byte, owner string) (requestedACL, error) {
 	}
 	a := requestedACL{explicit: true}
 	for _, p := range grants {
-		var g grant
+		var g access.Grant
 		var err error
 		switch p.kind {
 		case "CanonicalUser":
@@ -507,27 +460,27 @@ func (s *Server) aclDocument(owner, acl string, object bool, bucketOwner string)
 	p := xmlACL{NS: s3NS, Owner: o}
 	gs, explicit := s.decodeGrants(acl)
 	if !explicit {
-		p.Grants = append(p.Grants, userGrantXML(o, permFullControl))
-		gs = cannedGrants(acl, object)
+		p.Grants = append(p.Grants, userGrantXML(o, access.PermFullControl))
+		gs = access.CannedGrants(acl, object)
 	}
 	for _, g := range gs {
-		switch g.to {
-		case allUsers:
-			p.Grants = append(p.Grants, groupGrantXML(uriAllUsers, g.perm))
-		case authenticatedUsers:
-			p.Grants = append(p.Grants, groupGrantXML(uriAuthenticatedUsers, g.perm))
-		case logDelivery:
-			p.Grants = append(p.Grants, groupGrantXML(uriLogDelivery, g.perm))
-		case bucketOwnerGrantee:
+		switch g.To {
+		case access.AllUsers:
+			p.Grants = append(p.Grants, groupGrantXML(uriAllUsers, g.Perm))
+		case access.AuthenticatedUsers:
+			p.Grants = append(p.Grants, groupGrantXML(uriAuthenticatedUsers, g.Perm))
+		case access.LogDelivery:
+			p.Grants = append(p.Grants, groupGrantXML(uriLogDelivery, g.Perm))
+		case access.BucketOwnerGrantee:
 			if bucketOwner != "" && bucketOwner != owner {
-				p.Grants = append(p.Grants, userGrantXML(ownerOf(bucketOwner), g.perm))
+				p.Grants = append(p.Grants, userGrantXML(ownerOf(bucketOwner), g.Perm))
 			}
-		case canonicalUser:
-			u := &xmlOwner{ID: g.id}
-			if ak, ok := s.lookupCanonicalID(g.id); ok {
+		case access.CanonicalUser:
+			u := &xmlOwner{ID: g.ID}
+			if ak, ok := s.lookupCanonicalID(g.ID); ok {
 				u.DisplayName = ak
 			}
-			p.Grants = append(p.Grants, userGrantXML(u, g.perm))
+			p.Grants = append(p.Grants, userGrantXML(u, g.Perm))
 		}
 	}
 	return p
@@ -537,17 +490,17 @@ func (s *Server) aclDocument(owner, acl string, object bool, bucketOwner string)
 // are disabled (BucketOwnerEnforced): the bucket owner's FULL_CONTROL.
 func ownerOnlyDocument(owner string) xmlACL {
 	o := ownerOf(owner)
-	return xmlACL{NS: s3NS, Owner: o, Grants: []xmlGrant{userGrantXML(o, permFullControl)}}
+	return xmlACL{NS: s3NS, Owner: o, Grants: []xmlGrant{userGrantXML(o, access.PermFullControl)}}
 }
 
 const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
 
-func userGrantXML(u *xmlOwner, p permission) xmlGrant {
+func userGrantXML(u *xmlOwner, p access.Permission) xmlGrant {
 	return xmlGrant{Grantee: xmlGrantee{XMLNSXSI: xsiNS, Type: "CanonicalUser", ID: u.ID, DisplayName: u.DisplayName},
 		Permission: p.String()}
 }
 
-func groupGrantXML(uri string, p permission) xmlGrant {
+func groupGrantXML(uri string, p access.Permission) xmlGrant {
 	return xmlGrant{Grantee: xmlGrantee{XMLNSXSI: xsiNS, Type: "Group", URI: uri}, Permission: p.String()}
 }
 

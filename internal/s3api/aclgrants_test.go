@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 )
@@ -271,8 +272,8 @@ func TestACLBody(t *testing.T) {
 // they are stored in; canned names are left as they are; a damaged list
 // grants nothing.
 func TestStoredACLEncoding(t *testing.T) {
-	gs := []grant{{to: canonicalUser, id: canonicalID("bob"), perm: permRead}, {to: allUsers, perm: permWrite},
-		{to: authenticatedUsers, perm: permReadACP}, {to: logDelivery, perm: permWriteACP}, {to: canonicalUser, id: "x", perm: permFullControl}}
+	gs := []access.Grant{{To: access.CanonicalUser, ID: canonicalID("bob"), Perm: access.PermRead}, {To: access.AllUsers, Perm: access.PermWrite},
+		{To: access.AuthenticatedUsers, Perm: access.PermReadACP}, {To: access.LogDelivery, Perm: access.PermWriteACP}, {To: access.CanonicalUser, ID: "x", Perm: access.PermFullControl}}
 	s := encodeGrants(gs)
 	if !strings.HasPrefix(s, aclGrantsPrefix) {
 		t.Fatalf("encoded %q", s)
@@ -289,7 +290,7 @@ func TestStoredACLEncoding(t *testing.T) {
 			t.Fatalf("canned %q decoded as a grant list", acl)
 		}
 	}
-	if got := (&Server{}).aclGrants("public-read", true); !reflect.DeepEqual(got, []grant{{to: allUsers, perm: permRead}}) {
+	if got := (&Server{}).aclGrants("public-read", true); !reflect.DeepEqual(got, []access.Grant{{To: access.AllUsers, Perm: access.PermRead}}) {
 		t.Fatalf("canned public-read: %+v", got)
 	}
 	for _, bad := range []string{"grants:", "grants:{", `grants:[{"id":"a","perm":"ALL"}]`, `grants:[{"uri":"http://x","perm":"READ"}]`, "unknown-acl"} {

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
-	"github.com/shardstore/shardstore/internal/policy"
 )
 
 // readBody reads a small XML request body, refusing more than limit bytes.
@@ -135,13 +135,13 @@ func handleListBuckets(q *request) error {
 	if q.caller.Permissions != nil {
 		// An identity of the identity store sees every bucket with
 		// s3:ListAllMyBuckets, else those it may list.
-		switch q.serviceAllows("s3:ListAllMyBuckets", "arn:aws:s3:::*") {
-		case policy.Denied:
+		switch d := q.accountDecision("s3:ListAllMyBuckets", ""); {
+		case d.ExplicitDeny:
 			return errAccessDenied()
-		case policy.Allowed:
+		case d.Allowed:
 			visible = func(engine.BucketInfo) bool { return true }
 		default:
-			visible = func(b engine.BucketInfo) bool { return q.allows(opListBucket, q.bucketResource(b)) }
+			visible = func(b engine.BucketInfo) bool { return q.allows(access.ListBucket, q.bucketResource(b)) }
 		}
 	}
 	out := xmlListAllMyBuckets{NS: s3NS, Owner: ownerOf(q.caller.owner()), Buckets: []xmlBucket{}, Prefix: prefix}
@@ -171,26 +171,24 @@ func handleCreateBucket(q *request) error {
 	if err != nil {
 		return err
 	}
-	if q.caller.Permissions != nil {
-		// With an ACL, an ownership setting or object lock, CreateBucket
-		// is also PutBucketAcl, PutBucketOwnershipControls or
-		// PutBucketObjectLockConfiguration and PutBucketVersioning, as
-		// in AWS.
-		arn := "arn:aws:s3:::" + q.bucket
-		need := []string{"s3:CreateBucket"}
-		if writesACL(q.r.Header) {
-			need = append(need, "s3:PutBucketAcl")
-		}
-		if q.r.Header.Get("X-Amz-Object-Ownership") != "" {
-			need = append(need, "s3:PutBucketOwnershipControls")
-		}
-		if lockEnabled {
-			need = append(need, "s3:PutBucketObjectLockConfiguration", "s3:PutBucketVersioning")
-		}
-		for _, action := range need {
-			if q.serviceAllows(action, arn) != policy.Allowed {
-				return errAccessDenied()
-			}
+	// With an ACL, an ownership setting or object lock, CreateBucket is
+	// also PutBucketAcl, PutBucketOwnershipControls or
+	// PutBucketObjectLockConfiguration and PutBucketVersioning, as in AWS
+	// (an identity's policies decide them; root and users of the users
+	// file create buckets in accounts of their own).
+	need := []string{"s3:CreateBucket"}
+	if writesACL(q.r.Header) {
+		need = append(need, "s3:PutBucketAcl")
+	}
+	if q.r.Header.Get("X-Amz-Object-Ownership") != "" {
+		need = append(need, "s3:PutBucketOwnershipControls")
+	}
+	if lockEnabled {
+		need = append(need, "s3:PutBucketObjectLockConfiguration", "s3:PutBucketVersioning")
+	}
+	for _, action := range need {
+		if !q.accountDecision(action, q.bucket).Allowed {
+			return errAccessDenied()
 		}
 	}
 	if q.bucket == ReservedBucket {
@@ -267,7 +265,7 @@ func (s *Server) createLocation(lc string) (string, error) {
 }
 
 func handleHeadBucket(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opListBucket)
+	bi, err := q.bucketAccess(q.bucket, access.ListBucket)
 	if err != nil {
 		return err
 	}
@@ -277,7 +275,7 @@ func handleHeadBucket(q *request) error {
 }
 
 func handleDeleteBucket(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.s.cfg.Store.DeleteBucket(q.ctx, q.bucket); err != nil {
@@ -290,7 +288,7 @@ func handleDeleteBucket(q *request) error {
 func handleGetBucketLocation(q *request) error {
 	// Read access suffices (S3 wants the owner) so that clients that ask
 	// for the region before reading a public bucket keep working.
-	bi, err := q.bucketAccess(q.bucket, opListBucket)
+	bi, err := q.bucketAccess(q.bucket, access.ListBucket)
 	if err != nil {
 		return err
 	}
@@ -306,7 +304,7 @@ func handleGetBucketLocation(q *request) error {
 }
 
 func handleGetBucketACL(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketACL)
+	bi, err := q.bucketAccess(q.bucket, access.BucketACL)
 	if err != nil {
 		return err
 	}
@@ -319,7 +317,7 @@ func handleGetBucketACL(q *request) error {
 }
 
 func handlePutBucketACL(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opPutBucketACL)
+	bi, err := q.bucketAccess(q.bucket, access.PutBucketACL)
 	if err != nil {
 		return err
 	}

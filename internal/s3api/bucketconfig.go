@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -183,7 +184,7 @@ func parseCORS(body []byte) (*xmlCORSConfiguration, error) {
 }
 
 func handlePutBucketCors(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(true)
@@ -214,7 +215,7 @@ func storedCORS(bi engine.BucketInfo) *xmlCORSConfiguration {
 }
 
 func handleGetBucketCors(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func handleGetBucketCors(q *request) error {
 }
 
 func handleDeleteBucketCors(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.storeConfig(engine.BucketConfigCORS, nil); err != nil {
@@ -238,10 +239,10 @@ func handleDeleteBucketCors(q *request) error {
 	return nil
 }
 
-// The ObjectOwnership settings of ownership controls. A bucket without
-// ownership controls is ObjectWriter (S3 defaults new buckets to
-// BucketOwnerEnforced; shardstore keeps ACLs on unless asked, as the
-// README says):
+// The ObjectOwnership settings of ownership controls (access.Ownership).
+// A bucket without ownership controls is ObjectWriter (S3 defaults new
+// buckets to BucketOwnerEnforced; shardstore keeps ACLs on unless asked,
+// as the README says):
 //
 //   - ObjectWriter: the writer of an object owns it; ACLs apply.
 //   - BucketOwnerPreferred: as ObjectWriter, except that an object
@@ -251,12 +252,12 @@ func handleDeleteBucketCors(q *request) error {
 //     bucket-owner-full-control (or its explicit equivalent) answers 400
 //     AccessControlListNotSupported; new objects are the bucket owner's,
 //     every object counts as the bucket owner's in access decisions, no
-//     grant counts (aclAllows), and Get*Acl show the bucket owner's
+//     grant counts (access.Decide), and Get*Acl show the bucket owner's
 //     FULL_CONTROL alone.
 const (
-	ownershipWriter    = "ObjectWriter"
-	ownershipPreferred = "BucketOwnerPreferred"
-	ownershipEnforced  = "BucketOwnerEnforced"
+	ownershipWriter    = string(access.ObjectWriter)
+	ownershipPreferred = string(access.BucketOwnerPreferred)
+	ownershipEnforced  = string(access.BucketOwnerEnforced)
 )
 
 // objectOwnerships are the ObjectOwnership settings S3 knows.
@@ -313,7 +314,7 @@ func errBucketACLWithOwnership() *Error {
 // anything to anyone but its owner, which BucketOwnerEnforced forbids.
 func (s *Server) bucketACLGrantsOthers(bi engine.BucketInfo) bool {
 	for _, g := range s.aclGrants(bi.ACL, false) {
-		if g.to != canonicalUser || g.id != canonicalID(bi.Owner) {
+		if g.To != access.CanonicalUser || g.ID != canonicalID(bi.Owner) {
 			return true
 		}
 	}
@@ -321,7 +322,7 @@ func (s *Server) bucketACLGrantsOthers(bi engine.BucketInfo) bool {
 }
 
 func handlePutBucketOwnershipControls(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -345,7 +346,7 @@ func handlePutBucketOwnershipControls(q *request) error {
 }
 
 func handleGetBucketOwnershipControls(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -359,7 +360,7 @@ func handleGetBucketOwnershipControls(q *request) error {
 }
 
 func handleDeleteBucketOwnershipControls(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.storeConfig(engine.BucketConfigOwnershipControls, nil); err != nil {
@@ -423,7 +424,7 @@ func validProtocol(p string) error {
 }
 
 func handlePutBucketWebsite(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(false)
@@ -445,7 +446,7 @@ func handlePutBucketWebsite(q *request) error {
 }
 
 func handleGetBucketWebsite(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -459,7 +460,7 @@ func handleGetBucketWebsite(q *request) error {
 }
 
 func handleDeleteBucketWebsite(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.storeConfig(engine.BucketConfigWebsite, nil); err != nil {

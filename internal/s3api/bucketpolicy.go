@@ -10,14 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/policy"
 )
 
 // Bucket policies: Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus
-// store and show the document; q.allows evaluates it on every request
-// (see acl.go), from a cache of compiled policies so the GET/PUT path
-// never parses JSON.
+// store and show the document; access.Decide evaluates it on every
+// request (q.allows), from a cache of compiled policies so the GET/PUT
+// path never parses JSON. This file also builds the questions q.allows
+// asks: the action a request performs and its condition keys.
 
 // compileBucketPolicy compiles a stored bucket policy. Stored documents
 // were validated by PutBucketPolicy; one that no longer parses (a newer
@@ -49,68 +51,52 @@ func (s *Server) bucketPolicy(bi engine.BucketInfo) *policy.Policy {
 	return s.policies.get(bi.Name+"\x00"+bi.Policy, func() *policy.Policy { return compileBucketPolicy(bi.Name, bi.Policy) })
 }
 
-// allows is the one access decision: may the caller do op on r? Every
-// handler asks it; nothing else grants or denies access. Root may do
-// anything; a bucket policy's Deny refuses and its Allow grants; else
-// the ACLs decide.
-func (q *request) allows(op operation, r resource) bool {
-	c := q.caller
-	if c.Root {
-		return true
-	}
-	if c.Permissions != nil {
-		pr := q.policyRequest(op, r)
-		if !q.identityAllows(pr, r) {
-			return false
-		}
-		// Setting an ACL while writing is PutObjectAcl too, in AWS.
-		if op == opWriteObject && writesACL(q.r.Header) && q.api != "DeleteObject" && q.api != "DeleteObjects" {
-			acl := *pr
-			acl.Action = "s3:PutObjectAcl"
-			return q.identityAllows(&acl, r)
-		}
-		return true
-	}
-	if r.Policy != nil {
-		switch r.Policy.Evaluate(q.policyRequest(op, r)) {
-		case policy.Denied:
-			// The owner keeps control of the policy itself.
-			if !(isUser(c, r.BucketOwner) && policyAPIs[q.api]) {
-				return false
-			}
-		case policy.Allowed:
-			// RestrictPublicBuckets: a public policy grants only the
-			// bucket's owner (publicaccess.go).
-			if policyGrantCounts(c, r) {
-				return true
-			}
-		}
-	}
-	return q.s.aclAllows(c, op, r)
+// allows asks package access whether the caller may do op on r: every
+// access check of a handler comes here (or to accountDecision), and
+// nothing in this package grants or denies on its own.
+func (q *request) allows(op access.Operation, r resource) bool {
+	return access.Decide(q.accessRequest(op, r)).Allowed
 }
 
-// identityAllows decides for an identity of the identity store as AWS
-// does for an IAM principal: a Deny in its policies or in the bucket's
-// refuses; in its own account (a bucket root owns) an Allow in its
-// policies grants, and so does one in the bucket policy within the
-// bounds of its access key's or session's own policy; in a bucket of
-// another owner (a users-file user, an account of its own) both its
-// policies and the bucket policy must allow. ACLs and ownership play no
-// part.
-func (q *request) identityAllows(pr *policy.Request, r resource) bool {
-	perms := q.caller.Permissions
-	mine, bucket := perms.Evaluate(pr), r.Policy.Evaluate(pr)
-	switch {
-	case mine == policy.Denied || bucket == policy.Denied:
-		return false
-	case r.BucketOwner != "" && r.BucketOwner != q.caller.Owner:
-		return mine == policy.Allowed && bucket == policy.Allowed
-	case mine == policy.Allowed:
-		return true
-	case bucket == policy.Allowed:
-		return perms.Bounded(pr)
+// accessRequest is the question op on r asks of access.Decide: the
+// caller, the S3 action the request performs under op, the resource, and
+// (when a policy will read them) the request's condition keys.
+func (q *request) accessRequest(op access.Operation, r resource) access.Request {
+	ar := access.Request{Caller: q.caller.AccessCaller(), Op: op, Action: q.action(op), Resource: r.Resource,
+		// Setting an ACL while writing (but not deleting) needs
+		// s3:PutObjectAcl too.
+		SetsACL: op == access.WriteObject && writesACL(q.r.Header) && q.api != "DeleteObject" && q.api != "DeleteObjects"}
+	if ar.Resource.Key == "" {
+		ar.Resource.Key = q.key
 	}
-	return false
+	version := q.versionOf(op, r)
+	if a, ok := versionActions[ar.Action]; ok && version != "" {
+		ar.Action = a
+	}
+	if ar.NeedsConditions() {
+		ar.Conditions = q.policyConditions(op, r, version)
+	}
+	return ar
+}
+
+// secondaryAllows decides the second action of a write that also sets
+// something with an action of its own (tags, a retention, a legal hold):
+// see access.Request.PartOfWrite.
+func (q *request) secondaryAllows(bi engine.BucketInfo, op access.Operation) bool {
+	ar := q.accessRequest(op, q.bucketResource(bi))
+	ar.PartOfWrite = true
+	return access.Decide(ar).Allowed
+}
+
+// accountDecision decides an account-level action (CreateBucket,
+// ListAllMyBuckets) on bucket ("" for none).
+func (q *request) accountDecision(action, bucket string) access.Decision {
+	ar := access.Request{Caller: q.caller.AccessCaller(), Op: access.AccountAction, Action: action,
+		Resource: access.Resource{Bucket: bucket}}
+	if ar.NeedsConditions() {
+		ar.Conditions = q.conditionKeys(access.AccountAction)
+	}
+	return access.Decide(ar)
 }
 
 // writesACL reports whether a request sets an ACL (canned or grants).
@@ -118,27 +104,14 @@ func writesACL(h http.Header) bool {
 	if h.Get("X-Amz-Acl") != "" {
 		return true
 	}
+	const grantPrefix = "x-amz-grant-"
 	for name := range h {
-		if strings.HasPrefix(strings.ToLower(name), "x-amz-grant-") {
+		if len(name) >= len(grantPrefix) && strings.EqualFold(name[:len(grantPrefix)], grantPrefix) {
 			return true
 		}
 	}
 	return false
 }
-
-// serviceAllows decides an identity's account-level action (CreateBucket,
-// ListAllMyBuckets) on resource, by its policies alone.
-func (q *request) serviceAllows(action, resource string) policy.Decision {
-	if q.caller.Root {
-		return policy.Allowed
-	}
-	pr := &policy.Request{Action: action, Resource: resource, AccessKey: q.caller.principal(),
-		CanonicalID: canonicalID(q.caller.principal()), Conditions: q.conditionKeys(opBucketAdmin)}
-	return q.caller.Permissions.Evaluate(pr)
-}
-
-// policyAPIs are the APIs a bucket owner may always call.
-var policyAPIs = map[string]bool{"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true, "GetBucketPolicyStatus": true}
 
 // bucketAdminActions maps the bucket-admin APIs to their S3 actions.
 var bucketAdminActions = map[string]string{
@@ -181,8 +154,8 @@ var versionActions = map[string]string{
 // versionOf is the version a decision about r names: the resource's own
 // (a copy source's, a DeleteObjects entry's), else the request's
 // versionId for its own object.
-func (q *request) versionOf(op operation, r resource) string {
-	if r.Version != "" || !op.onObject() || q.api == "DeleteObjects" {
+func (q *request) versionOf(op access.Operation, r resource) string {
+	if r.Version != "" || !op.OnObject() || q.api == "DeleteObjects" {
 		return r.Version
 	}
 	if r.Key != "" && r.Key != q.key {
@@ -193,52 +166,52 @@ func (q *request) versionOf(op operation, r resource) string {
 
 // action is the S3 action a request performs under op, as AWS's
 // service authorization reference names it.
-func (q *request) action(op operation) string {
+func (q *request) action(op access.Operation) string {
 	switch op {
-	case opReadObject:
+	case access.ReadObject:
 		if q.api == "GetObjectAttributes" {
 			return "s3:GetObjectAttributes"
 		}
 		return "s3:GetObject"
-	case opWriteObject:
+	case access.WriteObject:
 		if q.api == "DeleteObject" || q.api == "DeleteObjects" {
 			return "s3:DeleteObject"
 		}
 		return "s3:PutObject"
-	case opManageUpload:
+	case access.ManageUpload:
 		if q.api == "AbortMultipartUpload" {
 			return "s3:AbortMultipartUpload"
 		}
 		return "s3:ListMultipartUploadParts"
-	case opObjectACL:
+	case access.ObjectACL:
 		if q.api == "PutObjectAcl" {
 			return "s3:PutObjectAcl"
 		}
 		return "s3:GetObjectAcl"
-	case opPutObjectACL:
+	case access.PutObjectACL:
 		return "s3:PutObjectAcl"
-	case opBucketACL:
+	case access.BucketACL:
 		return "s3:GetBucketAcl"
-	case opPutBucketACL:
+	case access.PutBucketACL:
 		return "s3:PutBucketAcl"
-	case opObjectTagging:
+	case access.ObjectTagging:
 		return "s3:GetObjectTagging"
-	case opPutObjectTagging:
+	case access.PutObjectTagging:
 		if q.api == "DeleteObjectTagging" {
 			return "s3:DeleteObjectTagging"
 		}
 		return "s3:PutObjectTagging"
-	case opObjectRetention:
+	case access.ObjectRetention:
 		return "s3:GetObjectRetention"
-	case opPutObjectRetention:
+	case access.PutObjectRetention:
 		return "s3:PutObjectRetention"
-	case opObjectLegalHold:
+	case access.ObjectLegalHold:
 		return "s3:GetObjectLegalHold"
-	case opPutObjectLegalHold:
+	case access.PutObjectLegalHold:
 		return "s3:PutObjectLegalHold"
-	case opBypassGovernance:
+	case access.BypassGovernance:
 		return "s3:BypassGovernanceRetention"
-	case opListBucket:
+	case access.ListBucket:
 		switch q.api {
 		case "ListObjectVersions":
 			return "s3:ListBucketVersions"
@@ -248,7 +221,7 @@ func (q *request) action(op operation) string {
 			return "s3:GetBucketLocation"
 		}
 		return "s3:ListBucket"
-	case opBucketAdmin:
+	case access.BucketAdmin:
 		if a, ok := bucketAdminActions[q.api]; ok {
 			return a
 		}
@@ -256,43 +229,20 @@ func (q *request) action(op operation) string {
 	return "s3:" + q.api
 }
 
-// objectOps are the operations on an object, whose resource is the
-// object's ARN rather than the bucket's.
-func (o operation) onObject() bool {
-	return o == opReadObject || o == opWriteObject || o == opManageUpload || o == opObjectACL ||
-		o == opPutObjectACL || o == opObjectTagging || o == opPutObjectTagging ||
-		o == opObjectRetention || o == opPutObjectRetention || o == opObjectLegalHold ||
-		o == opPutObjectLegalHold || o == opBypassGovernance
-}
-
-// policyRequest describes the request to the policy engine.
-func (q *request) policyRequest(op operation, r resource) *policy.Request {
-	arn := "arn:aws:s3:::" + r.Bucket
-	if op.onObject() {
-		key := r.Key
-		if key == "" {
-			key = q.key
-		}
-		arn += "/" + key
-	}
-	c := q.caller
-	pr := &policy.Request{Action: q.action(op), Resource: arn, Anonymous: c.Anonymous,
-		AccessKey: c.principal(), Root: c.Root, Conditions: q.conditionKeys(op)}
-	if v := q.versionOf(op, r); v != "" {
-		if a, ok := versionActions[pr.Action]; ok {
-			pr.Action = a
-		}
-		pr.Conditions["s3:versionid"] = []string{v}
+// policyConditions are the condition keys of op on r: the request's
+// (conditionKeys), the version it names and the tags it writes, and the
+// tags the object has.
+func (q *request) policyConditions(op access.Operation, r resource, version string) map[string][]string {
+	m := q.conditionKeys(op)
+	if version != "" {
+		m["s3:versionid"] = []string{version}
 	}
 	var written map[string]string
-	if op == opWriteObject || op == opPutObjectTagging {
+	if op == access.WriteObject || op == access.PutObjectTagging {
 		written = q.requestTags()
 	}
-	tagConditionKeys(pr.Conditions, written, r.ObjectTags)
-	if !c.Anonymous {
-		pr.CanonicalID = canonicalID(c.principal())
-	}
-	return pr
+	tagConditionKeys(m, written, r.ObjectTags)
+	return m
 }
 
 // ConditionKeys are the global condition keys (aws:*) of a request by
@@ -327,10 +277,10 @@ func ConditionKeys(r *http.Request, c Caller) map[string][]string {
 
 // conditionKeys are the request's values of the condition keys policies
 // test (lower-cased names; a key the request lacks is absent).
-func (q *request) conditionKeys(op operation) map[string][]string {
+func (q *request) conditionKeys(op access.Operation) map[string][]string {
 	r := q.r
 	m := ConditionKeys(r, q.caller)
-	if op == opListBucket {
+	if op == access.ListBucket {
 		for _, name := range []string{"prefix", "delimiter", "max-keys"} {
 			if v, ok := q.query[name]; ok && len(v) > 0 {
 				m["s3:"+name] = []string{v[0]}
@@ -367,7 +317,7 @@ func errNoSuchBucketPolicy() *Error {
 }
 
 func handlePutBucketPolicy(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -394,7 +344,7 @@ func handlePutBucketPolicy(q *request) error {
 }
 
 func handleGetBucketPolicy(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -410,7 +360,7 @@ func handleGetBucketPolicy(q *request) error {
 }
 
 func handleDeleteBucketPolicy(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigPolicy, ""); err != nil {
@@ -427,7 +377,7 @@ type xmlPolicyStatus struct {
 }
 
 func handleGetBucketPolicyStatus(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}

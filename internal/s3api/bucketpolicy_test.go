@@ -3,6 +3,8 @@ package s3api
 import (
 	"strings"
 	"testing"
+
+	"github.com/shardstore/shardstore/internal/access"
 )
 
 const publicPrefixPolicy = `{"Version": "2012-10-17", "Statement": [
@@ -104,29 +106,29 @@ func TestPolicyActions(t *testing.T) {
 	q := &request{}
 	for _, c := range []struct {
 		api  string
-		op   operation
+		op   access.Operation
 		want string
 	}{
-		{"GetObject", opReadObject, "s3:GetObject"}, {"HeadObject", opReadObject, "s3:GetObject"},
-		{"CopyObject", opReadObject, "s3:GetObject"}, {"CopyObject", opWriteObject, "s3:PutObject"},
-		{"GetObjectAttributes", opReadObject, "s3:GetObjectAttributes"}, {"PostObject", opWriteObject, "s3:PutObject"},
-		{"DeleteObjects", opWriteObject, "s3:DeleteObject"}, {"ListObjectsV2", opListBucket, "s3:ListBucket"},
-		{"HeadBucket", opListBucket, "s3:ListBucket"}, {"ListObjectVersions", opListBucket, "s3:ListBucketVersions"},
-		{"ListMultipartUploads", opListBucket, "s3:ListBucketMultipartUploads"},
-		{"ListParts", opManageUpload, "s3:ListMultipartUploadParts"}, {"AbortMultipartUpload", opManageUpload, "s3:AbortMultipartUpload"},
-		{"GetObjectAcl", opObjectACL, "s3:GetObjectAcl"}, {"PutObjectAcl", opObjectACL, "s3:PutObjectAcl"},
-		{"DeleteBucketCors", opBucketAdmin, "s3:PutBucketCORS"}, {"DeleteBucket", opBucketAdmin, "s3:DeleteBucket"},
-		{"GetBucketPolicyStatus", opBucketAdmin, "s3:GetBucketPolicyStatus"},
-		{"PutObjectAcl", opPutObjectACL, "s3:PutObjectAcl"}, {"GetBucketAcl", opBucketACL, "s3:GetBucketAcl"},
-		{"PutBucketAcl", opPutBucketACL, "s3:PutBucketAcl"},
-		{"GetPublicAccessBlock", opBucketAdmin, "s3:GetBucketPublicAccessBlock"},
-		{"PutPublicAccessBlock", opBucketAdmin, "s3:PutBucketPublicAccessBlock"},
-		{"DeletePublicAccessBlock", opBucketAdmin, "s3:PutBucketPublicAccessBlock"},
-		{"GetObjectTagging", opObjectTagging, "s3:GetObjectTagging"}, {"GetObject", opObjectTagging, "s3:GetObjectTagging"},
-		{"PutObjectTagging", opPutObjectTagging, "s3:PutObjectTagging"}, {"PutObject", opPutObjectTagging, "s3:PutObjectTagging"},
-		{"DeleteObjectTagging", opPutObjectTagging, "s3:DeleteObjectTagging"},
-		{"GetBucketTagging", opBucketAdmin, "s3:GetBucketTagging"}, {"PutBucketTagging", opBucketAdmin, "s3:PutBucketTagging"},
-		{"DeleteBucketTagging", opBucketAdmin, "s3:PutBucketTagging"},
+		{"GetObject", access.ReadObject, "s3:GetObject"}, {"HeadObject", access.ReadObject, "s3:GetObject"},
+		{"CopyObject", access.ReadObject, "s3:GetObject"}, {"CopyObject", access.WriteObject, "s3:PutObject"},
+		{"GetObjectAttributes", access.ReadObject, "s3:GetObjectAttributes"}, {"PostObject", access.WriteObject, "s3:PutObject"},
+		{"DeleteObjects", access.WriteObject, "s3:DeleteObject"}, {"ListObjectsV2", access.ListBucket, "s3:ListBucket"},
+		{"HeadBucket", access.ListBucket, "s3:ListBucket"}, {"ListObjectVersions", access.ListBucket, "s3:ListBucketVersions"},
+		{"ListMultipartUploads", access.ListBucket, "s3:ListBucketMultipartUploads"},
+		{"ListParts", access.ManageUpload, "s3:ListMultipartUploadParts"}, {"AbortMultipartUpload", access.ManageUpload, "s3:AbortMultipartUpload"},
+		{"GetObjectAcl", access.ObjectACL, "s3:GetObjectAcl"}, {"PutObjectAcl", access.ObjectACL, "s3:PutObjectAcl"},
+		{"DeleteBucketCors", access.BucketAdmin, "s3:PutBucketCORS"}, {"DeleteBucket", access.BucketAdmin, "s3:DeleteBucket"},
+		{"GetBucketPolicyStatus", access.BucketAdmin, "s3:GetBucketPolicyStatus"},
+		{"PutObjectAcl", access.PutObjectACL, "s3:PutObjectAcl"}, {"GetBucketAcl", access.BucketACL, "s3:GetBucketAcl"},
+		{"PutBucketAcl", access.PutBucketACL, "s3:PutBucketAcl"},
+		{"GetPublicAccessBlock", access.BucketAdmin, "s3:GetBucketPublicAccessBlock"},
+		{"PutPublicAccessBlock", access.BucketAdmin, "s3:PutBucketPublicAccessBlock"},
+		{"DeletePublicAccessBlock", access.BucketAdmin, "s3:PutBucketPublicAccessBlock"},
+		{"GetObjectTagging", access.ObjectTagging, "s3:GetObjectTagging"}, {"GetObject", access.ObjectTagging, "s3:GetObjectTagging"},
+		{"PutObjectTagging", access.PutObjectTagging, "s3:PutObjectTagging"}, {"PutObject", access.PutObjectTagging, "s3:PutObjectTagging"},
+		{"DeleteObjectTagging", access.PutObjectTagging, "s3:DeleteObjectTagging"},
+		{"GetBucketTagging", access.BucketAdmin, "s3:GetBucketTagging"}, {"PutBucketTagging", access.BucketAdmin, "s3:PutBucketTagging"},
+		{"DeleteBucketTagging", access.BucketAdmin, "s3:PutBucketTagging"},
 	} {
 		q.api = c.api
 		if got := q.action(c.op); got != c.want {

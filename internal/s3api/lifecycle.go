@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/lifecycle"
 )
@@ -114,7 +115,7 @@ func ruleID() string {
 }
 
 func handlePutBucketLifecycleConfiguration(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(true)
@@ -139,7 +140,7 @@ func handlePutBucketLifecycleConfiguration(q *request) error {
 }
 
 func handleGetBucketLifecycleConfiguration(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func handleGetBucketLifecycleConfiguration(q *request) error {
 }
 
 func handleDeleteBucketLifecycle(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.storeConfig(engine.BucketConfigLifecycle, nil); err != nil {

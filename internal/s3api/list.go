@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -98,7 +99,7 @@ func storageClass(sc string) string {
 }
 
 func handleListObjectsV1(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.ListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-keys")
@@ -123,7 +124,7 @@ func handleListObjectsV1(q *request) error {
 }
 
 func handleListObjectsV2(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.ListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-keys")
@@ -170,7 +171,7 @@ func handleListObjectsV2(q *request) error {
 // in byte order, each key's versions newest first. A never-versioned
 // bucket lists each object as its only version, "null".
 func handleListObjectVersions(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opListBucket)
+	bi, err := q.bucketAccess(q.bucket, access.ListBucket)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func handleListObjectVersions(q *request) error {
 }
 
 // versionEntry is one Version or DeleteMarker element; a version with no
-// recorded owner is the bucket owner's (acl.go).
+// recorded owner is the bucket owner's (see package access).
 func (p listParams) versionEntry(o engine.ObjectInfo, bucketOwner string) xmlVersion {
 	owner := o.Owner
 	if owner == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -18,7 +19,7 @@ import (
 const maxCompleteBody = 4 << 20
 
 func handleCreateMultipartUpload(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (q *request) uploadID() (string, error) {
 }
 
 func handleUploadPart(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.WriteObject); err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -114,7 +115,7 @@ func handleUploadPart(q *request) error {
 
 // handleUploadPartCopy streams a (range of a) source object into a part.
 func handleUploadPartCopy(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opWriteObject); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.WriteObject); err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -214,14 +215,14 @@ func (q *request) uploadAccess(id string) error {
 	}
 	res, err := q.s.cfg.Store.ListObjectParts(q.ctx, q.bucket, q.key, id, 0, 1)
 	if err != nil {
-		if !q.allows(opWriteObject, q.bucketResource(bi)) {
+		if !q.allows(access.WriteObject, q.bucketResource(bi)) {
 			return errAccessDenied()
 		}
 		return fmt.Errorf("upload %s of %s/%s: %w", id, q.bucket, q.key, err)
 	}
 	r := q.bucketResource(bi)
 	r.ObjectOwner = res.Upload.Owner
-	if !q.allows(opManageUpload, r) {
+	if !q.allows(access.ManageUpload, r) {
 		return errAccessDenied()
 	}
 	return nil
@@ -230,7 +231,7 @@ func (q *request) uploadAccess(id string) error {
 func handleListParts(q *request) error {
 	id, err := q.uploadID()
 	if err != nil {
-		if _, berr := q.bucketAccess(q.bucket, opWriteObject); berr != nil {
+		if _, berr := q.bucketAccess(q.bucket, access.WriteObject); berr != nil {
 			return berr
 		}
 		return err
@@ -268,7 +269,7 @@ func handleListParts(q *request) error {
 }
 
 func handleCompleteMultipartUpload(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
 	if err != nil {
 		return err
 	}
@@ -331,7 +332,7 @@ func handleCompleteMultipartUpload(q *request) error {
 func handleAbortMultipartUpload(q *request) error {
 	id, err := q.uploadID()
 	if err != nil {
-		if _, berr := q.bucketAccess(q.bucket, opWriteObject); berr != nil {
+		if _, berr := q.bucketAccess(q.bucket, access.WriteObject); berr != nil {
 			return berr
 		}
 		return err
@@ -347,7 +348,7 @@ func handleAbortMultipartUpload(q *request) error {
 }
 
 func handleListMultipartUploads(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opListBucket); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.ListBucket); err != nil {
 		return err
 	}
 	p, err := q.listParams("max-uploads")

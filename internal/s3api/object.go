@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 )
@@ -95,7 +96,7 @@ func (q *request) newObjectOptions(bi engine.BucketInfo) (engine.PutOptions, che
 }
 
 func handlePutObject(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func handleHeadObject(q *request) error { return q.readObject(true) }
 // learn that it is missing, and nil when the engine's error may be
 // reported as usual.
 func (q *request) readDenied(bi engine.BucketInfo, version string) error {
-	_, err := q.objectAccess(bi, q.key, version, opReadObject)
+	_, err := q.objectAccess(bi, q.key, version, access.ReadObject)
 	// A refused version id is reported as the engine's error is.
 	if err == nil || versionMissing(err) || errors.Is(err, engine.ErrInvalidArgument) {
 		return nil
@@ -185,7 +186,7 @@ func (q *request) statForRead(bi engine.BucketInfo, opts engine.GetOptions) (eng
 		}
 		return oi, q.readError(err, oi, opts.VersionID)
 	}
-	if !q.allows(opReadObject, q.objectResource(bi, oi)) {
+	if !q.allows(access.ReadObject, q.objectResource(bi, oi)) {
 		return oi, errAccessDenied()
 	}
 	return oi, nil
@@ -242,7 +243,7 @@ func (q *request) readObject(head bool) error {
 		return q.readError(err, oi, opts.VersionID)
 	}
 	defer rd.Close()
-	if !q.allows(opReadObject, q.objectResource(bi, rd.Info)) {
+	if !q.allows(access.ReadObject, q.objectResource(bi, rd.Info)) {
 		return errAccessDenied()
 	}
 	q.setObjectHeaders(rd.Info, rd.Partial)
@@ -345,7 +346,7 @@ func resolvePart(oi engine.ObjectInfo, opts engine.GetOptions) (start, length in
 // x-amz-bypass-governance-retention a caller allowed to bypass
 // GOVERNANCE retention removes one that only GOVERNANCE protects.
 func handleDeleteObject(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
 	if err != nil {
 		return err
 	}
@@ -429,7 +430,7 @@ func handleDeleteObjects(q *request) error {
 		}
 		target := q.bucketResource(bi)
 		target.Key, target.Version = o.Key, o.VersionID
-		if !q.allows(opWriteObject, target) {
+		if !q.allows(access.WriteObject, target) {
 			fail(errAccessDenied())
 			continue
 		}
@@ -553,7 +554,7 @@ func (q *request) checkCopySourceAccess(src copySrc) (engine.BucketInfo, engine.
 	if err := q.checkExpectedOwner(hdrSourceExpectedBucketOwner, bi); err != nil {
 		return bi, engine.ObjectInfo{}, err
 	}
-	oi, err := q.objectAccess(bi, src.key, src.version, opReadObject)
+	oi, err := q.objectAccess(bi, src.key, src.version, access.ReadObject)
 	if err != nil {
 		return bi, oi, copySourceError(err, src.version)
 	}
@@ -573,7 +574,7 @@ func (q *request) setCopySourceVersion(src copySrc, srcBucket engine.BucketInfo,
 }
 
 func handleCopyObject(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
 	if err != nil {
 		return err
 	}
@@ -651,14 +652,14 @@ func handleCopyObject(q *request) error {
 }
 
 // objectACLTarget loads the bucket and object of an object-ACL request
-// and checks the caller may read (op opObjectACL) or change
-// (opPutObjectACL) the ACL: the object's owner, root, or a grantee of
+// and checks the caller may read (op access.ObjectACL) or change
+// (access.PutObjectACL) the ACL: the object's owner, root, or a grantee of
 // READ_ACP / WRITE_ACP (FULL_CONTROL gives both; so the bucket owner
 // may when the object's ACL is bucket-owner-full-control). It also
 // returns the object's owner as its ACL names it: the writer, or the
 // bucket's owner for an object written anonymously or while ACLs are
 // off (BucketOwnerEnforced).
-func (q *request) objectACLTarget(op operation, version string) (engine.BucketInfo, engine.ObjectInfo, string, error) {
+func (q *request) objectACLTarget(op access.Operation, version string) (engine.BucketInfo, engine.ObjectInfo, string, error) {
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
 		return bi, engine.ObjectInfo{}, "", fmt.Errorf("bucket %q: %w", q.bucket, err)
@@ -679,7 +680,7 @@ func handleGetObjectACL(q *request) error {
 	if err != nil {
 		return err
 	}
-	bi, oi, owner, err := q.objectACLTarget(opObjectACL, version)
+	bi, oi, owner, err := q.objectACLTarget(access.ObjectACL, version)
 	if err != nil {
 		return err
 	}
@@ -696,7 +697,7 @@ func handlePutObjectACL(q *request) error {
 	if err != nil {
 		return err
 	}
-	bi, _, owner, err := q.objectACLTarget(opPutObjectACL, version)
+	bi, _, owner, err := q.objectACLTarget(access.PutObjectACL, version)
 	if err != nil {
 		return err
 	}

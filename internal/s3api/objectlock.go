@@ -40,7 +40,9 @@ package s3api
 // the bucket's owner may bypass GOVERNANCE. A write that sets a lock
 // needs s3:PutObjectRetention or s3:PutObjectLegalHold besides
 // s3:PutObject where a policy decides, as in AWS (checkLockWrite). The
-// s3:object-lock-* condition keys carry what the request sets.
+// s3:object-lock-* condition keys carry what the request sets. These
+// rules are access.Decide's (access.ObjectRetention and the other lock
+// operations, access.Request.PartOfWrite); this file asks them.
 
 import (
 	"encoding/xml"
@@ -52,9 +54,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/objectlock"
-	"github.com/shardstore/shardstore/internal/policy"
 )
 
 // The object lock request headers.
@@ -147,34 +149,14 @@ func (q *request) writeLock(bi engine.BucketInfo) (objectlock.Lock, error) {
 	return l, nil
 }
 
-// secondaryAllows decides the second action of a write that also sets
-// something with an action of its own (tags, a retention, a legal hold):
-// an identity must be allowed op on the object, and a bucket policy's
-// Deny of it refuses anyone. ACLs know nothing of these actions, so
-// where no policy speaks the write's own permission is enough.
-func (q *request) secondaryAllows(bi engine.BucketInfo, op operation) bool {
-	if q.caller.Root {
-		return true
-	}
-	r := q.bucketResource(bi)
-	pr := q.policyRequest(op, r)
-	switch {
-	case q.caller.Permissions != nil:
-		return q.identityAllows(pr, r)
-	case r.Policy != nil && r.Policy.Evaluate(pr) == policy.Denied:
-		return false
-	}
-	return true
-}
-
 // checkLockWrite applies, to a write that sets a retention or a legal
 // hold, AWS's rule that it needs s3:PutObjectRetention or
 // s3:PutObjectLegalHold besides s3:PutObject.
 func (q *request) checkLockWrite(bi engine.BucketInfo, l objectlock.Lock) error {
-	if l.Mode != "" && !q.secondaryAllows(bi, opPutObjectRetention) {
+	if l.Mode != "" && !q.secondaryAllows(bi, access.PutObjectRetention) {
 		return errAccessDenied()
 	}
-	if l.LegalHold != "" && !q.secondaryAllows(bi, opPutObjectLegalHold) {
+	if l.LegalHold != "" && !q.secondaryAllows(bi, access.PutObjectLegalHold) {
 		return errAccessDenied()
 	}
 	return nil
@@ -226,7 +208,7 @@ func (q *request) bypassGovernance(r resource) bool {
 	if !strings.EqualFold(strings.TrimSpace(q.r.Header.Get(hdrBypassGovernance)), "true") {
 		return false
 	}
-	return q.allows(opBypassGovernance, r)
+	return q.allows(access.BypassGovernance, r)
 }
 
 // lockConditionKeys adds the s3:object-lock-* condition keys for what the
@@ -268,11 +250,11 @@ func (q *request) setLockHeaders(bi engine.BucketInfo, oi engine.ObjectInfo) {
 	}
 	r := q.objectResource(bi, oi)
 	h := q.w.Header()
-	if l.Mode != "" && q.allows(opObjectRetention, r) {
+	if l.Mode != "" && q.allows(access.ObjectRetention, r) {
 		h.Set(hdrLockMode, l.Mode)
 		h.Set(hdrLockRetainUntil, objectlock.FormatRetainUntil(l.RetainUntil))
 	}
-	if l.LegalHold != "" && q.allows(opObjectLegalHold, r) {
+	if l.LegalHold != "" && q.allows(access.ObjectLegalHold, r) {
 		h.Set(hdrLockLegalHold, l.LegalHold)
 	}
 }
@@ -348,7 +330,7 @@ func parseLegalHold(body []byte) (string, error) {
 }
 
 func handlePutObjectLockConfiguration(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readLockBody()
@@ -371,7 +353,7 @@ func handlePutObjectLockConfiguration(q *request) error {
 }
 
 func handleGetObjectLockConfiguration(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -390,7 +372,7 @@ func handleGetObjectLockConfiguration(q *request) error {
 // request and checks the caller may do op on it. A body (PUT) is read
 // first, so that policies can test what it sets; what is wrong with it is
 // told only to a caller who may make the call (as PutObjectTagging does).
-func (q *request) lockTarget(op operation, parse func([]byte) (objectlock.Lock, error)) (engine.BucketInfo, engine.ObjectInfo, string, objectlock.Lock, error) {
+func (q *request) lockTarget(op access.Operation, parse func([]byte) (objectlock.Lock, error)) (engine.BucketInfo, engine.ObjectInfo, string, objectlock.Lock, error) {
 	var next objectlock.Lock
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 	if err != nil {
@@ -417,7 +399,7 @@ func (q *request) lockTarget(op operation, parse func([]byte) (objectlock.Lock, 
 }
 
 func handlePutObjectRetention(q *request) error {
-	bi, oi, version, next, err := q.lockTarget(opPutObjectRetention, func(body []byte) (objectlock.Lock, error) {
+	bi, oi, version, next, err := q.lockTarget(access.PutObjectRetention, func(body []byte) (objectlock.Lock, error) {
 		return parseRetention(body, time.Now())
 	})
 	if err != nil {
@@ -435,7 +417,7 @@ func handlePutObjectRetention(q *request) error {
 }
 
 func handleGetObjectRetention(q *request) error {
-	bi, oi, _, _, err := q.lockTarget(opObjectRetention, nil)
+	bi, oi, _, _, err := q.lockTarget(access.ObjectRetention, nil)
 	if err != nil {
 		return err
 	}
@@ -451,7 +433,7 @@ func handleGetObjectRetention(q *request) error {
 }
 
 func handlePutObjectLegalHold(q *request) error {
-	bi, _, version, next, err := q.lockTarget(opPutObjectLegalHold, func(body []byte) (objectlock.Lock, error) {
+	bi, _, version, next, err := q.lockTarget(access.PutObjectLegalHold, func(body []byte) (objectlock.Lock, error) {
 		status, err := parseLegalHold(body)
 		return objectlock.Lock{LegalHold: status}, err
 	})
@@ -468,7 +450,7 @@ func handlePutObjectLegalHold(q *request) error {
 }
 
 func handleGetObjectLegalHold(q *request) error {
-	bi, oi, _, _, err := q.lockTarget(opObjectLegalHold, nil)
+	bi, oi, _, _, err := q.lockTarget(access.ObjectLegalHold, nil)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 )
@@ -241,7 +242,7 @@ func handlePostObject(q *request) error {
 			q.tags = tags
 		}
 	}
-	bi, err := q.bucketAccess(q.bucket, opWriteObject)
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
 	if err != nil {
 		return err
 	}

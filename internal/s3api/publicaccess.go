@@ -2,59 +2,40 @@ package s3api
 
 // Public access blocks: Put/Get/DeletePublicAccessBlock store a bucket's
 // PublicAccessBlockConfiguration in its record (like the other
-// configuration documents), and access decisions honour it as S3 does:
-//
-//   - BlockPublicAcls: a request that sets a public ACL (one granting
-//     anything to AllUsers or AuthenticatedUsers: public-read,
-//     public-read-write, authenticated-read, or such x-amz-grant-* headers
-//     or AccessControlPolicy grants) on the bucket or an object in it
-//     answers 403 AccessDenied: PutBucketAcl, PutObjectAcl, PutObject,
-//     CopyObject, CreateMultipartUpload and form uploads.
-//   - IgnorePublicAcls: such grants on the bucket and its objects count
-//     for nothing (holds in acl.go); they are still stored and shown.
-//   - BlockPublicPolicy: PutBucketPolicy with a public policy (as
-//     GetBucketPolicyStatus judges it) answers 403 AccessDenied.
-//   - RestrictPublicBuckets: while the bucket's policy is public, its Allow
-//     statements grant only the bucket's owner (and root, who needs none):
-//     not anonymous callers, not other users (policyGrantCounts, asked by
-//     allows).
-//
-// Nothing already stored is changed: deleting the configuration restores
-// what the ACLs and the policy grant. shardstore has no accounts, so there
-// is no account-level block; the bucket's is the only one.
+// configuration documents); access.PublicAccessBlock says what each
+// setting does, and decisions honour it: BlockPublicAcls and
+// BlockPublicPolicy are asked here as an ACL or policy is stored
+// (checkPublicACL, checkPublicPolicy), IgnorePublicAcls and
+// RestrictPublicBuckets by access.Decide. Nothing already stored is
+// changed: deleting the configuration restores what the ACLs and the
+// policy grant.
 
 import (
 	"encoding/xml"
 	"net/http"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/policy"
 )
 
-// publicAccessBlock is a bucket's public access block as decisions read
-// it; the zero value blocks nothing.
-type publicAccessBlock struct {
-	BlockPublicAcls       bool `xml:"BlockPublicAcls"`
-	IgnorePublicAcls      bool `xml:"IgnorePublicAcls"`
-	BlockPublicPolicy     bool `xml:"BlockPublicPolicy"`
-	RestrictPublicBuckets bool `xml:"RestrictPublicBuckets"`
-}
-
-// xmlPublicAccessBlock is the PublicAccessBlockConfiguration document.
+// xmlPublicAccessBlock is the PublicAccessBlockConfiguration document;
+// its elements are the embedded access.PublicAccessBlock's field names.
 type xmlPublicAccessBlock struct {
 	XMLName xml.Name `xml:"PublicAccessBlockConfiguration"`
 	NS      string   `xml:"xmlns,attr,omitempty"`
-	publicAccessBlock
+	access.PublicAccessBlock
 }
 
 // storedPublicAccessBlocks maps each stored (canonical) document, one
 // per combination of the four settings, to its settings, so that access
 // decisions never parse XML.
-var storedPublicAccessBlocks = func() map[string]publicAccessBlock {
-	m := map[string]publicAccessBlock{}
+var storedPublicAccessBlocks = func() map[string]access.PublicAccessBlock {
+	m := map[string]access.PublicAccessBlock{}
 	for i := range 16 {
-		p := publicAccessBlock{i&1 != 0, i&2 != 0, i&4 != 0, i&8 != 0}
-		out, err := xml.Marshal(&xmlPublicAccessBlock{publicAccessBlock: p})
+		p := access.PublicAccessBlock{BlockPublicAcls: i&1 != 0, IgnorePublicAcls: i&2 != 0,
+			BlockPublicPolicy: i&4 != 0, RestrictPublicBuckets: i&8 != 0}
+		out, err := xml.Marshal(&xmlPublicAccessBlock{PublicAccessBlock: p})
 		if err != nil {
 			panic(err)
 		}
@@ -64,12 +45,13 @@ var storedPublicAccessBlocks = func() map[string]publicAccessBlock {
 }()
 
 // blockEverything stands in for a stored document that cannot be read.
-var blockEverything = publicAccessBlock{true, true, true, true}
+var blockEverything = access.PublicAccessBlock{BlockPublicAcls: true, IgnorePublicAcls: true,
+	BlockPublicPolicy: true, RestrictPublicBuckets: true}
 
 // publicAccessBlockOf is bi's public access block.
-func publicAccessBlockOf(bi engine.BucketInfo) publicAccessBlock {
+func publicAccessBlockOf(bi engine.BucketInfo) access.PublicAccessBlock {
 	if bi.PublicAccessBlock == "" {
-		return publicAccessBlock{}
+		return access.PublicAccessBlock{}
 	}
 	if p, ok := storedPublicAccessBlocks[bi.PublicAccessBlock]; ok {
 		return p
@@ -78,13 +60,13 @@ func publicAccessBlockOf(bi engine.BucketInfo) publicAccessBlock {
 	if xml.Unmarshal([]byte(bi.PublicAccessBlock), &cfg) != nil {
 		return blockEverything
 	}
-	return cfg.publicAccessBlock
+	return cfg.PublicAccessBlock
 }
 
 // checkPublicACL refuses a public ACL on bi (or an object in it) when
 // the bucket blocks public ACLs.
 func checkPublicACL(bi engine.BucketInfo, a requestedACL, onObject bool) error {
-	if publicAccessBlockOf(bi).BlockPublicAcls && a.public(onObject) {
+	if publicAccessBlockOf(bi).RefusesACL(a.grantList(onObject)) {
 		return errAccessDenied()
 	}
 	return nil
@@ -93,21 +75,14 @@ func checkPublicACL(bi engine.BucketInfo, a requestedACL, onObject bool) error {
 // checkPublicPolicy refuses a public policy for bi when the bucket
 // blocks public policies.
 func checkPublicPolicy(bi engine.BucketInfo, p *policy.Policy) error {
-	if publicAccessBlockOf(bi).BlockPublicPolicy && p.IsPublic() {
+	if publicAccessBlockOf(bi).RefusesPolicy(p) {
 		return errAccessDenied()
 	}
 	return nil
 }
 
-// policyGrantCounts reports whether an Allow of r's bucket policy grants
-// c anything: always, except that RestrictPublicBuckets confines a public
-// policy's grants to the bucket's owner.
-func policyGrantCounts(c Caller, r resource) bool {
-	return !r.Access.RestrictPublicBuckets || !r.Policy.IsPublic() || isUser(c, r.BucketOwner)
-}
-
 func handlePutPublicAccessBlock(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(true)
@@ -127,7 +102,7 @@ func handlePutPublicAccessBlock(q *request) error {
 }
 
 func handleGetPublicAccessBlock(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -135,12 +110,12 @@ func handleGetPublicAccessBlock(q *request) error {
 		return errorf("NoSuchPublicAccessBlockConfiguration", http.StatusNotFound,
 			"The public access block configuration was not found")
 	}
-	q.writeXML(xmlPublicAccessBlock{NS: s3NS, publicAccessBlock: publicAccessBlockOf(bi)})
+	q.writeXML(xmlPublicAccessBlock{NS: s3NS, PublicAccessBlock: publicAccessBlockOf(bi)})
 	return nil
 }
 
 func handleDeletePublicAccessBlock(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.storeConfig(engine.BucketConfigPublicAccessBlock, nil); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -47,7 +48,7 @@ func TestPublicAccessBlockConfig(t *testing.T) {
 		h.expect(rec, 200, "")
 		var got xmlPublicAccessBlock
 		if err := xml.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.NS != s3NS ||
-			got.publicAccessBlock != (publicAccessBlock{BlockPublicAcls: true, BlockPublicPolicy: true}) {
+			got.PublicAccessBlock != (access.PublicAccessBlock{BlockPublicAcls: true, BlockPublicPolicy: true}) {
 			t.Fatalf("%s: %+v %v %s", user, got, err, rec.Body.String())
 		}
 		for _, el := range []string{"BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"} {
@@ -62,7 +63,7 @@ func TestPublicAccessBlockConfig(t *testing.T) {
 	partial := `<PublicAccessBlockConfiguration><RestrictPublicBuckets>true</RestrictPublicBuckets></PublicAccessBlockConfiguration>`
 	h.putPAB("pab", partial)
 	bi, err := h.store.BucketInfo(t.Context(), "pab")
-	if err != nil || publicAccessBlockOf(bi) != (publicAccessBlock{RestrictPublicBuckets: true}) {
+	if err != nil || publicAccessBlockOf(bi) != (access.PublicAccessBlock{RestrictPublicBuckets: true}) {
 		t.Fatalf("stored %q: %+v %v", bi.PublicAccessBlock, publicAccessBlockOf(bi), err)
 	}
 	if _, canonical := storedPublicAccessBlocks[bi.PublicAccessBlock]; !canonical {

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/lifecycle"
@@ -113,7 +114,7 @@ type Server struct {
 	// lifecycle configurations, grantLists decoded explicit ACL grants.
 	policies   docCache[*policy.Policy]
 	lifecycles docCache[*lifecycle.Configuration]
-	grantLists docCache[[]grant]
+	grantLists docCache[[]access.Grant]
 }
 
 // copyBufSize is the size of the GET streaming buffers.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/objectlock"
@@ -97,6 +98,22 @@ func (c Caller) principal() string {
 		return c.User
 	}
 	return c.AccessKey
+}
+
+// AccessCaller is c as package access knows callers.
+func (c Caller) AccessCaller() access.Caller {
+	a := access.Caller{AccessKey: c.AccessKey, Name: c.principal(), Account: c.Owner, Permissions: c.Permissions}
+	switch {
+	case c.Root:
+		a.Kind = access.Root
+	case c.Permissions != nil:
+		a.Kind = access.Identity
+	case c.Anonymous:
+		a.Kind = access.Anonymous
+	default:
+		a.Kind = access.User
+	}
+	return a
 }
 
 // AuthResult is an authenticated request: the caller and the body to read

@@ -28,7 +28,8 @@ package s3api
 // to tagging), so without a policy only the object's owner (the
 // bucket's owner for bucket tags) may use them. A write that sets
 // tags needs s3:PutObjectTagging besides s3:PutObject where a policy
-// decides, as in AWS.
+// decides, as in AWS. These rules are access.Decide's
+// (access.ObjectTagging, access.PutObjectTagging).
 
 import (
 	"encoding/xml"
@@ -40,6 +41,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -261,7 +263,7 @@ func tagConditionKeys(m map[string][]string, request, existing map[string]string
 // anyone. ACLs know nothing of tags, so where no policy speaks the write's
 // own permission is enough.
 func (q *request) checkTagWrite(bi engine.BucketInfo, tags map[string]string) error {
-	if len(tags) == 0 || q.secondaryAllows(bi, opPutObjectTagging) {
+	if len(tags) == 0 || q.secondaryAllows(bi, access.PutObjectTagging) {
 		return nil
 	}
 	return errAccessDenied()
@@ -270,7 +272,7 @@ func (q *request) checkTagWrite(bi engine.BucketInfo, tags map[string]string) er
 // setTaggingCount adds x-amz-tagging-count to a GET or HEAD answer for an
 // object with tags, when the caller may read them (as S3 does).
 func (q *request) setTaggingCount(bi engine.BucketInfo, oi engine.ObjectInfo) {
-	if len(oi.Tags) == 0 || !q.allows(opObjectTagging, q.objectResource(bi, oi)) {
+	if len(oi.Tags) == 0 || !q.allows(access.ObjectTagging, q.objectResource(bi, oi)) {
 		return
 	}
 	q.w.Header().Set("X-Amz-Tagging-Count", strconv.Itoa(len(oi.Tags)))
@@ -296,7 +298,7 @@ func handlePutObjectTagging(q *request) error {
 			q.tags = map[string]string{}
 		}
 	}
-	if _, err := q.objectAccess(bi, q.key, version, opPutObjectTagging); err != nil {
+	if _, err := q.objectAccess(bi, q.key, version, access.PutObjectTagging); err != nil {
 		return err
 	}
 	if bodyErr != nil {
@@ -320,7 +322,7 @@ func handleGetObjectTagging(q *request) error {
 	if err != nil {
 		return err
 	}
-	oi, err := q.objectAccess(bi, q.key, version, opObjectTagging)
+	oi, err := q.objectAccess(bi, q.key, version, access.ObjectTagging)
 	if err != nil {
 		return err
 	}
@@ -338,7 +340,7 @@ func handleDeleteObjectTagging(q *request) error {
 	if err != nil {
 		return err
 	}
-	oi, err := q.objectAccess(bi, q.key, version, opPutObjectTagging)
+	oi, err := q.objectAccess(bi, q.key, version, access.PutObjectTagging)
 	if err != nil {
 		return err
 	}
@@ -358,7 +360,7 @@ func errNoSuchTagSet() *Error {
 }
 
 func handlePutBucketTagging(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(true)
@@ -398,7 +400,7 @@ func storedBucketTags(bi engine.BucketInfo) map[string]string {
 }
 
 func handleGetBucketTagging(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}
@@ -411,7 +413,7 @@ func handleGetBucketTagging(q *request) error {
 }
 
 func handleDeleteBucketTagging(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	if err := q.storeConfig(engine.BucketConfigTagging, nil); err != nil {

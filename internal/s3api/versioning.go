@@ -25,6 +25,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -59,7 +60,7 @@ func parseVersioning(body []byte) (string, error) {
 }
 
 func handlePutBucketVersioning(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, opBucketAdmin); err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
 		return err
 	}
 	body, err := q.readConfigBody(false)
@@ -85,7 +86,7 @@ func handlePutBucketVersioning(q *request) error {
 }
 
 func handleGetBucketVersioning(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, opBucketAdmin)
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
 	if err != nil {
 		return err
 	}

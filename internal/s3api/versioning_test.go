@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -691,37 +692,38 @@ func TestVersionTaggingAndACL(t *testing.T) {
 func TestVersionPolicyActions(t *testing.T) {
 	for _, c := range []struct {
 		api, query string
-		op         operation
+		op         access.Operation
 		r          resource
 		want       string
 	}{
-		{"GetObject", "", opReadObject, resource{}, "s3:GetObject"},
-		{"GetObject", "versionId=v1", opReadObject, resource{}, "s3:GetObjectVersion"},
-		{"HeadObject", "versionId=null", opReadObject, resource{}, "s3:GetObjectVersion"},
-		{"GetObjectAttributes", "attributes&versionId=v1", opReadObject, resource{}, "s3:GetObjectVersionAttributes"},
-		{"DeleteObject", "versionId=v1", opWriteObject, resource{}, "s3:DeleteObjectVersion"},
-		{"DeleteObjects", "delete", opWriteObject, resource{Key: "x", Version: "v1"}, "s3:DeleteObjectVersion"},
-		{"DeleteObjects", "delete&versionId=v1", opWriteObject, resource{Key: "x"}, "s3:DeleteObject"},
-		{"GetObjectTagging", "tagging&versionId=v1", opObjectTagging, resource{}, "s3:GetObjectVersionTagging"},
-		{"PutObjectTagging", "tagging&versionId=v1", opPutObjectTagging, resource{}, "s3:PutObjectVersionTagging"},
-		{"DeleteObjectTagging", "tagging&versionId=v1", opPutObjectTagging, resource{}, "s3:DeleteObjectVersionTagging"},
-		{"GetObjectAcl", "acl&versionId=v1", opObjectACL, resource{}, "s3:GetObjectVersionAcl"},
-		{"PutObjectAcl", "acl&versionId=v1", opPutObjectACL, resource{}, "s3:PutObjectVersionAcl"},
-		{"CopyObject", "", opReadObject, resource{Key: "src", Version: "v1"}, "s3:GetObjectVersion"},
-		{"CopyObject", "", opWriteObject, resource{}, "s3:PutObject"},
-		{"ListObjectVersions", "versions", opListBucket, resource{}, "s3:ListBucketVersions"},
-		{"PutBucketVersioning", "versioning", opBucketAdmin, resource{}, "s3:PutBucketVersioning"},
-		{"GetBucketVersioning", "versioning", opBucketAdmin, resource{}, "s3:GetBucketVersioning"},
+		{"GetObject", "", access.ReadObject, resource{}, "s3:GetObject"},
+		{"GetObject", "versionId=v1", access.ReadObject, resource{}, "s3:GetObjectVersion"},
+		{"HeadObject", "versionId=null", access.ReadObject, resource{}, "s3:GetObjectVersion"},
+		{"GetObjectAttributes", "attributes&versionId=v1", access.ReadObject, resource{}, "s3:GetObjectVersionAttributes"},
+		{"DeleteObject", "versionId=v1", access.WriteObject, resource{}, "s3:DeleteObjectVersion"},
+		{"DeleteObjects", "delete", access.WriteObject, resource{Resource: access.Resource{Key: "x"}, Version: "v1"}, "s3:DeleteObjectVersion"},
+		{"DeleteObjects", "delete&versionId=v1", access.WriteObject, resource{Resource: access.Resource{Key: "x"}}, "s3:DeleteObject"},
+		{"GetObjectTagging", "tagging&versionId=v1", access.ObjectTagging, resource{}, "s3:GetObjectVersionTagging"},
+		{"PutObjectTagging", "tagging&versionId=v1", access.PutObjectTagging, resource{}, "s3:PutObjectVersionTagging"},
+		{"DeleteObjectTagging", "tagging&versionId=v1", access.PutObjectTagging, resource{}, "s3:DeleteObjectVersionTagging"},
+		{"GetObjectAcl", "acl&versionId=v1", access.ObjectACL, resource{}, "s3:GetObjectVersionAcl"},
+		{"PutObjectAcl", "acl&versionId=v1", access.PutObjectACL, resource{}, "s3:PutObjectVersionAcl"},
+		{"CopyObject", "", access.ReadObject, resource{Resource: access.Resource{Key: "src"}, Version: "v1"}, "s3:GetObjectVersion"},
+		{"CopyObject", "", access.WriteObject, resource{}, "s3:PutObject"},
+		{"ListObjectVersions", "versions", access.ListBucket, resource{}, "s3:ListBucketVersions"},
+		{"PutBucketVersioning", "versioning", access.BucketAdmin, resource{}, "s3:PutBucketVersioning"},
+		{"GetBucketVersioning", "versioning", access.BucketAdmin, resource{}, "s3:GetBucketVersioning"},
 	} {
 		r := httptest.NewRequest("GET", "/b/k?"+c.query, nil)
 		q := &request{r: r, api: c.api, bucket: "b", key: "k", query: r.URL.Query()}
 		c.r.Bucket = "b"
-		pr := q.policyRequest(c.op, c.r)
-		if pr.Action != c.want {
-			t.Errorf("%s ?%s %+v: %s, want %s", c.api, c.query, c.r, pr.Action, c.want)
+		ar := q.accessRequest(c.op, c.r)
+		if ar.Action != c.want {
+			t.Errorf("%s ?%s %+v: %s, want %s", c.api, c.query, c.r, ar.Action, c.want)
 		}
-		if v := q.versionOf(c.op, c.r); (v != "") != (pr.Conditions["s3:versionid"] != nil) {
-			t.Errorf("%s ?%s: s3:versionid %v", c.api, c.query, pr.Conditions["s3:versionid"])
+		v := q.versionOf(c.op, c.r)
+		if cond := q.policyConditions(c.op, c.r, v); (v != "") != (cond["s3:versionid"] != nil) {
+			t.Errorf("%s ?%s: s3:versionid %v", c.api, c.query, cond["s3:versionid"])
 		}
 	}
 }

@@ -1,10 +1,10 @@
 package s3api
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/xml"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/access"
 )
 
 // s3NS is the namespace S3 puts on its response documents.
@@ -15,12 +15,10 @@ func isoTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// canonicalID derives a stable 64-hex-digit canonical user id from an
-// access key, so owner ids look like S3's without revealing the key.
-func canonicalID(accessKey string) string {
-	sum := sha256.Sum256([]byte("shardstore-owner:" + accessKey))
-	return hex.EncodeToString(sum[:])
-}
+// canonicalID is the canonical user id of an access key: a stable
+// 64-hex-digit id, so owner ids look like S3's without revealing the
+// key. ACL grants name users by it, so package access defines it.
+func canonicalID(accessKey string) string { return access.CanonicalID(accessKey) }
 
 type xmlOwner struct {
 	ID          string `xml:"ID"`
