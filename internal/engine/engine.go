@@ -312,14 +312,6 @@ func (e *Engine) distribution(key string, n int) []int {
 	return d
 }
 
-// writeQuorum is M, or M+1 when M == K so two halves can't both win.
-func writeQuorum(data, parity int) int {
-	if data == parity {
-		return data + 1
-	}
-	return data
-}
-
 // Close stops background work (persisting the heal queue) and releases
 // the drives. It is safe to call more than once.
 func (e *Engine) Close() error {

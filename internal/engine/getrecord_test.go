@@ -17,6 +17,7 @@ import (
 	"github.com/shardstore/shardstore/internal/driverpc"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // recordCounter is a remote drive (a driverpc client) that counts its
@@ -129,7 +130,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 		switch {
 		case !overwrite && (calls != 1 || applied != 16):
 			t.Fatalf("PUT %s: %d calls applied %d drives' batches, want 1 call for 16", k, calls, applied)
-		case overwrite && (calls != 2 || applied < 16+int64(writeQuorum(12, 4)) || applied > 32):
+		case overwrite && (calls != 2 || applied < 16+int64(quorum.WriteQuorum(12, 4)) || applied > 32):
 			t.Fatalf("PUT %s over a version: %d calls applied %d drives' batches, want 2 calls (commit, clean-up) for 16 and 13-16",
 				k, calls, applied)
 		}
@@ -152,7 +153,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 		// The first wave (the 12 drives of the data shards) is one call;
 		// drives read after it, when those disagree, one call each or
 		// together.
-		if batches < 1 || batched < 12 || calls+batched < int64(writeQuorum(12, 4)) {
+		if batches < 1 || batched < 12 || calls+batched < int64(quorum.WriteQuorum(12, 4)) {
 			t.Fatalf("%s: %d calls reading %d drives' records together, %d reading one, want the first 12 in one call",
 				when, batches, batched, calls)
 		}
@@ -271,7 +272,7 @@ func TestGetThroughRemoteRecordReads(t *testing.T) {
 	for _, c := range counters {
 		calls, applied = calls+c.applyCalls.Load(), applied+c.applied.Load()
 	}
-	if calls != 1 || applied < int64(writeQuorum(12, 4)) {
+	if calls != 1 || applied < int64(quorum.WriteQuorum(12, 4)) {
 		t.Fatalf("DELETE: %d calls applied %d drives' batches, want 1 call for 13-16 drives", calls, applied)
 	}
 	if _, err := e.HeadObject(ctx, "bucket", "small", GetOptions{}); !errors.Is(err, ErrObjectNotFound) {

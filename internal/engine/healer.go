@@ -12,6 +12,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // HealOptions select how thoroughly an object is checked.
@@ -141,7 +142,7 @@ func (e *Engine) healState(ctx context.Context, set *erasureSet, bucket, key str
 			status[p] = posMissing
 		case errors.Is(perr, meta.ErrCorrupt):
 			status[p] = posCorrupt
-		case perr != nil && perr.Error() == "stale version":
+		case errors.Is(perr, quorum.ErrStale):
 			status[p] = posStale
 		default:
 			status[p] = posOffline
@@ -296,14 +297,14 @@ func (e *Engine) removeDanglingVersion(ctx context.Context, set *erasureSet, buc
 // healSettings rewrites the record of each drive that holds the version
 // and its data intact but with the settings an in-place update (an ACL,
 // a tag set) replaced while the drive missed it: only the record is
-// written, from the settings the read agreed on (agreedSettings). Such a
-// drive counts as stale and healed.
+// written, from the settings the read agreed on (quorum.AgreedSettings).
+// Such a drive counts as stale and healed.
 func (e *Engine) healSettings(ctx context.Context, set *erasureSet, bucket, key string, st *objectState, status []int, res *HealResult) {
 	fi := st.fi
 	fixed := make([]bool, len(set.drives))
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		m := st.metas[p]
-		if status[p] != posOK || m == nil || st.isPrev(p) || sameSettings(m, fi) {
+		if status[p] != posOK || m == nil || st.isPrev(p) || quorum.SameSettings(m, fi) {
 			return nil
 		}
 		dm := *fi
@@ -776,7 +777,7 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 				}
 				st.errs[p] = errs[p]
 				if st.errs[p] == nil {
-					st.errs[p] = errors.New("stale version")
+					st.errs[p] = quorum.ErrStale
 				}
 			}
 			if holders >= fi.Erasure.DataShards {

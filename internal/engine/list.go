@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // Listing scans the bucket's range of the index on parity+1 drives of each
@@ -329,7 +330,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 						differ = differ || !r.Current().SameVersion(first)
 					}
 					current++
-					if pv := pendingVersion(r); pv != nil {
+					if pv := quorum.PendingVersion(r); pv != nil {
 						pending = pv
 					}
 				}
@@ -358,28 +359,12 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			return nil, nil, err
 		}
 		for _, r := range st.recs {
-			if pv := pendingVersion(r); pv != nil && !pv.SameVersion(st.fi) {
+			if pv := quorum.PendingVersion(r); pv != nil && !pv.SameVersion(st.fi) {
 				pending = pv
 			}
 		}
 		return &listEntry{key: key, pending: pending}, st.fi, nil
 	}
-}
-
-// pendingVersion is the replaced version a drive's record keeps for the
-// versions table (FlagKeep), or nil.
-func pendingVersion(r *meta.Record) *meta.Object {
-	if r == nil {
-		return nil
-	}
-	for _, v := range r.Versions {
-		if v.Flags&meta.FlagKeep != 0 {
-			pv := *v
-			pv.Flags &^= meta.FlagsPending
-			return &pv
-		}
-	}
-	return nil
 }
 
 // keyMerger merges the set listers of a bucket into one stream of keys

@@ -18,6 +18,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // Multipart uploads live in the index of every drive of the object's set:
@@ -73,13 +74,13 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 		b.Put(drive.TableUploads, ukey, dm.Marshal())
 		return apply(b)
 	})
-	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
+	if ok := countNil(errs); ok < quorum.WriteQuorum(coder.DataShards(), coder.ParityShards()) {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			b := &drive.Batch{}
 			b.Delete(drive.TableUploads, ukey)
 			return d.Apply(context.Background(), b)
 		})
-		return "", quorumError(fmt.Sprintf("new upload %s/%s", bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
+		return "", quorumError(fmt.Sprintf("new upload %s/%s", bucket, key), errs, ok, quorum.WriteQuorum(coder.DataShards(), coder.ParityShards()))
 	}
 	return id, nil
 }
@@ -247,7 +248,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		b.Put(drive.TableRefs, plan.ref.ID, owner)
 		return apply(b)
 	})
-	if ok := countNil(errs); ok < writeQuorum(coder.DataShards(), coder.ParityShards()) {
+	if ok := countNil(errs); ok < quorum.WriteQuorum(coder.DataShards(), coder.ParityShards()) {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			if errs[p] != nil {
 				return nil
@@ -271,7 +272,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 			}
 			return err
 		})
-		return PartInfo{}, quorumError(fmt.Sprintf("upload part %d of %s/%s", part, bucket, key), errs, ok, writeQuorum(coder.DataShards(), coder.ParityShards()))
+		return PartInfo{}, quorumError(fmt.Sprintf("upload part %d of %s/%s", part, bucket, key), errs, ok, quorum.WriteQuorum(coder.DataShards(), coder.ParityShards()))
 	}
 	plan.committed = true
 	// The replaced attempt of this part (if any) is no longer needed.
@@ -415,7 +416,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	wq := writeQuorum(up.Erasure.DataShards, up.Erasure.ParityShards)
+	wq := quorum.WriteQuorum(up.Erasure.DataShards, up.Erasure.ParityShards)
 	md5s := md5.New()
 	var partSums [][]byte
 	var partCRCs []hashing.PartCRC

@@ -10,6 +10,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // canonicalAlgo spells a checksum algorithm as S3 does.
@@ -71,7 +72,7 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 		b.Delete(drive.TableObjects, okey)
 		return e.applyDroppingWith(apply, d, b, versions, nil)
 	})
-	if ok, wq := countNil(errs), writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
+	if ok, wq := countNil(errs), quorum.WriteQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
 		e.heal.add(bucket, key)
 		return false, fmt.Errorf("delete %s/%s: %w", bucket, key, quorumError("delete", errs, ok, wq))
 	}

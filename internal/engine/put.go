@@ -17,6 +17,7 @@ import (
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 var errDriveSkipped = errors.New("drive skipped: earlier failure in this operation")
@@ -273,7 +274,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			closing[p] = plan.set.drives[p]
 		}
 	}
-	wq := writeQuorum(c.DataShards(), c.ParityShards())
+	wq := quorum.WriteQuorum(c.DataShards(), c.ParityShards())
 	closeErrs := fanOutErr(&e.lag, closing, wq, func(p int, _ drive.Drive) error { return sinks[p].Close() }, nil, nil)
 	for p, err := range closeErrs {
 		if closing[p] != nil && err != nil {
@@ -340,7 +341,7 @@ func (e *Engine) openSinks(ctx context.Context, plan *writePlan, inline bool, in
 	}
 	plan.created = true
 	data := plan.coder.DataShards()
-	wq := writeQuorum(data, plan.coder.ParityShards())
+	wq := quorum.WriteQuorum(data, plan.coder.ParityShards())
 	// A drive that opens its file only after the others streamed on
 	// without it gets its file dropped (the heal writes it later).
 	ws, werrs := fanOut(&e.lag, plan.set.drives, atLeast[drive.FileWriter](wq, succeeded), func(p int, d drive.Drive) (drive.FileWriter, error) {
@@ -594,7 +595,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	if res != nil {
 		usable = res.ok
 	}
-	cur, err := e.readObjectNeed(ctx, set, bucket, key, writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards), usable)
+	cur, err := e.readObjectNeed(ctx, set, bucket, key, quorum.WriteQuorum(m.Erasure.DataShards, m.Erasure.ParityShards), usable)
 	if err := checkPutConditions(cur, err, req.cond); err != nil {
 		return err
 	}
@@ -657,7 +658,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	// record it read. A writer whose cluster lock expired while it was
 	// paused is thereby refused wherever a later writer got first.
 	committed := make([][]byte, len(set.drives))
-	wq := writeQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
+	wq := quorum.WriteQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
 	// Once write quorum applied the batch, the commit stands; a lagging
 	// drive still applying is left out of the settling below and healed
 	// (its late batch holds the same version, and reads of the key leave

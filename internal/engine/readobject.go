@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // objectState is an object as read from a set: the version a quorum of
@@ -40,6 +40,27 @@ type objectState struct {
 // isPrev reports whether drive p's record of the version is its previous one.
 func (st *objectState) isPrev(p int) bool { return st.fromPrev != nil && st.fromPrev[p] }
 
+// agreeOn makes st the version q settled on: fi, each drive's record of
+// it (metas), which of those are previous records, and quorum.ErrStale
+// for the drives that hold another version. Other drives keep their
+// read's error.
+func (st *objectState) agreeOn(q quorum.Result) {
+	st.fi, st.metas = q.Version, q.Held
+	if q.FromPrev {
+		st.fromPrev = make([]bool, len(q.Drives))
+	}
+	for p, s := range q.Drives {
+		switch s {
+		case quorum.Holds:
+			st.errs[p] = nil
+		case quorum.HoldsPrev:
+			st.errs[p], st.fromPrev[p] = nil, true
+		case quorum.Stale:
+			st.errs[p] = quorum.ErrStale
+		}
+	}
+}
+
 // readRecords reads every drive's record of key. With withData, a drive
 // whose current version is an inline object and holds one of its data
 // shards also fetches that shard in the same pass (GET of a small
@@ -67,7 +88,7 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 		rec *meta.Record
 		raw []byte
 	}
-	need = max(need, writeQuorum(n-set.parity, set.parity))
+	need = max(need, quorum.WriteQuorum(n-set.parity, set.parity))
 	cur := make([]*meta.Object, n) // enough's scratch: the current versions heard
 	enough := func(vals []read, errs []error, done []bool) bool {
 		clear(cur)
@@ -82,29 +103,9 @@ func readRecords(ctx context.Context, lag *fanOuts, set *erasureSet, bucket, key
 				}
 			}
 		}
-		if heard < need {
-			return false
-		}
-		best, _ := pickVersion(cur, nil)
-		if best == nil {
-			return true
-		}
-		// The version and its settings (an in-place ACL or tags update
-		// keeps the version) must each be on a write quorum of the
-		// drives heard: only the last committed one can be.
-		votes := 0
-		for _, m := range cur {
-			if m != nil && m.SameVersion(best) {
-				agree := 0
-				for _, o := range cur {
-					if o != nil && o.SameVersion(best) && sameSettings(o, m) {
-						agree++
-					}
-				}
-				votes = max(votes, agree)
-			}
-		}
-		return votes >= writeQuorum(best.Erasure.DataShards, best.Erasure.ParityShards)
+		// The version and its settings must each be on a write quorum
+		// of the drives heard: only the last committed ones can be.
+		return heard >= need && quorum.Decided(cur)
 	}
 	// fromMemory reads the first wave's records (and inline shards) in
 	// the drives' row caches, where a hot object's are: no drive call at
@@ -320,7 +321,7 @@ func (e *Engine) readObjectNeed(ctx context.Context, set *erasureSet, bucket, ke
 // readObjectFrom). nil when the set has no drives to spare.
 func (e *Engine) firstReads(set *erasureSet, key string) []bool {
 	n := len(set.drives)
-	want := writeQuorum(n-set.parity, set.parity)
+	want := quorum.WriteQuorum(n-set.parity, set.parity)
 	if want >= n {
 		return nil
 	}
@@ -426,51 +427,42 @@ func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, ke
 	}
 	st := &objectState{metas: make([]*meta.Object, n), errs: errs, recs: recs, raws: raws,
 		readErrs: append([]error(nil), errs...)}
-	prev := make([]*meta.Object, n)
+	absent := make([]bool, n)
 	for p, r := range recs {
-		if r == nil {
-			continue
+		if r != nil {
+			st.metas[p] = r.Current()
+			if st.metas[p] == nil && st.errs[p] == nil {
+				st.errs[p] = drive.ErrNotFound
+			}
 		}
-		st.metas[p], prev[p] = r.Current(), r.Prev()
-		if st.metas[p] == nil && st.errs[p] == nil {
-			st.errs[p] = drive.ErrNotFound
-		}
+		absent[p] = errors.Is(st.errs[p], drive.ErrNotFound)
 	}
-	best, votes := pickVersion(st.metas, nil)
-	if best == nil || votes < best.Erasure.DataShards {
-		if fb := e.readWithPrevious(bucket, key, st, prev); fb != nil {
-			return fb, nil
-		}
-		need, absent := readNeed(st.errs, set.parity, best)
+	q := quorum.Current(recs, absent, set.parity)
+	if q.Version == nil {
 		// st goes back with the error: a commit needs each drive's record
 		// even when no version is readable.
-		if absent {
+		if q.NotFound {
 			return st, fmt.Errorf("%s/%s: %w", bucket, key, ErrObjectNotFound)
 		}
 		return st, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
-			bucket, key, ErrReadQuorum, votes, n, need, firstErr(st.errs))
+			bucket, key, ErrReadQuorum, q.Votes, n, q.Need, firstErr(st.errs))
 	}
-	unsettled := false
-	for p, m := range st.metas {
-		if m != nil && !m.SameVersion(best) {
-			st.metas[p] = nil
-			st.errs[p] = errors.New("stale version")
-		}
-		if r := recs[p]; r != nil && len(r.Versions) > 1 && r.Versions[1].Flags&meta.FlagKeep != 0 {
-			unsettled = true
-		}
+	st.agreeOn(q)
+	if q.FromPrev {
+		e.log.Warn("object read from previous records: a commit was interrupted", "bucket", bucket, "key", key)
+		e.heal.add(bucket, key)
+		return st, nil
 	}
-	if unsettled {
+	if q.Pending {
 		// A versioned commit in flight, or one whose settling batch was
 		// lost in a crash: until it is settled the replaced version is
 		// not in the versions table, so the heal settles it once the
 		// commit's lock is free.
 		e.heal.add(bucket, key)
 	}
-	st.fi = agreedSettings(best, st.metas)
 	now := time.Now()
 	for p, err := range st.errs {
-		if errors.Is(err, errNotCalled) && p < len(best.Erasure.Distribution) && e.readyToRead(set.drives[p], now) {
+		if errors.Is(err, errNotCalled) && p < len(st.fi.Erasure.Distribution) && e.readyToRead(set.drives[p], now) {
 			// A healthy drive a GET did not need to ask (a parity drive):
 			// its shard of the version is where the version's ids say
 			// (shard files and inline data are addressed by data id, and
@@ -479,141 +471,10 @@ func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, ke
 			// is missing. A drive left out for lagging or being offline
 			// gets no such record: the reader would wait for it first.
 			m := *st.fi
-			m.Erasure.Index = best.Erasure.Distribution[p]
+			m.Erasure.Index = st.fi.Erasure.Distribution[p]
 			m.InlineData = nil
 			st.metas[p] = &m
 		}
 	}
 	return st, nil
-}
-
-// agreedSettings picks, among the drives' records of one version, the
-// settings most of them hold. An in-place update (an ACL, a tag set)
-// keeps the version, so a drive that missed one still votes for it with
-// its old settings; the update reached write quorum, more than half of
-// the set, so the copy most drives hold is the current one. Usually all
-// agree and best is returned as it is.
-func agreedSettings(best *meta.Object, metas []*meta.Object) *meta.Object {
-	agree := true
-	for _, m := range metas {
-		if m != nil && !sameSettings(m, best) {
-			agree = false
-			break
-		}
-	}
-	if agree {
-		return best
-	}
-	pick, votes := best, 0
-	for _, m := range metas {
-		if m == nil {
-			continue
-		}
-		n := 0
-		for _, o := range metas {
-			if o != nil && sameSettings(o, m) {
-				n++
-			}
-		}
-		if n > votes {
-			pick, votes = m, n
-		}
-	}
-	return pick
-}
-
-// sameSettings reports whether two records of one version agree on what
-// an in-place update changes (SetObjectACL, SetObjectTags).
-func sameSettings(a, b *meta.Object) bool {
-	return a.ACL == b.ACL && maps.Equal(a.Tags, b.Tags)
-}
-
-// pickVersion returns the version most drives hold (newest on a tie) and
-// its votes; a drive votes with its current record or, when prev is
-// given, its previous one.
-func pickVersion(cur, prev []*meta.Object) (*meta.Object, int) {
-	var best *meta.Object
-	bestVotes := 0
-	consider := func(m *meta.Object) {
-		if m == nil {
-			return
-		}
-		votes := 0
-		for p := range cur {
-			if (cur[p] != nil && cur[p].SameVersion(m)) || (prev != nil && prev[p] != nil && prev[p].SameVersion(m)) {
-				votes++
-			}
-		}
-		if votes > bestVotes || (votes == bestVotes && best != nil && m.ModTime > best.ModTime) {
-			best, bestVotes = m, votes
-		}
-	}
-	for p := range cur {
-		consider(cur[p])
-		if prev != nil {
-			consider(prev[p])
-		}
-	}
-	return best, bestVotes
-}
-
-// readNeed is how many drives a read of a version needs (best's data
-// shards, or data shards at the set's parity when no drive holds one),
-// and whether so many drives answered "not found" (errs) that the
-// version cannot exist with that many: then it is absent, not unreadable.
-func readNeed(errs []error, parity int, best *meta.Object) (need int, absent bool) {
-	n := len(errs)
-	need = n - parity
-	if best != nil {
-		need = best.Erasure.DataShards
-	}
-	notFound := 0
-	for _, err := range errs {
-		if errors.Is(err, drive.ErrNotFound) {
-			notFound++
-		}
-	}
-	return need, notFound > n-need
-}
-
-// readWithPrevious retries a quorum-less read counting previous versions;
-// it returns nil when that does not reach quorum either.
-func (e *Engine) readWithPrevious(bucket, key string, st *objectState, prev []*meta.Object) *objectState {
-	if countObjects(prev) == 0 {
-		return nil
-	}
-	best, votes := pickVersion(st.metas, prev)
-	if best == nil || votes < best.Erasure.DataShards {
-		return nil
-	}
-	n := len(st.metas)
-	out := &objectState{fi: best, metas: make([]*meta.Object, n), errs: make([]error, n), fromPrev: make([]bool, n),
-		recs: st.recs, raws: st.raws, readErrs: st.readErrs}
-	for p := range out.metas {
-		switch {
-		case st.metas[p] != nil && st.metas[p].SameVersion(best):
-			out.metas[p] = st.metas[p]
-		case prev[p] != nil && prev[p].SameVersion(best):
-			out.metas[p] = prev[p]
-			out.fromPrev[p] = true
-		default:
-			out.errs[p] = st.errs[p]
-			if out.errs[p] == nil {
-				out.errs[p] = errors.New("stale version")
-			}
-		}
-	}
-	e.log.Warn("object read from previous records: a commit was interrupted", "bucket", bucket, "key", key)
-	e.heal.add(bucket, key)
-	return out
-}
-
-func countObjects(ms []*meta.Object) int {
-	n := 0
-	for _, m := range ms {
-		if m != nil {
-			n++
-		}
-	}
-	return n
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // statusTimeout bounds the capacity probe of DriveStatus on drives
@@ -22,7 +23,7 @@ func (e *Engine) Layout() Layout {
 		l.Parity = s.parity
 		l.RRSParity = s.parityFor("REDUCED_REDUNDANCY")
 		l.Data = l.SetSize - l.Parity
-		l.WriteQuorum = writeQuorum(l.Data, l.Parity)
+		l.WriteQuorum = quorum.WriteQuorum(l.Data, l.Parity)
 		l.ReadQuorum = l.Data
 	}
 	return l
@@ -50,7 +51,7 @@ func (e *Engine) Status() Status {
 		up := forEachDrive(s.drives, func(_ int, d drive.Drive) error { return online(ctx, d) })
 		data := len(s.drives) - s.parity
 		ss := SetStatus{Set: s.index + 1, Drives: len(s.drives), DrivesOnline: countNil(up),
-			WriteQuorum: writeQuorum(data, s.parity), ReadQuorum: data}
+			WriteQuorum: quorum.WriteQuorum(data, s.parity), ReadQuorum: data}
 		ss.WriteQuorumOK = ss.DrivesOnline >= ss.WriteQuorum
 		ss.ReadQuorumOK = ss.DrivesOnline >= ss.ReadQuorum
 		st.Drives += ss.Drives

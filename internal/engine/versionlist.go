@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // ListObjectVersions returns one page of every version of the bucket's
@@ -56,7 +57,7 @@ func (e *Engine) ListObjectVersions(ctx context.Context, bucket string, opts Lis
 		if err == nil {
 			var pending *meta.Object
 			for _, r := range head.recs {
-				if pv := pendingVersion(r); pv != nil && !pv.SameVersion(head.fi) {
+				if pv := quorum.PendingVersion(r); pv != nil && !pv.SameVersion(head.fi) {
 					pending = pv
 				}
 			}
@@ -183,7 +184,7 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 			if k == pendingKey {
 				continue // emitted above
 			}
-			m := agreedVersion(held[k], countNil(errs))
+			m := quorum.Unanimous(held[k], countNil(errs))
 			if m == nil {
 				// The scanned drives disagree: ask the whole set.
 				ref, ok := refOfVersionKey(prefix, k)
@@ -206,18 +207,4 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 		}
 		start = bound
 	}
-}
-
-// agreedVersion returns the version every one of want scanned drives
-// holds intact and alike, or nil.
-func agreedVersion(ms []*meta.Object, want int) *meta.Object {
-	if len(ms) != want || ms[0] == nil {
-		return nil
-	}
-	for _, m := range ms[1:] {
-		if m == nil || !m.SameVersion(ms[0]) || !sameSettings(m, ms[0]) {
-			return nil
-		}
-	}
-	return ms[0]
 }

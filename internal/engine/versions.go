@@ -24,6 +24,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // newVersionID makes the id of a version committed at t (Unix ns).
@@ -209,22 +210,19 @@ func (e *Engine) readNoncurrent(ctx context.Context, set *erasureSet, bucket, ke
 		st.metas[p], st.vkeys[p], st.vraws[p] = m, k, raw
 		return nil
 	})
-	best, votes := pickVersion(st.metas, nil)
-	if best == nil || votes < best.Erasure.DataShards {
-		need, absent := readNeed(st.errs, set.parity, best)
-		if absent {
+	absent := make([]bool, n)
+	for p, err := range st.errs {
+		absent[p] = errors.Is(err, drive.ErrNotFound)
+	}
+	q := quorum.Noncurrent(st.metas, absent, set.parity)
+	if q.Version == nil {
+		if q.NotFound {
 			return st, fmt.Errorf("%s/%s version %s: %w", bucket, key, versionName(ref.id), ErrNoSuchVersion)
 		}
 		return st, fmt.Errorf("%s/%s version %s: %w: %d of %d drives agree, %d needed: %v",
-			bucket, key, versionName(ref.id), ErrReadQuorum, votes, n, need, firstErr(st.errs))
+			bucket, key, versionName(ref.id), ErrReadQuorum, q.Votes, n, q.Need, firstErr(st.errs))
 	}
-	for p, m := range st.metas {
-		if m != nil && !m.SameVersion(best) {
-			st.metas[p] = nil
-			st.errs[p] = errors.New("stale version")
-		}
-	}
-	st.fi = agreedSettings(best, st.metas)
+	st.agreeOn(q)
 	st.vkey = drive.VersionKey(bucket, key, st.fi.ModTime, st.fi.VersionID)
 	return st, nil
 }
@@ -295,7 +293,7 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 		b.Put(drive.TableVersions, st.vkey, dm.Marshal())
 		return d.Apply(ctx, b)
 	})
-	if ok, wq := countNil(errs), writeQuorum(nm.Erasure.DataShards, nm.Erasure.ParityShards); ok < wq {
+	if ok, wq := countNil(errs), quorum.WriteQuorum(nm.Erasure.DataShards, nm.Erasure.ParityShards); ok < wq {
 		e.heal.add(bucket, key)
 		return ObjectInfo{}, quorumError("update version", errs, ok, wq)
 	}
@@ -375,7 +373,7 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		b.Delete(drive.TableVersions, st.vkeys[p])
 		return e.applyDroppingWith(apply, d, b, []*meta.Object{m}, nil)
 	})
-	if ok, wq := countNil(errs), writeQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
+	if ok, wq := countNil(errs), quorum.WriteQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
 		e.heal.add(bucket, key)
 		return DeleteResult{}, quorumError("delete version", errs, ok, wq)
 	}
@@ -430,15 +428,9 @@ func (e *Engine) settle(ctx context.Context, set *erasureSet, bucket, key string
 			return nil
 		}
 		b := &drive.Batch{}
-		var dropped []*meta.Object
-		for _, v := range r.Versions {
-			switch {
-			case v.SameVersion(cur):
-			case v.Flags&meta.FlagKeep != 0:
-				putNoncurrent(b, bucket, key, v)
-			default:
-				dropped = append(dropped, v)
-			}
+		noncurrent, dropped := quorum.Settle(r, cur)
+		for _, v := range noncurrent {
+			putNoncurrent(b, bucket, key, v)
 		}
 		c := *cur
 		c.Flags &^= meta.FlagsPending
@@ -543,7 +535,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 		}
 		return apply(b)
 	})
-	wq := writeQuorum(head.fi.Erasure.DataShards, head.fi.Erasure.ParityShards)
+	wq := quorum.WriteQuorum(head.fi.Erasure.DataShards, head.fi.Erasure.ParityShards)
 	if ok := countNil(errs); ok < wq {
 		forEachDrive(set.drives, func(p int, d drive.Drive) error {
 			if errs[p] != nil {
