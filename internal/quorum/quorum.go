@@ -98,7 +98,8 @@ type Result struct {
 // last acknowledged version stays readable after a commit cut short.
 func Current(recs []*meta.Record, absent []bool, parity int) Result {
 	n := len(recs)
-	cur, prev := make([]*meta.Object, n), make([]*meta.Object, n)
+	cur := make([]*meta.Object, n)
+	var prev []*meta.Object // nil while no record holds a previous version
 	nothing := make([]bool, n)
 	pending := false
 	for p, r := range recs {
@@ -106,7 +107,13 @@ func Current(recs []*meta.Record, absent []bool, parity int) Result {
 		if r == nil {
 			continue
 		}
-		cur[p], prev[p] = r.Current(), r.Prev()
+		cur[p] = r.Current()
+		if pv := r.Prev(); pv != nil {
+			if prev == nil {
+				prev = make([]*meta.Object, n)
+			}
+			prev[p] = pv
+		}
 		// A record with no current version holds nothing readable.
 		nothing[p] = nothing[p] || cur[p] == nil
 		if len(r.Versions) > 1 && r.Versions[1].Flags&meta.FlagKeep != 0 {
@@ -115,12 +122,15 @@ func Current(recs []*meta.Record, absent []bool, parity int) Result {
 	}
 	best, votes := pick(cur, nil)
 	if best == nil || votes < best.Erasure.DataShards {
-		if res, ok := fromPrevious(cur, prev, nothing); ok {
-			return res
+		if prev != nil {
+			if res, ok := fromPrevious(cur, prev, nothing); ok {
+				return res
+			}
 		}
 		return unsettled(best, votes, nothing, parity)
 	}
-	res := settled(cur, nothing, best, votes)
+	// cur is this call's own: the held records can take its place.
+	res := settled(cur, nothing, best, votes, cur)
 	res.Pending = pending
 	return res
 }
@@ -134,23 +144,23 @@ func Noncurrent(copies []*meta.Object, absent []bool, parity int) Result {
 	if best == nil || votes < best.Erasure.DataShards {
 		return unsettled(best, votes, absent, parity)
 	}
-	return settled(copies, absent, best, votes)
+	return settled(copies, absent, best, votes, make([]*meta.Object, len(copies)))
 }
 
 // settled is the Result of best, which votes of cur hold: every other
 // version there is stale. nothing marks the drives that answered they
-// hold no version.
-func settled(cur []*meta.Object, nothing []bool, best *meta.Object, votes int) Result {
-	n := len(cur)
-	res := Result{Votes: votes, Need: best.Erasure.DataShards, Drives: make([]State, n), Held: make([]*meta.Object, n)}
+// hold no version. held receives the holders' records (it may be cur).
+func settled(cur []*meta.Object, nothing []bool, best *meta.Object, votes int, held []*meta.Object) Result {
+	res := Result{Votes: votes, Need: best.Erasure.DataShards, Drives: make([]State, len(cur)), Held: held}
 	for p, m := range cur {
+		held[p] = nil
 		switch {
 		case m == nil && nothing[p]:
 			res.Drives[p] = Absent
 		case m == nil:
 			res.Drives[p] = Unknown
 		case m.SameVersion(best):
-			res.Drives[p], res.Held[p] = Holds, m
+			res.Drives[p], held[p] = Holds, m
 		default:
 			res.Drives[p] = Stale
 		}
@@ -181,9 +191,6 @@ func unsettled(best *meta.Object, votes int, nothing []bool, parity int) Result 
 // counting each drive's previous record as well; ok is false when that
 // does not reach quorum either.
 func fromPrevious(cur, prev []*meta.Object, nothing []bool) (Result, bool) {
-	if count(prev) == 0 {
-		return Result{}, false
-	}
 	best, votes := pick(cur, prev)
 	if best == nil || votes < best.Erasure.DataShards {
 		return Result{}, false
@@ -320,14 +327,4 @@ func pick(cur, prev []*meta.Object) (*meta.Object, int) {
 		}
 	}
 	return best, bestVotes
-}
-
-func count(ms []*meta.Object) int {
-	n := 0
-	for _, m := range ms {
-		if m != nil {
-			n++
-		}
-	}
-	return n
 }
