@@ -24,9 +24,8 @@
 // # Quorums
 //
 // A write reaches WriteQuorum drives before it is acknowledged: M, or
-// M+1 when M == K, so that two halves of a set cannot both take a write.
-// Any two write quorums overlap, so the last acknowledged version is on
-// more drives than any version that replaced it half-way.
+// M+1 when M == K, so that two halves of a set cannot both take a write
+// (any two write quorums overlap).
 //
 // A read needs M drives that hold the version (read quorum: M shards
 // rebuild the data). Current picks the version most drives hold as
