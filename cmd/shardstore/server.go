@@ -545,7 +545,7 @@ func envTrue(v string) bool {
 // another. The request body is replaced by the verified one, so the hash
 // is checked as the handler reads it.
 func adminAuthorize(v *auth.Verifier) admin.Authorize {
-	return func(r *http.Request, action string) (admin.Actor, error) {
+	return func(r *http.Request, action string, ownKeys func(admin.Actor) bool) (admin.Actor, error) {
 		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") || !isSHA256Hex(r.Header.Get("X-Amz-Content-Sha256")) {
 			return admin.Actor{}, errors.New("admin requests must be signed with SigV4 in the Authorization header, with the body's SHA-256 in x-amz-content-sha256")
 		}
@@ -556,7 +556,7 @@ func adminAuthorize(v *auth.Verifier) admin.Authorize {
 		if res.Body != nil {
 			r.Body = res.Body
 		}
-		return adminDecide(res.Caller, action, r)
+		return adminDecide(res.Caller, action, r, ownKeys)
 	}
 }
 
@@ -569,7 +569,7 @@ func metricsAuthorize(v *auth.Verifier) func(*http.Request) error {
 		if err != nil {
 			return err
 		}
-		_, err = adminDecide(c, metricsAction, r)
+		_, err = adminDecide(c, metricsAction, r, nil)
 		return err
 	}
 }
@@ -580,23 +580,29 @@ const metricsAction = "admin:Prometheus"
 // adminDecide answers the admin access decision for an authenticated
 // caller, which access.Decide makes (admin actions on
 // access.AdminResource): root may do anything; an identity of the
-// identity store what its policies allow; anyone else nothing.
-func adminDecide(c s3api.Caller, action string, r *http.Request) (admin.Actor, error) {
+// identity store what its policies allow, and its own access keys with
+// its own key (ownKeys says whether the call manages those; it is asked
+// only when the policies alone do not allow, as it may read the body);
+// anyone else nothing.
+func adminDecide(c s3api.Caller, action string, r *http.Request, ownKeys func(admin.Actor) bool) (admin.Actor, error) {
 	who := c.AccessCaller()
-	decide := func(action string) access.Decision {
-		q := access.Request{Caller: who, Op: access.AdminAction, Action: action}
+	decide := func(action string, own bool) access.Decision {
+		q := access.Request{Caller: who, Op: access.AdminAction, Action: action, OwnAccessKeys: own}
 		if q.NeedsConditions() {
 			q.Conditions = s3api.ConditionKeys(r, c)
 		}
 		return access.Decide(q)
 	}
-	d := decide(action)
+	d := decide(action, false)
 	if d.Reason == access.ReasonNotIdentity {
 		return admin.Actor{Name: c.AccessKey, Key: c.AccessKey},
 			fmt.Errorf("admin requests need the root user or a user of the identity store with %s", action)
 	}
 	a := adminActor(c)
-	a.Can = func(action string) bool { return decide(action).Allowed }
+	a.Can = func(action string) bool { return decide(action, false).Allowed }
+	if !d.Allowed && !d.ExplicitDeny && ownKeys != nil && a.User != "" && a.Key == a.User && ownKeys(a) {
+		d = decide(action, true)
+	}
 	switch {
 	case d.Allowed:
 		return a, nil

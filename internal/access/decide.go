@@ -33,6 +33,7 @@ const (
 	ReasonAnonymous      Reason = "anonymous callers have no account"
 	ReasonNotIdentity    Reason = "only the root user and identities of the identity store have admin permissions"
 	ReasonNoGrant        Reason = "nothing grants it"
+	ReasonSelfService    Reason = "a user manages its own access keys with its own key"
 )
 
 func allow(why Reason) Decision        { return Decision{Allowed: true, Reason: why} }
@@ -115,6 +116,9 @@ func decideByIdentityAlone(r *Request) Decision {
 		return allow(ReasonOwnAccount)
 	}
 	if c.Permissions == nil {
+		if r.Op == AdminAction && r.OwnAccessKeys {
+			return allow(ReasonSelfService)
+		}
 		return deny(ReasonNoGrant)
 	}
 	switch c.Permissions.Evaluate(r.policyRequest()) {
@@ -122,6 +126,9 @@ func decideByIdentityAlone(r *Request) Decision {
 		return allow(ReasonIdentityPolicy)
 	case policy.Denied:
 		return explicitDeny(ReasonIdentityPolicy)
+	}
+	if r.Op == AdminAction && r.OwnAccessKeys {
+		return allow(ReasonSelfService)
 	}
 	return deny(ReasonNoGrant)
 }

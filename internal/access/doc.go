@@ -25,7 +25,9 @@
 //     denies it.
 //  2. Account actions (CreateBucket, ListAllMyBuckets: AccountAction)
 //     and admin actions (AdminAction, evaluated on AdminResource) are
-//     decided by an identity's policies alone. A users-file user acts in
+//     decided by an identity's policies alone, except that a user manages
+//     its own access keys with its own key where no policy speaks
+//     (OwnAccessKeys: self-service; a Deny still refuses). A users-file user acts in
 //     an account of its own (it creates buckets, and ListBuckets shows it
 //     the ones it owns); anonymous callers have no account; only
 //     identities have admin permissions.

@@ -143,5 +143,21 @@ func TestAccountAndAdminActions(t *testing.T) {
 		{"admin: not for S3 actions", ask(admin, AdminAction, "s3:GetObject", Resource{}), deniedBy(ReasonNoGrant)},
 		{"admin: a users-file user", ask(bobC, AdminAction, "admin:Heal", Resource{}), deniedBy(ReasonNotIdentity)},
 		{"admin: root", ask(rootC, AdminAction, "admin:Heal", Resource{}), allowedBy(ReasonRoot)},
+
+		// Self-service: a user's own access keys with its own key, where
+		// no policy speaks; a Deny still refuses; only for admin actions
+		// and identities.
+		{"own keys: no policy", own(ask(identity("plain", policies()), AdminAction, "admin:CreateServiceAccount", Resource{})), allowedBy(ReasonSelfService)},
+		{"own keys: no permissions at all", own(ask(identity("bare", nil), AdminAction, "admin:ListServiceAccounts", Resource{})), allowedBy(ReasonSelfService)},
+		{"own keys: denied", own(ask(admin, AdminAction, "admin:CreateUser", Resource{})), explicitlyDeniedBy(ReasonIdentityPolicy)},
+		{"own keys: not flagged", ask(identity("plain", policies()), AdminAction, "admin:CreateServiceAccount", Resource{}), deniedBy(ReasonNoGrant)},
+		{"own keys: a users-file user", own(ask(bobC, AdminAction, "admin:CreateServiceAccount", Resource{})), deniedBy(ReasonNotIdentity)},
+		{"own keys: not an account action", own(ask(identity("plain", policies()), AccountAction, "s3:CreateBucket", bucket("x"))), deniedBy(ReasonNoGrant)},
 	})
+}
+
+// own marks r as a call on the caller's own access keys.
+func own(r Request) Request {
+	r.OwnAccessKeys = true
+	return r
 }

@@ -249,6 +249,12 @@ type Request struct {
 	// these actions, so where no policy speaks the write's own permission
 	// is enough.
 	PartOfWrite bool
+	// OwnAccessKeys marks an admin call that manages access keys of the
+	// caller's own user (lists them, creates one for itself, removes
+	// one), made with that user's own long-term key, not a session or
+	// another access key: self-service, allowed where no policy speaks
+	// (a Deny still refuses). The admin API tells what a call manages.
+	OwnAccessKeys bool
 }
 
 // NeedsConditions reports whether Decide evaluates a policy for r, and

@@ -50,16 +50,17 @@ type Actor struct {
 func (a Actor) can(action string) bool { return a.Can != nil && a.Can(action) }
 
 // ErrDenied is what an Authorize function returns, wrapped, for an
-// authenticated caller whose policies do not grant the action (and do not
-// explicitly deny it: an explicit Deny is some other error, so that no
-// self-service call gets past it).
+// authenticated caller whose policies do not grant the action (an
+// explicit Deny is some other error).
 var ErrDenied = errors.New("not allowed")
 
 // Authorize authenticates r and decides whether its caller may perform
-// action (an "admin:" action, e.g. "admin:Heal"). It returns the actor
-// also when it denies (an error wrapping ErrDenied), so self-service
-// calls can be let through.
-type Authorize func(r *http.Request, action string) (Actor, error)
+// action (an "admin:" action, e.g. "admin:Heal"), with the server's one
+// access decision (internal/access). ownKeys, when not nil, tells whether
+// the call manages access keys of the actor's own user: the decision lets
+// a user do that with its own key without the action (self-service). It
+// returns the actor also when it refuses, so the refusal is audited.
+type Authorize func(r *http.Request, action string, ownKeys func(Actor) bool) (Actor, error)
 
 // Handler is the admin API. Create it with NewHandler.
 type Handler struct {
@@ -132,8 +133,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // call is one routed admin request.
 type call struct {
 	action string // the admin action it needs
-	// self, when set, lets an actor without the action through when it
-	// returns true (a user managing its own access keys).
+	// self, when set, says whether the call manages the actor's own
+	// access keys: the access decision's self-service lets a user do so
+	// without the action.
 	self  func(a Actor) bool
 	serve func(w http.ResponseWriter, r *http.Request, a Actor)
 }
@@ -150,8 +152,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, status, msg)
 		return
 	}
-	actor, err := h.authorize(r, c.action)
-	if err != nil && !(errors.Is(err, ErrDenied) && c.self != nil && actor.User != "" && actor.Key == actor.User && c.self(actor)) {
+	actor, err := h.authorize(r, c.action, c.self)
+	if err != nil {
 		if actor.Name != "" && h.ids != nil {
 			h.ids.Record(iam.AuditRecord{Actor: actor.Name, Action: "denied", Target: r.Method + " " + path, Detail: c.action})
 		}

@@ -32,7 +32,7 @@ func (f *fakeEngine) DriveStatus(context.Context) []engine.DriveStatus {
 
 func TestHandler(t *testing.T) {
 	fe := &fakeEngine{}
-	h := NewHandler(fe, func(r *http.Request, _ string) (Actor, error) {
+	h := NewHandler(fe, func(r *http.Request, _ string, _ func(Actor) bool) (Actor, error) {
 		if r.Header.Get("X-Test-Root") != "yes" {
 			return Actor{}, errors.New("not root")
 		}
