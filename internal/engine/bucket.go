@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
@@ -14,10 +11,10 @@ import (
 	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
-// Bucket records live in every drive's index (TableBuckets). A bucket
-// exists when a majority of all drives hold its record. Records are cached
+// Bucket records are kept by the engine's shared state (sharedstate.go):
+// on the drives, or in a cluster's consensus group. Records are cached
 // in memory; in a cluster, a node that changes a record tells the
-// others (ClusterConfig.Changed), a cache miss reads the drives, and
+// others (ClusterConfig.Changed), a cache miss reads the store, and
 // changes are made from a fresh read under the bucket's cluster lock.
 
 type bucketRecord struct {
@@ -67,73 +64,6 @@ func (e *Engine) allDrives() []drive.Drive {
 
 func (e *Engine) bucketQuorum() int { return len(e.allDrives())/2 + 1 }
 
-func (e *Engine) loadBuckets(ctx context.Context) error {
-	buckets, err := e.scanBuckets(ctx)
-	if err != nil {
-		return err
-	}
-	e.buckets = buckets
-	return nil
-}
-
-// scanBuckets reads the bucket records of every drive: a bucket exists
-// when a majority of all drives hold its record; the newest copy wins.
-func (e *Engine) scanBuckets(ctx context.Context) (map[string]BucketInfo, error) {
-	drives := e.allDrives()
-	var mu sync.Mutex
-	counts := map[string]int{}
-	records := map[string]bucketRecord{}
-	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		ents, err := d.Scan(ctx, drive.TableBuckets, drive.ScanQuery{})
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, ent := range ents {
-			var r bucketRecord
-			if json.Unmarshal(ent.Value, &r) != nil || r.Name != ent.Key {
-				continue
-			}
-			n := ent.Key
-			counts[n]++
-			if old, ok := records[n]; !ok || r.Created.After(old.Created) {
-				records[n] = r
-			}
-		}
-		return nil
-	})
-	if ok := countNil(errs); ok < e.bucketQuorum() && e.clustered() {
-		// A node cut off from most drives keeps what it knows rather
-		// than forgetting every bucket.
-		return nil, quorumError("bucket records", errs, ok, e.bucketQuorum())
-	}
-	out := map[string]BucketInfo{}
-	for n, c := range counts {
-		if c >= e.bucketQuorum() {
-			out[n] = records[n].info()
-		}
-	}
-	return out, nil
-}
-
-func (e *Engine) writeBucketRecord(ctx context.Context, info BucketInfo) error {
-	rec, _ := json.Marshal(recordOf(info))
-	drives := e.allDrives()
-	// Every drive is waited for (not fanOut): a copy landing late could
-	// overtake a later change or a deletion, and the heal only adds
-	// missing bucket records, it does not refresh stale ones.
-	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		b := &drive.Batch{}
-		b.Put(drive.TableBuckets, info.Name, rec)
-		return d.Apply(ctx, b)
-	})
-	if countNil(errs) < e.bucketQuorum() {
-		return fmt.Errorf("bucket %s: %w: %v", info.Name, ErrWriteQuorum, firstErr(errs))
-	}
-	return nil
-}
-
 // MakeBucket creates a bucket.
 func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptions) error {
 	if err := checkBucketName(bucket); err != nil {
@@ -147,14 +77,6 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	e.bucketsMu.RLock()
 	_, exists := e.buckets[bucket]
 	e.bucketsMu.RUnlock()
-	if !exists && e.clustered() && e.state() == nil {
-		// Another node may have created it since this one cached.
-		_, err := e.readBucketRecord(ctx, bucket)
-		if err != nil && !errors.Is(err, ErrBucketNotFound) {
-			return err
-		}
-		exists = err == nil
-	}
 	if exists {
 		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketExists)
 	}
@@ -169,21 +91,7 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 		// and both stay for its life.
 		info.ObjectLock, info.Versioning = objectlock.Config{}.Marshal(""), VersioningEnabled
 	}
-	if e.state() != nil {
-		if err := e.putBucketState(ctx, info, 0); err != nil {
-			return err
-		}
-		e.changed("bucket", bucket)
-		return nil
-	}
-	if err := e.writeBucketRecord(ctx, info); err != nil {
-		return err
-	}
-	e.bucketsMu.Lock()
-	e.buckets[bucket] = info
-	e.bucketsMu.Unlock()
-	e.changed("bucket", bucket)
-	return nil
+	return e.shared.createBucket(ctx, info)
 }
 
 // BucketInfo returns a bucket's settings, or ErrBucketNotFound.
@@ -244,28 +152,7 @@ func (e *Engine) DeleteBucket(ctx context.Context, bucket string) error {
 	if len(res.Versions) > 0 || len(res.CommonPrefixes) > 0 {
 		return fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotEmpty)
 	}
-	if e.state() != nil {
-		return e.deleteBucketWithState(ctx, bucket)
-	}
-	drives := e.allDrives()
-	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		b := &drive.Batch{}
-		b.Delete(drive.TableBuckets, bucket)
-		if err := d.Apply(ctx, b); err != nil {
-			return err
-		}
-		// Leftovers of failed writes (records on fewer than quorum
-		// drives) and in-progress uploads must not outlive the bucket.
-		return e.purgeBucket(ctx, d, bucket)
-	})
-	e.bucketsMu.Lock()
-	delete(e.buckets, bucket)
-	e.bucketsMu.Unlock()
-	e.changed("bucket", bucket)
-	if countNil(errs) < e.bucketQuorum() {
-		return fmt.Errorf("bucket %s: %w: %v", bucket, ErrWriteQuorum, firstErr(errs))
-	}
-	return nil
+	return e.shared.deleteBucket(ctx, bucket)
 }
 
 // SetBucketACL replaces a bucket's canned ACL.
@@ -277,8 +164,7 @@ func (e *Engine) SetBucketACL(ctx context.Context, bucket, acl string) error {
 }
 
 // SetBucketConfig replaces (or, with doc "", removes) one of a bucket's
-// configuration documents, writing the bucket record to every drive
-// (quorum of all drives, as SetBucketACL).
+// configuration documents, storing the bucket record as SetBucketACL.
 func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which BucketConfig, doc string) error {
 	return e.updateBucket(ctx, bucket, func(info *BucketInfo) error {
 		switch which {
@@ -326,48 +212,21 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 }
 
 // updateBucket changes a bucket's record under the bucket's lock: it
-// loads the record, lets change edit it, writes it to every drive
-// (quorum of all drives) and caches it.
+// reads the latest record, lets change edit it, stores it and caches it.
 func (e *Engine) updateBucket(ctx context.Context, bucket string, change func(*BucketInfo) error) error {
 	unlock, err := e.locks.LockWait(ctx, lockName(bucket, ""))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if e.state() != nil {
-		info, ver, err := e.bucketFromState(ctx, bucket, true)
-		if err != nil {
-			return err
-		}
-		if err := change(&info); err != nil {
-			return err
-		}
-		if err := e.putBucketState(ctx, info, ver); err != nil {
-			return err
-		}
-		e.changed("bucket", bucket)
-		return nil
-	}
-	info, err := e.BucketInfo(ctx, bucket)
-	if err == nil && e.clustered() {
-		// Under the cluster lock the drives hold the latest record;
-		// the cache may predate another node's change.
-		info, err = e.readBucketRecord(ctx, bucket)
-	}
+	info, ver, err := e.shared.bucketToChange(ctx, bucket)
 	if err != nil {
 		return err
 	}
 	if err := change(&info); err != nil {
 		return err
 	}
-	if err := e.writeBucketRecord(ctx, info); err != nil {
-		return err
-	}
-	e.bucketsMu.Lock()
-	e.buckets[bucket] = info
-	e.bucketsMu.Unlock()
-	e.changed("bucket", bucket)
-	return nil
+	return e.shared.putBucket(ctx, info, ver)
 }
 
 // purgeBucket removes every object record, upload and part of bucket from

@@ -2,12 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/shardstore/shardstore/internal/drive"
 )
 
 // ClusterConfig makes an engine one node of a cluster: its drives are
@@ -94,86 +90,13 @@ func (e *Engine) changed(kind, name string) {
 	}
 }
 
-// readBucketRecord reads bucket's record from every drive and returns
-// the newest one when a majority of all drives hold it (ErrBucketNotFound
-// otherwise).
-func (e *Engine) readBucketRecord(ctx context.Context, bucket string) (BucketInfo, error) {
-	drives := e.allDrives()
-	raws := make([][]byte, len(drives))
-	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
-		v, err := d.Get(ctx, drive.TableBuckets, bucket)
-		raws[i] = v
-		return err
-	})
-	// Copies of one write are byte-identical; the copy most drives hold
-	// wins (a drive that missed an update holds an older one), and of
-	// equally held copies the later-created bucket.
-	votes := map[string]int{}
-	var newest *bucketRecord
-	best, found := "", 0
-	for i, v := range raws {
-		if errs[i] != nil {
-			continue
-		}
-		var r bucketRecord
-		if json.Unmarshal(v, &r) != nil || r.Name != bucket {
-			continue
-		}
-		found++
-		votes[string(v)]++
-		n := votes[string(v)]
-		if newest == nil || n > votes[best] || (n == votes[best] && r.Created.After(newest.Created)) {
-			best, newest = string(v), &r
-		}
-	}
-	if found >= e.bucketQuorum() {
-		return newest.info(), nil
-	}
-	notFound := 0
-	for _, err := range errs {
-		if errors.Is(err, drive.ErrNotFound) {
-			notFound++
-		}
-	}
-	if notFound >= e.bucketQuorum() || found+notFound == len(drives) {
-		return BucketInfo{}, fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotFound)
-	}
-	return BucketInfo{}, quorumError("bucket "+bucket, errs, found, e.bucketQuorum())
-}
-
-// ReloadBucket re-reads one bucket's record from the drives into the
+// ReloadBucket re-reads one bucket's record from the store into the
 // cache (another node created, changed or deleted it).
 func (e *Engine) ReloadBucket(ctx context.Context, bucket string) error {
-	if e.state() != nil {
-		return e.reloadBucketState(ctx, bucket)
-	}
-	info, err := e.readBucketRecord(ctx, bucket)
-	switch {
-	case err == nil:
-		e.bucketsMu.Lock()
-		e.buckets[bucket] = info
-		e.bucketsMu.Unlock()
-	case errors.Is(err, ErrBucketNotFound):
-		e.bucketsMu.Lock()
-		delete(e.buckets, bucket)
-		e.bucketsMu.Unlock()
-	default:
-		return err
-	}
-	return nil
+	return e.shared.reloadBucket(ctx, bucket)
 }
 
-// ReloadBuckets re-reads every bucket record from the drives.
+// ReloadBuckets re-reads every bucket record from the store.
 func (e *Engine) ReloadBuckets(ctx context.Context) error {
-	if e.state() != nil {
-		return e.reloadBucketsState(ctx)
-	}
-	fresh, err := e.scanBuckets(ctx)
-	if err != nil {
-		return err
-	}
-	e.bucketsMu.Lock()
-	e.buckets = fresh
-	e.bucketsMu.Unlock()
-	return nil
+	return e.shared.reloadBuckets(ctx)
 }

@@ -54,43 +54,45 @@ const (
 // stateStartWait bounds how long a starting node waits for the group.
 const stateStartWait = 10 * time.Minute
 
-// state is the cluster's agreed state, or nil (single node, or a
-// cluster run without one: bucket records then live on the drives).
-func (e *Engine) state() ClusterState {
-	if c := e.cfg.Cluster; c != nil {
-		return c.State
-	}
-	return nil
+// raftState keeps bucket records and config documents in the cluster's
+// consensus group. The drives keep a copy of each bucket record (the
+// refill of a replaced drive looks for bucket records, and it is a way
+// back should every node lose its group state); config documents are
+// only in the group.
+type raftState struct {
+	e     *Engine
+	group ClusterState
+	// drives holds the copies of bucket records, and the state a new
+	// group is seeded with.
+	drives driveState
 }
 
-// loadStateBuckets fills the bucket cache from the cluster state at
-// start; a group's first start seeds it with the records the drives
-// hold (a deployment that ran before the group existed keeps its
-// buckets and identities).
-func (e *Engine) loadStateBuckets() error {
-	ctx, cancel := context.WithTimeout(context.Background(), stateStartWait)
+// loadBuckets fills the bucket cache from the group at start; a group's
+// first start seeds it with the records the drives hold (a deployment
+// that ran before the group existed keeps its buckets and identities).
+func (s raftState) loadBuckets(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, stateStartWait)
 	defer cancel()
-	st := e.state()
 	var seeded bool
 	err := retryUnavailable(ctx, func() (err error) {
-		seeded, err = st.Seeded(ctx)
+		seeded, err = s.group.Seeded(ctx)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("cluster state: %w", err)
 	}
 	if !seeded {
-		seed, err := e.driveSeed(ctx)
+		seed, err := s.drives.seed(ctx)
 		if err != nil {
 			return fmt.Errorf("cluster state: seed from the drives: %w", err)
 		}
-		if err := retryUnavailable(ctx, func() error { return st.Seed(ctx, seed) }); err != nil {
+		if err := retryUnavailable(ctx, func() error { return s.group.Seed(ctx, seed) }); err != nil {
 			return fmt.Errorf("cluster state: %w", err)
 		}
-		e.log.Info("cluster state seeded from the drives", "buckets", len(seed[spaceBucket]), "configs", len(seed[spaceConfig]))
+		s.e.log.Info("cluster state seeded from the drives", "buckets", len(seed[spaceBucket]), "configs", len(seed[spaceConfig]))
 	}
-	e.buckets = map[string]BucketInfo{}
-	return retryUnavailable(ctx, func() error { return e.ReloadBuckets(ctx) })
+	s.e.buckets = map[string]BucketInfo{}
+	return retryUnavailable(ctx, func() error { return s.reloadBuckets(ctx) })
 }
 
 // retryUnavailable calls fn until it succeeds, fails otherwise than for
@@ -108,32 +110,6 @@ func retryUnavailable(ctx context.Context, fn func() error) error {
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-// driveSeed is the state the drives hold: bucket records and config
-// documents (read by their quorum rules).
-func (e *Engine) driveSeed(ctx context.Context) (map[string]map[string][]byte, error) {
-	buckets, err := e.scanBuckets(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]map[string][]byte{spaceBucket: {}, spaceConfig: {}}
-	for name, info := range buckets {
-		out[spaceBucket][name], _ = json.Marshal(recordOf(info))
-	}
-	for name := range e.configNames(ctx) {
-		e.configMu.Lock()
-		data, _, _, err := e.readConfigLocked(ctx, name)
-		e.configMu.Unlock()
-		if errors.Is(err, ErrNoConfig) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[spaceConfig][name] = data
-	}
-	return out, nil
 }
 
 // decodeBucket is the BucketInfo of a stored record.
@@ -155,9 +131,9 @@ func stateError(err error) error {
 	return err
 }
 
-// bucketFromState reads a bucket's record and version from the group.
-func (e *Engine) bucketFromState(ctx context.Context, bucket string, fresh bool) (BucketInfo, uint64, error) {
-	v, ver, err := e.state().Get(ctx, spaceBucket, bucket, fresh)
+// record reads a bucket's record and version from the group.
+func (s raftState) record(ctx context.Context, bucket string, fresh bool) (BucketInfo, uint64, error) {
+	v, ver, err := s.group.Get(ctx, spaceBucket, bucket, fresh)
 	if errors.Is(err, ErrStateNotFound) {
 		return BucketInfo{}, 0, fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotFound)
 	}
@@ -168,63 +144,74 @@ func (e *Engine) bucketFromState(ctx context.Context, bucket string, fresh bool)
 	return info, ver, err
 }
 
-// cacheBucketFromState sets the cache's entry for bucket to what this
-// node has applied. Reading under bucketsMu keeps the cache from going
-// back: whoever updates it later read a later state.
-func (e *Engine) cacheBucketFromState(bucket string) {
-	e.bucketsMu.Lock()
-	defer e.bucketsMu.Unlock()
-	info, _, err := e.bucketFromState(context.Background(), bucket, false)
+// cacheBucket sets the cache's entry for bucket to what this node has
+// applied. Reading under bucketsMu keeps the cache from going back:
+// whoever updates it later read a later state.
+func (s raftState) cacheBucket(bucket string) {
+	s.e.bucketsMu.Lock()
+	defer s.e.bucketsMu.Unlock()
+	info, _, err := s.record(context.Background(), bucket, false)
 	switch {
 	case err == nil:
-		e.buckets[bucket] = info
+		s.e.buckets[bucket] = info
 	case errors.Is(err, ErrBucketNotFound):
-		delete(e.buckets, bucket)
+		delete(s.e.buckets, bucket)
 	default:
-		e.log.Warn("cannot cache bucket record", "bucket", bucket, "err", err)
+		s.e.log.Warn("cannot cache bucket record", "bucket", bucket, "err", err)
 	}
 }
 
 // StateChanged is told by the consensus group that a key changed on
 // this node (it runs on the group's apply path, so it reads only what
 // is applied and never waits for the group).
-func (e *Engine) StateChanged(space, key string) {
-	if space == spaceBucket && e.state() != nil {
-		e.cacheBucketFromState(key)
+func (e *Engine) StateChanged(space, key string) { e.shared.applied(space, key) }
+
+func (s raftState) applied(space, key string) {
+	if space == spaceBucket {
+		s.cacheBucket(key)
 	}
 }
 
-// putBucketState stores info in the group at version prev (0: create)
-// and caches it; the drives keep a copy of the record (the refill of a
-// replaced drive looks for bucket records, and it is a way back should
-// every node lose its group state).
-func (e *Engine) putBucketState(ctx context.Context, info BucketInfo, prev uint64) error {
+// bucketToChange is a fresh read: it sees every change committed before.
+func (s raftState) bucketToChange(ctx context.Context, bucket string) (BucketInfo, uint64, error) {
+	return s.record(ctx, bucket, true)
+}
+
+// createBucket needs no read of its own: the group's compare-and-set
+// refuses a record where one exists.
+func (s raftState) createBucket(ctx context.Context, info BucketInfo) error {
+	return s.putBucket(ctx, info, 0)
+}
+
+// putBucket stores info in the group at version prev (0: create),
+// caches it and writes the drives' copy of the record.
+func (s raftState) putBucket(ctx context.Context, info BucketInfo, prev uint64) error {
 	rec, _ := json.Marshal(recordOf(info))
-	if _, err := e.state().Put(ctx, spaceBucket, info.Name, prev, rec); err != nil {
+	if _, err := s.group.Put(ctx, spaceBucket, info.Name, prev, rec); err != nil {
 		if prev == 0 && errors.Is(err, ErrStateConflict) {
 			return fmt.Errorf("bucket %s: %w", info.Name, ErrBucketExists)
 		}
 		return stateError(err)
 	}
-	e.cacheBucketFromState(info.Name)
-	if err := e.writeBucketRecord(ctx, info); err != nil {
-		e.log.Warn("bucket record copy on the drives not written", "bucket", info.Name, "err", err)
+	s.cacheBucket(info.Name)
+	if err := s.drives.writeRecord(ctx, info); err != nil {
+		s.e.log.Warn("bucket record copy on the drives not written", "bucket", info.Name, "err", err)
 	}
+	s.e.changed("bucket", info.Name)
 	return nil
 }
 
-// deleteBucketWithState deletes an empty bucket (under its lock): its
-// uploads and leftovers are purged from the drives first, and only when
-// that reached a majority of them is it deleted in the group, so a
-// failure leaves the bucket in place for the client to retry; the
-// drives' copies of its record go last.
-func (e *Engine) deleteBucketWithState(ctx context.Context, bucket string) error {
-	drives := e.allDrives()
-	errs := forEachDrive(drives, func(_ int, d drive.Drive) error { return e.purgeBucket(ctx, d, bucket) })
-	if countNil(errs) < e.bucketQuorum() {
+// deleteBucket purges the bucket's uploads and leftovers from the drives
+// first, and only when that reached a majority of them deletes it in the
+// group, so a failure leaves the bucket in place for the client to
+// retry; the drives' copies of its record go last.
+func (s raftState) deleteBucket(ctx context.Context, bucket string) error {
+	drives := s.e.allDrives()
+	errs := forEachDrive(drives, func(_ int, d drive.Drive) error { return s.e.purgeBucket(ctx, d, bucket) })
+	if countNil(errs) < s.e.bucketQuorum() {
 		return fmt.Errorf("bucket %s: %w: %v", bucket, ErrWriteQuorum, firstErr(errs))
 	}
-	if err := e.deleteBucketState(ctx, bucket); err != nil {
+	if err := s.deleteRecord(ctx, bucket); err != nil {
 		return err
 	}
 	forEachDrive(drives, func(_ int, d drive.Drive) error {
@@ -232,43 +219,43 @@ func (e *Engine) deleteBucketWithState(ctx context.Context, bucket string) error
 		b.Delete(drive.TableBuckets, bucket)
 		return d.Apply(ctx, b)
 	})
-	e.changed("bucket", bucket)
+	s.e.changed("bucket", bucket)
 	return nil
 }
 
-// deleteBucketState removes a bucket from the group.
-func (e *Engine) deleteBucketState(ctx context.Context, bucket string) error {
-	_, ver, err := e.bucketFromState(ctx, bucket, true)
+// deleteRecord removes a bucket's record from the group.
+func (s raftState) deleteRecord(ctx context.Context, bucket string) error {
+	_, ver, err := s.record(ctx, bucket, true)
 	if err != nil {
 		return err
 	}
-	if err := e.state().Delete(ctx, spaceBucket, bucket, ver); err != nil {
+	if err := s.group.Delete(ctx, spaceBucket, bucket, ver); err != nil {
 		if errors.Is(err, ErrStateNotFound) {
 			return fmt.Errorf("bucket %s: %w", bucket, ErrBucketNotFound)
 		}
 		return stateError(err)
 	}
-	e.cacheBucketFromState(bucket)
+	s.cacheBucket(bucket)
 	return nil
 }
 
-// reloadBucketState brings the cache's entry up to the group's latest.
-func (e *Engine) reloadBucketState(ctx context.Context, bucket string) error {
-	if err := e.state().Sync(ctx); err != nil {
+// reloadBucket brings the cache's entry up to the group's latest.
+func (s raftState) reloadBucket(ctx context.Context, bucket string) error {
+	if err := s.group.Sync(ctx); err != nil {
 		return err
 	}
-	e.cacheBucketFromState(bucket)
+	s.cacheBucket(bucket)
 	return nil
 }
 
-// reloadBucketsState rebuilds the cache from the group's latest.
-func (e *Engine) reloadBucketsState(ctx context.Context) error {
-	if err := e.state().Sync(ctx); err != nil {
+// reloadBuckets rebuilds the cache from the group's latest.
+func (s raftState) reloadBuckets(ctx context.Context) error {
+	if err := s.group.Sync(ctx); err != nil {
 		return err
 	}
-	e.bucketsMu.Lock()
-	defer e.bucketsMu.Unlock()
-	all, err := e.state().List(ctx, spaceBucket, false)
+	s.e.bucketsMu.Lock()
+	defer s.e.bucketsMu.Unlock()
+	all, err := s.group.List(ctx, spaceBucket, false)
 	if err != nil {
 		return err
 	}
@@ -276,34 +263,38 @@ func (e *Engine) reloadBucketsState(ctx context.Context) error {
 	for name, v := range all {
 		info, err := decodeBucket(name, v)
 		if err != nil {
-			e.log.Warn("skipping bucket record", "err", err)
+			s.e.log.Warn("skipping bucket record", "err", err)
 			continue
 		}
 		fresh[name] = info
 	}
-	e.buckets = fresh
+	s.e.buckets = fresh
 	return nil
 }
 
-// readConfigState and writeConfigState are ReadConfig and WriteConfig on
-// the group: the version is the log index, the compare-and-set the
-// group's.
-func (e *Engine) readConfigState(ctx context.Context, name string) ([]byte, uint64, error) {
-	v, ver, err := e.state().Get(ctx, spaceConfig, name, true)
+// readConfig and writeConfig are ReadConfig and WriteConfig on the
+// group: the version is the log index, the compare-and-set the group's,
+// and every read is fresh.
+func (s raftState) readConfig(ctx context.Context, name string) ([]byte, uint64, error) {
+	v, ver, err := s.group.Get(ctx, spaceConfig, name, true)
 	if errors.Is(err, ErrStateNotFound) {
 		return nil, 0, ErrNoConfig
 	}
 	return v, ver, err
 }
 
-func (e *Engine) writeConfigState(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
-	ver, err := e.state().Put(ctx, spaceConfig, name, prev, data)
+func (s raftState) writeConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
+	ver, err := s.group.Put(ctx, spaceConfig, name, prev, data)
 	if errors.Is(err, ErrStateConflict) {
 		return 0, fmt.Errorf("config %s: %w: %v", name, ErrConfigConflict, err)
 	}
 	if err != nil {
 		return 0, err
 	}
-	e.changed(spaceConfig, name)
+	s.e.changed(spaceConfig, name)
 	return ver, nil
 }
+
+// healConfigs has nothing to restore: the group keeps config documents,
+// not the drives.
+func (raftState) healConfigs(context.Context) {}

@@ -23,7 +23,9 @@ import (
 // behind an acknowledged write. A write that failed (reached fewer than
 // a majority) is indeterminate, as a failed write to any store is: with
 // exactly half the drives it is read back, with fewer it is not. The
-// read repairs the online drives that lack the version it picked.
+// read repairs the online drives that lack the version it picked. This
+// is driveState's half of config documents; a cluster's consensus group
+// keeps them instead (raftState), without copies on the drives.
 
 // configKey is a config document's key in TableSystem.
 func configKey(name string) string { return "config/" + name }
@@ -65,8 +67,8 @@ type configCopy struct {
 
 // readConfigCopies reads every drive's copy of a document; a drive
 // without one, or with a damaged one, has ok false.
-func (e *Engine) readConfigCopies(ctx context.Context, name string) ([]configCopy, []bool, []error) {
-	drives := e.allDrives()
+func (s driveState) readConfigCopies(ctx context.Context, name string) ([]configCopy, []bool, []error) {
+	drives := s.e.allDrives()
 	copies := make([]configCopy, len(drives))
 	have := make([]bool, len(drives))
 	errs := forEachDrive(drives, func(i int, d drive.Drive) error {
@@ -85,26 +87,30 @@ func (e *Engine) readConfigCopies(ctx context.Context, name string) ([]configCop
 	return copies, have, errs
 }
 
-// ReadConfig returns the newest version of a config document that at
+// ReadConfig returns a config document with its version (ErrNoConfig
+// for one never written).
+func (e *Engine) ReadConfig(ctx context.Context, name string) ([]byte, uint64, error) {
+	return e.shared.readConfig(ctx, name)
+}
+
+// readConfig returns the newest version of a config document that at
 // least half of all drives hold, with its sequence number, and rewrites
 // it to online drives holding an older or no copy. ErrNoConfig means no
 // drive holds one; ErrReadQuorum means copies exist but no version has
 // enough of them (too many drives offline).
-func (e *Engine) ReadConfig(ctx context.Context, name string) ([]byte, uint64, error) {
-	if e.state() != nil {
-		return e.readConfigState(ctx, name)
-	}
-	e.configMu.Lock()
-	defer e.configMu.Unlock()
-	data, seq, _, err := e.readConfigLocked(ctx, name)
+func (s driveState) readConfig(ctx context.Context, name string) ([]byte, uint64, error) {
+	s.e.configMu.Lock()
+	defer s.e.configMu.Unlock()
+	data, seq, _, err := s.readConfigLocked(ctx, name)
 	return data, seq, err
 }
 
-// readConfigLocked is ReadConfig under configMu; newest is the highest
+// readConfigLocked is readConfig under configMu; newest is the highest
 // sequence number any drive holds (a failed write's leftovers included),
 // which the next write must exceed.
-func (e *Engine) readConfigLocked(ctx context.Context, name string) (data []byte, seq, newest uint64, err error) {
-	copies, have, errs := e.readConfigCopies(ctx, name)
+func (s driveState) readConfigLocked(ctx context.Context, name string) (data []byte, seq, newest uint64, err error) {
+	e := s.e
+	copies, have, errs := s.readConfigCopies(ctx, name)
 	// More copies than a failed write can leave of any version older
 	// than the last acknowledged one (n - write quorum).
 	n := len(copies)
@@ -154,9 +160,13 @@ func (e *Engine) readConfigLocked(ctx context.Context, name string) (data []byte
 // update; it returns the new sequence number. ErrConfigConflict reports
 // a document changed since prev was read.
 func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
-	if e.state() != nil {
-		return e.writeConfigState(ctx, name, prev, data)
-	}
+	return e.shared.writeConfig(ctx, name, prev, data)
+}
+
+// writeConfig on the drives tells the other nodes even when it fails:
+// a failed write may have reached some drives.
+func (s driveState) writeConfig(ctx context.Context, name string, prev uint64, data []byte) (uint64, error) {
+	e := s.e
 	e.configMu.Lock()
 	defer e.configMu.Unlock()
 	if e.clustered() {
@@ -171,7 +181,7 @@ func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data
 		}
 		defer unlock()
 	}
-	_, cur, newest, err := e.readConfigLocked(ctx, name)
+	_, cur, newest, err := s.readConfigLocked(ctx, name)
 	switch {
 	case errors.Is(err, ErrNoConfig):
 		cur = 0
@@ -196,27 +206,27 @@ func (e *Engine) WriteConfig(ctx context.Context, name string, prev uint64, data
 // since the caller read it.
 var ErrConfigConflict = errors.New("config document changed concurrently")
 
+// healConfigs restores the drives' copies of config documents: heal runs
+// and drive refills call it with the bucket records.
+func (e *Engine) healConfigs(ctx context.Context) { e.shared.healConfigs(ctx) }
+
 // healConfigs reads every config document any drive holds, which
 // rewrites it to the online drives that lack its current version (a
-// replaced drive, one that was offline during a write). Heal runs and
-// drive refills call it with the bucket records, so copies are restored
-// without waiting for the next read.
-func (e *Engine) healConfigs(ctx context.Context) {
-	if e.state() != nil {
-		return // the cluster state keeps them, not the drives
-	}
-	for name := range e.configNames(ctx) {
-		if _, _, err := e.ReadConfig(ctx, name); err != nil && e.log != nil {
-			e.log.Warn("cannot heal config document", "name", name, "err", err)
+// replaced drive, one that was offline during a write), so copies are
+// restored without waiting for the next read.
+func (s driveState) healConfigs(ctx context.Context) {
+	for name := range s.configNames(ctx) {
+		if _, _, err := s.readConfig(ctx, name); err != nil && s.e.log != nil {
+			s.e.log.Warn("cannot heal config document", "name", name, "err", err)
 		}
 	}
 }
 
 // configNames lists the config documents any drive holds a copy of.
-func (e *Engine) configNames(ctx context.Context) map[string]bool {
+func (s driveState) configNames(ctx context.Context) map[string]bool {
 	names := map[string]bool{}
 	var mu sync.Mutex
-	forEachDrive(e.allDrives(), func(_ int, d drive.Drive) error {
+	forEachDrive(s.e.allDrives(), func(_ int, d drive.Drive) error {
 		ents, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: "config/", KeysOnly: true})
 		if err != nil {
 			return err

@@ -116,8 +116,12 @@ type Engine struct {
 	blockSize    int
 	bitrot       bitrot.Algorithm
 
+	// shared keeps bucket records and config documents: on the drives,
+	// or in the cluster's consensus group (sharedstate.go).
+	shared    sharedState
 	bucketsMu sync.RWMutex
-	// configMu serialises config document reads and writes (config.go).
+	// configMu serialises config document reads and writes on the
+	// drives (config.go).
 	configMu sync.Mutex
 	buckets  map[string]BucketInfo
 
@@ -146,6 +150,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	e.shared = newSharedState(e)
 	if e.hasher == nil {
 		h, err := hashing.New(hashing.Config{})
 		if err != nil {
@@ -216,11 +221,7 @@ func New(cfg Config) (*Engine, error) {
 	for s := 0; s < len(drives)/setSize; s++ {
 		e.sets = append(e.sets, &erasureSet{index: s, drives: drives[s*setSize : (s+1)*setSize], parity: parity})
 	}
-	load := func() error { return e.loadBuckets(context.Background()) }
-	if e.state() != nil {
-		load = e.loadStateBuckets
-	}
-	if err := load(); err != nil {
+	if err := e.shared.loadBuckets(context.Background()); err != nil {
 		e.abandon()
 		return nil, err
 	}
