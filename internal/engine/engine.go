@@ -90,8 +90,9 @@ type Config struct {
 	DriveProbeInterval time.Duration
 	// Heal tunes background repair (heal queue, scanner, drive refill).
 	Heal HealConfig
-	// Now is the clock lifecycle rules are evaluated against; nil means
-	// time.Now. Tests move it forward instead of waiting for days.
+	// Now is the engine's clock (Engine.Now), which lifecycle rules and
+	// object lock retention are judged against; nil means time.Now.
+	// Tests move it forward instead of waiting for days.
 	Now func() time.Time
 	// Cluster, when set, makes this engine one node of a cluster whose
 	// drives (Drives, local and remote) it shares with the other nodes.
@@ -339,3 +340,12 @@ func (e *Engine) closeHealths() {
 
 // DeploymentID identifies this deployment (stored in every drive's format).
 func (e *Engine) DeploymentID() string { return e.deploymentID }
+
+// Now is the engine's clock (Config.Now, time.Now by default): lifecycle
+// rules and object lock retention are judged against it.
+func (e *Engine) Now() time.Time {
+	if e.cfg.Now != nil {
+		return e.cfg.Now()
+	}
+	return time.Now()
+}

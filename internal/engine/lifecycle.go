@@ -7,10 +7,11 @@ package engine
 //
 //   - Expiration (Days or Date) deletes the current objects a rule
 //     selects (prefix, tags, size) once their date has come, through the
-//     normal delete path (deleteObject), so their shard files and inline
-//     data are freed like a DeleteObject's. The rule is evaluated again
-//     under the object's lock against the quorum version, so an object
-//     overwritten or re-tagged since the listing is judged as it is now.
+//     normal delete path (DeleteObjectIf), so their shard files and
+//     inline data are freed like a DeleteObject's. The rule is evaluated
+//     again under the object's lock against the quorum version, so an
+//     object overwritten or re-tagged since the listing is judged as it
+//     is now.
 //   - AbortIncompleteMultipartUpload aborts uploads initiated more than
 //     DaysAfterInitiation days before (rounded to midnight UTC as S3
 //     does), freeing their parts' data (AbortMultipartUpload).
@@ -66,14 +67,6 @@ func (r *LifecycleReport) fail(err error) {
 	}
 }
 
-// now is the engine's clock (Config.Now, time.Now by default).
-func (e *Engine) now() time.Time {
-	if e.cfg.Now != nil {
-		return e.cfg.Now()
-	}
-	return time.Now()
-}
-
 // RunLifecycle runs one lifecycle pass over every bucket now, without
 // resting between objects.
 func (e *Engine) RunLifecycle(ctx context.Context) (LifecycleReport, error) {
@@ -108,7 +101,7 @@ func (e *Engine) runLifecycle(ctx context.Context, throttle float64) (LifecycleR
 			continue
 		}
 		rep.Buckets++
-		now := e.now()
+		now := e.Now()
 		expire, abort := cfg.HasObjectActions()
 		if expire {
 			for _, prefix := range cfg.Prefixes() {
@@ -160,20 +153,14 @@ func (e *Engine) expireObjects(ctx context.Context, bucket, prefix string, cfg *
 				continue
 			}
 			t0 := time.Now()
-			keep := func(cur ObjectInfo) bool {
-				// Judge the version the delete would remove, as it is now.
+			// Judge the version the delete would remove, as it is now. In
+			// a versioned bucket the delete makes a delete marker current;
+			// the data stays as a noncurrent version
+			// (NoncurrentVersionExpiration's).
+			deleted, err := e.DeleteObjectIf(ctx, bucket, oi.Key, func(cur ObjectInfo) bool {
 				_, due := cfg.ExpiredAt(lifecycleObject(cur), now)
-				return !due
-			}
-			var deleted bool
-			if info, ierr := e.BucketInfo(ctx, bucket); ierr == nil && info.Versioning != "" {
-				// S3 expires a versioned bucket's current version by
-				// making a delete marker current; the data stays as a
-				// noncurrent version (NoncurrentVersionExpiration's).
-				_, deleted, err = e.putDeleteMarker(ctx, bucket, oi.Key, keep)
-			} else {
-				deleted, err = e.deleteObject(ctx, bucket, oi.Key, keep)
-			}
+				return due
+			})
 			switch {
 			case err == nil && deleted:
 				rep.Expired++

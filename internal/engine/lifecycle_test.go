@@ -224,7 +224,7 @@ func TestLifecycleRechecksUnderLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.set(3)
-	now := e.now()
+	now := e.Now()
 	keepOnRecheck := func(cur ObjectInfo) bool { _, due := c.ExpiredAt(lifecycleObject(cur), now); return !due }
 	if _, err := e.SetObjectTags(ctx, "bucket", "k", "", map[string]string{"class": "keep"}); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,29 @@ func (e *Engine) DeleteObject(ctx context.Context, bucket, key string) error {
 	return err
 }
 
+// DeleteObjectIf is DeleteObject made conditional, for a caller that
+// judged the object from a listing and must not delete what changed
+// since (the lifecycle runner): under the key's lock it reads the
+// current version by quorum, the one the delete would remove or hide
+// behind a delete marker, and deletes only if still(current) returns
+// true. deleted reports whether it did; a versioned bucket's current
+// delete marker is left as it is (nothing to hide), without asking still.
+func (e *Engine) DeleteObjectIf(ctx context.Context, bucket, key string, still func(current ObjectInfo) bool) (deleted bool, err error) {
+	info, err := e.BucketInfo(ctx, bucket)
+	if err != nil {
+		return false, err
+	}
+	if err := checkObjectName(key); err != nil {
+		return false, err
+	}
+	keep := func(cur ObjectInfo) bool { return !still(cur) }
+	if info.Versioning == "" {
+		return e.deleteObject(ctx, bucket, key, keep)
+	}
+	_, made, err := e.putDeleteMarker(ctx, bucket, key, keep)
+	return made, err
+}
+
 // deleteObject removes an object if keep, given its current version
 // under the object's lock, does not return true (nil: always remove);
 // deleted reports whether it went.

@@ -8,7 +8,7 @@ package engine
 // unversioned delete and the replacement of a null version in commitMeta
 // (which a lock-enabled bucket, always versioned, never takes, checked
 // anyway), and the healer's removal of versions it cannot rebuild. The
-// clock is e.now(), so tests can move it past a retain-until date.
+// clock is e.Now(), so tests can move it past a retain-until date.
 
 import (
 	"context"
@@ -36,13 +36,13 @@ func setLock(m *meta.Object, l objectlock.Lock) {
 	}
 }
 
-// checkRemovable is nil when nothing protects m from removal at e.now()
+// checkRemovable is nil when nothing protects m from removal at e.Now()
 // (bypass: a governance bypass was asked for and allowed).
 func (e *Engine) checkRemovable(bucket, key string, m *meta.Object, bypass bool) error {
 	if m == nil || m.IsDeleteMarker() {
 		return nil
 	}
-	if err := lockOf(m).CheckRemove(e.now(), bypass); err != nil {
+	if err := lockOf(m).CheckRemove(e.Now(), bypass); err != nil {
 		return fmt.Errorf("%s/%s version %s: %w", bucket, key, versionName(m.VersionID), err)
 	}
 	return nil
@@ -64,7 +64,7 @@ func (e *Engine) checkPutLock(info BucketInfo, l objectlock.Lock) error {
 	if l.Mode != "" && !objectlock.ValidMode(l.Mode) {
 		return fmt.Errorf("%w: unknown retention mode %q", ErrInvalidArgument, l.Mode)
 	}
-	if l.Mode != "" && !l.RetainUntil.After(e.now()) {
+	if l.Mode != "" && !l.RetainUntil.After(e.Now()) {
 		return fmt.Errorf("%w: the retain until date must be in the future", ErrInvalidArgument)
 	}
 	switch l.LegalHold {
@@ -119,7 +119,7 @@ func (e *Engine) SetObjectRetention(ctx context.Context, bucket, key, versionID 
 	}
 	return e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) error {
 		old := lockOf(m)
-		if err := objectlock.CheckChange(old, next, e.now(), bypass); err != nil {
+		if err := objectlock.CheckChange(old, next, e.Now(), bypass); err != nil {
 			return fmt.Errorf("%s/%s: %w", bucket, key, err)
 		}
 		next.LegalHold = old.LegalHold

@@ -610,7 +610,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return berr
 		}
 		versioning = info.Versioning
-		if err := applyDefaultRetention(info, m, e.now()); err != nil {
+		if err := applyDefaultRetention(info, m, e.Now()); err != nil {
 			return err
 		}
 		// A version the new one replaces without keeping it (unversioned
