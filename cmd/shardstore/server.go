@@ -34,6 +34,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/iam"
+	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
 	"github.com/shardstore/shardstore/internal/s3api"
@@ -278,6 +279,9 @@ func runServer(args []string) error {
 	engCfg := engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
 		InlineLimit: o.inlineLimit, IndexCache: int64(o.indexCache), Logger: logger.With("component", "engine"),
 		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout}
+	// Bucket lifecycle rules run after every scanner cycle, on the node
+	// that scans.
+	engCfg.AfterScanCycle = lifecycle.AfterScanCycle(engCfg.Logger)
 	// A cluster node listens before its engine opens: the other nodes
 	// need its drives to open theirs.
 	var node *clusterNode

@@ -118,7 +118,7 @@ type BucketInfo struct {
 	Tagging string
 	// Lifecycle is the bucket's LifecycleConfiguration (canonical form,
 	// internal/lifecycle) as the S3 layer stored it; empty when none is
-	// set. The engine's lifecycle runner acts on it (lifecycle.go).
+	// set. The lifecycle runner acts on it (internal/lifecycle/runner.go).
 	Lifecycle string
 	// Versioning is the bucket's versioning state: "" (never
 	// configured), VersioningEnabled or VersioningSuspended. Set with

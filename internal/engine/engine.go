@@ -90,6 +90,12 @@ type Config struct {
 	DriveProbeInterval time.Duration
 	// Heal tunes background repair (heal queue, scanner, drive refill).
 	Heal HealConfig
+	// AfterScanCycle, when set, runs after every scanner cycle on the
+	// node that scans, pacing itself with rest like the scanner
+	// (HealConfig.ScanThrottle). shardstore runs the lifecycle pass there
+	// (lifecycle.AfterScanCycle); the engine itself knows no lifecycle
+	// rules.
+	AfterScanCycle func(ctx context.Context, e *Engine, rest func(took time.Duration) error)
 	// Now is the engine's clock (Engine.Now), which lifecycle rules and
 	// object lock retention are judged against; nil means time.Now.
 	// Tests move it forward instead of waiting for days.

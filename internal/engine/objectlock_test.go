@@ -5,13 +5,21 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
-	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/objectlock"
 )
+
+// testClock is a clock a test moves forward (Config.Now).
+type testClock struct{ off atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.off.Load())) }
+
+// set puts the clock days ahead of real time.
+func (c *testClock) set(days int) { c.off.Store(int64(time.Duration(days) * 24 * time.Hour)) }
 
 // lockEngine starts an engine whose clock the test moves, with a bucket
 // "locked" created with object lock (and so versioning) enabled.
@@ -44,15 +52,6 @@ func lhead(t *testing.T, e *Engine, key, vid string) (ObjectInfo, error) {
 func ldelete(e *Engine, key, vid string, bypass bool) error {
 	_, err := e.DeleteObjectVersion(context.Background(), "locked", key, DeleteOptions{VersionID: vid, BypassGovernance: bypass})
 	return err
-}
-
-// lifecycleParse is the stored form of a lifecycle document.
-func lifecycleParse(doc string) (string, error) {
-	c, err := lifecycle.Parse([]byte(doc))
-	if err != nil {
-		return "", err
-	}
-	return c.Marshal(), nil
 }
 
 // lversions lists every version of key in "locked" as "id:body" or
@@ -403,56 +402,6 @@ func TestObjectLockRetentionChanges(t *testing.T) {
 	clock.set(10)
 	if err := set(c.VersionID, objectlock.Lock{}, false); err != nil {
 		t.Fatalf("expired compliance: %v", err)
-	}
-}
-
-// TestObjectLockLifecycle: NoncurrentVersionExpiration never removes a
-// locked version (the bytes stay on the drives); once the lock ends the
-// next pass removes it and reclaims the space.
-func TestObjectLockLifecycle(t *testing.T) {
-	e, clock, paths := lockEngine(t, Config{InlineLimit: -1})
-	ctx := context.Background()
-	c, err := lifecycleParse(`<LifecycleConfiguration><Rule><ID>nc</ID><Filter/><Status>Enabled</Status>` +
-		`<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule></LifecycleConfiguration>`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.SetBucketConfig(ctx, "locked", BucketConfigLifecycle, c); err != nil {
-		t.Fatal(err)
-	}
-	big := strings.Repeat("x", 256<<10)
-	lput(t, e, "held", big, objectlock.Lock{LegalHold: objectlock.HoldOn})
-	lput(t, e, "held", "new", objectlock.Lock{})
-	ret := lput(t, e, "ret", big, objectlock.Lock{Mode: objectlock.Governance, RetainUntil: days(5)})
-	lput(t, e, "ret", "new", objectlock.Lock{})
-	lput(t, e, "free", big, objectlock.Lock{})
-	lput(t, e, "free", "new", objectlock.Lock{})
-	full := dataBytes(t, paths)
-	clock.set(3)
-	rep, err := e.RunLifecycle(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.NoncurrentExpired != 1 || rep.Locked != 2 {
-		t.Fatalf("first pass: %+v, want 1 expired (free) and 2 locked", rep)
-	}
-	if n := len(lversions(t, e, "held")) + len(lversions(t, e, "ret")); n != 4 {
-		t.Fatalf("locked keys have %d versions, want 4", n)
-	}
-	afterFirst := dataBytes(t, paths)
-	if afterFirst >= full || full-afterFirst > full/2 {
-		t.Fatalf("bytes %d → %d: only the free version's data should go", full, afterFirst)
-	}
-	clock.set(6) // retention over; the hold stays
-	if _, err := e.SetObjectRetention(ctx, "locked", "ret", ret.VersionID, objectlock.Lock{}, false); err != nil {
-		t.Fatalf("remove expired retention: %v", err)
-	}
-	rep, err = e.RunLifecycle(ctx)
-	if err != nil || rep.NoncurrentExpired != 1 || rep.Locked != 1 {
-		t.Fatalf("second pass: %+v %v, want 1 expired (ret) and 1 locked (held)", rep, err)
-	}
-	if dataBytes(t, paths) >= afterFirst {
-		t.Fatal("expired retention: space not reclaimed")
 	}
 }
 

@@ -260,7 +260,8 @@ func (e *Engine) queueLoop() {
 	}
 }
 
-// scanLoop runs scanner cycles forever, every DeepScanEvery-th one deep.
+// scanLoop runs scanner cycles forever, every DeepScanEvery-th one deep,
+// each followed by Config.AfterScanCycle.
 func (e *Engine) scanLoop() {
 	b := e.bg
 	defer b.wg.Done()
@@ -307,14 +308,17 @@ func (e *Engine) scanLoop() {
 				"shardsRewritten", rep.ShardsRewritten, "failed", rep.Failed)
 		}
 		// Bucket lifecycle rules run once per cycle, rate-limited like
-		// the scan (lifecycle.go).
-		lrep, err := e.runLifecycle(ctx, b.cfg.ScanThrottle)
-		if err != nil && ctx.Err() != nil {
-			return
+		// the scan (Config.AfterScanCycle).
+		if f := e.cfg.AfterScanCycle; f != nil {
+			f(ctx, e, func(took time.Duration) error {
+				if !b.sleep(time.Duration(float64(took) * b.cfg.ScanThrottle)) {
+					return context.Canceled
+				}
+				return ctx.Err()
+			})
 		}
-		if lrep.Expired > 0 || lrep.Aborted > 0 || lrep.Failed > 0 {
-			e.log.Info("lifecycle pass", "buckets", lrep.Buckets, "expired", lrep.Expired, "aborted", lrep.Aborted,
-				"failed", lrep.Failed, "errors", lrep.Errors)
+		if ctx.Err() != nil {
+			return
 		}
 	}
 }

@@ -1,10 +1,17 @@
-// Package lifecycle is the model of an S3 bucket lifecycle configuration:
-// it parses and validates a LifecycleConfiguration document as S3 does
-// (Parse), and decides which action applies to an object or a multipart
-// upload at a given time (Configuration.Expiry, Configuration.AbortDue).
-// It does no I/O: the S3 layer (internal/s3api) stores the validated
-// document in the bucket record and answers x-amz-expiration from it, and
-// the engine's lifecycle runner (internal/engine/lifecycle.go) acts on it.
+// Package lifecycle is the model of an S3 bucket lifecycle configuration
+// and the runner that applies it.
+//
+// The model (this file) parses and validates a LifecycleConfiguration
+// document as S3 does (Parse), and decides which action applies to an
+// object or a multipart upload at a given time (Configuration.Expiry,
+// Configuration.AbortDue). It does no I/O: the S3 layer (internal/s3api)
+// stores the validated document in the bucket record and answers
+// x-amz-expiration from it.
+//
+// The runner (runner.go) acts on it: a pass lists each configured
+// bucket through the engine's public calls (Store, which *engine.Engine
+// satisfies) and deletes or aborts what the rules have made due.
+// shardstore runs a pass after every scanner cycle.
 //
 // Supported rule elements: ID, Status, Filter (Prefix, Tag,
 // ObjectSizeGreaterThan, ObjectSizeLessThan, And of those) or the legacy

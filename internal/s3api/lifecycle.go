@@ -15,7 +15,8 @@ package s3api
 //     for an upload a rule will abort. Documents are parsed once per
 //     bucket and text (Server.lifecycles, a docCache), so these add no engine reads.
 //
-// The rules themselves run in the engine (internal/engine/lifecycle.go).
+// The rules themselves run after every scanner cycle, over the engine's
+// public calls (internal/lifecycle/runner.go).
 // Access: s3:GetLifecycleConfiguration and s3:PutLifecycleConfiguration
 // (DeleteBucketLifecycle too), the bucket owner's by default.
 

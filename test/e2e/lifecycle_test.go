@@ -15,7 +15,7 @@ import (
 // aws-sdk-go-v2 at default settings (it sends the checksum S3 requires),
 // S3's validation errors, and x-amz-expiration (the SDK's Expiration
 // field) on PUT, HEAD and GET. Expiry itself is proven by the engine
-// tests, which move the engine's clock (internal/engine/lifecycle_test.go).
+// tests, which move the engine's clock (internal/lifecycle/runner_test.go).
 func TestLifecycle(t *testing.T) {
 	s := startServer(t)
 	c := s.root()
