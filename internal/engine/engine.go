@@ -88,7 +88,8 @@ type Config struct {
 	// DriveProbeInterval is how often an offline drive is re-probed;
 	// 0 means drive.DefaultProbeInterval.
 	DriveProbeInterval time.Duration
-	// Heal tunes background repair (heal queue, scanner, drive refill).
+	// Heal tunes the background jobs (internal/background: heal queue,
+	// scanner, drive refill).
 	Heal HealConfig
 	// AfterScanCycle, when set, runs after every scanner cycle on the
 	// node that scans, pacing itself with rest like the scanner
@@ -132,17 +133,17 @@ type Engine struct {
 	configMu sync.Mutex
 	buckets  map[string]BucketInfo
 
-	heal    *healQueue
-	bg      *background
-	healths []*drive.Health // wrappers New created; closed by Close
+	// jobs are the background jobs (background.go); stopJobs stops them
+	// and removes the running marker once.
+	jobs     backgroundJobs
+	stopJobs sync.Once
+	healths  []*drive.Health // wrappers New created; closed by Close
 	// indexCache is the block cache all drives' indexes share, so their
 	// memory is bounded together.
 	indexCache *drive.IndexCache
 	// createdDirs are the drive directories New created for a new
 	// deployment; a failed start removes them.
 	createdDirs []string
-	// uncleanStart is set when the last run was killed: a recovery sweep runs.
-	uncleanStart bool
 	// listVerify makes listings confirm every key with a quorum read
 	// instead of trusting agreeing walked drives: after a kill, a commit
 	// cut short can leave a key on the walked drives without quorum until
@@ -232,11 +233,9 @@ func New(cfg Config) (*Engine, error) {
 		e.abandon()
 		return nil, err
 	}
-	e.heal = newHealQueue()
-	e.loadQueue(context.Background())
-	e.uncleanStart = e.markRunning(context.Background())
-	e.listVerify.Store(e.uncleanStart)
-	e.startBackground(cfg.Heal)
+	unclean := e.markRunning(context.Background())
+	e.listVerify.Store(unclean)
+	e.startJobs(cfg.Heal, unclean)
 	return e, nil
 }
 
@@ -320,12 +319,16 @@ func (e *Engine) distribution(key string, n int) []int {
 	return d
 }
 
-// Close stops background work (persisting the heal queue) and releases
-// the drives. It is safe to call more than once.
+// Close stops the background jobs (persisting the heal queue), records
+// a clean stop and releases the drives. It is safe to call more than
+// once.
 func (e *Engine) Close() error {
 	e.pins.stop()
 	e.ahead.stop()
-	e.stopBackground()
+	e.stopJobs.Do(func() {
+		e.jobs.Stop()
+		e.markStopped(context.Background())
+	})
 	e.closeHealths()
 	e.lag.runners.close()
 	return nil

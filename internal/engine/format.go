@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/background"
 	"github.com/shardstore/shardstore/internal/drive"
 )
 
@@ -107,7 +108,7 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 		if err := d.WriteFormat(ctx, f); err != nil {
 			return layout{}, fmt.Errorf("engine: format replacement drive %s: %w", d, err)
 		}
-		if err := markRefillNeeded(ctx, d, f.DriveID); err != nil {
+		if err := background.MarkRefillNeeded(ctx, d, f.DriveID); err != nil {
 			return layout{}, fmt.Errorf("engine: %w", err)
 		}
 		log.Info("blank drive adopted as replacement; it will be healed", "drive", d.String(), "set", f.SetIndex+1, "slot", f.DriveIndex+1)
@@ -147,4 +148,49 @@ func formatFresh(ctx context.Context, drives []drive.Drive, setSize, parity int)
 		}
 	}
 	return layout{deploymentID: depID, parity: parity}, nil
+}
+
+// checkDrive reads the format of the drive in slot i of set si while
+// running (the drive monitor of the background jobs asks every few
+// seconds) and returns its drive id. A blank drive is adopted first; a
+// drive formatted for another slot or deployment is refused (logged),
+// and never refilled.
+func (e *Engine) checkDrive(ctx context.Context, si, i int) (string, error) {
+	d := e.sets[si].drives[i]
+	f, err := d.ReadFormat(ctx)
+	if errors.Is(err, drive.ErrUnformatted) {
+		if err := e.adoptDrive(ctx, si, i, d); err != nil {
+			e.log.Error("replacement drive not adopted", "drive", d.String(), "err", err)
+			return "", err
+		}
+		f, err = d.ReadFormat(ctx)
+	}
+	if err != nil {
+		return "", err
+	}
+	if f.DeploymentID != e.deploymentID || f.SetIndex != si || f.DriveIndex != i {
+		e.log.Error("drive holds another slot or deployment; not refilling it", "drive", d.String())
+		return "", errForeignDrive
+	}
+	return f.DriveID, nil
+}
+
+// errForeignDrive refuses a drive formatted for another slot or deployment.
+var errForeignDrive = errors.New("drive holds another slot or deployment")
+
+// adoptDrive formats a blank drive found in slot i of set si while
+// running, and marks it for refill. A drive holding anything else may be
+// someone else's data and is refused.
+func (e *Engine) adoptDrive(ctx context.Context, si, i int, d drive.Drive) error {
+	// WriteFormat itself refuses a directory that holds anything else.
+	f := drive.Format{Version: drive.LayoutVersion, DeploymentID: e.deploymentID, SetCount: len(e.sets), SetSize: len(e.sets[si].drives),
+		SetIndex: si, DriveIndex: i, DriveID: uuid.NewString(), Parity: e.sets[si].parity}
+	if err := d.WriteFormat(ctx, f); err != nil {
+		return fmt.Errorf("format: %w", err)
+	}
+	if err := background.MarkRefillNeeded(ctx, d, f.DriveID); err != nil {
+		return err
+	}
+	e.log.Warn("blank drive adopted as replacement; refilling it", "drive", d.String(), "set", si+1, "slot", i+1)
+	return nil
 }

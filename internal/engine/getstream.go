@@ -345,7 +345,7 @@ func (r *objectReader) Close() error {
 	}
 	r.release()
 	if r.degraded {
-		r.e.heal.add(r.bucket, r.key)
+		r.e.jobs.QueueHeal(r.bucket, r.key)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/background"
 	"github.com/shardstore/shardstore/internal/drive"
 )
 
@@ -264,8 +265,8 @@ func TestFaultDrivesGone(t *testing.T) {
 				} else {
 					waitUntil(t, "refill of replaced drives", 240*time.Second, func() bool {
 						for _, v := range victims {
-							b, err := sysGet(context.Background(), r.healths[v], driveHealFile)
-							var st driveHealState
+							b, err := sysGet(context.Background(), r.healths[v], background.RefillRecord)
+							var st background.RefillState
 							if err != nil || json.Unmarshal(b, &st) != nil || !st.Done {
 								return false
 							}
@@ -282,6 +283,22 @@ func TestFaultDrivesGone(t *testing.T) {
 			})
 		}
 	}
+}
+
+// clearPersistedQueue removes a single node's persisted heal queue from d.
+func clearPersistedQueue(ctx context.Context, d drive.Drive) error {
+	entries, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: background.QueueRecords + "/", KeysOnly: true})
+	if err != nil {
+		return err
+	}
+	b := &drive.Batch{}
+	for _, ent := range entries {
+		b.Delete(drive.TableSystem, ent.Key)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return d.Apply(ctx, b)
 }
 
 // withDrives opens every drive of a closed rig directly and runs fn on it.
@@ -332,7 +349,7 @@ func TestFaultCorruptionScannerRepairs(t *testing.T) {
 	// reads above filled (its persisted copies are removed).
 	r.close()
 	r.withDrives(func(p int, d drive.Drive) {
-		if err := clearPersistedQueue(context.Background(), d, queuePrefix+"/"); err != nil {
+		if err := clearPersistedQueue(context.Background(), d); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -556,15 +573,15 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	// A slow refill (heavy throttle, slow drive) so it can be interrupted.
 	r.cfg.Heal = HealConfig{ScanInterval: -1, MonitorInterval: 20 * time.Millisecond, ScanThrottle: 40}
 	r.open()
-	var st driveHealState
+	var st background.RefillState
 	waitUntil(t, "refill progress recorded", 120*time.Second, func() bool {
-		b, err := sysGet(context.Background(), r.healths[slot], driveHealFile)
+		b, err := sysGet(context.Background(), r.healths[slot], background.RefillRecord)
 		return err == nil && json.Unmarshal(b, &st) == nil && st.Objects >= 5
 	})
 	r.close()
 	r.withDrives(func(p int, d drive.Drive) {
 		if p == slot {
-			b, _ := sysGet(context.Background(), d, driveHealFile)
+			b, _ := sysGet(context.Background(), d, background.RefillRecord)
 			json.Unmarshal(b, &st)
 		}
 	})
@@ -575,7 +592,7 @@ func TestFaultReplacedDriveResumes(t *testing.T) {
 	r.cfg.Heal.ScanThrottle = 0
 	r.open()
 	waitUntil(t, "refill done", 120*time.Second, func() bool {
-		b, err := sysGet(context.Background(), r.healths[slot], driveHealFile)
+		b, err := sysGet(context.Background(), r.healths[slot], background.RefillRecord)
 		return err == nil && json.Unmarshal(b, &st) == nil && st.Done
 	})
 	if st.Objects != len(objs) {
@@ -618,7 +635,7 @@ func TestFaultHealRewriteFailureRetried(t *testing.T) {
 		t.Fatalf("a failed shard rewrite was reported as healed: %+v", res)
 	}
 	// The queue gets it and retries until the drive takes the write.
-	r.e.heal.add("bucket", "obj")
+	r.e.jobs.QueueHeal("bucket", "obj")
 	waitUntil(t, "queue drained", 90*time.Second, func() bool { return r.e.PendingHeals() == 0 })
 	r.healthy(objs)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -230,6 +231,55 @@ func walkedDrives(set *erasureSet) []drive.Drive {
 	return out
 }
 
+// rawKeys returns the next keys of bucket under prefix after after, in
+// order, merged over the walked drives of every set, without resolving
+// them by quorum (the heal walk of internal/background uses it: healing
+// must reach exactly the keys a listing cannot resolve, such as an
+// overwrite left without metadata quorum or the remnants of an
+// interrupted write); more is set when a drive had further keys. Each
+// drive yields at most limit keys, so only keys up to the smallest last
+// key of a drive that hit the limit are known complete and returned.
+func (e *Engine) rawKeys(ctx context.Context, bucket, prefix, after string, limit int) ([]string, bool, error) {
+	var walkers []*walker
+	for _, set := range e.sets {
+		drives := walkedDrives(set)
+		if len(drives) == 0 {
+			return nil, false, fmt.Errorf("%w: no drive of set %d is online", ErrReadQuorum, set.index+1)
+		}
+		for _, d := range drives {
+			walkers = append(walkers, newWalker(d, bucket, prefix, after, "", limit, true))
+		}
+	}
+	fillAll(ctx, walkers)
+	seen := map[string]bool{}
+	bound, more := "", false
+	for _, w := range walkers {
+		got := 0
+		for ent := w.next(ctx); ent != nil; ent = w.next(ctx) {
+			seen[ent.key] = true
+			got++
+			if got == limit {
+				if !more || ent.key < bound {
+					bound = ent.key
+				}
+				more = true
+				break
+			}
+		}
+		if w.err != nil {
+			return nil, false, w.err
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		if !more || k <= bound {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys, more, ctx.Err()
+}
+
 // reportsOffline reports whether d tracks its health (drive.Health) and
 // is offline now; a drive that does not track it counts as online.
 func reportsOffline(d drive.Drive) bool {
@@ -352,7 +402,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			// One damaged key must not fail the whole listing: it is
 			// left out (it could not be read anyway) and healed.
 			sl.e.log.Warn("listing skips a key without read quorum", "bucket", sl.bucket, "key", key, "err", err)
-			sl.e.heal.add(sl.bucket, key)
+			sl.e.jobs.QueueHeal(sl.bucket, key)
 			continue
 		}
 		if err != nil {

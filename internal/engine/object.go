@@ -96,11 +96,11 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 		return e.applyDroppingWith(apply, d, b, versions, nil)
 	})
 	if ok, wq := countNil(errs), quorum.WriteQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 		return false, fmt.Errorf("delete %s/%s: %w", bucket, key, quorumError("delete", errs, ok, wq))
 	}
 	if countNil(errs) < len(errs) {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 	}
 	return true, nil
 }

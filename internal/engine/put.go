@@ -805,13 +805,13 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			e.freeData(d, []*meta.Object{nulls[p].m}, nil)
 		}
 		if err := e.applyDroppingWith(apply, d, b, replaced, keep); err != nil {
-			e.heal.add(bucket, key)
+			e.jobs.QueueHeal(bucket, key)
 			return err
 		}
 		return nil
 	}), settleLeft, settleLate)
 	if countNil(errs) < len(errs) {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 	}
 	return nil
 }

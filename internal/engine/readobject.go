@@ -450,7 +450,7 @@ func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, ke
 	st.agreeOn(q)
 	if q.FromPrev {
 		e.log.Warn("object read from previous records: a commit was interrupted", "bucket", bucket, "key", key)
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 		return st, nil
 	}
 	if q.Pending {
@@ -458,7 +458,7 @@ func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, ke
 		// lost in a crash: until it is settled the replaced version is
 		// not in the versions table, so the heal settles it once the
 		// commit's lock is free.
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 	}
 	now := time.Now()
 	for p, err := range st.errs {

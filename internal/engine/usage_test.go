@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// Integration tests of the bucket usage the background jobs count with
+// the engine's healer (internal/background has the unit tests, on a fake
+// engine: the usage record surviving a restart among them).
 
 // TestHealCountsBucketUsage: a whole-store heal walk counts each bucket's
 // current objects and bytes; delete markers and noncurrent versions are
@@ -78,75 +80,6 @@ func TestScannerPublishesBucketUsage(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no scanner cycle counted the object within 10s: %+v", u)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// TestBucketUsageSurvivesRestart: the usage of the last scanner pass is
-// kept on the drives, so an engine opened again on them publishes it
-// (with that pass's time) before its own first pass.
-func TestBucketUsageSurvivesRestart(t *testing.T) {
-	paths := make([]string, 4)
-	root := t.TempDir()
-	for i := range paths {
-		paths[i] = filepath.Join(root, fmt.Sprintf("d%d", i+1))
-	}
-	ctx := context.Background()
-	e, err := New(Config{Paths: paths, Heal: HealConfig{ScanInterval: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
-		t.Fatal(err)
-	}
-	body := "hello, usage"
-	if _, err := e.PutObject(ctx, "bucket", "k", strings.NewReader(body), int64(len(body)), PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var at time.Time
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var u map[string]BucketUsage
-		u, at = e.BucketUsage()
-		if u["bucket"].Objects == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no scanner pass counted the object: %+v", u)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// The pass's record reaches the drives right after it is published.
-	for {
-		if _, err := sysGet(ctx, e.allDrives()[0], usageKey); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no usage record on the drives")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.Close()
-
-	// Reopened with no scanner pass to come: the saved usage is what
-	// it publishes.
-	e2, err := New(Config{Paths: paths, Heal: HealConfig{ScanInterval: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e2.Close()
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		u, at2 := e2.BucketUsage()
-		if u["bucket"].Objects == 1 {
-			if u["bucket"].Bytes != int64(len(body)) || at2.Before(at.Add(-time.Second)) || at2.IsZero() {
-				t.Fatalf("restored usage %+v at %v (the pass ended at %v)", u["bucket"], at2, at)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the saved usage was not restored: %+v", u)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -70,4 +71,21 @@ func quorumError(what string, errs []error, ok, quorum int) error {
 		return fmt.Errorf("%s: %w: the key changed under this request on %d of %d drives (its cluster lock expired?)", what, ErrBusy, conflicts, len(errs))
 	}
 	return fmt.Errorf("%s: %w: %d of %d drives, %d needed: %v", what, ErrWriteQuorum, ok, len(errs), quorum, firstErr(errs))
+}
+
+// sysGet, sysPut and sysDelete keep engine state under TableSystem.
+func sysGet(ctx context.Context, d drive.Drive, name string) ([]byte, error) {
+	return d.Get(ctx, drive.TableSystem, name)
+}
+
+func sysPut(ctx context.Context, d drive.Drive, name string, v []byte) error {
+	b := &drive.Batch{}
+	b.Put(drive.TableSystem, name, v)
+	return d.Apply(ctx, b)
+}
+
+func sysDelete(ctx context.Context, d drive.Drive, name string) error {
+	b := &drive.Batch{}
+	b.Delete(drive.TableSystem, name)
+	return d.Apply(ctx, b)
 }

@@ -193,7 +193,7 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 				}
 				st, err := e.readNoncurrent(ctx, set, bucket, key, ref, nil)
 				if err != nil {
-					e.heal.add(bucket, key)
+					e.jobs.QueueHeal(bucket, key)
 					continue
 				}
 				m = st.fi

@@ -294,11 +294,11 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 		return d.Apply(ctx, b)
 	})
 	if ok, wq := countNil(errs), quorum.WriteQuorum(nm.Erasure.DataShards, nm.Erasure.ParityShards); ok < wq {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 		return ObjectInfo{}, quorumError("update version", errs, ok, wq)
 	}
 	if countNil(errs) < len(errs) {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 	}
 	return objectInfo(bucket, key, &nm), nil
 }
@@ -374,11 +374,11 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		return e.applyDroppingWith(apply, d, b, []*meta.Object{m}, nil)
 	})
 	if ok, wq := countNil(errs), quorum.WriteQuorum(st.fi.Erasure.DataShards, st.fi.Erasure.ParityShards); ok < wq {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 		return DeleteResult{}, quorumError("delete version", errs, ok, wq)
 	}
 	if countNil(errs) < len(errs) {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 	}
 	return DeleteResult{VersionID: st.fi.VersionID, DeleteMarker: st.fi.IsDeleteMarker()}, nil
 }
@@ -553,7 +553,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 			}
 			return d.Apply(context.Background(), b)
 		})
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 		return quorumError("delete version", errs, ok, wq)
 	}
 	forEachDriveGrouped(context.Background(), set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
@@ -574,7 +574,7 @@ func (e *Engine) deleteCurrentVersion(ctx context.Context, set *erasureSet, buck
 		return e.applyDroppingWith(apply, d, b, head.recs[p].Versions, keep)
 	})
 	if countNil(errs) < len(errs) {
-		e.heal.add(bucket, key)
+		e.jobs.QueueHeal(bucket, key)
 	}
 	return nil
 }

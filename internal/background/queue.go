@@ -1,4 +1,4 @@
-package engine
+package background
 
 import (
 	"cmp"
@@ -14,7 +14,7 @@ import (
 )
 
 // The heal queue is persisted on every drive's system table, one entry
-// per queued object (key queuePrefix@node/bucket/key, no value), so
+// per queued object (key QueueRecords[@node]/bucket/key, no value), so
 // writes that missed a drive are still repaired after a restart. Only
 // what changed since the last flush is written, at most once per flush
 // interval: the cost of persisting follows the rate of change, not the
@@ -22,7 +22,10 @@ import (
 // the scanner finds on its next cycle; a drive that missed a flush may
 // keep an entry already healed, which the next start heals again (a
 // no-op) and removes.
-const queuePrefix = "heal/queue"
+
+// QueueRecords is the system-table prefix of the persisted heal queues:
+// each node's entries are under Engine.NodeRecord(QueueRecords) + "/".
+const QueueRecords = "heal/queue"
 
 // legacyQueueFile is where earlier versions kept the whole queue as one
 // JSON document, rewritten on every change; loadQueue converts it.
@@ -32,17 +35,27 @@ const legacyQueueFile = "heal/mrf.json"
 // dropped (and counted) and the scanner picks them up instead.
 const maxQueue = 100_000
 
+// queueFlushEvery is how often the queue's changes are written to the
+// drives; queueTick how often the queue loop looks for due entries when
+// nothing wakes it; queueBatch how many due entries it takes at a time.
+const (
+	queueFlushEvery = time.Second
+	queueTick       = 250 * time.Millisecond
+	queueBatch      = 64
+)
+
 // healQueue remembers objects that have a missing, stale or corrupt shard
 // on some drive: reads that rebuilt data and writes that missed a drive
-// add to it (the "most recently failed" queue). The healer drains it.
+// add to it (the "most recently failed" queue). The queue loop drains it.
 type healQueue struct {
+	clock   Clock
+	delay   time.Duration
 	mu      sync.Mutex
 	pending map[[2]string]*healEntry
 	// changed holds the keys added (true) or removed (false) since the
 	// last flush to the drives.
 	changed map[[2]string]bool
 	dropped int
-	delay   time.Duration
 	wake    chan struct{}
 }
 
@@ -52,15 +65,21 @@ type healEntry struct {
 	attempts int
 }
 
-func newHealQueue() *healQueue {
-	return &healQueue{pending: make(map[[2]string]*healEntry), changed: make(map[[2]string]bool),
-		wake: make(chan struct{}, 1)}
+func newHealQueue(clock Clock, delay time.Duration) *healQueue {
+	return &healQueue{clock: clock, delay: delay, pending: make(map[[2]string]*healEntry),
+		changed: make(map[[2]string]bool), wake: make(chan struct{}, 1)}
 }
 
-// add queues bucket/key. The entry waits q.delay first: a drive that
-// missed a write has often only blinked, and healing after it is back
-// succeeds on the first try.
-func (q *healQueue) add(bucket, key string) {
+// QueueHeal queues bucket/key for healing. It waits Config.QueueDelay
+// first: a drive that missed a write has often only blinked, and healing
+// after it is back succeeds on the first try.
+func (j *Jobs) QueueHeal(bucket, key string) { j.queue.add(bucket, key, j.queue.delay) }
+
+// Queued reports how many objects wait in the heal queue.
+func (j *Jobs) Queued() int { return j.queue.len() }
+
+// add queues bucket/key, due wait from now.
+func (q *healQueue) add(bucket, key string, wait time.Duration) {
 	q.mu.Lock()
 	k := [2]string{bucket, key}
 	ent := q.pending[k]
@@ -75,7 +94,7 @@ func (q *healQueue) add(bucket, key string) {
 		q.changed[k] = true
 	}
 	ent.gen++
-	ent.due = time.Now().Add(q.delay)
+	ent.due = q.clock.Now().Add(wait)
 	ent.attempts = 0
 	q.mu.Unlock()
 	select {
@@ -96,8 +115,8 @@ func compareDue(a, b dueItem) int {
 
 // due returns up to max entries whose time has come, in key order (the
 // first max keys of those due: one pass over the queue, not a sort of
-// it, since the healer asks for a few at a time from a queue that can
-// hold maxQueue).
+// it, since the loop asks for a few at a time from a queue that can hold
+// maxQueue).
 func (q *healQueue) due(now time.Time, max int) []dueItem {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -138,7 +157,7 @@ func (q *healQueue) retry(it dueItem) {
 	if ent := q.pending[[2]string{it.bucket, it.key}]; ent != nil && ent.gen == it.gen {
 		ent.attempts++
 		backoff := q.delay << min(ent.attempts, 6)
-		ent.due = time.Now().Add(max(backoff, time.Second))
+		ent.due = q.clock.Now().Add(max(backoff, time.Second))
 	}
 	q.mu.Unlock()
 }
@@ -147,6 +166,12 @@ func (q *healQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.pending)
+}
+
+func (q *healQueue) droppedCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.dropped
 }
 
 // takeChanges returns the changes since the last flush and starts a new
@@ -174,8 +199,47 @@ func (q *healQueue) putBack(ch map[[2]string]bool) {
 	}
 }
 
+// queueLoop heals queued objects as they come due and persists the queue.
+func (j *Jobs) queueLoop() {
+	defer j.wg.Done()
+	ctx := j.ctx
+	tick := j.clock.NewTicker(queueTick)
+	defer tick.Stop()
+	lastPersist := time.Time{}
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-tick.C():
+		case <-j.queue.wake:
+		}
+		for _, it := range j.queue.due(j.clock.Now(), queueBatch) {
+			if ctx.Err() != nil {
+				return
+			}
+			res, err := j.eng.HealObject(ctx, it.bucket, it.key, HealOptions{})
+			switch {
+			case err == nil && res.Offline == 0, errors.Is(err, ErrNothingToHeal):
+				j.queue.done(it)
+				j.mu.Lock()
+				j.queueHealed++
+				j.mu.Unlock()
+			default:
+				j.queue.retry(it)
+				j.mu.Lock()
+				j.queueRetries++
+				j.mu.Unlock()
+			}
+		}
+		if j.since(lastPersist) >= queueFlushEvery {
+			j.persistQueue(ctx)
+			lastPersist = j.clock.Now()
+		}
+	}
+}
+
 // queueEntryPrefix is the system-table prefix of this node's queue.
-func (e *Engine) queueEntryPrefix() string { return e.nodeFile(queuePrefix) + "/" }
+func (j *Jobs) queueEntryPrefix() string { return j.eng.NodeRecord(QueueRecords) + "/" }
 
 // queueEntry names the entry of bucket/key under prefix; bucket names
 // hold no "/", so parseQueueEntry splits it back at the first one.
@@ -188,12 +252,12 @@ func parseQueueEntry(prefix, name string) (k [2]string, ok bool) {
 
 // persistQueue writes what changed in the queue to every drive. When no
 // drive took it, the changes are kept for the next flush.
-func (e *Engine) persistQueue(ctx context.Context) {
-	ch := e.heal.takeChanges()
+func (j *Jobs) persistQueue(ctx context.Context) {
+	ch := j.queue.takeChanges()
 	if ch == nil {
 		return
 	}
-	prefix := e.queueEntryPrefix()
+	prefix := j.queueEntryPrefix()
 	b := &drive.Batch{}
 	for k, present := range ch {
 		name := queueEntry(prefix, k[0], k[1])
@@ -203,40 +267,41 @@ func (e *Engine) persistQueue(ctx context.Context) {
 			b.Delete(drive.TableSystem, name)
 		}
 	}
-	errs := forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
+	errs := eachDrive(j.allDrives(), func(i int, d drive.Drive) error {
 		return d.Apply(ctx, b)
 	})
-	if countNil(errs) == 0 {
-		e.heal.putBack(ch)
+	if !slices.Contains(errs, nil) {
+		j.queue.putBack(ch)
 	}
 }
 
-// loadQueue reads the persisted queues of every drive into e.heal; the
-// union is taken since each drive may have missed some flushes. A queue
-// in the earlier one-document form is converted on its drive.
-func (e *Engine) loadQueue(ctx context.Context) {
+// loadQueue reads the persisted queues of every drive into the queue;
+// the union is taken since each drive may have missed some flushes. The
+// entries are due at once. A queue in the earlier one-document form is
+// converted on its drive.
+func (j *Jobs) loadQueue(ctx context.Context) {
 	var mu sync.Mutex
-	prefix := e.queueEntryPrefix()
-	legacy := e.nodeFile(legacyQueueFile)
-	forEachDrive(e.allDrives(), func(i int, d drive.Drive) error {
+	prefix := j.queueEntryPrefix()
+	legacy := j.eng.NodeRecord(legacyQueueFile)
+	eachDrive(j.allDrives(), func(i int, d drive.Drive) error {
 		var keys [][2]string
 		entries, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: prefix, KeysOnly: true})
 		if err != nil {
-			e.log.Warn("cannot read heal queue", "drive", d.String(), "err", err)
+			j.log.Warn("cannot read heal queue", "drive", d.String(), "err", err)
 		}
 		for _, ent := range entries {
 			if k, ok := parseQueueEntry(prefix, ent.Key); ok {
 				keys = append(keys, k)
 			}
 		}
-		if old, err := e.loadLegacyQueue(ctx, d, legacy, prefix); err != nil {
-			e.log.Warn("cannot convert heal queue file", "drive", d.String(), "err", err)
+		if old, err := j.loadLegacyQueue(ctx, d, legacy, prefix); err != nil {
+			j.log.Warn("cannot convert heal queue file", "drive", d.String(), "err", err)
 		} else {
 			keys = append(keys, old...)
 		}
 		mu.Lock()
 		for _, k := range keys {
-			e.heal.add(k[0], k[1])
+			j.queue.add(k[0], k[1], 0)
 		}
 		mu.Unlock()
 		return nil
@@ -244,10 +309,10 @@ func (e *Engine) loadQueue(ctx context.Context) {
 }
 
 // loadLegacyQueue converts a drive's queue document (legacyQueueFile,
-// named as nodeFile names it) into entries under prefix, in one batch
+// named as NodeRecord names it) into entries under prefix, in one batch
 // that also removes the document, and returns its keys.
-func (e *Engine) loadLegacyQueue(ctx context.Context, d drive.Drive, name, prefix string) ([][2]string, error) {
-	raw, err := sysGet(ctx, d, name)
+func (j *Jobs) loadLegacyQueue(ctx context.Context, d drive.Drive, name, prefix string) ([][2]string, error) {
+	raw, err := getRecord(ctx, d, name)
 	if errors.Is(err, drive.ErrNotFound) {
 		return nil, nil
 	}
@@ -257,7 +322,7 @@ func (e *Engine) loadLegacyQueue(ctx context.Context, d drive.Drive, name, prefi
 	var keys [][2]string
 	b := &drive.Batch{}
 	if err := json.Unmarshal(raw, &keys); err != nil {
-		e.log.Warn("heal queue file unreadable; removed", "drive", d.String(), "err", err)
+		j.log.Warn("heal queue file unreadable; removed", "drive", d.String(), "err", err)
 		keys = nil
 	}
 	for _, k := range keys {
@@ -269,23 +334,3 @@ func (e *Engine) loadLegacyQueue(ctx context.Context, d drive.Drive, name, prefi
 	}
 	return keys, nil
 }
-
-// clearPersistedQueue removes the queue entries under prefix (a node's
-// queueEntryPrefix) from d.
-func clearPersistedQueue(ctx context.Context, d drive.Drive, prefix string) error {
-	entries, err := d.Scan(ctx, drive.TableSystem, drive.ScanQuery{Prefix: prefix, KeysOnly: true})
-	if err != nil {
-		return err
-	}
-	b := &drive.Batch{}
-	for _, ent := range entries {
-		b.Delete(drive.TableSystem, ent.Key)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return d.Apply(ctx, b)
-}
-
-// PendingHeals reports how many objects wait for repair.
-func (e *Engine) PendingHeals() int { return e.heal.len() }

@@ -1,5 +1,14 @@
 package engine
 
+// Healing one object: HealObject reads the key's records on every drive
+// of its set under the key's write lock, and rewrites what is missing,
+// stale or corrupt from the shards that are intact; it removes what
+// fewer drives hold than can ever read it, and finishes what a commit
+// cut short left behind. Who asks, and when, is the background jobs'
+// business (internal/background: the heal queue, the scanner, drive
+// refills) and the operator's (Engine.Heal); the data path only queues
+// keys it found degraded (backgroundJobs.QueueHeal).
+
 import (
 	"bytes"
 	"context"
@@ -14,49 +23,6 @@ import (
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
 )
-
-// HealOptions select how thoroughly an object is checked.
-type HealOptions struct {
-	// Deep verifies every chunk checksum of every shard (bitrot); without
-	// it only metadata and the presence of shard files are checked.
-	Deep bool
-}
-
-// HealResult reports what healing one object found and did. The counts
-// are drive positions of the object's set, as found before repair.
-type HealResult struct {
-	Bucket, Key string
-	Size        int64
-	// Missing: no metadata or shard file. Stale: an older version.
-	// Corrupt: metadata or a shard chunk failed its checksum. Offline:
-	// the drive did not answer, so it could not be checked or repaired.
-	Missing, Stale, Corrupt, Offline int
-	// Healed is how many drive positions were rewritten.
-	Healed int
-	// Dangling is set when fewer than read quorum drives held the object
-	// (a write or delete interrupted before it was acknowledged) and the
-	// remnants were removed: the object does not exist.
-	Dangling bool
-	// Recovered is set when no version had quorum metadata (an overwrite
-	// interrupted mid-commit) and a version was rebuilt from its shard
-	// data, which still had read quorum.
-	Recovered bool
-	// Orphans counts data directories no metadata referenced (left by an
-	// interrupted overwrite or delete) that were removed.
-	Orphans int
-	// Versions counts the noncurrent versions checked (versioned buckets).
-	Versions int
-	// Live is set when the key's current version is an object (not a
-	// delete marker, not removed as dangling); LiveSize is its size.
-	// Size may be that of the last noncurrent version checked.
-	Live     bool
-	LiveSize int64
-}
-
-// Damaged reports whether the object had anything to repair.
-func (r HealResult) Damaged() bool {
-	return r.Missing+r.Stale+r.Corrupt > 0 || r.Dangling || r.Recovered
-}
 
 // Position states found by healing.
 const (
