@@ -8,6 +8,13 @@
 // is written under a random data id and synced; then one synced index
 // batch per drive makes the version visible. A write is acknowledged only
 // when write quorum drives committed it.
+//
+// What is not the object API or its data path lives elsewhere: which
+// version the drives' records make current is decided by internal/quorum,
+// the background jobs (heal queue, scanner, drive refill) run in
+// internal/background over the engine's side of them (background.go),
+// and bucket lifecycle rules are applied by internal/lifecycle through
+// the engine's public calls.
 package engine
 
 import (
