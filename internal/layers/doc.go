@@ -4,13 +4,15 @@
 // Floors, from the bottom (docs/ARCHITECTURE.md draws them):
 //
 //	0  leaves: formats and rules that import nothing of the module (meta,
-//	   policy, lifecycle, objectlock, erasure, bitrot, md5lanes, ellipses,
-//	   cli, cpustat, logring, certs, peerauth)
+//	   policy, objectlock, erasure, bitrot, md5lanes, ellipses, cli,
+//	   cpustat, logring, certs, peerauth)
 //	1  decisions and mechanisms over them: access (over policy), quorum
 //	   (over meta), hashing, drive
-//	2  between nodes: driverpc, dlock, consensus, cluster
-//	3  the object engine and the work beside it
-//	4  authentication: auth
+//	2  between nodes: driverpc, dlock, consensus, cluster; the background
+//	   jobs (over an interface the engine implements)
+//	3  the object engine
+//	4  what runs over the engine's public calls: lifecycle (its rules and
+//	   its runner); authentication: auth
 //	5  identities: iam
 //	6  the HTTP APIs: s3api, sts, admin, metrics
 //	7  what sits beside the APIs: console, bench

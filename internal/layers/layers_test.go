@@ -19,7 +19,6 @@ var floors = map[string]int{
 	"internal/ellipses":   0,
 	"internal/erasure":    0,
 	"internal/layers":     0,
-	"internal/lifecycle":  0,
 	"internal/logring":    0,
 	"internal/md5lanes":   0,
 	"internal/meta":       0,
@@ -32,6 +31,7 @@ var floors = map[string]int{
 	"internal/hashing": 1,
 	"internal/drive":   1,
 
+	"internal/background":      2,
 	"internal/drive/drivetest": 2,
 	"internal/driverpc":        2,
 	"internal/dlock":           2,
@@ -41,6 +41,7 @@ var floors = map[string]int{
 	"internal/engine": 3,
 
 	"internal/auth":            4,
+	"internal/lifecycle":       4,
 	"internal/s3api/storetest": 4,
 
 	"internal/iam": 5,
