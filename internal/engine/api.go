@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/objectlock"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // Errors returned by the engine. Callers match them with errors.Is; the
@@ -48,6 +49,13 @@ var (
 	// ErrObjectLockNotEnabled: a retention or legal hold asked for in a
 	// bucket without object lock (S3: 400 InvalidRequest).
 	ErrObjectLockNotEnabled = errors.New("bucket is missing object lock configuration")
+	// ErrEncrypted: reading or adding to encrypted data without its key
+	// (no Unseal function was given).
+	ErrEncrypted = errors.New("object is encrypted and no key was given")
+	// ErrDataAuth: encrypted data that does not authenticate under its
+	// key: tampered with beyond what the bitrot checks and parity
+	// repair, or unsealed with a wrong key. No byte of it is returned.
+	ErrDataAuth = errors.New("encrypted object data does not authenticate")
 	// ErrInvalidBucketState: the bucket's state forbids the change
 	// (object lock needs versioning Enabled and keeps it so; S3: 409).
 	ErrInvalidBucketState = errors.New("invalid bucket state")
@@ -214,6 +222,10 @@ type ObjectInfo struct {
 	IsLatest bool
 	// Lock is the version's retention and legal hold (zero: none).
 	Lock objectlock.Lock
+	// Cipher is set when the version is encrypted at rest (sse names
+	// it); Sealed is what the S3 layer stored to recover its key.
+	Cipher string
+	Sealed map[string]string
 }
 
 // ObjectPart is one part of a completed multipart object.
@@ -273,7 +285,30 @@ type PutOptions struct {
 	// fails with ErrPreconditionFailed when the current ETag is listed.
 	// If-Match on a key that does not exist fails with ErrObjectNotFound.
 	IfNoneMatch string
+
+	// Encryption, when set, encrypts the new object (or every part of
+	// the new upload) at rest.
+	Encryption *Encryption
 }
+
+// Encryption says how new data is encrypted at rest (see package sse).
+// The S3 layer makes the object key and seals it; the engine encrypts
+// with it and stores Sealed beside the version, never the key.
+type Encryption struct {
+	Cipher sse.Cipher
+	// Key is the 32-byte object key (of an object, or of a multipart
+	// upload's every part).
+	Key []byte
+	// Sealed is stored with the version as given (ObjectInfo.Sealed).
+	Sealed map[string]string
+	// HideETag makes ETags keyed digests instead of plaintext MD5s.
+	HideETag bool
+}
+
+// UnsealFunc returns the object key of an encrypted version (or upload)
+// from what was stored with it; the engine calls it before reading or
+// adding encrypted data. Its error is returned as it is.
+type UnsealFunc func(info ObjectInfo) ([]byte, error)
 
 // GetOptions select what GetObject and HeadObject return.
 type GetOptions struct {
@@ -288,6 +323,9 @@ type GetOptions struct {
 	// ("null" or NullVersionID names the null version); a version that
 	// does not exist is ErrNoSuchVersion.
 	VersionID string
+	// Unseal gives the key of an encrypted version; GetObject of one
+	// without it is ErrEncrypted. HeadObject does not call it.
+	Unseal UnsealFunc
 }
 
 // DeleteOptions select what DeleteObjectVersion removes.
@@ -364,6 +402,12 @@ type CopyOptions struct {
 	SourceVersionID string
 	// SourceConditions are the x-amz-copy-source-if-* checks.
 	SourceConditions Conditions
+	// SourceUnseal gives the key of an encrypted source.
+	SourceUnseal UnsealFunc
+	// KeepEncryption says the copy is encrypted as its source is (same
+	// scheme and key): a copy onto itself may then rewrite only the
+	// metadata. Otherwise Put.Encryption (or none) applies.
+	KeepEncryption bool
 }
 
 // ListOptions select a page of ListObjects.
@@ -406,6 +450,9 @@ type PartOptions struct {
 	// the upload's algorithm.
 	ChecksumAlgorithm string
 	ExpectedChecksum  func() (string, error)
+	// Unseal gives the upload's object key when the upload is
+	// encrypted; a part without it is ErrEncrypted.
+	Unseal UnsealFunc
 }
 
 // CompletePart is one entry of a CompleteMultipartUpload request.

@@ -129,6 +129,7 @@ type Engine struct {
 	lag          fanOuts     // drives that fell far behind their set lately, parked goroutines (fanout.go)
 	inlineLimit  int64
 	blockSize    int
+	plainBufs    *plainBuffers // plaintext blocks of encrypted writes (encrypt.go)
 	bitrot       bitrot.Algorithm
 
 	// shared keeps bucket records and config documents: on the drives,
@@ -179,6 +180,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.blockSize == 0 {
 		e.blockSize = erasure.DefaultBlockSize
 	}
+	e.plainBufs = &plainBuffers{size: e.plainBlockSize()}
 	if e.bitrot == 0 {
 		e.bitrot = bitrot.Default
 	}

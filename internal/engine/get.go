@@ -122,9 +122,19 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 	ids := st.fi.DataIDs()
 	e.pins.pin(ids)
 	unlock()
-	or.ReadCloser = &objectReader{e: e, ctx: ctx, set: set, bucket: bucket, key: key, st: st,
+	r := &objectReader{e: e, ctx: ctx, set: set, bucket: bucket, key: key, st: st,
 		coder: coder, algo: bitrot.Algorithm(st.fi.Erasure.Bitrot), offset: start, remaining: length,
 		release: func() { e.pins.unpin(ids) }, failed: make([]bool, len(set.drives))}
+	if st.fi.Cipher != "" {
+		// Unsealed outside the lock: a key server's round trip must not
+		// hold up writers of the key.
+		if r.objectKey, err = unsealKey(opts.Unseal, bucket, key, st.fi); err != nil {
+			e.pins.unpin(ids)
+			return nil, err
+		}
+		r.streamPart = -1
+	}
+	or.ReadCloser = r
 	return or, nil
 }
 

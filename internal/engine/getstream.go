@@ -11,6 +11,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 var errBitrot = errors.New("shard chunk failed its checksum")
@@ -38,6 +39,13 @@ type objectReader struct {
 	closed   bool
 	degraded bool
 	err      error
+
+	// Encrypted versions: offset and remaining count plaintext, blocks
+	// are opened into plain with the stream of part streamPart.
+	objectKey  []byte
+	stream     *sse.Stream
+	streamPart int
+	plain      []byte
 }
 
 func (r *objectReader) Read(p []byte) (int, error) {
@@ -91,6 +99,9 @@ func (r *objectReader) ready() error {
 // nextBlock decodes the block holding r.offset into r.avail.
 func (r *objectReader) nextBlock() error {
 	m := r.st.fi
+	if m.Cipher != "" {
+		return r.nextEncryptedBlock()
+	}
 	parts := m.Parts
 	if len(parts) == 0 {
 		parts = []meta.Part{{Number: 1, Size: m.Size}}
@@ -342,6 +353,11 @@ func (r *objectReader) Close() error {
 	if r.blk != nil {
 		r.coder.PutBlock(r.blk)
 		r.blk = nil
+	}
+	if r.plain != nil {
+		pb := r.plain[:cap(r.plain)]
+		r.e.plainBufs.put(&pb)
+		r.plain, r.avail = nil, nil
 	}
 	r.release()
 	if r.degraded {

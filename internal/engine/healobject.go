@@ -386,12 +386,9 @@ func shardsPresent(ctx context.Context, d drive.Drive, m *meta.Object) error {
 	return nil
 }
 
-func objectParts(fi *meta.Object) []meta.Part {
-	if len(fi.Parts) == 0 {
-		return []meta.Part{{Number: 1, Size: fi.Size}}
-	}
-	return fi.Parts
-}
+// objectParts lists fi's parts with the sizes of their coded streams
+// (ciphertext for an encrypted version, which healing never decrypts).
+func objectParts(fi *meta.Object) []meta.Part { return storedParts(fi) }
 
 // newShardReader opens position p's shard of part pi for reading.
 func (e *Engine) newShardReader(ctx context.Context, set *erasureSet, m *meta.Object, p int, coder *erasure.Coder, pi int) (*shardReader, error) {

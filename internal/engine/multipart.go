@@ -19,6 +19,7 @@ import (
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // Multipart uploads live in the index of every drive of the object's set:
@@ -54,7 +55,7 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 	}
 	set := e.setFor(bucket, key)
 	parity := set.parityFor(opts.StorageClass)
-	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSize)
+	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSizeFor(opts.Encryption))
 	if err != nil {
 		return "", err
 	}
@@ -190,6 +191,19 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		algo = up.ChecksumAlgo
 	}
 	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, ref: drive.ShardRef{ID: uuid.NewString(), Part: part}}
+	var objectKey []byte
+	if up.Cipher != "" {
+		if objectKey, err = unsealKey(opts.Unseal, bucket, key, up); err != nil {
+			return PartInfo{}, err
+		}
+		c, err := sse.ParseCipher(up.Cipher)
+		if err != nil {
+			return PartInfo{}, fmt.Errorf("upload %s of %s/%s: %w", uploadID, bucket, key, err)
+		}
+		if plan.enc, err = e.newEncryptor(&Encryption{Cipher: c, Key: objectKey}, plan.ref.ID); err != nil {
+			return PartInfo{}, err
+		}
+	}
 	defer e.cleanupShards(plan)
 	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: algo})
 	if err != nil {
@@ -202,7 +216,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	if up.ChecksumAlgo != "" && !strings.EqualFold(algo, up.ChecksumAlgo) {
 		checksum = "" // a different algorithm was verified but is not the upload's
 	}
-	etag := res.digests.ETag
+	etag := shownETag(up, objectKey, res.digests.ETag)
 	now := time.Now()
 	pm := &meta.Object{Size: res.size, ModTime: now.UnixNano(), ETag: etag,
 		Parts: []meta.Part{{Number: part, Size: res.size, ETag: etag, Checksum: checksum, DataID: plan.ref.ID}}}

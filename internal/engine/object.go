@@ -10,6 +10,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/sse"
 	"github.com/shardstore/shardstore/internal/quorum"
 )
 
@@ -232,7 +233,8 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 	// An in-place copy that asks for a checksum algorithm, or whose
 	// object has no checksum yet, rewrites the data (below) so the
 	// checksum is computed over it; otherwise only the metadata changes.
-	inPlace := srcBucket == dstBucket && srcKey == dstKey && opts.Put.ChecksumAlgorithm == "" && opts.SourceVersionID == ""
+	inPlace := srcBucket == dstBucket && srcKey == dstKey && opts.Put.ChecksumAlgorithm == "" && opts.SourceVersionID == "" &&
+		(opts.KeepEncryption || opts.Put.Encryption == nil)
 	if inPlace {
 		if info, err := e.BucketInfo(ctx, dstBucket); err == nil {
 			// In a versioned bucket a copy onto itself makes a new
@@ -250,7 +252,10 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 			return ObjectInfo{}, fmt.Errorf("%w: copying an object onto itself needs new metadata", ErrInvalidArgument)
 		}
 		cur, err := e.HeadObject(ctx, srcBucket, srcKey, GetOptions{})
-		if err != nil || cur.Checksum.Algorithm != "" {
+		// Metadata alone changes only when the data stays as it is
+		// encrypted (or not): the same key, or plaintext both sides.
+		sameEncryption := opts.KeepEncryption || (err == nil && cur.Cipher == "")
+		if sameEncryption && (err != nil || cur.Checksum.Algorithm != "") {
 			if err := checkTags(opts.Put.Tags); err != nil {
 				return ObjectInfo{}, err
 			}
@@ -270,7 +275,8 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 	if err := checkObjectName(dstKey); err != nil {
 		return ObjectInfo{}, err
 	}
-	src, err := e.GetObject(ctx, srcBucket, srcKey, GetOptions{Conditions: opts.SourceConditions, VersionID: opts.SourceVersionID})
+	src, err := e.GetObject(ctx, srcBucket, srcKey, GetOptions{Conditions: opts.SourceConditions, VersionID: opts.SourceVersionID,
+		Unseal: opts.SourceUnseal})
 	if err != nil {
 		if errors.Is(err, ErrNotModified) {
 			err = fmt.Errorf("%w: copy source If-None-Match/If-Modified-Since", ErrPreconditionFailed)
@@ -286,6 +292,16 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 	}
 	defer closeSrc()
 	put := opts.Put
+	if opts.KeepEncryption && src.Info.Cipher != "" {
+		// The sealed key is bound to its object: only a copy onto itself
+		// keeps it, its data rewritten under fresh stream keys.
+		or, ok := src.ReadCloser.(*objectReader)
+		if !ok || srcBucket != dstBucket || srcKey != dstKey {
+			return ObjectInfo{}, fmt.Errorf("%w: only a copy onto itself keeps its source's encryption", ErrInvalidArgument)
+		}
+		put.Encryption = &Encryption{Cipher: sse.Cipher(src.Info.Cipher), Key: or.objectKey, Sealed: src.Info.Sealed,
+			HideETag: or.st.fi.Flags&meta.FlagHiddenETag != 0}
+	}
 	if !opts.ReplaceMetadata {
 		si := src.Info
 		put.ContentType, put.Headers, put.UserMeta = si.ContentType, si.Headers, si.UserMeta

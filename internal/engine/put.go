@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -18,6 +19,7 @@ import (
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 var errDriveSkipped = errors.New("drive skipped: earlier failure in this operation")
@@ -36,6 +38,8 @@ type writePlan struct {
 	ref drive.ShardRef
 	// inlineOK allows keeping small data in the index instead.
 	inlineOK bool
+	// enc, when set, encrypts the data between hashing and coding.
+	enc *encryptor
 	// created records that shard files were opened; committed that a
 	// record now owns them (otherwise cleanup removes them).
 	created, committed bool
@@ -52,6 +56,7 @@ type PutPhases struct {
 	Hash     time.Duration
 	HashWait time.Duration // part of hashing the commit had to wait for
 	Encode   time.Duration
+	Encrypt  time.Duration // sealing encrypted data (part of the request path)
 	Bitrot   time.Duration
 	Write    time.Duration
 	Sync     time.Duration
@@ -190,16 +195,44 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 	}()
 
 	ph := &res.phases
+	var peek *peekingBody
+	if plan.enc != nil && size < 0 {
+		peek = &peekingBody{bufio.NewReaderSize(body, 4096)}
+		body = peek
+	}
+	// read fills the next block: blk itself, or for encrypted data a
+	// plaintext buffer (plainBuf) that seal turns into blk's ciphertext.
+	var plainBuf *[]byte
+	read := func(blk *erasure.Block, done int64) (int, bool, error) {
+		dst := blk.Buf[:c.BlockSize()]
+		if plan.enc != nil {
+			plainBuf = plan.enc.bufs.get()
+			dst = *plainBuf
+		}
+		t0 := time.Now()
+		got, last, err := readBlock(body, dst, size, done)
+		if err == nil && !last && peek != nil && got == len(dst) && peek.atEOF() {
+			last = true // the last package must be sealed as the last
+		}
+		ph.Receive += time.Since(t0)
+		if err != nil && plainBuf != nil {
+			plan.enc.bufs.put(plainBuf)
+			plainBuf = nil
+		}
+		return got, last, err
+	}
 	blk := getBlock()
-	t0 := time.Now()
-	got, last, err := readBlock(body, blk.Buf[:c.BlockSize()], size, 0)
-	ph.Receive += time.Since(t0)
+	got, last, err := read(blk, 0)
 	if err != nil {
 		return nil, err
 	}
+	firstCoded := got
+	if plan.enc != nil {
+		firstCoded = int(sse.EncryptedSize(int64(got)))
+	}
 	inline := last && plan.inlineOK && e.inlineLimit > 0 &&
-		int64(c.ShardSize(got)+e.bitrot.Size()) <= e.inlineLimit
-	if err := e.openSinks(ctx, plan, inline, e.bitrot.Size()+c.ShardSize(got), sinks, res.errs); err != nil {
+		int64(c.ShardSize(firstCoded)+e.bitrot.Size()) <= e.inlineLimit
+	if err := e.openSinks(ctx, plan, inline, e.bitrot.Size()+c.ShardSize(firstCoded), sinks, res.errs); err != nil {
 		return nil, err
 	}
 	started = true
@@ -219,10 +252,23 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		}
 		if got > 0 {
 			pb := &pooledBlock{blk: blk, free: free}
-			pb.refs.Store(int32(n + 1))
-			stream.Write(blk.Buf[:got], pb.release)
+			coded := got
+			if plan.enc != nil {
+				// The hasher reads the plaintext (and hands its buffer
+				// back), the coder the ciphertext sealed beside it.
+				pbuf := plainBuf
+				plain := (*pbuf)[:got]
+				pb.refs.Store(int32(n))
+				stream.Write(plain, func() { plan.enc.bufs.put(pbuf) })
+				t0 := time.Now()
+				coded = len(plan.enc.seal(blk.Buf[:0], plain, last))
+				ph.Encrypt += time.Since(t0)
+			} else {
+				pb.refs.Store(int32(n + 1))
+				stream.Write(blk.Buf[:got], pb.release)
+			}
 			t0 := time.Now()
-			err := c.Encode(blk, got)
+			err := c.Encode(blk, coded)
 			ph.Encode += time.Since(t0)
 			if err != nil {
 				pb.refs.Add(-int32(n))
@@ -234,7 +280,11 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			total += int64(got)
 		} else {
 			free <- blk
+			if plainBuf != nil {
+				plan.enc.bufs.put(plainBuf)
+			}
 		}
+		plainBuf = nil
 		if last {
 			break
 		}
@@ -242,9 +292,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			return nil, fmt.Errorf("%w: more than %d bytes in one upload", ErrEntityTooLarge, int64(MaxPutSize))
 		}
 		blk = getBlock()
-		t0 := time.Now()
-		got, last, err = readBlock(body, blk.Buf[:c.BlockSize()], size, total)
-		ph.Receive += time.Since(t0)
+		got, last, err = read(blk, total)
 		if err != nil {
 			free <- blk
 			return nil, err
@@ -254,7 +302,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		close(ch)
 	}
 	started = false
-	t0 = time.Now()
+	t0 := time.Now()
 	writers.Wait()
 	for _, wt := range writerTimes {
 		ph.Bitrot += wt[0]
@@ -427,7 +475,7 @@ func checkPutOptions(opts *PutOptions) error {
 			return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 	}
-	return nil
+	return checkEncryption(opts.Encryption)
 }
 
 // PutObject stores body (size bytes, or -1 when unknown) as bucket/key.
@@ -459,13 +507,18 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	}
 	set := e.setFor(bucket, key)
 	parity := set.parityFor(opts.StorageClass)
-	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSize)
+	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSizeFor(opts.Encryption))
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	dataID := uuid.NewString()
 	plan := &writePlan{set: set, coder: coder, dist: e.distribution(key, len(set.drives)),
 		ref: drive.ShardRef{ID: dataID, Part: 1}, inlineOK: true}
+	if opts.Encryption != nil {
+		if plan.enc, err = e.newEncryptor(opts.Encryption, dataID); err != nil {
+			return ObjectInfo{}, err
+		}
+	}
 	defer e.cleanupShards(plan)
 	res, err := e.writeShards(ctx, plan, body, size, hashing.Request{Size: size, ETag: true, MD5: opts.ContentMD5 != nil, Checksum: opts.ChecksumAlgorithm})
 	if err != nil {
@@ -475,8 +528,12 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
+	m := e.newMeta(opts, res.size, "", coder, plan.dist)
 	etag := res.digests.ETag
-	m := e.newMeta(opts, res.size, etag, coder, plan.dist)
+	if opts.Encryption != nil {
+		etag = shownETag(m, opts.Encryption.Key, etag)
+	}
+	m.ETag = etag
 	m.Parts = []meta.Part{{Number: 1, Size: res.size, ETag: etag, Checksum: checksum}}
 	if opts.ChecksumAlgorithm != "" {
 		m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = canonicalAlgo(opts.ChecksumAlgorithm), checksum, "FULL_OBJECT"
@@ -520,6 +577,7 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 			BlockSize: coder.BlockSize(), Distribution: dist, Bitrot: uint8(e.bitrot)},
 	}
 	setLock(m, opts.Lock)
+	setEncryption(m, opts.Encryption)
 	return m
 }
 
@@ -922,6 +980,7 @@ func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
 		Checksum:   Checksum{Algorithm: m.ChecksumAlgo, Value: m.ChecksumVal, Type: m.ChecksumType},
 		DataShards: m.Erasure.DataShards, ParityShards: m.Erasure.ParityShards,
 		VersionID: m.VersionID, DeleteMarker: m.IsDeleteMarker(), Lock: lockOf(m),
+		Cipher: m.Cipher, Sealed: m.Sealed,
 	}
 	if len(m.Parts) > 1 || (len(m.Parts) == 1 && isMultipartETag(m.ETag)) {
 		for _, p := range m.Parts {

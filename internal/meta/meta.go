@@ -63,6 +63,9 @@ const (
 	// commit that replaced it has quorum: it becomes a noncurrent version
 	// (moved to the versions table) instead of being dropped with its data.
 	FlagKeep
+	// FlagHiddenETag marks an encrypted version (or upload) whose ETags
+	// are keyed digests, not plaintext MD5s (SSE-KMS and SSE-C).
+	FlagHiddenETag
 )
 
 // FlagsPending are the flags a version carries only while a commit that
@@ -130,6 +133,14 @@ type Object struct {
 	LockMode    string
 	RetainUntil int64
 	LegalHold   string
+	// Cipher, when set, says the version's data is encrypted at rest
+	// (package sse names the ciphers): Size and Parts[i].Size stay the
+	// plaintext sizes, the stored streams are sse.EncryptedSize of them.
+	// Sealed is what the S3 layer needs to recover the object key (the
+	// scheme, the sealed key, the KMS key id, ...), kept as it gave it.
+	// They follow LegalHold: older records end before them.
+	Cipher string
+	Sealed map[string]string
 }
 
 // SameVersion reports whether two drives' records describe the same
@@ -208,6 +219,8 @@ func (o *Object) Marshal() []byte {
 	e.str(o.LockMode)
 	e.varint(o.RetainUntil)
 	e.str(o.LegalHold)
+	e.str(o.Cipher)
+	e.strMap(o.Sealed)
 	binary.LittleEndian.PutUint32(e.buf[start-4:], uint32(len(e.buf)-start))
 	e.u32(crc32.Checksum(e.buf, castagnoli))
 	return e.buf
@@ -292,6 +305,10 @@ func (o *Object) unmarshal(b []byte) error {
 		o.LockMode = d.str()
 		o.RetainUntil = d.varint()
 		o.LegalHold = d.str()
+	}
+	if d.err == nil && len(d.buf) > 0 {
+		o.Cipher = d.str()
+		o.Sealed = d.strMap()
 	}
 	if d.err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, d.err)

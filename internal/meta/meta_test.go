@@ -22,6 +22,35 @@ func sample() *Object {
 		Bucket: "b", Key: "k/ey", UploadID: "u",
 		Tags:     map[string]string{"project": "blue", "empty": "", "ключ": "значение"},
 		LockMode: "COMPLIANCE", RetainUntil: 1893456000000000000, LegalHold: "ON",
+		Cipher: "AES-256-GCM", Sealed: map[string]string{"scheme": "SSE-S3", "key": "c2VhbGVk"},
+	}
+}
+
+// preSSERecord is sample() without the encryption fields as the release
+// before encryption at rest encoded it (the record ended after LegalHold).
+const preSSERecord = "53534d5402005a010000aab4de75aab48ae3a9b0a3fa30206434316438636439386630306232303465393830303939386563" +
+	"6638343237650a746578742f706c61696e085354414e444152440561646d696e0770726976617465020d43616368652d436f" +
+	"6e74726f6c086e6f2d636163686510436f6e74656e742d456e636f64696e6704677a69700205636f6c6f7204626c756509c3" +
+	"bc6ec3af636f64650676c3a46c7565054352433332084141414141413d3d0b46554c4c5f4f424a4543542438643065316636" +
+	"612d303030302d343030302d383030302d30303030303030303030303001027631010c048080400310030405060708090a0b" +
+	"0c0d0e0f10010202020180808005016100000706016201780270370162046b2f657901750305656d707479000770726f6a65" +
+	"637404626c756508d0bad0bbd18ed18710d0b7d0bdd0b0d187d0b5d0bdd0b8d0b50a434f4d504c49414e43458080a8dde68c" +
+	"f4c634024f4e35094215"
+
+// A record written before encryption existed decodes as not encrypted.
+func TestPreSSERecordDecodes(t *testing.T) {
+	raw, err := hex.DecodeString(preSSERecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unmarshal(raw)
+	if err != nil {
+		t.Fatalf("pre-SSE record: %v", err)
+	}
+	want := sample()
+	want.Cipher, want.Sealed = "", nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pre-SSE record decoded as\n %+v\nwant %+v", got, want)
 	}
 }
 
@@ -60,12 +89,13 @@ func TestOldLayoutRecordDecodes(t *testing.T) {
 	want := sample()
 	want.Tags = nil
 	want.LockMode, want.RetainUntil, want.LegalHold = "", 0, ""
+	want.Cipher, want.Sealed = "", nil
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("old record decoded as\n %+v\nwant %+v", got, want)
 	}
 	again := got.Marshal()
-	if len(again) != len(raw)+4 {
-		t.Fatalf("re-encoded old record is %d bytes, want %d (four more: the empty tag set and lock fields)", len(again), len(raw)+4)
+	if len(again) != len(raw)+6 {
+		t.Fatalf("re-encoded old record is %d bytes, want %d (six more: the empty tag set, lock and encryption fields)", len(again), len(raw)+6)
 	}
 	got.Tags = map[string]string{"k": "v"}
 	back, err := Unmarshal(got.Marshal())
@@ -93,6 +123,7 @@ func TestPreLockRecordDecodes(t *testing.T) {
 	}
 	want := sample()
 	want.LockMode, want.RetainUntil, want.LegalHold = "", 0, ""
+	want.Cipher, want.Sealed = "", nil
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pre-lock record decoded as\n %+v\nwant %+v", got, want)
 	}
