@@ -10,8 +10,8 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
-	"github.com/shardstore/shardstore/internal/sse"
 	"github.com/shardstore/shardstore/internal/quorum"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // canonicalAlgo spells a checksum algorithm as S3 does.
