@@ -5,7 +5,16 @@
 // way an embedded database owns its files; the engine talks only to the
 // Drive interface, so a remote drive can replace a local one later. Local
 // implements it on a directory: a pebble LSM for the index and one file
-// per (data id, part) for shard data.
+// per (data id, part) for shard data. docs/ondisk.md describes the files
+// and tables, and why they are so.
+//
+// Two wrappers implement Drive around another: Health (health.go:
+// per-operation deadlines, offline after errors, a probe brings it back),
+// which the engine puts around every drive, and Faulty (faulty.go:
+// injected errors, delays and hangs per operation), which tests use.
+// Every implementation, driverpc.Client included, runs the conformance
+// suite in package drivetest; Faulty with no fault must pass it exactly
+// as the drive it wraps.
 package drive
 
 import (
