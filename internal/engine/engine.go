@@ -1,20 +1,3 @@
-// Package engine stores objects erasure-coded across sets of drives: it
-// owns buckets, objects, multipart uploads and listing, and enforces
-// quorum and per-object locking. It knows nothing of HTTP.
-//
-// Layout: the drives are grouped into erasure sets; an object lives in the
-// set chosen by a keyed hash of bucket/key, coded into M data and K parity
-// shards (one per drive of the set, order rotated per object). Shard data
-// is written under a random data id and synced; then one synced index
-// batch per drive makes the version visible. A write is acknowledged only
-// when write quorum drives committed it.
-//
-// What is not the object API or its data path lives elsewhere: which
-// version the drives' records make current is decided by internal/quorum,
-// the background jobs (heal queue, scanner, drive refill) run in
-// internal/background over the engine's side of them (background.go),
-// and bucket lifecycle rules are applied by internal/lifecycle through
-// the engine's public calls.
 package engine
 
 import (
