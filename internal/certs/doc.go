@@ -22,15 +22,42 @@
 // loaded with a warning: refusing to start would take down a server whose
 // clients may still accept them (or that serves an internal name).
 //
-// The TLS settings are the same on both ends: TLS 1.2 and 1.3 only,
-// forward-secret AEAD cipher suites for 1.2 (1.3's are all AEAD), and
-// HTTP/1.1 by ALPN. S3 clients use HTTP/1.1 and open connections in
-// parallel; HTTP/2 would multiplex large shard and object streams over one
-// connection's flow-control window for no gain, and adds a second
-// protocol implementation to the attack surface.
+// A broken replacement is logged once, and only when it is still broken
+// at the next poll (a file is usually caught half-written).
 //
-// Clients (node to node) verify the server's certificate against the
-// system's roots plus CAs/, for the host name or IP address the endpoint
-// names; DialTLS wraps a dial function with that handshake. NewCA makes a
-// throwaway authority for `cluster demo --tls` and the tests.
+// # What was decided, and why
+//
+// The TLS settings are the same on both ends (ServerConfig,
+// ClientConfig):
+//
+//   - TLS 1.2 and 1.3 only; for 1.2 only ECDHE with AES-GCM or
+//     ChaCha20-Poly1305 (forward secrecy, AEAD; 1.3's suites are all
+//     AEAD). Go picks AES-GCM where the CPU has AES-NI.
+//   - HTTP/1.1 only, by ALPN. S3 clients use HTTP/1.1 and open
+//     connections in parallel; HTTP/2 would multiplex large shard and
+//     object streams over one connection's flow-control window for no
+//     gain (the reason driverpc is HTTP/1.1 too), and adds a second
+//     protocol implementation to the attack surface.
+//   - The certificate is chosen per handshake from the material loaded
+//     last (GetCertificate), so a reload never drops a connection.
+//   - Expired certificates are loaded with a warning rather than refused
+//     (see above).
+//
+// # Between nodes
+//
+// With https:// endpoints every node has a certificates directory: its
+// listener serves TLS for S3, the console and the internal calls alike,
+// and every connection it opens to another node (driverpc's shard streams
+// and calls, dlock batches, raft's upgraded streams, consensus forwards,
+// hello and change notices) goes through DialTLS over the routed dialer
+// (cluster.Routes): a handshake verified against the system's roots plus
+// CAs/, for the host name or IP address the endpoint names (a rerouted
+// dial still checks that name). There are no client certificates to
+// issue: the peerauth HMAC stays on top of TLS as the nodes' proof of
+// membership, and TLS keeps the traffic secret and whole, shard bodies
+// included (which the HMAC does not cover). Plain http:// clusters keep
+// working, for a network the operator trusts.
+//
+// NewCA makes a throwaway authority for `cluster demo --tls` and the
+// tests.
 package certs

@@ -1,11 +1,3 @@
-// Package cluster describes a deployment of several shardstore nodes:
-// it parses the drive endpoints every node is started with
-// (http://host:port/path, with ellipses), finds which node this process
-// is, orders the drives so that every erasure set spreads over as many
-// nodes as possible, and checks at start that all nodes agree on that
-// layout (peer.go). It knows nothing of objects: the engine gets the
-// drive list, the remote drives (package driverpc) and the lock service
-// (package dlock) from the server command.
 package cluster
 
 import (

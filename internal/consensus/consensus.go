@@ -1,24 +1,3 @@
-// Package consensus keeps the state every node of a cluster must agree
-// on (bucket records, config documents such as the identity store) in a
-// Raft group: hashicorp/raft, its log and stable store in a bbolt file
-// (raft-boltdb) and its snapshots beside it, in a directory on one of the
-// node's drives. Raft traffic and the calls below ride the node's HTTP
-// port under PathPrefix, signed with the cluster key.
-//
-// The state is a small replicated map: keys in spaces ("bucket",
-// "config"), each with the log index of the change that last wrote it as
-// its version. Every change is a compare-and-set on that version, applied
-// by every node in log order; a node that is not the leader forwards its
-// changes to the leader and returns once it has applied them itself.
-// Reads are local (what this node has applied: fast, possibly behind) or
-// fresh (linearizable: the node first learns from the leader the last
-// change committed when the read began, the Raft "read index", and waits
-// until it has applied it).
-//
-// During a partition only the side with a majority of nodes has a
-// leader: changes and fresh reads on the other side fail with
-// ErrUnavailable (an S3 503) until it heals; local reads go on serving
-// what that side knew.
 package consensus
 
 import (

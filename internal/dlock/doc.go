@@ -68,4 +68,22 @@
 //     is not starved, but among writers the first to retry wins.
 //   - A lock message that is delayed past its own unlock (a slow network)
 //     leaves a stray grant that holds that node's vote for one TTL.
+//
+// # Calls between nodes
+//
+// A node's Table is served at PathPrefix+"batch", the protocol's only
+// endpoint. Calls to one node go in batches (remoteNode, server.go): one
+// HTTP request in flight per node, and every lock, unlock or refresh made
+// meanwhile rides in the next one, in order, so an unlock never overtakes
+// its lock; a call that gives up before its batch leaves is never sent.
+//
+// # A node cut off from the majority
+//
+// Once fewer than a majority of nodes answered its requests at all
+// (granted or refused) for Options.UnreachableWait (5 s by default), a
+// Locker gives up with ErrNoQuorum; the server turns it into
+// engine.ErrClusterUnavailable, which S3 clients see as 503
+// ServiceUnavailable ("cannot reach a majority"). A lock merely held by
+// another writer is still waited for, up to Options.Timeout (30 s); the
+// engine reports that as ErrBusy (503 SlowDown).
 package dlock

@@ -1,35 +1,3 @@
-// Package peerauth authenticates requests between the nodes of one
-// cluster (remote drive calls, lock grants, consensus, peer
-// notifications). Every node derives the same key from the root
-// credentials, so an operator sets nothing new; S3 credentials of
-// ordinary users never open the internal endpoints.
-//
-// A request carries its time, a nonce and an HMAC-SHA256 over method,
-// destination host, path, query, time, nonce and (when the sender
-// declares it) the body's SHA-256. The receiver refuses a request older
-// or newer than MaxSkew, and one whose nonce it has already accepted:
-//
-//   - The nonce is the sender process's epoch (128 random bits drawn when
-//     its Key is derived) and a sequence number counted per destination
-//     host. The receiver keeps, per destination and epoch, the highest
-//     number seen and which of the Window numbers below it were seen (a
-//     sliding window, as IPsec's anti-replay check), so a replay is
-//     refused at the cost of a few bits per request and 8 KiB per
-//     sender. Requests overtake each other on parallel connections;
-//     one that falls Window numbers behind is refused as too old.
-//   - The destination is signed, so a request to one node cannot be
-//     replayed to another; the node's router checks that the host named
-//     is itself.
-//   - A receiver forgets what it saw when it restarts; it then refuses an
-//     epoch it meets for the first time in a request dated more than
-//     StartSlack before its own start (such a request was sent to its
-//     previous run).
-//
-// What it does not do: encrypt, or sign streamed bodies (shard data
-// carries its own bitrot checksums, which detect damage, not forgery).
-// Deployments that cross a network they do not fully trust run the nodes
-// with TLS (https:// endpoints and a certificates directory), which
-// gives both; the HMAC stays on top as the nodes' proof of membership.
 package peerauth
 
 import (
