@@ -65,10 +65,28 @@
 // turns truncated input into IncompleteBody and garbage into InvalidRequest or
 // MalformedTrailerError, never a panic.
 //
+// # Browser form uploads
+//
+// POST object authenticates by form fields instead: VerifyPost
+// (postpolicy.go) checks the SigV4 or SigV2 signature over the base64
+// policy document, then the policy itself (expiration, each eq and
+// starts-with condition, every sent field named by one) and returns the
+// content-length-range. internal/s3api/postobject.go reads the form's
+// fields up to the file part (fields after it are ignored, as in S3),
+// verifies them before reading a byte of the file, and streams the file
+// to PutObject bounded by the policy's range.
+//
+// VerifySTS (sts.go) authenticates STS calls: a form POST signed for
+// service "sts", the signature over the hashed body.
+//
 // # Users
 //
 // Users holds the root identity and users loaded from a file of
-// "ACCESS_KEY SECRET_KEY [DISPLAY NAME...]" lines.
+// "ACCESS_KEY SECRET_KEY [DISPLAY NAME...]" lines. An access key not
+// found there is looked up in the Verifier's IdentityStore (the identity
+// store, package iam), and a request carrying x-amz-security-token (in a
+// header, a presigned query or a POST form field) is a session, looked up
+// by its token (identities.go).
 //
 // SignRequest, PresignURL and SignStreamingRequest produce requests for tests
 // and tools.

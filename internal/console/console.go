@@ -1,16 +1,3 @@
-// Package console is shardstore's web console: a single-page browser
-// application (embedded in the binary, plain HTML, CSS and JavaScript,
-// no build step) and the JSON API behind it, served on an address of
-// its own.
-//
-// The console holds no authority of its own. A user logs in with an
-// access key and secret; every object and bucket action is then made as
-// an S3 request signed with those credentials and handed to the S3
-// server in process, and every operations view as a signed call to the
-// admin API, so the console can do exactly what the identity may do
-// through S3 and the admin API, no more. Sessions live in the server's
-// memory and are named by an HttpOnly, SameSite=Strict cookie; every
-// change needs the session's CSRF token and a same-origin request.
 package console
 
 import (

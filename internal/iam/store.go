@@ -1,20 +1,3 @@
-// Package iam is shardstore's identity store: users, groups, managed
-// policies, access keys for applications and temporary (STS) sessions.
-//
-// The whole store is one document kept on the drives through a Backend
-// (the engine's quorum-written config documents), read into memory at
-// start and replaced on every change, so every request sees the same
-// identities and a change survives the loss of parity drives. Secrets
-// are sealed with AES-256-GCM under a key derived (HKDF-SHA256) from the
-// configured key or the root credentials; they never leave the package
-// except to verify signatures and, once, to whoever created them.
-// Session tokens are sealed the same way and hold everything a session
-// is (its keys, user, expiry and policies), so sessions need no storage.
-//
-// What an identity may do is its Permissions (access.IdentityPolicies,
-// permissions.go): the policies attached to its user and the user's
-// enabled groups, narrowed by an access key's or a session's own policy.
-// Package access combines them with bucket policies.
 package iam
 
 import (

@@ -23,6 +23,11 @@
 // The carried partial block and the final padding are hashed on the
 // caller's goroutine by a scalar block function, as is everything on a
 // CPU without AVX2 (Available reports which).
+//
+// The kernel is generated: after changing gen/main.go, run
+// `go generate ./internal/md5lanes`; TestGeneratedKernelsAreCurrent fails
+// while block_amd64.s is stale. How long the service holds a partly
+// filled set of lanes for more streams is described at WaitPerStream.
 package md5lanes
 
 //go:generate go run gen/main.go

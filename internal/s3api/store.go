@@ -1,9 +1,3 @@
-// Package s3api is shardstore's S3 front door: it routes HTTP requests
-// (path-style and virtual-host-style), authenticates them through an
-// Authenticator, decides access (identity and bucket policies, ownership,
-// ACLs and public access blocks), translates
-// them into calls on an ObjectStore and answers in S3's XML dialect with
-// S3's error codes. It knows nothing of drives or erasure coding.
 package s3api
 
 import (
