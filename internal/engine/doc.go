@@ -27,6 +27,7 @@
 //	get.go          HeadObject, GetObject: resolve the version, pin it, open a reader
 //	readobject.go   read the drives' records in waves and ask package quorum which version is current
 //	getstream.go    the object reader: read data shards, verify, rebuild from parity, write out
+//	encrypt.go      encryption at rest between hashing and erasure coding (format: package sse)
 //	fanout.go       run one call on every drive of a set; leave lagging drives behind
 //	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead
 //	versions.go     versioned buckets; versionlist.go lists versions
@@ -91,6 +92,19 @@
 // and the refs of the replaced data, whose files are unlinked once no
 // reader pins them (pins.go). Phase timing of every PUT goes to
 // Config.PhaseObserver.
+//
+// # Encryption at rest (encrypt.go)
+//
+// A version written with PutOptions.Encryption is sealed between hashing
+// and erasure coding: the hashes (ETag, checksums) are of the plaintext
+// the client sent, the coder and the drives see only ciphertext. Its
+// erasure blocks are sse.EncryptedBlockSize of a plaintext block, so
+// ciphertext block i is plaintext block i sealed: a range read opens only
+// the blocks it returns, and healing rebuilds ciphertext shards without a
+// key. Records keep the cipher and what the S3 layer needs to recover the
+// object key (meta.Object.Sealed), never the key; a read gets the key
+// back through GetOptions.Unseal, outside the key's lock. Package sse has
+// the format; package kms the key servers.
 //
 // # Stragglers (fanout.go)
 //
