@@ -138,6 +138,9 @@ type BucketInfo struct {
 	// lock is enabled, which it stays for the bucket's life. Versioning
 	// is Enabled whenever it is set.
 	ObjectLock string
+	// Encryption is the bucket's default encryption (a
+	// ServerSideEncryptionConfiguration) as the S3 layer stored it.
+	Encryption string
 }
 
 // ObjectLockConfig is the bucket's parsed object lock configuration and
@@ -164,6 +167,7 @@ const (
 	BucketConfigTagging           BucketConfig = "tagging"
 	BucketConfigLifecycle         BucketConfig = "lifecycle"
 	BucketConfigVersioning        BucketConfig = "versioning"
+	BucketConfigEncryption        BucketConfig = "encryption"
 	// BucketConfigObjectLock takes a canonical ObjectLockConfiguration
 	// (objectlock.Config.Marshal("")): on a bucket with versioning
 	// Enabled it turns object lock on, or replaces the default

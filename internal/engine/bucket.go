@@ -36,6 +36,7 @@ type bucketRecord struct {
 	Lifecycle         string `json:"lifecycle,omitempty"`
 	Versioning        string `json:"versioning,omitempty"`
 	ObjectLock        string `json:"objectLock,omitempty"`
+	Encryption        string `json:"encryption,omitempty"`
 }
 
 // recordOf is the stored form of info.
@@ -43,7 +44,7 @@ func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
 		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging, Lifecycle: info.Lifecycle,
-		Versioning: info.Versioning, ObjectLock: info.ObjectLock}
+		Versioning: info.Versioning, ObjectLock: info.ObjectLock, Encryption: info.Encryption}
 }
 
 // info is the BucketInfo a stored record describes.
@@ -51,7 +52,7 @@ func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
 		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
 		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging, Lifecycle: r.Lifecycle,
-		Versioning: r.Versioning, ObjectLock: r.ObjectLock}
+		Versioning: r.Versioning, ObjectLock: r.ObjectLock, Encryption: r.Encryption}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -182,6 +183,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			info.Tagging = doc
 		case BucketConfigLifecycle:
 			info.Lifecycle = doc
+		case BucketConfigEncryption:
+			info.Encryption = doc
 		case BucketConfigVersioning:
 			// S3 knows two states to set; a bucket never returns to
 			// "unversioned" once it had one.

@@ -99,6 +99,10 @@ func toAPIError(err error) *Error {
 		return &Error{Code: code, Status: status, Message: msg, Err: err}
 	}
 	switch {
+	case errors.Is(err, engine.ErrEncrypted):
+		return m("InvalidRequest", 400, "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
+	case errors.Is(err, engine.ErrDataAuth):
+		return m("InternalError", 500, "The object's encrypted data failed authentication; no byte of it was returned.")
 	case errors.Is(err, engine.ErrInvalidBucketName):
 		return m("InvalidBucketName", 400, "The specified bucket is not valid.")
 	case errors.Is(err, engine.ErrBucketNotFound):

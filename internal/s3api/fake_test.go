@@ -184,6 +184,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.PublicAccessBlock = doc
 	case engine.BucketConfigTagging:
 		fb.info.Tagging = doc
+	case engine.BucketConfigEncryption:
+		fb.info.Encryption = doc
 	case engine.BucketConfigLifecycle:
 		fb.info.Lifecycle = doc
 	case engine.BucketConfigVersioning:

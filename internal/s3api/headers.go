@@ -223,13 +223,16 @@ func (q *request) putOptions(bi engine.BucketInfo) (engine.PutOptions, error) {
 	if bucketOwns {
 		opts.Owner = bi.Owner
 	}
-	for _, name := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
-		"X-Amz-Website-Redirect-Location"} {
-		if h.Get(name) != "" {
-			return opts, errNotImplemented(name)
-		}
+	if h.Get("X-Amz-Website-Redirect-Location") != "" {
+		return opts, errNotImplemented("X-Amz-Website-Redirect-Location")
 	}
 	if opts.Lock, err = q.writeLock(bi); err != nil {
+		return opts, err
+	}
+	if q.sse, err = q.sseForWrite(h); err != nil {
+		return opts, err
+	}
+	if opts.Encryption, err = q.newEncryption(bi, q.key, q.sse); err != nil {
 		return opts, err
 	}
 	return opts, nil

@@ -48,6 +48,9 @@ func handleCreateMultipartUpload(q *request) error {
 	if alg != "" {
 		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
 	}
+	if opts.Encryption != nil {
+		setSSEHeaders(q.w.Header(), opts.Encryption.Sealed, q.sse)
+	}
 	q.setAbortDate(bi, q.key, time.Now())
 	q.writeXML(xmlInitiateMultipart{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id})
 	return nil
@@ -83,7 +86,8 @@ func (q *request) uploadID() (string, error) {
 }
 
 func handleUploadPart(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, access.WriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
+	if err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -100,12 +104,19 @@ func handleUploadPart(q *request) error {
 		return err
 	}
 	opts.ContentMD5, opts.ChecksumAlgorithm, opts.ExpectedChecksum = md5sum, cs.alg, cs.expected(q)
+	sreq, err := q.sseForRead(q.r.Header, hdrSSECPrefix)
+	if err != nil {
+		return err
+	}
+	var sealed map[string]string
+	opts.Unseal = q.unsealer(bi, sreq, &sealed, false)
 	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("upload part %d of %s/%s: %w", part, q.bucket, q.key, err)
 	}
 	h := q.w.Header()
 	h.Set("ETag", quoteETag(pi.ETag))
+	setSSEHeaders(h, sealed, sreq)
 	if pi.Checksum != "" && cs.alg != "" {
 		h.Set(checksumHeader(cs.alg), pi.Checksum)
 	}
@@ -115,7 +126,8 @@ func handleUploadPart(q *request) error {
 
 // handleUploadPartCopy streams a (range of a) source object into a part.
 func handleUploadPartCopy(q *request) error {
-	if _, err := q.bucketAccess(q.bucket, access.WriteObject); err != nil {
+	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
+	if err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -130,7 +142,16 @@ func handleUploadPartCopy(q *request) error {
 	if err != nil {
 		return err
 	}
-	gopts := engine.GetOptions{VersionID: src.version, Conditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
+	srcSSE, err := q.sseForRead(q.r.Header, hdrCopySSEC)
+	if err != nil {
+		return err
+	}
+	dstSSE, err := q.sseForRead(q.r.Header, hdrSSECPrefix)
+	if err != nil {
+		return err
+	}
+	gopts := engine.GetOptions{VersionID: src.version, Conditions: conditions(q.r.Header, "X-Amz-Copy-Source-"),
+		Unseal: q.unsealer(srcBucket, srcSSE, nil, false)}
 	if v := q.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		rng, ok := parseRange(v)
 		// S3 accepts only the explicit "bytes=first-last" form here.
@@ -158,10 +179,16 @@ func handleUploadPartCopy(q *request) error {
 	if rd.Length > engine.MaxPutSize {
 		return errInvalidRequest("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120")
 	}
-	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, rd, rd.Length, engine.PartOptions{})
+	if err := checkCustomerKey(rd.Info.Sealed, srcSSE); err != nil {
+		return err
+	}
+	var sealed map[string]string
+	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, rd, rd.Length,
+		engine.PartOptions{Unseal: q.unsealer(bi, dstSSE, &sealed, false)})
 	if err != nil {
 		return fmt.Errorf("upload part copy %d of %s/%s: %w", part, q.bucket, q.key, err)
 	}
+	setSSEHeaders(q.w.Header(), sealed, dstSSE)
 	q.setCopySourceVersion(src, srcBucket, rd.Info)
 	q.writeXML(xmlCopyPartResult{NS: s3NS, LastModified: isoTime(pi.ModTime), ETag: quoteETag(pi.ETag)})
 	return nil
@@ -325,6 +352,10 @@ func handleCompleteMultipartUpload(q *request) error {
 		ChecksumType: oi.Checksum.Type}
 	q.setVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
+	// The key headers are optional on a completion; a malformed set is
+	// ignored here, as nothing is unsealed.
+	sreq, _ := q.sseForRead(q.r.Header, hdrSSECPrefix)
+	setSSEHeaders(q.w.Header(), oi.Sealed, sreq)
 	q.writeXML(out)
 	return nil
 }

@@ -116,6 +116,7 @@ func handlePutObject(q *request) error {
 	h := q.w.Header()
 	h.Set("ETag", quoteETag(oi.ETag))
 	setChecksumResponse(h, oi.Checksum)
+	setSSEHeaders(h, oi.Sealed, q.sse)
 	q.setVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	q.writeEmpty(http.StatusOK)
@@ -201,11 +202,19 @@ func (q *request) readObject(head bool) error {
 	if err != nil {
 		return err
 	}
+	sreq, err := q.sseForRead(q.r.Header, hdrSSECPrefix)
+	if err != nil {
+		return err
+	}
 	if head {
 		oi, err := q.statForRead(bi, opts)
 		if err != nil {
 			return err
 		}
+		if err := checkCustomerKey(oi.Sealed, sreq); err != nil {
+			return err
+		}
+		setSSEHeaders(q.w.Header(), oi.Sealed, sreq)
 		q.setObjectHeaders(oi, opts.Range != nil || opts.PartNumber > 0)
 		q.setVersionID(bi, oi.VersionID)
 		q.setTaggingCount(bi, oi)
@@ -231,6 +240,7 @@ func (q *request) readObject(head bool) error {
 		q.w.WriteHeader(status)
 		return nil
 	}
+	opts.Unseal = q.unsealer(bi, sreq, nil, true)
 	rd, err := q.s.cfg.Store.GetObject(q.ctx, q.bucket, q.key, opts)
 	if err != nil {
 		if derr := q.readDenied(bi, opts.VersionID); derr != nil {
@@ -246,6 +256,10 @@ func (q *request) readObject(head bool) error {
 	if !q.allows(access.ReadObject, q.objectResource(bi, rd.Info)) {
 		return errAccessDenied()
 	}
+	if err := checkCustomerKey(rd.Info.Sealed, sreq); err != nil {
+		return err
+	}
+	setSSEHeaders(q.w.Header(), rd.Info.Sealed, sreq)
 	q.setObjectHeaders(rd.Info, rd.Partial)
 	q.setVersionID(bi, rd.Info.VersionID)
 	q.setTaggingCount(bi, rd.Info)
@@ -589,6 +603,17 @@ func handleCopyObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	srcSSE, err := q.sseForRead(q.r.Header, hdrCopySSEC)
+	if err != nil {
+		return err
+	}
+	if src.version == "" || srcInfo.VersionID == src.version {
+		// The version whose access was decided is the one copied (a
+		// race with an overwrite is caught when it is unsealed).
+		if err := checkCustomerKey(srcInfo.Sealed, srcSSE); err != nil {
+			return err
+		}
+	}
 	put, err := q.putOptions(bi)
 	if err != nil {
 		return err
@@ -610,7 +635,11 @@ func handleCopyObject(q *request) error {
 	put.ChecksumAlgorithm = cs.alg
 	writeConditions(q.r.Header, &put)
 	opts := engine.CopyOptions{Put: put, SourceVersionID: src.version,
-		SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-")}
+		SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-"),
+		SourceUnseal:     q.unsealer(srcBucket, srcSSE, nil, false)}
+	if src.bucket == q.bucket && src.key == q.key && srcInfo.Cipher != "" && sameEncryption(srcInfo.Sealed, put.Encryption, q.sse) {
+		opts.KeepEncryption, opts.Put.Encryption = true, nil
+	}
 	switch d := q.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 	case "REPLACE":
@@ -632,7 +661,7 @@ func handleCopyObject(q *request) error {
 	// Copying a named version onto its own key is how S3 restores an
 	// older version, so only a copy of the current version is refused.
 	if src.bucket == q.bucket && src.key == q.key && src.version == "" && !opts.ReplaceMetadata &&
-		put.StorageClass == "" && cs.alg == "" {
+		put.StorageClass == "" && cs.alg == "" && q.sse.scheme == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	oi, err := q.s.cfg.Store.CopyObject(q.ctx, src.bucket, src.key, q.bucket, q.key, opts)
@@ -647,6 +676,7 @@ func handleCopyObject(q *request) error {
 	q.setCopySourceVersion(src, srcBucket, srcInfo)
 	q.setVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
+	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
 	q.writeXML(res)
 	return nil
 }

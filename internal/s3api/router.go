@@ -17,7 +17,7 @@ type routeResult struct {
 // serve yet; naming one in a query answers NotImplemented.
 var unimplementedSubresources = map[string]bool{
 	"accelerate": true, "analytics": true,
-	"encryption": true, "intelligent-tiering": true, "inventory": true,
+	"intelligent-tiering": true, "inventory": true,
 	"logging": true, "metadataTable": true,
 	"metrics": true, "notification": true,
 	"replication": true, "requestPayment": true,
@@ -44,7 +44,7 @@ var knownParams = map[string]bool{
 	"X-Amz-Security-Token": true, "x-amz-checksum-crc32": true,
 	"x-amz-sdk-checksum-algorithm": true, "x-amz-checksum-mode": true,
 	"max-buckets": true, "bucket-region": true,
-	"cors": true, "ownershipControls": true, "website": true,
+	"cors": true, "ownershipControls": true, "website": true, "encryption": true,
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
 	"tagging": true, "lifecycle": true, "versioning": true,
 	"object-lock": true, "retention": true, "legal-hold": true,
@@ -114,6 +114,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketCors", handleGetBucketCors)
 			case has(query, "ownershipControls"):
 				return ok("GetBucketOwnershipControls", handleGetBucketOwnershipControls)
+			case has(query, "encryption"):
+				return ok("GetBucketEncryption", handleGetBucketEncryption)
 			case has(query, "website"):
 				return ok("GetBucketWebsite", handleGetBucketWebsite)
 			case has(query, "policyStatus"):
@@ -148,6 +150,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketCors", handlePutBucketCors)
 			case has(query, "ownershipControls"):
 				return ok("PutBucketOwnershipControls", handlePutBucketOwnershipControls)
+			case has(query, "encryption"):
+				return ok("PutBucketEncryption", handlePutBucketEncryption)
 			case has(query, "website"):
 				return ok("PutBucketWebsite", handlePutBucketWebsite)
 			case has(query, "policy"):
@@ -175,6 +179,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("DeleteBucketCors", handleDeleteBucketCors)
 			case has(query, "ownershipControls"):
 				return ok("DeleteBucketOwnershipControls", handleDeleteBucketOwnershipControls)
+			case has(query, "encryption"):
+				return ok("DeleteBucketEncryption", handleDeleteBucketEncryption)
 			case has(query, "website"):
 				return ok("DeleteBucketWebsite", handleDeleteBucketWebsite)
 			case has(query, "policy"):

@@ -25,6 +25,7 @@ import (
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/kms"
 	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/objectlock"
 	"github.com/shardstore/shardstore/internal/policy"
@@ -92,6 +93,16 @@ type Config struct {
 	// Auth when it implements UserDirectory (SigV4 does). Without one,
 	// grants to users are refused as naming unknown ids.
 	Users UserDirectory
+	// KMS seals the keys of SSE-S3 and SSE-KMS objects; nil refuses
+	// them (SSE-C needs none).
+	KMS kms.KMS
+	// EncryptAll encrypts every new object with SSE-S3 unless the
+	// request or the bucket's default says otherwise (needs KMS).
+	EncryptAll bool
+	// AllowSSECOverHTTP accepts SSE-C customer keys on plain HTTP
+	// requests (S3 refuses them: the key crosses the network in clear).
+	// For tests and TLS-terminating proxies only.
+	AllowSSECOverHTTP bool
 }
 
 // Server is one S3 endpoint. Create it with New, run it with Serve and
@@ -260,6 +271,8 @@ type request struct {
 	// PutObjectLegalHold body sets, read before access is decided, for
 	// the s3:object-lock-* condition keys; nil for other requests.
 	lock *objectlock.Lock
+	// sse is the encryption a write request asked for (putOptions).
+	sse sseRequest
 }
 
 // responseWriter records what was written, for logs and metrics.

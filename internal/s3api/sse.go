@@ -1,0 +1,549 @@
+package s3api
+
+// Server-side encryption as S3 clients ask for it: SSE-S3
+// (x-amz-server-side-encryption: AES256), SSE-KMS (aws:kms, with a key
+// id and an encryption context) and SSE-C (the customer-key headers),
+// bucket default encryption (?encryption) and the server-wide default
+// (Config.EncryptAll).
+//
+// This layer makes each object's random key, seals it (package sse) under
+// a key encryption key (a KMS data key, or one derived from the customer
+// key) and hands both to the engine, which encrypts the data between
+// hashing and erasure coding and stores the sealed map beside the
+// version. Reads give the engine an unseal function that checks access
+// first, so nobody without read access causes a KMS call or learns
+// whether a customer key is right.
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/shardstore/shardstore/internal/access"
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/kms"
+	"github.com/shardstore/shardstore/internal/sse"
+)
+
+// The schemes, as recorded in a version's sealed map.
+const (
+	schemeS3  = "SSE-S3"
+	schemeKMS = "SSE-KMS"
+	schemeC   = "SSE-C"
+)
+
+// The keys of a version's sealed map (engine.ObjectInfo.Sealed).
+const (
+	sealedScheme     = "scheme"           // schemeS3, schemeKMS or schemeC
+	sealedKey        = "sealed-key"       // base64 of sse.SealKey's output
+	sealedKMSKey     = "kms-key-id"       // the KMS key the data key is sealed under
+	sealedKMSDataKey = "kms-data-key"     // base64 of the KMS ciphertext of the data key
+	sealedKMSContext = "kms-context"      // the client's encryption context (base64 JSON, as sent)
+	sealedBucketKey  = "bucket-key"       // "true" when the client asked for an S3 bucket key
+	sealedSSECSalt   = "ssec-salt"        // base64 salt of the customer key's fingerprint
+	sealedSSECFinger = "ssec-fingerprint" // base64 sse.KeyFingerprint of the customer key
+)
+
+const (
+	hdrSSE          = "X-Amz-Server-Side-Encryption"
+	hdrSSEKMSKey    = "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"
+	hdrSSEContext   = "X-Amz-Server-Side-Encryption-Context"
+	hdrSSEBucketKey = "X-Amz-Server-Side-Encryption-Bucket-Key-Enabled"
+	hdrSSECPrefix   = "X-Amz-Server-Side-Encryption-Customer-"
+	hdrCopySSEC     = "X-Amz-Copy-Source-Server-Side-Encryption-Customer-"
+)
+
+// sseRequest is what a request's headers ask for.
+type sseRequest struct {
+	scheme     string // "", schemeS3, schemeKMS, schemeC
+	kmsKey     string
+	kmsContext string // base64 JSON as sent
+	bucketKey  bool
+	// customerKey and customerKeyMD5 (base64, as sent) for SSE-C.
+	customerKey    []byte
+	customerKeyMD5 string
+}
+
+// customerKeyHeaders reads one set of SSE-C headers (prefix hdrSSECPrefix
+// or hdrCopySSEC); ok is false when none is present.
+func customerKeyHeaders(h http.Header, prefix string) (key []byte, keyMD5 string, ok bool, err error) {
+	alg := h.Get(prefix + "Algorithm")
+	k64 := h.Get(prefix + "Key")
+	md := h.Get(prefix + "Key-Md5")
+	if alg == "" && k64 == "" && md == "" {
+		return nil, "", false, nil
+	}
+	switch {
+	case alg == "":
+		return nil, "", true, errInvalidArgument("Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
+	case alg != "AES256":
+		return nil, "", true, errorf("InvalidEncryptionAlgorithmError", http.StatusBadRequest,
+			"The encryption request you specified is not valid. The valid value is AES256.")
+	case k64 == "":
+		return nil, "", true, errInvalidArgument("Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
+	case md == "":
+		return nil, "", true, errInvalidArgument("Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
+	}
+	key, err = base64.StdEncoding.DecodeString(k64)
+	if err != nil || len(key) != sse.KeySize {
+		return nil, "", true, errInvalidArgument("The secret key was invalid for the specified algorithm.")
+	}
+	sum := md5.Sum(key)
+	want, err := base64.StdEncoding.DecodeString(md)
+	if err != nil || !bytes.Equal(want, sum[:]) {
+		return nil, "", true, errInvalidArgument("The calculated MD5 hash of the key did not match the hash that was provided.")
+	}
+	return key, md, true, nil
+}
+
+// kmsKeyName turns the key ids clients send (a name, or an ARN naming
+// it) into the KMS's key name.
+func kmsKeyName(id string) string {
+	if strings.HasPrefix(id, "arn:") {
+		if i := strings.LastIndex(id, ":key/"); i >= 0 {
+			return id[i+len(":key/"):]
+		}
+		if i := strings.LastIndex(id, ":"); i >= 0 {
+			return id[i+1:]
+		}
+	}
+	return id
+}
+
+// sseForWrite reads the encryption headers of a request that writes an
+// object (PUT, POST, copy destination, multipart create).
+func (q *request) sseForWrite(h http.Header) (sseRequest, error) {
+	var req sseRequest
+	key, keyMD5, hasC, err := customerKeyHeaders(h, hdrSSECPrefix)
+	if err != nil {
+		return req, err
+	}
+	mode := h.Get(hdrSSE)
+	switch mode {
+	case "":
+	case "AES256":
+		req.scheme = schemeS3
+	case "aws:kms", "aws:kms:dsse":
+		req.scheme = schemeKMS
+	default:
+		return req, errInvalidArgument("The encryption method specified is not supported")
+	}
+	if hasC {
+		if mode != "" {
+			return req, errInvalidArgument("Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
+		}
+		req.scheme, req.customerKey, req.customerKeyMD5 = schemeC, key, keyMD5
+	}
+	if id := h.Get(hdrSSEKMSKey); id != "" {
+		if req.scheme != schemeKMS {
+			return req, errInvalidArgument("Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms")
+		}
+		req.kmsKey = kmsKeyName(id)
+	}
+	if c := h.Get(hdrSSEContext); c != "" {
+		if req.scheme != schemeKMS {
+			return req, errInvalidArgument("x-amz-server-side-encryption-context is only valid with aws:kms")
+		}
+		if _, err := kmsUserContext(c); err != nil {
+			return req, err
+		}
+		req.kmsContext = c
+	}
+	if v := h.Get(hdrSSEBucketKey); v != "" {
+		if v != "true" && v != "false" {
+			return req, errInvalidArgument("x-amz-server-side-encryption-bucket-key-enabled must be true or false")
+		}
+		req.bucketKey = v == "true"
+	}
+	return req, q.checkSecureForSSEC(hasC)
+}
+
+// sseForRead reads the headers of a request that reads an object (GET,
+// HEAD, a copy source with prefix hdrCopySSEC, or adds to an upload):
+// only SSE-C keys may be given; the other schemes need none.
+func (q *request) sseForRead(h http.Header, prefix string) (sseRequest, error) {
+	var req sseRequest
+	if prefix == hdrSSECPrefix && (h.Get(hdrSSE) != "" || h.Get(hdrSSEKMSKey) != "") {
+		return req, errInvalidArgument("x-amz-server-side-encryption and x-amz-server-side-encryption-aws-kms-key-id are not valid on this request")
+	}
+	key, keyMD5, hasC, err := customerKeyHeaders(h, prefix)
+	if err != nil {
+		return req, err
+	}
+	if hasC {
+		req.scheme, req.customerKey, req.customerKeyMD5 = schemeC, key, keyMD5
+	}
+	return req, q.checkSecureForSSEC(hasC)
+}
+
+// checkSecureForSSEC refuses a customer key sent in clear, as S3 does:
+// the key would be on the wire for anyone to read.
+func (q *request) checkSecureForSSEC(hasC bool) error {
+	if hasC && q.r.TLS == nil && !q.s.cfg.AllowSSECOverHTTP {
+		return errInvalidRequest("Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.")
+	}
+	return nil
+}
+
+// kmsUserContext decodes an x-amz-server-side-encryption-context value:
+// base64 of a JSON object of strings.
+func kmsUserContext(v string) (map[string]string, error) {
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, errInvalidArgument("The x-amz-server-side-encryption-context header is not valid base64")
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errInvalidArgument("The x-amz-server-side-encryption-context header must be a JSON object of strings")
+	}
+	return m, nil
+}
+
+// kmsContext is what a data key is bound to: the object, and any
+// context the client gave.
+func kmsContext(bucket, key, userContext string) kms.Context {
+	c := kms.Context{"aws:s3:arn": "arn:aws:s3:::" + bucket + "/" + key}
+	if userContext != "" {
+		if m, err := kmsUserContext(userContext); err == nil {
+			for k, v := range m {
+				if k != "aws:s3:arn" {
+					c[k] = v
+				}
+			}
+		}
+	}
+	return c
+}
+
+// sealContext binds a sealed object key to its object and scheme.
+func sealContext(scheme, bucket, key string) string {
+	return "shardstore-sse\x00" + scheme + "\x00" + bucket + "\x00" + key
+}
+
+// bucketDefaultSSE is the bucket's default encryption as a request for
+// it; ok is false when the bucket has none.
+func bucketDefaultSSE(bi engine.BucketInfo) (sseRequest, bool) {
+	if bi.Encryption == "" {
+		return sseRequest{}, false
+	}
+	var cfg xmlSSEConfiguration
+	if xml.Unmarshal([]byte(bi.Encryption), &cfg) != nil || len(cfg.Rules) != 1 || cfg.Rules[0].Default == nil {
+		return sseRequest{}, false
+	}
+	r := cfg.Rules[0]
+	req := sseRequest{scheme: schemeS3, bucketKey: r.BucketKeyEnabled}
+	if r.Default.Algorithm != "AES256" {
+		req.scheme, req.kmsKey = schemeKMS, kmsKeyName(r.Default.KMSMasterKeyID)
+	}
+	return req, true
+}
+
+// newEncryption decides how a new object in bi is encrypted: as the
+// request asks, else as the bucket's default, else as the server's
+// (Config.EncryptAll: SSE-S3); nil means not encrypted.
+func (q *request) newEncryption(bi engine.BucketInfo, key string, req sseRequest) (*engine.Encryption, error) {
+	if req.scheme == "" {
+		if def, ok := bucketDefaultSSE(bi); ok {
+			req = def
+		} else if q.s.cfg.EncryptAll {
+			req.scheme = schemeS3
+		} else {
+			return nil, nil
+		}
+	}
+	objectKey := sse.NewKey()
+	enc := &engine.Encryption{Cipher: sse.DefaultCipher(), Key: objectKey, Sealed: map[string]string{sealedScheme: req.scheme}}
+	var kek []byte
+	switch req.scheme {
+	case schemeC:
+		salt := make([]byte, 32)
+		if _, err := rand.Read(salt); err != nil {
+			return nil, errInternal(err)
+		}
+		kek = sse.CustomerKEK(req.customerKey)
+		enc.Sealed[sealedSSECSalt] = base64.StdEncoding.EncodeToString(salt)
+		enc.Sealed[sealedSSECFinger] = base64.StdEncoding.EncodeToString(sse.KeyFingerprint(req.customerKey, salt))
+		enc.HideETag = true
+	default:
+		k := q.s.cfg.KMS
+		if k == nil {
+			return nil, errKMSNotConfigured()
+		}
+		keyID := req.kmsKey
+		if keyID == "" {
+			keyID = k.DefaultKey()
+		}
+		dk, err := k.GenerateKey(q.ctx, keyID, kmsContext(q.bucket, key, req.kmsContext))
+		if err != nil {
+			return nil, kmsError(err, keyID)
+		}
+		kek = dk.Plaintext
+		enc.Sealed[sealedKMSKey] = keyID
+		enc.Sealed[sealedKMSDataKey] = base64.StdEncoding.EncodeToString(dk.Ciphertext)
+		if req.kmsContext != "" {
+			enc.Sealed[sealedKMSContext] = req.kmsContext
+		}
+		if req.bucketKey {
+			enc.Sealed[sealedBucketKey] = "true"
+		}
+		enc.HideETag = req.scheme == schemeKMS
+	}
+	sealed, err := sse.SealKey(kek, objectKey, sealContext(req.scheme, q.bucket, key))
+	if err != nil {
+		return nil, errInternal(err)
+	}
+	enc.Sealed[sealedKey] = base64.StdEncoding.EncodeToString(sealed)
+	return enc, nil
+}
+
+// errKMSNotConfigured answers SSE-S3/SSE-KMS on a server without a KMS.
+func errKMSNotConfigured() *Error {
+	return errorf("NotImplemented", http.StatusNotImplemented,
+		"Server side encryption specified but no KMS is configured (set SHARDSTORE_KMS_SECRET_KEY or a Vault KMS, see README \"Encryption at rest\").")
+}
+
+// kmsError maps a KMS failure to what the client sees; none carries a
+// secret.
+func kmsError(err error, keyID string) *Error {
+	switch {
+	case errors.Is(err, kms.ErrUnavailable):
+		return &Error{Code: "ServiceUnavailable", Status: http.StatusServiceUnavailable,
+			Message: "The key management service is unavailable; the request can be retried.", Err: err}
+	case errors.Is(err, kms.ErrKeyNotFound):
+		return &Error{Code: "KMS.NotFoundException", Status: http.StatusBadRequest,
+			Message: fmt.Sprintf("Invalid keyId %s", keyID), Err: err}
+	case errors.Is(err, kms.ErrDecrypt):
+		return &Error{Code: "InternalError", Status: http.StatusInternalServerError,
+			Message: "The object's data key does not unseal with the key management service.", Err: err}
+	}
+	return errInternal(fmt.Errorf("kms: %w", err))
+}
+
+func errSSECRequired() *Error {
+	return errInvalidRequest("The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
+}
+
+func errSSECNotApplicable() *Error {
+	return errInvalidRequest("The encryption parameters are not applicable to this object.")
+}
+
+func errSSECWrongKey() *Error {
+	return errorf("AccessDenied", http.StatusForbidden,
+		"The provided customer key does not match the one the object was encrypted with.")
+}
+
+// checkCustomerKey checks req's SSE-C key against a version (or
+// upload) without unsealing anything: a HEAD, a part of an SSE-C upload.
+func checkCustomerKey(sealed map[string]string, req sseRequest) error {
+	if sealed[sealedScheme] != schemeC {
+		if req.scheme == schemeC {
+			return errSSECNotApplicable()
+		}
+		return nil
+	}
+	if req.scheme != schemeC {
+		return errSSECRequired()
+	}
+	salt, err1 := base64.StdEncoding.DecodeString(sealed[sealedSSECSalt])
+	finger, err2 := base64.StdEncoding.DecodeString(sealed[sealedSSECFinger])
+	if err1 != nil || err2 != nil || len(finger) == 0 {
+		return errInternal(errors.New("SSE-C object without a key fingerprint"))
+	}
+	if !sse.FingerprintMatches(req.customerKey, salt, finger) {
+		return errSSECWrongKey()
+	}
+	return nil
+}
+
+// unsealer is the engine's way back to an object key: it checks that
+// the caller may read the version (checkRead: so no KMS call or key
+// check is made for anyone else; a copy source and a part were checked
+// before), then unseals with the customer key or the KMS.
+// seen, when non-nil, receives the version's sealed map (for answer
+// headers).
+func (q *request) unsealer(bi engine.BucketInfo, req sseRequest, seen *map[string]string, checkRead bool) engine.UnsealFunc {
+	return func(info engine.ObjectInfo) ([]byte, error) {
+		if checkRead && !q.allows(access.ReadObject, q.objectResource(bi, info)) {
+			return nil, errAccessDenied()
+		}
+		if seen != nil {
+			*seen = info.Sealed
+		}
+		return q.s.unsealKey(q.ctx, info.Bucket, info.Key, info.Sealed, req)
+	}
+}
+
+// unsealKey recovers the object key of bucket/key from its sealed map.
+func (s *Server) unsealKey(ctx context.Context, bucket, key string, sealed map[string]string, req sseRequest) ([]byte, error) {
+	if err := checkCustomerKey(sealed, req); err != nil {
+		return nil, err
+	}
+	scheme := sealed[sealedScheme]
+	sk, err := base64.StdEncoding.DecodeString(sealed[sealedKey])
+	if err != nil {
+		return nil, errInternal(fmt.Errorf("%s/%s: sealed key: %w", bucket, key, err))
+	}
+	var kek []byte
+	switch scheme {
+	case schemeC:
+		kek = sse.CustomerKEK(req.customerKey)
+	case schemeS3, schemeKMS:
+		if s.cfg.KMS == nil {
+			return nil, errorf("ServiceUnavailable", http.StatusServiceUnavailable,
+				"The object is encrypted with a KMS key and this server has no KMS configured.")
+		}
+		dk, err := base64.StdEncoding.DecodeString(sealed[sealedKMSDataKey])
+		if err != nil {
+			return nil, errInternal(fmt.Errorf("%s/%s: sealed data key: %w", bucket, key, err))
+		}
+		keyID := sealed[sealedKMSKey]
+		kek, err = s.cfg.KMS.Decrypt(ctx, keyID, dk, kmsContext(bucket, key, sealed[sealedKMSContext]))
+		if err != nil {
+			return nil, kmsError(err, keyID)
+		}
+	default:
+		return nil, errInternal(fmt.Errorf("%s/%s: unknown encryption scheme %q", bucket, key, scheme))
+	}
+	k, err := sse.UnsealKey(kek, sk, sealContext(scheme, bucket, key))
+	if err != nil {
+		if scheme == schemeC {
+			return nil, errSSECWrongKey()
+		}
+		return nil, errInternal(fmt.Errorf("%s/%s: %w", bucket, key, err))
+	}
+	return k, nil
+}
+
+// setSSEHeaders answers what encryption a version (or upload) has, as
+// S3 does on writes and reads: the scheme, the KMS key, and for SSE-C
+// the algorithm and the MD5 of the key the request carried.
+func setSSEHeaders(h http.Header, sealed map[string]string, req sseRequest) {
+	switch sealed[sealedScheme] {
+	case schemeS3:
+		h.Set(hdrSSE, "AES256")
+	case schemeKMS:
+		h.Set(hdrSSE, "aws:kms")
+		h.Set(hdrSSEKMSKey, sealed[sealedKMSKey])
+		if c := sealed[sealedKMSContext]; c != "" {
+			h.Set(hdrSSEContext, c)
+		}
+	case schemeC:
+		h.Set(hdrSSECPrefix+"Algorithm", "AES256")
+		if req.customerKeyMD5 != "" {
+			h.Set(hdrSSECPrefix+"Key-Md5", req.customerKeyMD5)
+		}
+	default:
+		return
+	}
+	if sealed[sealedBucketKey] == "true" {
+		h.Set(hdrSSEBucketKey, "true")
+	}
+}
+
+// sameEncryption reports whether a copy onto itself asks for the
+// encryption the object already has (the same scheme and key), so its
+// data may stay as it is.
+func sameEncryption(sealed map[string]string, dest *engine.Encryption, req sseRequest) bool {
+	if dest == nil || sealed[sealedScheme] != dest.Sealed[sealedScheme] {
+		return false
+	}
+	switch sealed[sealedScheme] {
+	case schemeC:
+		return checkCustomerKey(sealed, req) == nil
+	case schemeKMS:
+		return sealed[sealedKMSKey] == dest.Sealed[sealedKMSKey] && sealed[sealedKMSContext] == dest.Sealed[sealedKMSContext]
+	}
+	return true
+}
+
+// ServerSideEncryptionConfiguration, the ?encryption document.
+type xmlSSEConfiguration struct {
+	XMLName xml.Name     `xml:"ServerSideEncryptionConfiguration"`
+	NS      string       `xml:"xmlns,attr,omitempty"`
+	Rules   []xmlSSERule `xml:"Rule"`
+}
+
+type xmlSSERule struct {
+	Default          *xmlSSEDefault `xml:"ApplyServerSideEncryptionByDefault"`
+	BucketKeyEnabled bool           `xml:"BucketKeyEnabled"`
+}
+
+type xmlSSEDefault struct {
+	Algorithm      string `xml:"SSEAlgorithm"`
+	KMSMasterKeyID string `xml:"KMSMasterKeyID,omitempty"`
+}
+
+func handlePutBucketEncryption(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
+		return err
+	}
+	body, err := q.readConfigBody(false)
+	if err != nil {
+		return err
+	}
+	var cfg xmlSSEConfiguration
+	if err := xml.Unmarshal(body, &cfg); err != nil || len(cfg.Rules) != 1 || cfg.Rules[0].Default == nil {
+		return errMalformedXML()
+	}
+	d := cfg.Rules[0].Default
+	switch d.Algorithm {
+	case "AES256":
+		if d.KMSMasterKeyID != "" {
+			return errInvalidArgument("a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms")
+		}
+	case "aws:kms", "aws:kms:dsse":
+	default:
+		return errMalformedXML()
+	}
+	if q.s.cfg.KMS == nil {
+		return errKMSNotConfigured()
+	}
+	if d.KMSMasterKeyID != "" {
+		// A key that does not exist would fail every later PUT: refuse
+		// it now (a key server that is down is no reason to).
+		name := kmsKeyName(d.KMSMasterKeyID)
+		if _, err := q.s.cfg.KMS.GenerateKey(q.ctx, name, kms.Context{}); errors.Is(err, kms.ErrKeyNotFound) {
+			return kmsError(err, name)
+		}
+	}
+	cfg.NS = ""
+	if err := q.storeConfig(engine.BucketConfigEncryption, &cfg); err != nil {
+		return err
+	}
+	q.writeEmpty(http.StatusOK)
+	return nil
+}
+
+func handleGetBucketEncryption(q *request) error {
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
+	if err != nil {
+		return err
+	}
+	var cfg xmlSSEConfiguration
+	if bi.Encryption == "" || xml.Unmarshal([]byte(bi.Encryption), &cfg) != nil {
+		return errorf("ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound,
+			"The server side encryption configuration was not found")
+	}
+	cfg.NS = s3NS
+	q.writeXML(cfg)
+	return nil
+}
+
+func handleDeleteBucketEncryption(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
+		return err
+	}
+	if err := q.storeConfig(engine.BucketConfigEncryption, nil); err != nil {
+		return err
+	}
+	q.writeEmpty(http.StatusNoContent)
+	return nil
+}
