@@ -29,6 +29,7 @@ var floors = map[string]int{
 	"internal/policy":     0,
 
 	"internal/access":  1,
+	"internal/sealing": 1,
 	"internal/quorum":  1,
 	"internal/hashing": 1,
 	"internal/drive":   1,

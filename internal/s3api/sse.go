@@ -18,9 +18,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -30,26 +28,15 @@ import (
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/kms"
+	"github.com/shardstore/shardstore/internal/sealing"
 	"github.com/shardstore/shardstore/internal/sse"
 )
 
-// The schemes, as recorded in a version's sealed map.
+// The schemes and sealed-map keys are package sealing's.
 const (
-	schemeS3  = "SSE-S3"
-	schemeKMS = "SSE-KMS"
-	schemeC   = "SSE-C"
-)
-
-// The keys of a version's sealed map (engine.ObjectInfo.Sealed).
-const (
-	sealedScheme     = "scheme"           // schemeS3, schemeKMS or schemeC
-	sealedKey        = "sealed-key"       // base64 of sse.SealKey's output
-	sealedKMSKey     = "kms-key-id"       // the KMS key the data key is sealed under
-	sealedKMSDataKey = "kms-data-key"     // base64 of the KMS ciphertext of the data key
-	sealedKMSContext = "kms-context"      // the client's encryption context (base64 JSON, as sent)
-	sealedBucketKey  = "bucket-key"       // "true" when the client asked for an S3 bucket key
-	sealedSSECSalt   = "ssec-salt"        // base64 salt of the customer key's fingerprint
-	sealedSSECFinger = "ssec-fingerprint" // base64 sse.KeyFingerprint of the customer key
+	schemeS3  = sealing.SchemeS3
+	schemeKMS = sealing.SchemeKMS
+	schemeC   = sealing.SchemeC
 )
 
 const (
@@ -152,8 +139,8 @@ func (q *request) sseForWrite(h http.Header) (sseRequest, error) {
 		if req.scheme != schemeKMS {
 			return req, errInvalidArgument("x-amz-server-side-encryption-context is only valid with aws:kms")
 		}
-		if _, err := kmsUserContext(c); err != nil {
-			return req, err
+		if _, err := sealing.UserContext(c); err != nil {
+			return req, errInvalidArgument("The x-amz-server-side-encryption-context header is not valid: %v", err)
 		}
 		req.kmsContext = c
 	}
@@ -193,41 +180,6 @@ func (q *request) checkSecureForSSEC(hasC bool) error {
 	return nil
 }
 
-// kmsUserContext decodes an x-amz-server-side-encryption-context value:
-// base64 of a JSON object of strings.
-func kmsUserContext(v string) (map[string]string, error) {
-	raw, err := base64.StdEncoding.DecodeString(v)
-	if err != nil {
-		return nil, errInvalidArgument("The x-amz-server-side-encryption-context header is not valid base64")
-	}
-	var m map[string]string
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errInvalidArgument("The x-amz-server-side-encryption-context header must be a JSON object of strings")
-	}
-	return m, nil
-}
-
-// kmsContext is what a data key is bound to: the object, and any
-// context the client gave.
-func kmsContext(bucket, key, userContext string) kms.Context {
-	c := kms.Context{"aws:s3:arn": "arn:aws:s3:::" + bucket + "/" + key}
-	if userContext != "" {
-		if m, err := kmsUserContext(userContext); err == nil {
-			for k, v := range m {
-				if k != "aws:s3:arn" {
-					c[k] = v
-				}
-			}
-		}
-	}
-	return c
-}
-
-// sealContext binds a sealed object key to its object and scheme.
-func sealContext(scheme, bucket, key string) string {
-	return "shardstore-sse\x00" + scheme + "\x00" + bucket + "\x00" + key
-}
-
 // bucketDefaultSSE is the bucket's default encryption as a request for
 // it; ok is false when the bucket has none.
 func bucketDefaultSSE(bi engine.BucketInfo) (sseRequest, bool) {
@@ -259,49 +211,15 @@ func (q *request) newEncryption(bi engine.BucketInfo, key string, req sseRequest
 			return nil, nil
 		}
 	}
-	objectKey := sse.NewKey()
-	enc := &engine.Encryption{Cipher: sse.DefaultCipher(), Key: objectKey, Sealed: map[string]string{sealedScheme: req.scheme}}
-	var kek []byte
-	switch req.scheme {
-	case schemeC:
-		salt := make([]byte, 32)
-		if _, err := rand.Read(salt); err != nil {
-			return nil, errInternal(err)
-		}
-		kek = sse.CustomerKEK(req.customerKey)
-		enc.Sealed[sealedSSECSalt] = base64.StdEncoding.EncodeToString(salt)
-		enc.Sealed[sealedSSECFinger] = base64.StdEncoding.EncodeToString(sse.KeyFingerprint(req.customerKey, salt))
-		enc.HideETag = true
-	default:
-		k := q.s.cfg.KMS
-		if k == nil {
-			return nil, errKMSNotConfigured()
-		}
-		keyID := req.kmsKey
-		if keyID == "" {
-			keyID = k.DefaultKey()
-		}
-		dk, err := k.GenerateKey(q.ctx, keyID, kmsContext(q.bucket, key, req.kmsContext))
-		if err != nil {
-			return nil, kmsError(err, keyID)
-		}
-		kek = dk.Plaintext
-		enc.Sealed[sealedKMSKey] = keyID
-		enc.Sealed[sealedKMSDataKey] = base64.StdEncoding.EncodeToString(dk.Ciphertext)
-		if req.kmsContext != "" {
-			enc.Sealed[sealedKMSContext] = req.kmsContext
-		}
-		if req.bucketKey {
-			enc.Sealed[sealedBucketKey] = "true"
-		}
-		enc.HideETag = req.scheme == schemeKMS
+	if req.scheme != schemeC && q.s.cfg.KMS == nil {
+		return nil, errKMSNotConfigured()
 	}
-	sealed, err := sse.SealKey(kek, objectKey, sealContext(req.scheme, q.bucket, key))
+	objectKey, sealed, hide, err := q.s.keys().NewKey(q.ctx, q.bucket, key, sealing.Request{Scheme: req.scheme,
+		KMSKey: req.kmsKey, KMSContext: req.kmsContext, BucketKey: req.bucketKey, CustomerKey: req.customerKey})
 	if err != nil {
-		return nil, errInternal(err)
+		return nil, sealingError(err, req.kmsKey)
 	}
-	enc.Sealed[sealedKey] = base64.StdEncoding.EncodeToString(sealed)
-	return enc, nil
+	return &engine.Encryption{Cipher: sse.DefaultCipher(), Key: objectKey, Sealed: sealed, HideETag: hide}, nil
 }
 
 // errKMSNotConfigured answers SSE-S3/SSE-KMS on a server without a KMS.
@@ -341,26 +259,31 @@ func errSSECWrongKey() *Error {
 }
 
 // checkCustomerKey checks req's SSE-C key against a version (or
-// upload) without unsealing anything: a HEAD, a part of an SSE-C upload.
+// upload) without unsealing anything: a HEAD, a copy source.
 func checkCustomerKey(sealed map[string]string, req sseRequest) error {
-	if sealed[sealedScheme] != schemeC {
-		if req.scheme == schemeC {
-			return errSSECNotApplicable()
-		}
-		return nil
-	}
-	if req.scheme != schemeC {
-		return errSSECRequired()
-	}
-	salt, err1 := base64.StdEncoding.DecodeString(sealed[sealedSSECSalt])
-	finger, err2 := base64.StdEncoding.DecodeString(sealed[sealedSSECFinger])
-	if err1 != nil || err2 != nil || len(finger) == 0 {
-		return errInternal(errors.New("SSE-C object without a key fingerprint"))
-	}
-	if !sse.FingerprintMatches(req.customerKey, salt, finger) {
-		return errSSECWrongKey()
+	if err := sealing.CheckCustomerKey(sealed, req.customerKey); err != nil {
+		return sealingError(err, "")
 	}
 	return nil
+}
+
+// sealingError maps a failure to make or recover an object key to what
+// the client sees; none carries a secret.
+func sealingError(err error, keyID string) *Error {
+	switch {
+	case errors.Is(err, sealing.ErrCustomerKeyRequired):
+		return errSSECRequired()
+	case errors.Is(err, sealing.ErrNotApplicable):
+		return errSSECNotApplicable()
+	case errors.Is(err, sealing.ErrCustomerKeyWrong):
+		return errSSECWrongKey()
+	case errors.Is(err, sealing.ErrNoKMS):
+		return &Error{Code: "ServiceUnavailable", Status: http.StatusServiceUnavailable,
+			Message: "The object is encrypted with a KMS key and this server has no KMS configured.", Err: err}
+	case errors.Is(err, sealing.ErrDamaged):
+		return errInternal(err)
+	}
+	return kmsError(err, keyID)
 }
 
 // unsealer is the engine's way back to an object key: it checks that
@@ -381,43 +304,14 @@ func (q *request) unsealer(bi engine.BucketInfo, req sseRequest, seen *map[strin
 	}
 }
 
+// keys is the server's object-key sealer.
+func (s *Server) keys() sealing.Keys { return sealing.Keys{KMS: s.cfg.KMS} }
+
 // unsealKey recovers the object key of bucket/key from its sealed map.
 func (s *Server) unsealKey(ctx context.Context, bucket, key string, sealed map[string]string, req sseRequest) ([]byte, error) {
-	if err := checkCustomerKey(sealed, req); err != nil {
-		return nil, err
-	}
-	scheme := sealed[sealedScheme]
-	sk, err := base64.StdEncoding.DecodeString(sealed[sealedKey])
+	k, err := s.keys().Unseal(ctx, bucket, key, sealed, req.customerKey)
 	if err != nil {
-		return nil, errInternal(fmt.Errorf("%s/%s: sealed key: %w", bucket, key, err))
-	}
-	var kek []byte
-	switch scheme {
-	case schemeC:
-		kek = sse.CustomerKEK(req.customerKey)
-	case schemeS3, schemeKMS:
-		if s.cfg.KMS == nil {
-			return nil, errorf("ServiceUnavailable", http.StatusServiceUnavailable,
-				"The object is encrypted with a KMS key and this server has no KMS configured.")
-		}
-		dk, err := base64.StdEncoding.DecodeString(sealed[sealedKMSDataKey])
-		if err != nil {
-			return nil, errInternal(fmt.Errorf("%s/%s: sealed data key: %w", bucket, key, err))
-		}
-		keyID := sealed[sealedKMSKey]
-		kek, err = s.cfg.KMS.Decrypt(ctx, keyID, dk, kmsContext(bucket, key, sealed[sealedKMSContext]))
-		if err != nil {
-			return nil, kmsError(err, keyID)
-		}
-	default:
-		return nil, errInternal(fmt.Errorf("%s/%s: unknown encryption scheme %q", bucket, key, scheme))
-	}
-	k, err := sse.UnsealKey(kek, sk, sealContext(scheme, bucket, key))
-	if err != nil {
-		if scheme == schemeC {
-			return nil, errSSECWrongKey()
-		}
-		return nil, errInternal(fmt.Errorf("%s/%s: %w", bucket, key, err))
+		return nil, sealingError(err, sealed[sealing.KMSKey])
 	}
 	return k, nil
 }
@@ -426,13 +320,13 @@ func (s *Server) unsealKey(ctx context.Context, bucket, key string, sealed map[s
 // S3 does on writes and reads: the scheme, the KMS key, and for SSE-C
 // the algorithm and the MD5 of the key the request carried.
 func setSSEHeaders(h http.Header, sealed map[string]string, req sseRequest) {
-	switch sealed[sealedScheme] {
+	switch sealed[sealing.Scheme] {
 	case schemeS3:
 		h.Set(hdrSSE, "AES256")
 	case schemeKMS:
 		h.Set(hdrSSE, "aws:kms")
-		h.Set(hdrSSEKMSKey, sealed[sealedKMSKey])
-		if c := sealed[sealedKMSContext]; c != "" {
+		h.Set(hdrSSEKMSKey, sealed[sealing.KMSKey])
+		if c := sealed[sealing.KMSContext]; c != "" {
 			h.Set(hdrSSEContext, c)
 		}
 	case schemeC:
@@ -443,7 +337,7 @@ func setSSEHeaders(h http.Header, sealed map[string]string, req sseRequest) {
 	default:
 		return
 	}
-	if sealed[sealedBucketKey] == "true" {
+	if sealed[sealing.BucketKey] == "true" {
 		h.Set(hdrSSEBucketKey, "true")
 	}
 }
@@ -452,14 +346,14 @@ func setSSEHeaders(h http.Header, sealed map[string]string, req sseRequest) {
 // encryption the object already has (the same scheme and key), so its
 // data may stay as it is.
 func sameEncryption(sealed map[string]string, dest *engine.Encryption, req sseRequest) bool {
-	if dest == nil || sealed[sealedScheme] != dest.Sealed[sealedScheme] {
+	if dest == nil || sealed[sealing.Scheme] != dest.Sealed[sealing.Scheme] {
 		return false
 	}
-	switch sealed[sealedScheme] {
+	switch sealed[sealing.Scheme] {
 	case schemeC:
 		return checkCustomerKey(sealed, req) == nil
 	case schemeKMS:
-		return sealed[sealedKMSKey] == dest.Sealed[sealedKMSKey] && sealed[sealedKMSContext] == dest.Sealed[sealedKMSContext]
+		return sealed[sealing.KMSKey] == dest.Sealed[sealing.KMSKey] && sealed[sealing.KMSContext] == dest.Sealed[sealing.KMSContext]
 	}
 	return true
 }
