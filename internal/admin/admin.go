@@ -16,6 +16,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/iam"
+	"github.com/shardstore/shardstore/internal/kms"
 )
 
 // Prefix is the URL path the handler serves.
@@ -70,6 +71,10 @@ type Handler struct {
 	// Consensus, when set (a cluster node), reports the consensus
 	// group in status.
 	Consensus func() ConsensusStatus
+	// KMS, when set, serves the kms calls and shows in status; Objects
+	// is what a rewrap walks (kms.go).
+	KMS     kms.KMS
+	Objects Objects
 }
 
 // NewHandler returns the admin API for eng. authorize is called on every
@@ -104,6 +109,8 @@ type StatusReply struct {
 	// Consensus is this node's view of the cluster's consensus group
 	// (absent on a single node).
 	Consensus *ConsensusStatus `json:"consensus,omitempty"`
+	// KMS is the key server's status (absent without one).
+	KMS *kms.Status `json:"kms,omitempty"`
 }
 
 // ConsensusStatus is one node's view of the Raft group that keeps the
@@ -184,8 +191,15 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 				cs := h.Consensus()
 				reply.Consensus = &cs
 			}
+			if h.KMS != nil {
+				ks := h.KMS.Status(r.Context())
+				reply.KMS = &ks
+			}
 			json.NewEncoder(w).Encode(reply)
 		}}, 0, ""
+	}
+	if c, status, msg, ok := h.routeKMS(method, path); ok {
+		return c, status, msg
 	}
 	if c, status, msg, ok := h.routeIdentities(method, path, r); ok {
 		return c, status, msg

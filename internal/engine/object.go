@@ -206,6 +206,24 @@ func (e *Engine) SetObjectTags(ctx context.Context, bucket, key, versionID strin
 
 // checkTags bounds a tag set; keys and values are the S3 layer's to
 // validate.
+// SetObjectSealed replaces, in place, the sealed map of an encrypted
+// version (versionID "" is the current one): update gets the stored map
+// and returns the new one. The object key must stay the same (a KMS
+// rewrap re-seals it, nothing else), since the data is not rewritten.
+func (e *Engine) SetObjectSealed(ctx context.Context, bucket, key, versionID string, update func(old map[string]string) (map[string]string, error)) (ObjectInfo, error) {
+	return e.updateVersionMeta(ctx, bucket, key, versionID, func(m *meta.Object) error {
+		if m.Cipher == "" {
+			return fmt.Errorf("%w: %s/%s is not encrypted", ErrInvalidArgument, bucket, key)
+		}
+		sealed, err := update(m.Sealed)
+		if err != nil {
+			return err
+		}
+		m.Sealed = sealed
+		return nil
+	})
+}
+
 func checkTags(tags map[string]string) error {
 	if len(tags) > MaxObjectTags {
 		return fmt.Errorf("%w: %d tags, at most %d", ErrInvalidArgument, len(tags), MaxObjectTags)
