@@ -81,8 +81,8 @@ func TestKMSKeyName(t *testing.T) {
 	for in, want := range map[string]string{
 		"testkey-1": "testkey-1",
 		"arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab": "1234abcd-12ab",
-		"arn:minio:kms::mykey": "mykey",
-		"":                     "",
+		"arn:minio:kms::mykey":                                 "mykey",
+		"":                                                     "",
 	} {
 		if got := kmsKeyName(in); got != want {
 			t.Errorf("kmsKeyName(%q) = %q, want %q", in, got, want)
