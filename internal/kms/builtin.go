@@ -287,7 +287,11 @@ func (b *Builtin) String() string {
 	s.WriteString(strconv.Quote(b.defaultKey))
 	s.WriteString(", keys:")
 	for _, n := range names {
-		fmt.Fprintf(&s, " %s(%d versions)", strconv.Quote(n), len(b.keys[n]))
+		plural := "s"
+		if len(b.keys[n]) == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(&s, " %s (%d version%s)", strconv.Quote(n), len(b.keys[n]), plural)
 	}
 	s.WriteString("}")
 	return s.String()
@@ -352,7 +356,11 @@ func (b *Builtin) Rewrap(_ context.Context, keyID string, ciphertext []byte, c C
 // key file (or environment), and a key made at run time would be lost at
 // the next restart together with every object sealed under it.
 func (b *Builtin) CreateKey(_ context.Context, keyID string) error {
-	return fmt.Errorf("%w: builtin keys are not created at run time; add a line %s:<base64 of 32 random bytes> to the key file (SHARDSTORE_KMS_SECRET_KEY_FILE) and restart", ErrNotSupported, quoteName(keyID))
+	line := "NAME:<base64 of 32 random bytes>"
+	if keyNameProblem(keyID) == "" {
+		line = keyID + ":<base64 of 32 random bytes>"
+	}
+	return fmt.Errorf("%w: builtin keys are not created at run time; add a line %s to the key file (SHARDSTORE_KMS_SECRET_KEY_FILE) and restart", ErrNotSupported, line)
 }
 
 // Status is always OK: the keys are in memory.

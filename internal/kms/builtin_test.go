@@ -109,7 +109,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	if s := k.String(); !strings.Contains(s, `"k"`) || !strings.Contains(s, "redacted") {
 		t.Errorf("SecretKey.String() = %q", s)
 	}
-	if s := b.String(); !strings.Contains(s, `"k"(1 versions)`) {
+	if s := b.String(); !strings.Contains(s, `"k" (1 version)`) {
 		t.Errorf("Builtin.String() = %q", s)
 	}
 }
