@@ -5,14 +5,25 @@
 // to unseal that ciphertext when the object is read.
 //
 // Two implementations: Builtin, from secret keys given by file or
-// environment (MinIO's MINIO_KMS_SECRET_KEY form name:base64), and Vault,
-// a client of the HashiCorp Vault transit API (which OpenBao serves too).
-// Both satisfy KMS and pass the same conformance tests (kms_test.go).
+// environment (MinIO's MINIO_KMS_SECRET_KEY form name:base64; LoadBuiltin),
+// and Vault, a client of the HashiCorp Vault transit API (which OpenBao
+// serves too; LoadVaultConfig, NewVault). Both satisfy KMS and pass the
+// same conformance tests (kms_test.go). Counting wraps either and counts
+// calls and failures per operation for the metrics.
+//
+// Builtin binds Context to its ciphertexts; Vault does not (transit binds
+// context only for derived keys), so callers that need a ciphertext tied
+// to one object must bind that themselves (associated data of their own).
+//
+// Nothing here prints a secret: errors, String and %v of every value name
+// keys, endpoints and operations, never key material or tokens.
 package kms
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -78,4 +89,56 @@ var (
 	// ErrUnavailable: the key server cannot be reached or fails; the
 	// request may succeed later. S3 answers 503.
 	ErrUnavailable = errors.New("kms: key server unavailable")
+	// ErrNotSupported: the implementation cannot do this (CreateKey on
+	// Builtin, whose keys come from the key file).
+	ErrNotSupported = errors.New("kms: operation not supported")
 )
+
+// maxKeyNameLen bounds key names; Builtin stores the name in each
+// ciphertext behind a one-byte length.
+const maxKeyNameLen = 255
+
+// CheckKeyName reports whether name can name a key: 1 to 255 ASCII
+// letters, digits, '-', '_' and '.', starting with a letter or digit.
+// Names become URL path segments of the Vault API, so this is what stops
+// a key id from a request reaching another path ("../sys/seal",
+// "k?version=1"); Builtin keeps the same rule so names are portable.
+func CheckKeyName(name string) error {
+	if p := keyNameProblem(name); p != "" {
+		return fmt.Errorf("kms: invalid key name %s: %s", quoteName(name), p)
+	}
+	return nil
+}
+
+// keyNameProblem says what is wrong with name without repeating it (the
+// secret-key parser must not echo its input), or "" when it is fine.
+func keyNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "it is empty"
+	case len(name) > maxKeyNameLen:
+		return fmt.Sprintf("it is %d bytes long, at most %d are allowed", len(name), maxKeyNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if i == 0 && !alnum {
+			return "it must start with a letter or digit"
+		}
+		if !alnum && c != '-' && c != '_' && c != '.' {
+			return fmt.Sprintf("byte %d is not a letter, digit, '-', '_' or '.'", i)
+		}
+	}
+	return ""
+}
+
+// quoteName quotes a (possibly hostile) name for an error message: Go
+// syntax, so control characters cannot forge log lines, and cut short so
+// a megabyte of key id does not become a megabyte of log.
+func quoteName(name string) string {
+	const max = 64
+	if len(name) > max {
+		return strconv.Quote(name[:max]) + "…"
+	}
+	return strconv.Quote(name)
+}
