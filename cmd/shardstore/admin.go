@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
@@ -38,6 +38,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin accesskey create|list|info|enable|disable|remove ...
        shardstore admin audit [--json]
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
+       shardstore admin kms status|key create NAME|rewrap [--bucket B]
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -49,6 +50,8 @@ Operates a running server through its admin API:
              by their own policy and limited in time
   audit      the latest identity changes (who, what, when)
   prometheus a scrape configuration with a bearer token for /shardstore/metrics
+  kms        the key server of encryption at rest: status, create a key, rewrap
+             data keys under a rotated key's newest version
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
@@ -63,7 +66,7 @@ admin action, or any user managing its own access keys).`
 // runAdmin operates a running server through its admin API.
 func runAdmin(args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status, heal, user, group, policy, accesskey, audit or prometheus)")
+		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status, heal, user, group, policy, accesskey, audit, prometheus or kms)")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -74,8 +77,10 @@ func runAdmin(args []string) error {
 		return runAdminIdentity(args)
 	case "prometheus":
 		return runAdminPrometheus(args[1:])
+	case "kms":
+		return runAdminKMS(args[1:])
 	default:
-		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit or prometheus)", args[0])
+		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus or kms)", args[0])
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
@@ -369,6 +374,9 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 		h.ScanCycles, last, h.LastScan.Objects, h.LastScan.Damaged)
 	if h.ScanElsewhere {
 		fmt.Fprintf(out, "scanner            runs on the cluster's consensus leader now, not on this node\n")
+	}
+	if st.KMS != nil {
+		printKMSStatus(out, *st.KMS)
 	}
 }
 

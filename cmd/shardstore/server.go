@@ -34,6 +34,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/iam"
+	"github.com/shardstore/shardstore/internal/kms"
 	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
@@ -88,6 +89,11 @@ type serverOptions struct {
 	allowDevCreds bool
 	// metricsPublic serves /shardstore/metrics without a token.
 	metricsPublic bool
+	// encryptAll encrypts every new object (SSE-S3) unless a request
+	// or bucket default says otherwise; allowSSECOverHTTP accepts
+	// customer keys on plain HTTP.
+	encryptAll        bool
+	allowSSECOverHTTP bool
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -128,11 +134,15 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.certsDir, "S", o.certsDir, "short for --certs-dir (as MinIO's -S)")
 	fs.BoolVar(&o.metricsPublic, "metrics-public", metricsPublicDefault(os.Getenv), "serve /shardstore/metrics to anyone who reaches the port, without a bearer token (also SHARDSTORE_PROMETHEUS_AUTH_TYPE=public or MINIO_PROMETHEUS_AUTH_TYPE=public)")
 	fs.BoolVar(&o.allowDevCreds, "allow-default-credentials", false, "serve beyond loopback with the default development credentials (also SHARDSTORE_ALLOW_DEFAULT_CREDENTIALS=1); meant for trials on a network you trust")
+	fs.BoolVar(&o.encryptAll, "encrypt-all", envTrue(os.Getenv("SHARDSTORE_ENCRYPT_ALL")) || strings.EqualFold(os.Getenv("MINIO_KMS_AUTO_ENCRYPTION"), "on"),
+		"encrypt every new object at rest (SSE-S3) unless the request or the bucket's default encryption says otherwise; needs a KMS (also SHARDSTORE_ENCRYPT_ALL=1, MINIO_KMS_AUTO_ENCRYPTION=on)")
+	fs.BoolVar(&o.allowSSECOverHTTP, "allow-ssec-over-http", envTrue(os.Getenv("SHARDSTORE_ALLOW_SSEC_OVER_HTTP")),
+		"accept SSE-C customer keys on plain HTTP requests, which S3 refuses since the key crosses the network in clear; for a TLS-terminating proxy in front (also SHARDSTORE_ALLOW_SSEC_OVER_HTTP=1)")
 	head := fmt.Sprintf("usage: %s\n\n"+
 		"Runs the S3 server on the given drive directories.\n"+
 		"DRIVE may use ellipses: /data/d{1...16}. Without drives the server uses %s.\n"+
 		"Root credentials come from SHARDSTORE_ROOT_USER and SHARDSTORE_ROOT_PASSWORD\n"+
-		"(MINIO_ROOT_USER / MINIO_ROOT_PASSWORD are accepted too).", serverUsage, defaultDrives)
+		"(MINIO_ROOT_USER / MINIO_ROOT_PASSWORD are accepted too).\n"+kmsHelp, serverUsage, defaultDrives)
 	rest := args
 	for {
 		if err := cli.Parse(fs, rest, stderr, serverUsage, head); err != nil {
@@ -275,6 +285,22 @@ func runServer(args []string) error {
 	if err := metrics.RegisterHashing(registry, hasher.Stats); err != nil {
 		return err
 	}
+	keyServer, err := loadKMS(os.Getenv, certStore.RootCAs())
+	if err != nil {
+		return err
+	}
+	if keyServer == nil && o.encryptAll {
+		return errors.New("--encrypt-all needs a KMS: set SHARDSTORE_KMS_SECRET_KEY (or MINIO_KMS_SECRET_KEY) to NAME:BASE64 of 32 random bytes, or a Vault KMS (see shardstore server -h)")
+	}
+	if keyServer != nil {
+		mon, err := newKMSMonitor(keyServer, registry, logger.With("component", "kms"))
+		if err != nil {
+			return fmt.Errorf("register KMS metrics: %w", err)
+		}
+		monCtx, stopMon := context.WithCancel(context.Background())
+		defer stopMon()
+		go mon.run(monCtx, 30*time.Second)
+	}
 
 	engCfg := engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
 		InlineLimit: o.inlineLimit, IndexCache: int64(o.indexCache), Logger: logger.With("component", "engine"),
@@ -348,17 +374,25 @@ func runServer(args []string) error {
 	if node != nil {
 		adm.Consensus = node.consensusStatus
 	}
+	var keys kms.KMS
+	if keyServer != nil {
+		keys = keyServer
+		adm.KMS, adm.Objects = keyServer, eng
+	}
 	srv, err := s3api.New(s3api.Config{
-		Store:       eng,
-		Auth:        s3api.SigV4{Verifier: verifier},
-		Registry:    registry,
-		Admin:       adm,
-		STS:         &sts.Handler{Verifier: verifier, Issuer: ids, Log: logger.With("component", "sts")},
-		Region:      o.region,
-		Domain:      o.domain,
-		Logger:      logger.With("component", "s3api"),
-		LogRequests: o.logRequests,
-		MetricsAuth: metricsAuth,
+		Store:             eng,
+		Auth:              s3api.SigV4{Verifier: verifier},
+		Registry:          registry,
+		Admin:             adm,
+		STS:               &sts.Handler{Verifier: verifier, Issuer: ids, Log: logger.With("component", "sts")},
+		Region:            o.region,
+		Domain:            o.domain,
+		Logger:            logger.With("component", "s3api"),
+		LogRequests:       o.logRequests,
+		MetricsAuth:       metricsAuth,
+		KMS:               keys,
+		EncryptAll:        o.encryptAll,
+		AllowSSECOverHTTP: o.allowSSECOverHTTP,
 	})
 	if err != nil {
 		return err

@@ -64,6 +64,14 @@ func baoBinary(t *testing.T) string {
 
 func findOrInstallBao() (path string, log []string, err error) {
 	logf := func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
+	if p := os.Getenv("SHARDSTORE_BAO"); p != "" {
+		// scripts/test found (or installed) it.
+		if v, ok := baoVersion(p); ok {
+			logf("using SHARDSTORE_BAO: %s (%s)", p, v)
+			return p, log, nil
+		}
+		return "", log, fmt.Errorf("SHARDSTORE_BAO=%s does not run as OpenBao", p)
+	}
 	if p, err := exec.LookPath("bao"); err == nil {
 		if v, ok := baoVersion(p); ok {
 			logf("using bao on PATH: %s (%s)", p, v)
