@@ -809,8 +809,16 @@ func handleGetObjectAttributes(q *request) error {
 		return err
 	}
 	maxParts = min(maxParts, 1000)
+	sreq, err := q.sseForRead(q.r.Header, hdrSSECPrefix)
+	if err != nil {
+		return err
+	}
 	oi, err := q.statForRead(bi, engine.GetOptions{VersionID: version})
 	if err != nil {
+		return err
+	}
+	// An SSE-C object's attributes need its key, as its HEAD does.
+	if err := checkCustomerKey(oi.Sealed, sreq); err != nil {
 		return err
 	}
 	q.setVersionID(bi, oi.VersionID)
