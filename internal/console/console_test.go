@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +20,10 @@ import (
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/iam"
+	"github.com/shardstore/shardstore/internal/kms"
 	"github.com/shardstore/shardstore/internal/s3api"
+	"github.com/shardstore/shardstore/internal/sealing"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 const (
@@ -36,7 +40,11 @@ type rig struct {
 	console *httptest.Server
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { t.Helper(); return newRigWith(t, nil) }
+
+// newRigWith is newRig with the S3 server's configuration adjusted by
+// adjust (a KMS, say).
+func newRigWith(t *testing.T, adjust func(*s3api.Config)) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	eng, err := engine.New(engine.Config{Paths: []string{filepath.Join(dir, "d1"), filepath.Join(dir, "d2"),
@@ -68,7 +76,11 @@ func newRig(t *testing.T) *rig {
 		}
 		return admin.Actor{Name: "root", Can: func(string) bool { return true }}, nil
 	}
-	srv, err := s3api.New(s3api.Config{Store: eng, Auth: s3api.SigV4{Verifier: verifier}, Admin: admin.NewHandler(eng, authorize, ids)})
+	cfg := s3api.Config{Store: eng, Auth: s3api.SigV4{Verifier: verifier}, Admin: admin.NewHandler(eng, authorize, ids)}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv, err := s3api.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,5 +574,48 @@ func TestCookieOverTLS(t *testing.T) {
 		if hsts := resp.Header.Get("Strict-Transport-Security"); (hsts == "max-age=31536000") != c.tls {
 			t.Errorf("tls %v: Strict-Transport-Security %q", c.tls, hsts)
 		}
+	}
+}
+
+// TestObjectDetailsShowEncryption: the object panel says how an object is
+// encrypted at rest, and still opens for an SSE-C object whose HEAD needs
+// a key the console never has.
+func TestObjectDetailsShowEncryption(t *testing.T) {
+	secret, err := kms.ParseSecretKey("console-key:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := kms.NewBuiltin(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRigWith(t, func(c *s3api.Config) { c.KMS, c.EncryptAll = builtin, true })
+	b := r.browser()
+	b.login(rootKey, rootSecret)
+	if code, m := b.json("POST", "/api/buckets", map[string]any{"name": "sealed"}); code != 200 {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	q := url.Values{"bucket": {"sealed"}, "key": {"doc.txt"}}.Encode()
+	if code, out, _ := b.do("PUT", "/api/upload?"+q, strings.NewReader("secret words"), map[string]string{"Content-Type": "text/plain"}); code != 200 {
+		t.Fatalf("upload: %d %s", code, out)
+	}
+	code, m := b.json("GET", "/api/object?"+q, nil)
+	if code != 200 || !strings.HasPrefix(fmt.Sprint(m["encryption"]), "SSE-S3") {
+		t.Fatalf("details of an SSE-S3 object: %d %v", code, m)
+	}
+	// An SSE-C object, written as the S3 layer writes one.
+	ck := bytes.Repeat([]byte{9}, 32)
+	objectKey, sealed, hide, err := sealing.Keys{}.NewKey(context.Background(), "sealed", "mine", sealing.Request{Scheme: sealing.SchemeC, CustomerKey: ck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "customer data"
+	if _, err := r.eng.PutObject(context.Background(), "sealed", "mine", strings.NewReader(body), int64(len(body)),
+		engine.PutOptions{Encryption: &engine.Encryption{Cipher: sse.DefaultCipher(), Key: objectKey, Sealed: sealed, HideETag: hide}}); err != nil {
+		t.Fatal(err)
+	}
+	code, m = b.json("GET", "/api/object?bucket=sealed&key=mine", nil)
+	if code != 200 || !strings.HasPrefix(fmt.Sprint(m["encryption"]), "SSE-C") || m["size"] != float64(len(body)) || m["notes"] == nil {
+		t.Fatalf("details of an SSE-C object: %d %v", code, m)
 	}
 }

@@ -464,7 +464,8 @@ async function showDetails(bucket, key, box, refresh, versionId) {
         } catch (e) { toast(explain(e), "error"); }
       } })),
     kv([["Size", fmtBytes(d.size) + " (" + Number(d.size).toLocaleString() + " bytes)"], ["ETag", d.etag], ["Content type", d.contentType],
-      ["Last modified", d.lastModified], ["Version", d.versionId], ["Storage class", d.storageClass || "STANDARD"]]),
+      ["Last modified", d.lastModified], ["Version", d.versionId], ["Storage class", d.storageClass || "STANDARD"],
+      ["Encryption", d.encryption || "none"]]),
     el("h4", { text: "Share" }),
     el("div", { class: "share" }, expiry, el("button", { id: "share-create", text: "Create link", onclick: async () => {
       try {
