@@ -56,7 +56,7 @@ func (m *PutPhases) Observe(p engine.PutPhases) {
 		v    float64
 	}{
 		{"receive", p.Receive.Seconds()}, {"hash", p.Hash.Seconds()}, {"hash_wait", p.HashWait.Seconds()},
-		{"encode", p.Encode.Seconds()}, {"bitrot", p.Bitrot.Seconds()}, {"write", p.Write.Seconds()},
+		{"encode", p.Encode.Seconds()}, {"encrypt", p.Encrypt.Seconds()}, {"bitrot", p.Bitrot.Seconds()}, {"write", p.Write.Seconds()},
 		{"sync", p.Sync.Seconds()}, {"commit", p.Commit.Seconds()},
 	} {
 		m.seconds.WithLabelValues(ph.name).Observe(ph.v)

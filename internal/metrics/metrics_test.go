@@ -27,8 +27,8 @@ func TestObserve(t *testing.T) {
 	if got := testutil.ToFloat64(m.puts.WithLabelValues("pipelined")); got != 1 {
 		t.Fatalf("pipelined count = %v", got)
 	}
-	if n := testutil.CollectAndCount(m.seconds); n != 8 {
-		t.Fatalf("%d phase series, want 8", n)
+	if n := testutil.CollectAndCount(m.seconds); n != 9 {
+		t.Fatalf("%d phase series, want 9", n)
 	}
 	want := `
 # HELP shardstore_put_bytes_total Bytes stored by PUTs and part uploads.

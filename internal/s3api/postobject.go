@@ -272,6 +272,7 @@ func handlePostObject(q *request) error {
 		return fmt.Errorf("post %s/%s: %w", q.bucket, q.key, err)
 	}
 	q.setVersionID(bi, oi.VersionID)
+	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
 	return q.postAnswer(f, oi)
 }
 
