@@ -57,6 +57,34 @@ func ParseS3Mode(s string) (S3Mode, error) {
 	return "", fmt.Errorf("mode %q: want put, get, mixed, small or list", s)
 }
 
+// S3SSE is the server-side encryption `bench s3` asks for on every PUT
+// (GETs of SSE-S3 and SSE-KMS objects need no header). The zero value
+// asks for none.
+type S3SSE struct {
+	// Algorithm is the x-amz-server-side-encryption value: "" (none),
+	// "AES256" (SSE-S3) or "aws:kms" (SSE-KMS).
+	Algorithm types.ServerSideEncryption `json:"algorithm,omitempty"`
+	// KMSKeyID is the x-amz-server-side-encryption-aws-kms-key-id of
+	// SSE-KMS; empty leaves the key to the server's default.
+	KMSKeyID string `json:"kms_key_id,omitempty"`
+}
+
+// ParseS3SSE reads -sse: none (or empty), s3 (SSE-S3, AES256), kms
+// (SSE-KMS with the server's default key) or kms:KEYID.
+func ParseS3SSE(s string) (S3SSE, error) {
+	// A key id may hold colons itself (an ARN): only the first one splits.
+	name, keyID, hasKey := strings.Cut(strings.TrimSpace(s), ":")
+	switch {
+	case !hasKey && (name == "" || strings.EqualFold(name, "none")):
+		return S3SSE{}, nil
+	case !hasKey && strings.EqualFold(name, "s3"):
+		return S3SSE{Algorithm: types.ServerSideEncryptionAes256}, nil
+	case strings.EqualFold(name, "kms") && (!hasKey || keyID != ""):
+		return S3SSE{Algorithm: types.ServerSideEncryptionAwsKms, KMSKeyID: keyID}, nil
+	}
+	return S3SSE{}, fmt.Errorf("sse %q: want none, s3, kms or kms:KEYID", s)
+}
+
 // Defaults of S3Options; the command line shows the same values.
 const (
 	DefaultS3Endpoint  = "http://127.0.0.1:9000"
@@ -143,6 +171,9 @@ type S3Options struct {
 	// MaxErrors failed operations end a phase early with an error
 	// (default DefaultS3MaxErrors; negative: never).
 	MaxErrors int
+	// SSE is the server-side encryption every PUT asks for (default
+	// none); GETs send no encryption header.
+	SSE S3SSE
 }
 
 // S3Progress is what RunS3 reports while a phase runs (about four times
@@ -237,7 +268,9 @@ type S3Report struct {
 	PageSize        int     `json:"page_size,omitempty"`
 	Verify          bool    `json:"verify"`
 	// Seed made the object contents; --seed with it writes the same data.
-	Seed   uint64    `json:"seed"`
+	Seed uint64 `json:"seed"`
+	// SSE is the server-side encryption the PUTs asked for, if any.
+	SSE    *S3SSE    `json:"sse,omitempty"`
 	PIDs   []int     `json:"pids,omitempty"`
 	CPU    string    `json:"cpu"`
 	Cores  int       `json:"cores"`
@@ -305,6 +338,10 @@ func RunS3(ctx context.Context, opts S3Options, progress func(S3Progress)) (S3Re
 	}
 	if opts.Mode == S3Mixed {
 		rep.GetFraction = opts.GetFraction
+	}
+	if opts.SSE.Algorithm != "" {
+		sse := opts.SSE
+		rep.SSE = &sse
 	}
 	if opts.Mode == S3Get || opts.Mode == S3Mixed || (opts.Mode == S3List && opts.Prefix == "") {
 		rep.Objects = opts.Objects
@@ -431,6 +468,15 @@ func (o *S3Options) fill() error {
 	}
 	if o.MaxErrors == 0 {
 		o.MaxErrors = DefaultS3MaxErrors
+	}
+	switch o.SSE.Algorithm {
+	case "", types.ServerSideEncryptionAes256:
+		if o.SSE.KMSKeyID != "" {
+			return errors.New("sse: a KMS key id goes with aws:kms only")
+		}
+	case types.ServerSideEncryptionAwsKms:
+	default:
+		return fmt.Errorf("sse %q: want AES256 or aws:kms", o.SSE.Algorithm)
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
@@ -588,11 +634,20 @@ func (r *s3Run) putObject(ctx context.Context, key string) error {
 	_, err := r.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(r.opts.Bucket), Key: aws.String(key),
 		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
+		ServerSideEncryption: r.opts.SSE.Algorithm, SSEKMSKeyId: optional(r.opts.SSE.KMSKeyID),
 	})
 	if err != nil {
 		return fmt.Errorf("PUT %s: %w", key, err)
 	}
 	return nil
+}
+
+// optional is nil for an empty string, so the SDK sends no header.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
 }
 
 // tick reports progress about four times a second until the returned

@@ -548,6 +548,95 @@ func TestS3PIDList(t *testing.T) {
 	}
 }
 
+// TestS3SSEFlag: -sse takes none, s3, kms and kms:KEYID (a key id may
+// hold colons, as an ARN does) and refuses anything else.
+func TestS3SSEFlag(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want S3SSE
+	}{
+		{"", S3SSE{}},
+		{"none", S3SSE{}},
+		{"s3", S3SSE{Algorithm: "AES256"}},
+		{"S3", S3SSE{Algorithm: "AES256"}},
+		{"kms", S3SSE{Algorithm: "aws:kms"}},
+		{"kms:my-key", S3SSE{Algorithm: "aws:kms", KMSKeyID: "my-key"}},
+		{"kms:arn:aws:kms:us-east-1:1:key/k", S3SSE{Algorithm: "aws:kms", KMSKeyID: "arn:aws:kms:us-east-1:1:key/k"}},
+	} {
+		got, err := ParseS3SSE(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("ParseS3SSE(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+		}
+		f := &s3Flags{sse: c.in, mode: "put", accessKey: "a", secretKey: "b", concurrency: 1, endpoint: "http://127.0.0.1:1", maxErrors: 1}
+		if opts, err := f.options(func(string) string { return "" }); err != nil || opts.SSE != c.want {
+			t.Errorf("-sse %q: %+v, %v; want %+v", c.in, opts.SSE, err, c.want)
+		}
+	}
+	for _, in := range []string{"aes", "AES256", "s3:k", "kms:", "none:x", "c", "sse-c"} {
+		if got, err := ParseS3SSE(in); err == nil {
+			t.Errorf("ParseS3SSE(%q) = %+v, want an error", in, got)
+		}
+	}
+	if err := (&S3Options{AccessKey: "a", SecretKey: "b", SSE: S3SSE{Algorithm: "AES256", KMSKeyID: "k"}}).fill(); err == nil {
+		t.Error("fill took a KMS key id with AES256")
+	}
+}
+
+// TestS3SSEHeaders runs against a fake endpoint that records the
+// encryption headers: every PUT (the prepared objects included) carries
+// them, no GET does, and the report names them.
+func TestS3SSEHeaders(t *testing.T) {
+	for _, c := range []struct{ flag, alg, keyID string }{
+		{"none", "", ""},
+		{"s3", "AES256", ""},
+		{"kms:bench-key", "aws:kms", "bench-key"},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			var mu sync.Mutex
+			var puts, gets int
+			var bad []string
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				alg, keyID := r.Header.Get("X-Amz-Server-Side-Encryption"), r.Header.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id")
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case r.Method == http.MethodHead:
+					w.WriteHeader(http.StatusOK)
+				case r.Method == http.MethodPut:
+					puts++
+					if alg != c.alg || keyID != c.keyID {
+						bad = append(bad, fmt.Sprintf("PUT with %q %q", alg, keyID))
+					}
+					_, _ = io.Copy(io.Discard, r.Body)
+					w.Header().Set("ETag", `"e"`)
+				case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
+					_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><IsTruncated>false</IsTruncated></ListBucketResult>`)
+				case r.Method == http.MethodGet:
+					gets++
+					if alg != "" || keyID != "" {
+						bad = append(bad, fmt.Sprintf("GET with %q %q", alg, keyID))
+					}
+					w.Header().Set("Content-Length", "1024")
+					_, _ = w.Write(make([]byte, 1024))
+				default:
+					http.Error(w, "unexpected "+r.Method+" "+r.URL.String(), http.StatusBadRequest)
+				}
+			}))
+			defer fake.Close()
+			rep := runS3JSON(t, "-endpoint", fake.URL, "-bucket", "b", "-mode", "get", "-size", "1KiB",
+				"-concurrency", "1", "-objects", "2", "-ops", "3", "-sse", c.flag)
+			mu.Lock()
+			defer mu.Unlock()
+			if puts != 2 || gets != 3 || len(bad) > 0 {
+				t.Errorf("%d PUTs, %d GETs (want 2, 3); wrong headers: %v", puts, gets, bad)
+			}
+			if got := rep.SSE; (c.alg == "") != (got == nil) || (got != nil && (string(got.Algorithm) != c.alg || got.KMSKeyID != c.keyID)) {
+				t.Errorf("report's sse %+v, want %q %q", got, c.alg, c.keyID)
+			}
+		})
+	}
+}
+
 func TestS3CommandRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-mode", "delete"},
@@ -562,6 +651,8 @@ func TestS3CommandRejectsBadFlags(t *testing.T) {
 		{"-pid", "abc"},
 		{"-pid", "1,x"},
 		{"-pid", "0"},
+		{"-sse", "aes"},
+		{"-sse", "kms:"},
 		{"-pid", "999999999"}, // no such process
 		{"-prefix", "p/"},     // only list mode reads a kept prefix
 		{"-mode", "list", "-ops", "5"},

@@ -49,7 +49,7 @@ var s3Command = benchCommand{name: "s3", usage: "shardstore bench s3 [flags]",
 // s3Flags are the flags of `shardstore bench s3`.
 type s3Flags struct {
 	endpoint, caCert, accessKey, secretKey, region, bucket, mode, size string
-	pids, prefix                                                       string
+	pids, prefix, sse                                                  string
 	concurrency, ops, objects, maxErrors, listings, pageSize           int
 	duration                                                           time.Duration
 	getFraction                                                        float64
@@ -77,6 +77,8 @@ func (f *s3Flags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.pageSize, "page-size", DefaultS3ListPageSize, "keys per ListObjectsV2 page in list mode, 1..1000")
 	fs.StringVar(&f.prefix, "prefix", "", "list mode: list the objects an earlier run kept (-keep) under this `PREFIX` instead of writing new ones\n"+
 		"(e.g. to list again after restarting the server); they are not deleted")
+	fs.StringVar(&f.sse, "sse", "none", "server-side encryption every PUT asks for: none, s3 (SSE-S3: x-amz-server-side-encryption AES256),\n"+
+		"kms (SSE-KMS with the server's default key) or kms:KEYID (aws:kms with that key id); GETs send no header")
 	fs.StringVar(&f.pids, "pid", "", "server process id(s) on this machine, `PID[,PID...]` (every node of a local cluster): report their CPU seconds per GiB, summed, from /proc/PID/stat")
 	fs.BoolVar(&f.pathStyle, "path-style", true, "path-style addressing (host/bucket/key); false addresses bucket.host, which needs DNS")
 	fs.BoolVar(&f.keep, "keep", false, "keep the objects written (and a bucket the bench created)")
@@ -98,6 +100,9 @@ func (f *s3Flags) options(getenv func(string) string) (S3Options, error) {
 		Bucket: f.bucket, VirtualHost: !f.pathStyle, Mode: m, Concurrency: f.concurrency, Duration: f.duration,
 		Ops: f.ops, GetFraction: f.getFraction, Objects: f.objects, Keep: f.keep, Verify: f.verify,
 		Seed: f.seed, MaxErrors: f.maxErrors, Prefix: f.prefix, Listings: f.listings, PageSize: f.pageSize}
+	if opts.SSE, err = ParseS3SSE(f.sse); err != nil {
+		return opts, fmt.Errorf("-sse: %w", err)
+	}
 	for _, p := range strings.FieldsFunc(f.pids, func(r rune) bool { return r == ',' || r == ' ' }) {
 		pid, err := strconv.Atoi(p)
 		if err != nil || pid <= 0 {

@@ -34,6 +34,12 @@ func (r S3Report) Header() string {
 	if r.Verify {
 		b.WriteString(", GET bodies verified")
 	}
+	if r.SSE != nil {
+		fmt.Fprintf(&b, ", PUTs with x-amz-server-side-encryption %s", r.SSE.Algorithm)
+		if r.SSE.KMSKeyID != "" {
+			fmt.Fprintf(&b, " (key %s)", r.SSE.KMSKeyID)
+		}
+	}
 	fmt.Fprintf(&b, "\nEndpoint %s, bucket %s, prefix %s, started %s\n", r.Endpoint, r.Bucket, r.Prefix,
 		r.Started.Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "Client: %s, %d cores", r.CPU, r.Cores)
