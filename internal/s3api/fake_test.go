@@ -8,21 +8,32 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"sort"
 	"strings"
 	"sync"
+	"testing/iotest"
 	"time"
 	"unicode/utf8"
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/objectlock"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // fakeStore is a small in-memory ObjectStore for handler tests. It keeps
 // to the engine's documented contract closely enough for the HTTP layer's
 // behaviour to be checked; it is not a second engine.
+//
+// Encryption at rest is kept to the contract without encrypting: an
+// encrypted version keeps its plaintext, its Cipher and Sealed map, and
+// the object key each part was written under. A read or a part needs
+// Unseal (ErrEncrypted without it; its error is returned as is), and
+// the key it gives is compared with the remembered one: another key
+// fails the read with ErrDataAuth and no byte, as the engine's
+// authenticated decryption does.
 type fakeStore struct {
 	mu      sync.Mutex
 	buckets map[string]*fakeBucket
@@ -48,12 +59,88 @@ type fakeObject struct {
 	// uploadID names the multipart upload that made the version, so a
 	// repeated completion is answered as the engine answers it.
 	uploadID string
+	// enc is an encrypted version's encryption (its object key and
+	// HideETag); partKeys the key each part's data was written under
+	// (one for a PUT), which a read's unsealed key must equal.
+	enc      *engine.Encryption
+	partKeys [][]byte
+}
+
+// readableWith reports whether the bytes [start, start+n) of fo were
+// written under key, as the engine's decryption of them would find.
+func (fo *fakeObject) readableWith(key []byte, start, n int64) bool {
+	sizes := []int64{fo.info.Size}
+	if len(fo.info.Parts) == len(fo.partKeys) && len(fo.partKeys) > 0 {
+		sizes = sizes[:0]
+		for _, p := range fo.info.Parts {
+			sizes = append(sizes, p.Size)
+		}
+	}
+	off := int64(0)
+	for i, size := range sizes {
+		if off < start+n && start < off+size {
+			if i >= len(fo.partKeys) || !bytes.Equal(fo.partKeys[i], key) {
+				return false
+			}
+		}
+		off += size
+	}
+	return true
 }
 
 type fakeUpload struct {
 	info  engine.MultipartInfo
 	opts  engine.PutOptions
 	parts map[int][]byte
+	// partETags are the parts' ETags (keyed digests when the upload
+	// hides them), partKeys the keys encrypted parts were written under.
+	partETags map[int]string
+	partKeys  map[int][]byte
+}
+
+// etag is part n's ETag: as stored, else its data's MD5.
+func (u *fakeUpload) etag(n int) string {
+	if e, ok := u.partETags[n]; ok {
+		return e
+	}
+	sum := md5.Sum(u.parts[n])
+	return hex.EncodeToString(sum[:])
+}
+
+// fakeEncryption copies what a write's Encryption keeps (nil: none).
+func fakeEncryption(e *engine.Encryption) *engine.Encryption {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Key, c.Sealed = bytes.Clone(e.Key), maps.Clone(e.Sealed)
+	return &c
+}
+
+// fakeShownETag is the ETag of data whose MD5 is md5hex, written under
+// key with enc: the engine's keyed digest when enc hides ETags.
+func fakeShownETag(enc *engine.Encryption, key []byte, md5hex string) string {
+	if enc != nil && enc.HideETag {
+		return sse.HiddenETag(key, md5hex)
+	}
+	return md5hex
+}
+
+// fakeUnseal asks unseal for the key of an encrypted version or upload
+// as the engine does: ErrEncrypted without unseal, its error as it is,
+// ErrDataAuth for a key that cannot be one.
+func fakeUnseal(unseal engine.UnsealFunc, info engine.ObjectInfo) ([]byte, error) {
+	if unseal == nil {
+		return nil, fmt.Errorf("fake: %s/%s: %w", info.Bucket, info.Key, engine.ErrEncrypted)
+	}
+	key, err := unseal(info)
+	if err != nil {
+		return nil, err
+	}
+	if len(key) != sse.KeySize {
+		return nil, fmt.Errorf("fake: %s/%s: unsealed key of %d bytes: %w", info.Bucket, info.Key, len(key), engine.ErrDataAuth)
+	}
+	return key, nil
 }
 
 func newFakeStore() *fakeStore {
@@ -246,9 +333,17 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 	if acl == "" {
 		acl = "private"
 	}
-	info := engine.ObjectInfo{Bucket: b, Key: k, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]),
-		ContentType: o.ContentType, StorageClass: sc, Owner: o.Owner, ACL: acl,
+	enc := fakeEncryption(o.Encryption)
+	info := engine.ObjectInfo{Bucket: b, Key: k, Size: int64(len(data)), ContentType: o.ContentType, StorageClass: sc, Owner: o.Owner, ACL: acl,
 		Headers: o.Headers, UserMeta: o.UserMeta, Tags: fakeTags(o.Tags)}
+	fo := &fakeObject{data: data, enc: enc}
+	if enc != nil {
+		info.ETag = fakeShownETag(enc, enc.Key, hex.EncodeToString(sum[:]))
+		info.Cipher, info.Sealed = string(enc.Cipher), enc.Sealed
+		fo.partKeys = [][]byte{enc.Key}
+	} else {
+		info.ETag = hex.EncodeToString(sum[:])
+	}
 	if len(o.Tags) > engine.MaxObjectTags {
 		return engine.ObjectInfo{}, engine.ErrInvalidArgument
 	}
@@ -283,7 +378,8 @@ func (f *fakeStore) PutObject(_ context.Context, b, k string, body io.Reader, si
 		return engine.ObjectInfo{}, err
 	}
 	info.ModTime = f.tick(fb, &info)
-	fb.add(k, &fakeObject{info: info, data: data})
+	fo.info = info
+	fb.add(k, fo)
 	info.IsLatest = true
 	return info, nil
 }
@@ -304,6 +400,14 @@ func fakeCheckPutOptions(o engine.PutOptions) error {
 	if o.ChecksumAlgorithm != "" {
 		if _, err := hashing.NewChecksum(o.ChecksumAlgorithm); err != nil {
 			return fmt.Errorf("fake: %w: %w", engine.ErrInvalidArgument, err)
+		}
+	}
+	if e := o.Encryption; e != nil {
+		if _, err := sse.ParseCipher(string(e.Cipher)); err != nil {
+			return fmt.Errorf("fake: %w: %w", engine.ErrInvalidArgument, err)
+		}
+		if len(e.Key) != sse.KeySize {
+			return fmt.Errorf("fake: %w: object key of %d bytes", engine.ErrInvalidArgument, len(e.Key))
 		}
 	}
 	return nil
@@ -471,13 +575,32 @@ func (fb *fakeBucket) infoOf(k string, fo *fakeObject) engine.ObjectInfo {
 
 func (f *fakeStore) GetObject(_ context.Context, b, k string, o engine.GetOptions) (*engine.ObjectReader, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	fo, err := f.version(b, k, o.VersionID)
+	rd, fo, err := f.openObject(b, k, o)
+	f.mu.Unlock()
+	if err != nil || fo.enc == nil {
+		return rd, err
+	}
+	// As the engine, Unseal is called outside the lock, and a key that
+	// is not the version's fails the read, not the GET.
+	key, err := fakeUnseal(o.Unseal, rd.Info)
 	if err != nil {
 		return nil, err
 	}
+	if !fo.readableWith(key, rd.Start, rd.Length) {
+		rd.ReadCloser = io.NopCloser(iotest.ErrReader(fmt.Errorf("fake: %s/%s: %w", b, k, engine.ErrDataAuth)))
+	}
+	return rd, nil
+}
+
+// openObject is GetObject but for the key of an encrypted version.
+// f.mu is held.
+func (f *fakeStore) openObject(b, k string, o engine.GetOptions) (*engine.ObjectReader, *fakeObject, error) {
+	fo, err := f.version(b, k, o.VersionID)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := checkConditions(fo.info, o.Conditions); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	start, n := int64(0), fo.info.Size
 	partial := false
@@ -485,15 +608,15 @@ func (f *fakeStore) GetObject(_ context.Context, b, k string, o engine.GetOption
 		var ok bool
 		start, n, ok = resolvePart(fo.info, o)
 		if !ok && o.PartNumber > 0 {
-			return nil, engine.ErrInvalidPartNumber
+			return nil, nil, engine.ErrInvalidPartNumber
 		}
 		if !ok {
-			return nil, engine.ErrInvalidRange
+			return nil, nil, engine.ErrInvalidRange
 		}
 		partial = true
 	}
 	return &engine.ObjectReader{Info: f.buckets[b].infoOf(k, fo), Start: start, Length: n, Partial: partial,
-		ReadCloser: io.NopCloser(bytes.NewReader(fo.data[start : start+n]))}, nil
+		ReadCloser: io.NopCloser(bytes.NewReader(fo.data[start : start+n]))}, fo, nil
 }
 
 func (f *fakeStore) HeadObject(_ context.Context, b, k string, o engine.GetOptions) (engine.ObjectInfo, error) {
@@ -770,13 +893,20 @@ func fakeTags(tags map[string]string) map[string]string {
 
 func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o engine.CopyOptions) (engine.ObjectInfo, error) {
 	f.mu.Lock()
-	if fb, ok := f.buckets[db]; ok && sb == db && sk == dk && o.SourceVersionID == "" &&
-		fb.info.Versioning == "" && !o.ReplaceMetadata {
+	// As the engine: a copy onto itself in an unversioned bucket that
+	// keeps the data as it is (no new checksum, no new encryption) is
+	// a metadata change, which must bring new metadata.
+	fb, ok := f.buckets[db]
+	inPlace := ok && sb == db && sk == dk && o.SourceVersionID == "" && fb.info.Versioning == "" &&
+		o.Put.ChecksumAlgorithm == "" && (o.KeepEncryption || o.Put.Encryption == nil)
+	if inPlace && !o.ReplaceMetadata {
 		f.mu.Unlock()
 		return engine.ObjectInfo{}, fmt.Errorf("fake: copying an object onto itself needs new metadata: %w", engine.ErrInvalidArgument)
 	}
 	fo, err := f.version(sb, sk, o.SourceVersionID)
+	var srcInfo engine.ObjectInfo
 	if err == nil {
+		srcInfo = f.buckets[sb].infoOf(sk, fo)
 		err = checkConditions(fo.info, o.SourceConditions)
 		if err == engine.ErrNotModified { //nolint:errorlint // fake returns sentinels unwrapped
 			err = engine.ErrPreconditionFailed
@@ -787,6 +917,28 @@ func (f *fakeStore) CopyObject(ctx context.Context, sb, sk, db, dk string, o eng
 		return engine.ObjectInfo{}, err
 	}
 	put := o.Put
+	// The engine changes only the metadata of such a copy when its data
+	// stays encrypted as it is (or plaintext) and has a checksum: no key
+	// is needed. Otherwise the source is read as a GET reads it.
+	if inPlace && (o.KeepEncryption || fo.enc == nil) && srcInfo.Checksum.Algorithm != "" {
+		put.Encryption = fakeEncryption(fo.enc)
+	} else if fo.enc != nil {
+		key, err := fakeUnseal(o.SourceUnseal, srcInfo)
+		if err != nil {
+			return engine.ObjectInfo{}, err
+		}
+		if !fo.readableWith(key, 0, int64(len(fo.data))) {
+			return engine.ObjectInfo{}, fmt.Errorf("fake: copy source %s/%s: %w", sb, sk, engine.ErrDataAuth)
+		}
+		if o.KeepEncryption {
+			// The sealed key is bound to its object.
+			if sb != db || sk != dk {
+				return engine.ObjectInfo{}, fmt.Errorf("fake: only a copy onto itself keeps its source's encryption: %w", engine.ErrInvalidArgument)
+			}
+			put.Encryption = fakeEncryption(fo.enc)
+			put.Encryption.Sealed = srcInfo.Sealed
+		}
+	}
 	if !o.ReplaceMetadata {
 		put.ContentType, put.Headers, put.UserMeta = fo.info.ContentType, fo.info.Headers, fo.info.UserMeta
 		if put.StorageClass == "" {
@@ -877,7 +1029,9 @@ func (f *fakeStore) NewMultipartUpload(_ context.Context, b, k string, o engine.
 	f.seq++
 	id := fmt.Sprintf("upload-%d", f.seq)
 	f.uploads[id] = &fakeUpload{info: engine.MultipartInfo{Bucket: b, Key: k, UploadID: id, Initiated: f.now(),
-		StorageClass: sc, Owner: o.Owner, ChecksumAlgorithm: o.ChecksumAlgorithm}, opts: o, parts: map[int][]byte{}}
+		StorageClass: sc, Owner: o.Owner, ChecksumAlgorithm: o.ChecksumAlgorithm}, opts: o, parts: map[int][]byte{},
+		partETags: map[int]string{}, partKeys: map[int][]byte{}}
+	f.uploads[id].opts.Encryption = fakeEncryption(o.Encryption)
 	return id, nil
 }
 
@@ -889,9 +1043,32 @@ func (f *fakeStore) upload(b, k, id string) (*fakeUpload, error) {
 	return u, nil
 }
 
-func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, body io.Reader, size int64, _ engine.PartOptions) (engine.PartInfo, error) {
+func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, body io.Reader, size int64, po engine.PartOptions) (engine.PartInfo, error) {
 	if part < 1 || part > engine.MaxPartNumber {
 		return engine.PartInfo{}, engine.ErrInvalidPartNumber
+	}
+	// An encrypted upload's parts need its key, asked for (outside the
+	// lock) as the engine asks: with the upload's sealed map. The fake
+	// cannot tell a wrong key here, nor can the engine: the part is
+	// written under it, and reads of it fail.
+	f.mu.Lock()
+	u, err := f.upload(b, k, id)
+	var enc *engine.Encryption
+	var upInfo engine.ObjectInfo
+	if err == nil && u.opts.Encryption != nil {
+		enc = u.opts.Encryption
+		upInfo = engine.ObjectInfo{Bucket: b, Key: k, ContentType: u.opts.ContentType, StorageClass: u.info.StorageClass,
+			Owner: u.opts.Owner, Cipher: string(enc.Cipher), Sealed: enc.Sealed}
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return engine.PartInfo{}, err
+	}
+	var key []byte
+	if enc != nil {
+		if key, err = fakeUnseal(po.Unseal, upInfo); err != nil {
+			return engine.PartInfo{}, err
+		}
 	}
 	data, err := io.ReadAll(body)
 	if err != nil {
@@ -902,13 +1079,13 @@ func (f *fakeStore) PutObjectPart(_ context.Context, b, k, id string, part int, 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	u, err := f.upload(b, k, id)
-	if err != nil {
+	if u, err = f.upload(b, k, id); err != nil {
 		return engine.PartInfo{}, err
 	}
-	u.parts[part] = data
 	sum := md5.Sum(data)
-	return engine.PartInfo{Number: part, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:]), ModTime: f.now()}, nil
+	etag := fakeShownETag(enc, key, hex.EncodeToString(sum[:]))
+	u.parts[part], u.partETags[part], u.partKeys[part] = data, etag, key
+	return engine.PartInfo{Number: part, Size: int64(len(data)), ETag: etag, ModTime: f.now()}, nil
 }
 
 func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, maxParts int) (engine.ListPartsResult, error) {
@@ -934,9 +1111,8 @@ func (f *fakeStore) ListObjectParts(_ context.Context, b, k, id string, marker, 
 			res.IsTruncated = true
 			break
 		}
-		sum := md5.Sum(u.parts[n])
 		res.Parts = append(res.Parts, engine.PartInfo{Number: n, Size: int64(len(u.parts[n])),
-			ETag: hex.EncodeToString(sum[:]), ModTime: f.now()})
+			ETag: u.etag(n), ModTime: f.now()})
 		res.NextPartNumberMarker = n
 	}
 	return res, nil
@@ -971,10 +1147,11 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 	var all []byte
 	var md5s []byte
 	var objParts []engine.ObjectPart
+	var partKeys [][]byte
 	for i, p := range parts {
 		data, ok := u.parts[p.Number]
-		sum := md5.Sum(data)
-		if !ok || hex.EncodeToString(sum[:]) != trimETag(p.ETag) {
+		etag := u.etag(p.Number)
+		if !ok || etag != trimETag(p.ETag) {
 			f.mu.Unlock()
 			return engine.ObjectInfo{}, engine.ErrInvalidPart
 		}
@@ -983,8 +1160,12 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 			return engine.ObjectInfo{}, engine.ErrEntityTooSmall
 		}
 		all = append(all, data...)
-		md5s = append(md5s, sum[:]...)
-		objParts = append(objParts, engine.ObjectPart{Number: p.Number, Size: int64(len(data)), ETag: hex.EncodeToString(sum[:])})
+		// As the engine (and S3): the MD5 of the parts' ETags, hidden
+		// ones included.
+		raw, _ := hex.DecodeString(etag)
+		md5s = append(md5s, raw...)
+		objParts = append(objParts, engine.ObjectPart{Number: p.Number, Size: int64(len(data)), ETag: etag})
+		partKeys = append(partKeys, u.partKeys[p.Number])
 	}
 	delete(f.uploads, id)
 	opts := u.opts
@@ -1000,6 +1181,9 @@ func (f *fakeStore) CompleteMultipartUpload(ctx context.Context, b, k, id string
 	fo.info.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sum[:]), len(parts))
 	fo.info.Parts = objParts
 	fo.uploadID = id
+	if fo.enc != nil {
+		fo.partKeys = partKeys
+	}
 	return f.buckets[b].infoOf(k, fo), nil
 }
 

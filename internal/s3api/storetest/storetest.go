@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -24,12 +25,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/objectlock"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // ObjectStore is s3api.ObjectStore.
@@ -104,6 +107,9 @@ func Run(t *testing.T, open Opener) {
 		{"ConditionalWrites", s.testConditionalWrites},
 		{"ConditionalReads", s.testConditionalReads},
 		{"LegalHold", s.testLegalHold},
+		{"Encryption", s.testEncryption},
+		{"EncryptionMultipart", s.testEncryptionMultipart},
+		{"EncryptionCopy", s.testEncryptionCopy},
 	} {
 		t.Run(c.name, c.fn)
 	}
@@ -1465,4 +1471,406 @@ func (s suite) testLegalHold(t *testing.T) {
 	if _, err := st.DeleteObjectVersion(ctx, "locked", "k", engine.DeleteOptions{VersionID: oi.VersionID}); err != nil {
 		t.Fatalf("deleting the version once the hold is off: %v", err)
 	}
+}
+
+// --- encryption at rest ---
+
+// errNoKey is what the suite's failing Unseal returns: a store returns
+// an Unseal error as it is.
+var errNoKey = errors.New("storetest: no key for this object")
+
+// keyring plays the S3 layer's part in encryption at rest: one object
+// key per name, "sealed" as {"name": name} and unsealed by that name.
+// It records what each Unseal call was given.
+type keyring struct {
+	mu   sync.Mutex
+	seen []engine.ObjectInfo
+}
+
+func objectKey(name string) []byte {
+	sum := sha256.Sum256([]byte("storetest object key " + name))
+	return sum[:]
+}
+
+func (k *keyring) enc(name string, hide bool) *engine.Encryption {
+	return &engine.Encryption{Cipher: sse.AES256GCM, Key: objectKey(name), Sealed: map[string]string{"name": name}, HideETag: hide}
+}
+
+func (k *keyring) unseal(info engine.ObjectInfo) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.seen = append(k.seen, info)
+	name, ok := info.Sealed["name"]
+	if !ok {
+		return nil, errNoKey
+	}
+	return objectKey(name), nil
+}
+
+// calls returns and forgets what Unseal was given since the last call.
+func (k *keyring) calls() []engine.ObjectInfo {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen := k.seen
+	k.seen = nil
+	return seen
+}
+
+// checkUnsealed fails unless Unseal was called, each time with the
+// version that has the sealed name.
+func (k *keyring) checkUnsealed(t *testing.T, what, key, versionID, name string) {
+	t.Helper()
+	seen := k.calls()
+	if len(seen) == 0 {
+		t.Errorf("%s: Unseal was not called", what)
+	}
+	for _, info := range seen {
+		if info.Bucket != bucket || info.Key != key || info.VersionID != versionID || info.Cipher != string(sse.AES256GCM) || info.Sealed["name"] != name {
+			t.Errorf("%s: Unseal was given %s/%s version %q cipher %q sealed %v; want %s/%s version %q, %s, sealed name %q",
+				what, info.Bucket, info.Key, info.VersionID, info.Cipher, info.Sealed, bucket, key, versionID, sse.AES256GCM, name)
+		}
+	}
+}
+
+// wrongKey unseals every object to a key of the right size that is not
+// its own.
+func wrongKey(engine.ObjectInfo) ([]byte, error) { return objectKey("not this object's"), nil }
+
+// shortKey unseals every object to a key too short to be one.
+func shortKey(engine.ObjectInfo) ([]byte, error) { return objectKey("short")[:16], nil }
+
+// failingUnseal is a key service that is down.
+func failingUnseal(engine.ObjectInfo) ([]byte, error) {
+	return nil, fmt.Errorf("key service: %w", errNoKey)
+}
+
+// noUnseal is an Unseal that must not be called.
+func noUnseal(t *testing.T, what string) engine.UnsealFunc {
+	return func(info engine.ObjectInfo) ([]byte, error) {
+		t.Errorf("%s: Unseal called for %s/%s", what, info.Key, info.VersionID)
+		return nil, errNoKey
+	}
+}
+
+// isHiddenETag reports whether etag is a keyed digest standing in for
+// data's MD5: 32 hex digits, not the MD5.
+func isHiddenETag(etag string, data []byte) bool {
+	b, err := hex.DecodeString(etag)
+	return err == nil && len(b) == md5.Size && etag != md5hex(data)
+}
+
+// wantNoRead fails unless reading key with opts gives want and no byte.
+func wantNoRead(t *testing.T, st ObjectStore, what, key string, opts engine.GetOptions, want error) {
+	t.Helper()
+	got, _, err := get(st, key, opts)
+	if !errors.Is(err, want) || len(got) > 0 {
+		t.Errorf("%s: %s, %v; want %v and no byte", what, describe(got), err, want)
+	}
+}
+
+// testEncryption: a version written with Encryption is reported
+// encrypted (Cipher, Sealed) everywhere, reads back only through Unseal
+// with its own key, and never yields a byte without it.
+func (s suite) testEncryption(t *testing.T) {
+	st := s.versioned(t)
+	var kr keyring
+	// What the store refuses: an unknown cipher, a key not of 32 bytes.
+	bad := kr.enc("bad", false)
+	bad.Cipher = "ROT13"
+	_, err := st.PutObject(ctx, bucket, "bad", strings.NewReader("x"), 1, engine.PutOptions{Encryption: bad})
+	wantErr(t, "a PUT with an unknown cipher", err, engine.ErrInvalidArgument)
+	bad = kr.enc("bad", false)
+	bad.Key = bad.Key[:16]
+	_, err = st.PutObject(ctx, bucket, "bad", strings.NewReader("x"), 1, engine.PutOptions{Encryption: bad})
+	wantErr(t, "a PUT with a 16-byte object key", err, engine.ErrInvalidArgument)
+	_, err = st.HeadObject(ctx, bucket, "bad", engine.GetOptions{})
+	wantErr(t, "HEAD after refused encrypted PUTs", err, engine.ErrObjectNotFound)
+
+	// Across the 64 KiB packages encrypted data is sealed in.
+	data := randBytes(41, 150000)
+	oi := put(t, st, "k", data, engine.PutOptions{ContentType: "a/b", Encryption: kr.enc("k1", false)})
+	if oi.Cipher != string(sse.AES256GCM) || oi.Sealed["name"] != "k1" || oi.Size != int64(len(data)) || oi.ETag != md5hex(data) {
+		t.Fatalf("an encrypted PUT answered cipher %q sealed %v size %d ETag %s; want %s, the sealed map, the plaintext's size and MD5",
+			oi.Cipher, oi.Sealed, oi.Size, oi.ETag, sse.AES256GCM)
+	}
+	hi, err := st.HeadObject(ctx, bucket, "k", engine.GetOptions{Unseal: noUnseal(t, "HEAD")})
+	if err != nil || hi.Cipher != oi.Cipher || hi.Sealed["name"] != "k1" || hi.Size != oi.Size || hi.ETag != oi.ETag ||
+		hi.VersionID != oi.VersionID || hi.ContentType != "a/b" {
+		t.Fatalf("HEAD of an encrypted object: %+v, %v; want what the PUT answered", hi, err)
+	}
+	// No key, no byte.
+	wantNoRead(t, st, "GET without Unseal", "k", engine.GetOptions{}, engine.ErrEncrypted)
+	wantNoRead(t, st, "a range without Unseal", "k", engine.GetOptions{Range: &engine.Range{Start: 0, End: 9}}, engine.ErrEncrypted)
+	// The key: the plaintext, whole and in ranges; Unseal is given the version.
+	kr.calls()
+	info := mustGet(t, st, "k", engine.GetOptions{Unseal: kr.unseal}, data)
+	if info.Cipher != oi.Cipher || info.Sealed["name"] != "k1" || info.Size != oi.Size || info.ETag != oi.ETag {
+		t.Errorf("GET of an encrypted object reports %+v; want what the PUT answered", info)
+	}
+	kr.checkUnsealed(t, "GET", "k", oi.VersionID, "k1")
+	for _, r := range []engine.Range{{Start: 65530, End: 65545}, {Start: 1, End: 1}, {Start: 100000, End: -1}, {Start: -7, End: -1}} {
+		start, end := r.Start, r.End
+		if start < 0 {
+			start, end = int64(len(data))+start, -1
+		}
+		if end < 0 {
+			end = int64(len(data)) - 1
+		}
+		mustGet(t, st, "k", engine.GetOptions{Range: &r, Unseal: kr.unseal}, data[start:end+1])
+	}
+	kr.calls()
+	// A wrong key authenticates nothing.
+	wantNoRead(t, st, "GET with another object's key", "k", engine.GetOptions{Unseal: wrongKey}, engine.ErrDataAuth)
+	wantNoRead(t, st, "a range with another object's key", "k", engine.GetOptions{Unseal: wrongKey, Range: &engine.Range{Start: 65530, End: 65545}}, engine.ErrDataAuth)
+	wantNoRead(t, st, "GET with a 16-byte key", "k", engine.GetOptions{Unseal: shortKey}, engine.ErrDataAuth)
+	wantNoRead(t, st, "GET whose Unseal fails", "k", engine.GetOptions{Unseal: failingUnseal}, errNoKey)
+
+	// HideETag: a keyed digest, the same wherever the ETag is reported.
+	hid := put(t, st, "hidden", data, engine.PutOptions{Encryption: kr.enc("h", true)})
+	if !isHiddenETag(hid.ETag, data) {
+		t.Fatalf("a PUT with HideETag answered ETag %q; want 32 hex digits, not the MD5", hid.ETag)
+	}
+	if hi, err := st.HeadObject(ctx, bucket, "hidden", engine.GetOptions{}); err != nil || hi.ETag != hid.ETag {
+		t.Errorf("HEAD of a hidden-ETag object: ETag %q, %v; want %q", hi.ETag, err, hid.ETag)
+	}
+	if info := mustGet(t, st, "hidden", engine.GetOptions{Unseal: kr.unseal}, data); info.ETag != hid.ETag {
+		t.Errorf("GET of a hidden-ETag object: ETag %q; want %q", info.ETag, hid.ETag)
+	}
+	kr.checkUnsealed(t, "GET of the hidden-ETag object", "hidden", hid.VersionID, "h")
+
+	// Versions each keep their own sealed key; a plaintext version needs none.
+	data2 := randBytes(42, 3000)
+	oi2 := put(t, st, "k", data2, engine.PutOptions{Encryption: kr.enc("k2", false)})
+	mustGet(t, st, "k", engine.GetOptions{Unseal: kr.unseal}, data2)
+	kr.checkUnsealed(t, "GET of the current version", "k", oi2.VersionID, "k2")
+	mustGet(t, st, "k", engine.GetOptions{VersionID: oi.VersionID, Unseal: kr.unseal}, data)
+	kr.checkUnsealed(t, "GET of the older version", "k", oi.VersionID, "k1")
+	oi3 := put(t, st, "k", []byte("plain"), engine.PutOptions{})
+	if oi3.Cipher != "" || oi3.Sealed != nil {
+		t.Errorf("a plaintext PUT over encrypted versions answered cipher %q sealed %v", oi3.Cipher, oi3.Sealed)
+	}
+	mustGet(t, st, "k", engine.GetOptions{Unseal: noUnseal(t, "GET of a plaintext version")}, []byte("plain"))
+
+	// Listings report each version's encryption and ETag.
+	want := map[string]engine.ObjectInfo{oi.VersionID: oi, oi2.VersionID: oi2, oi3.VersionID: oi3, hid.VersionID: hid}
+	lv, err := st.ListObjectVersions(ctx, bucket, engine.ListVersionsOptions{})
+	if err != nil || len(lv.Versions) != 4 {
+		t.Fatalf("ListObjectVersions: %d versions, %v; want 4", len(lv.Versions), err)
+	}
+	for _, v := range lv.Versions {
+		w := want[v.VersionID]
+		if v.Key != w.Key || v.Cipher != w.Cipher || v.Sealed["name"] != w.Sealed["name"] || v.ETag != w.ETag || v.Size != w.Size {
+			t.Errorf("ListObjectVersions reports %s version %s: cipher %q sealed %v ETag %s size %d; want %q %v %s %d",
+				v.Key, v.VersionID, v.Cipher, v.Sealed, v.ETag, v.Size, w.Cipher, w.Sealed, w.ETag, w.Size)
+		}
+	}
+	lo, err := st.ListObjects(ctx, bucket, engine.ListOptions{})
+	if err != nil || len(lo.Objects) != 2 {
+		t.Fatalf("ListObjects: %v, %v; want 2 keys", keysOf(lo.Objects), err)
+	}
+	for _, o := range lo.Objects {
+		w := hid
+		if o.Key == "k" {
+			w = oi3
+		}
+		if o.Cipher != w.Cipher || o.Sealed["name"] != w.Sealed["name"] || o.ETag != w.ETag || o.Size != w.Size {
+			t.Errorf("ListObjects reports %s: cipher %q sealed %v ETag %s size %d; want %q %v %s %d",
+				o.Key, o.Cipher, o.Sealed, o.ETag, o.Size, w.Cipher, w.Sealed, w.ETag, w.Size)
+		}
+	}
+	if calls := kr.calls(); len(calls) > 0 {
+		t.Errorf("Unseal called %d times by listings", len(calls))
+	}
+
+	// In a versioned bucket a copy onto itself keeping its encryption
+	// makes a new version under the same sealed key.
+	cp, err := st.CopyObject(ctx, bucket, "hidden", bucket, "hidden", engine.CopyOptions{ReplaceMetadata: true, KeepEncryption: true,
+		SourceUnseal: kr.unseal, Put: engine.PutOptions{ContentType: "c/d"}})
+	if err != nil || cp.VersionID == hid.VersionID || cp.Cipher != hid.Cipher || cp.Sealed["name"] != "h" || cp.ETag != hid.ETag || cp.ContentType != "c/d" {
+		t.Fatalf("a copy onto itself keeping its encryption, versioned: %+v, %v; want a new version, sealed and with ETag as %s", cp, err, hid.VersionID)
+	}
+	mustGet(t, st, "hidden", engine.GetOptions{Unseal: kr.unseal}, data)
+	mustGet(t, st, "hidden", engine.GetOptions{VersionID: hid.VersionID, Unseal: kr.unseal}, data)
+}
+
+// compositeETag is a multipart object's ETag made of its parts' ETags.
+func compositeETag(etags ...string) string {
+	var sums []byte
+	for _, e := range etags {
+		b, _ := hex.DecodeString(e)
+		sums = append(sums, b...)
+	}
+	return fmt.Sprintf("%s-%d", md5hex(sums), len(etags))
+}
+
+// testEncryptionMultipart: an upload created with Encryption takes parts
+// only through Unseal, and completes into an encrypted object.
+func (s suite) testEncryptionMultipart(t *testing.T) {
+	st := s.store(t)
+	var kr keyring
+	bad := kr.enc("mp", false)
+	bad.Key = nil
+	_, err := st.NewMultipartUpload(ctx, bucket, "mp", engine.PutOptions{Encryption: bad})
+	wantErr(t, "an upload with no object key", err, engine.ErrInvalidArgument)
+
+	id, err := st.NewMultipartUpload(ctx, bucket, "mp", engine.PutOptions{ContentType: "v/x", Encryption: kr.enc("mp", true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, p2 := randBytes(51, engine.MinPartSize), randBytes(52, 1000)
+	_, err = st.PutObjectPart(ctx, bucket, "mp", id, 1, bytes.NewReader(p1), int64(len(p1)), engine.PartOptions{})
+	wantErr(t, "a part of an encrypted upload without Unseal", err, engine.ErrEncrypted)
+	_, err = st.PutObjectPart(ctx, bucket, "mp", id, 1, bytes.NewReader(p1), int64(len(p1)), engine.PartOptions{Unseal: failingUnseal})
+	wantErr(t, "a part whose Unseal fails", err, errNoKey)
+	kr.calls()
+	var parts []engine.CompletePart
+	var etags []string
+	for i, p := range [][]byte{p1, p2} {
+		pi, err := st.PutObjectPart(ctx, bucket, "mp", id, i+1, bytes.NewReader(p), int64(len(p)), engine.PartOptions{Unseal: kr.unseal})
+		if err != nil {
+			t.Fatalf("part %d with Unseal: %v", i+1, err)
+		}
+		if pi.Number != i+1 || pi.Size != int64(len(p)) || !isHiddenETag(pi.ETag, p) {
+			t.Fatalf("part %d answered %+v; want its plaintext size and a hidden ETag", i+1, pi)
+		}
+		kr.checkUnsealed(t, fmt.Sprintf("part %d", i+1), "mp", "", "mp")
+		parts = append(parts, engine.CompletePart{Number: pi.Number, ETag: pi.ETag})
+		etags = append(etags, pi.ETag)
+	}
+	lp, err := st.ListObjectParts(ctx, bucket, "mp", id, 0, 0)
+	if err != nil || len(lp.Parts) != 2 || lp.Parts[0].ETag != etags[0] || lp.Parts[1].ETag != etags[1] {
+		t.Fatalf("ListObjectParts: %+v, %v; want the parts' hidden ETags %v", lp, err, etags)
+	}
+	oi, err := st.CompleteMultipartUpload(ctx, bucket, "mp", id, parts, engine.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := slices.Concat(p1, p2)
+	if oi.Cipher != string(sse.AES256GCM) || oi.Sealed["name"] != "mp" || oi.Size != int64(len(whole)) ||
+		oi.ETag != compositeETag(etags...) || len(oi.Parts) != 2 || oi.Parts[0].ETag != etags[0] || oi.Parts[1].ETag != etags[1] {
+		t.Fatalf("the completed upload: %+v; want encrypted, sealed as the upload, ETag %s of the hidden part ETags",
+			oi, compositeETag(etags...))
+	}
+	if hi, err := st.HeadObject(ctx, bucket, "mp", engine.GetOptions{Unseal: noUnseal(t, "HEAD")}); err != nil ||
+		hi.Cipher != oi.Cipher || hi.Sealed["name"] != "mp" || hi.ETag != oi.ETag || hi.ContentType != "v/x" {
+		t.Fatalf("HEAD of the completed upload: %+v, %v", hi, err)
+	}
+	wantNoRead(t, st, "GET of the completed upload without Unseal", "mp", engine.GetOptions{}, engine.ErrEncrypted)
+	mustGet(t, st, "mp", engine.GetOptions{Unseal: kr.unseal}, whole)
+	kr.checkUnsealed(t, "GET of the completed upload", "mp", "", "mp")
+	r := engine.Range{Start: int64(len(p1)) - 10, End: int64(len(p1)) + 9}
+	mustGet(t, st, "mp", engine.GetOptions{Unseal: kr.unseal, Range: &r}, whole[r.Start:r.End+1])
+	mustGet(t, st, "mp", engine.GetOptions{Unseal: kr.unseal, PartNumber: 2}, p2)
+	wantNoRead(t, st, "GET of the completed upload with a wrong key", "mp", engine.GetOptions{Unseal: wrongKey}, engine.ErrDataAuth)
+
+	// A part added under a wrong key is refused or never read back.
+	id2, err := st.NewMultipartUpload(ctx, bucket, "mp2", engine.PutOptions{Encryption: kr.enc("mp2", false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := st.PutObjectPart(ctx, bucket, "mp2", id2, 1, bytes.NewReader(p2), int64(len(p2)), engine.PartOptions{Unseal: wrongKey})
+	if err != nil {
+		wantErr(t, "a part under a wrong key", err, engine.ErrDataAuth)
+	} else {
+		if _, err := st.CompleteMultipartUpload(ctx, bucket, "mp2", id2, []engine.CompletePart{{Number: 1, ETag: pi.ETag}}, engine.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wantNoRead(t, st, "GET of an upload whose part was added under a wrong key", "mp2", engine.GetOptions{Unseal: kr.unseal}, engine.ErrDataAuth)
+	}
+
+	// A plaintext upload never asks for a key.
+	id3, err := st.NewMultipartUpload(ctx, bucket, "plain", engine.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err = st.PutObjectPart(ctx, bucket, "plain", id3, 1, bytes.NewReader(p2), int64(len(p2)), engine.PartOptions{Unseal: noUnseal(t, "a plaintext part")})
+	if err != nil || pi.ETag != md5hex(p2) {
+		t.Fatalf("a plaintext part given an Unseal: %+v, %v", pi, err)
+	}
+}
+
+// testEncryptionCopy: a copy reads an encrypted source only through
+// SourceUnseal, and is encrypted as Put.Encryption says, or as its
+// source is when a copy onto itself keeps its encryption.
+func (s suite) testEncryptionCopy(t *testing.T) {
+	st := s.store(t)
+	var kr keyring
+	data := randBytes(61, 100000)
+	src := put(t, st, "src", data, engine.PutOptions{ContentType: "a/b", Encryption: kr.enc("src", true)})
+
+	_, err := st.CopyObject(ctx, bucket, "src", bucket, "plain", engine.CopyOptions{})
+	wantErr(t, "a copy of an encrypted source without SourceUnseal", err, engine.ErrEncrypted)
+	_, err = st.CopyObject(ctx, bucket, "src", bucket, "plain", engine.CopyOptions{SourceUnseal: failingUnseal})
+	wantErr(t, "a copy whose SourceUnseal fails", err, errNoKey)
+	_, err = st.CopyObject(ctx, bucket, "src", bucket, "plain", engine.CopyOptions{SourceUnseal: wrongKey})
+	wantErr(t, "a copy whose SourceUnseal gives a wrong key", err, engine.ErrDataAuth)
+	_, err = st.HeadObject(ctx, bucket, "plain", engine.GetOptions{})
+	wantErr(t, "HEAD of the failed copies' destination", err, engine.ErrObjectNotFound)
+
+	// To plaintext.
+	kr.calls()
+	oi, err := st.CopyObject(ctx, bucket, "src", bucket, "plain", engine.CopyOptions{SourceUnseal: kr.unseal})
+	if err != nil || oi.Cipher != "" || oi.Sealed != nil || oi.ETag != md5hex(data) || oi.Size != int64(len(data)) {
+		t.Fatalf("a copy to plaintext: %+v, %v; want no encryption and the plaintext's MD5", oi, err)
+	}
+	kr.checkUnsealed(t, "the copy's SourceUnseal", "src", "", "src")
+	mustGet(t, st, "plain", engine.GetOptions{Unseal: noUnseal(t, "GET of the plaintext copy")}, data)
+
+	// Under another key.
+	oi, err = st.CopyObject(ctx, bucket, "src", bucket, "re", engine.CopyOptions{SourceUnseal: kr.unseal,
+		Put: engine.PutOptions{Encryption: kr.enc("re", false)}})
+	if err != nil || oi.Cipher != string(sse.AES256GCM) || oi.Sealed["name"] != "re" || oi.ETag != md5hex(data) {
+		t.Fatalf("a copy under another key: %+v, %v", oi, err)
+	}
+	wantNoRead(t, st, "GET of the re-encrypted copy without Unseal", "re", engine.GetOptions{}, engine.ErrEncrypted)
+	mustGet(t, st, "re", engine.GetOptions{Unseal: kr.unseal}, data)
+	kr.calls()
+
+	// Plaintext to encrypted needs no SourceUnseal.
+	oi, err = st.CopyObject(ctx, bucket, "plain", bucket, "enc", engine.CopyOptions{SourceUnseal: noUnseal(t, "a plaintext source"),
+		Put: engine.PutOptions{Encryption: kr.enc("enc", true)}})
+	if err != nil || oi.Cipher != string(sse.AES256GCM) || oi.Sealed["name"] != "enc" || !isHiddenETag(oi.ETag, data) {
+		t.Fatalf("a copy of a plaintext source encrypted: %+v, %v", oi, err)
+	}
+	mustGet(t, st, "enc", engine.GetOptions{Unseal: kr.unseal}, data)
+	kr.calls()
+
+	// A sealed key is bound to its object: only a copy onto itself keeps it.
+	_, err = st.CopyObject(ctx, bucket, "src", bucket, "kept", engine.CopyOptions{KeepEncryption: true, SourceUnseal: kr.unseal})
+	wantErr(t, "a copy to another key keeping the source's encryption", err, engine.ErrInvalidArgument)
+
+	// Onto itself keeping its encryption, twice (the first copy gives
+	// it a checksum): new metadata, the same sealed key and ETag.
+	for _, ct := range []string{"text/new", "text/newer"} {
+		oi, err = st.CopyObject(ctx, bucket, "src", bucket, "src", engine.CopyOptions{ReplaceMetadata: true, KeepEncryption: true,
+			SourceUnseal: kr.unseal, Put: engine.PutOptions{ContentType: ct}})
+		if err != nil || oi.ContentType != ct || oi.Cipher != src.Cipher || oi.Sealed["name"] != "src" || oi.ETag != src.ETag || oi.Size != src.Size {
+			t.Fatalf("a copy onto itself keeping its encryption: %+v, %v; want content type %s, the source's encryption and ETag %s", oi, err, ct, src.ETag)
+		}
+		if info := mustGet(t, st, "src", engine.GetOptions{Unseal: kr.unseal}, data); info.ContentType != ct || info.Sealed["name"] != "src" {
+			t.Fatalf("after a copy onto itself keeping its encryption: %+v", info)
+		}
+		wantNoRead(t, st, "GET after a copy onto itself without Unseal", "src", engine.GetOptions{}, engine.ErrEncrypted)
+	}
+	kr.calls()
+
+	// Onto itself under a new key: rewritten under it.
+	oi, err = st.CopyObject(ctx, bucket, "src", bucket, "src", engine.CopyOptions{ReplaceMetadata: true, SourceUnseal: kr.unseal,
+		Put: engine.PutOptions{Encryption: kr.enc("src2", false)}})
+	if err != nil || oi.Sealed["name"] != "src2" || oi.ETag != md5hex(data) {
+		t.Fatalf("a copy onto itself under a new key: %+v, %v", oi, err)
+	}
+	kr.checkUnsealed(t, "the re-keying copy's SourceUnseal", "src", "", "src")
+	mustGet(t, st, "src", engine.GetOptions{Unseal: kr.unseal}, data)
+	kr.checkUnsealed(t, "GET after re-keying", "src", "", "src2")
+	wantNoRead(t, st, "GET under the old key after re-keying", "src", engine.GetOptions{Unseal: func(engine.ObjectInfo) ([]byte, error) {
+		return objectKey("src"), nil
+	}}, engine.ErrDataAuth)
+
+	// Onto itself with no encryption: decrypted.
+	oi, err = st.CopyObject(ctx, bucket, "re", bucket, "re", engine.CopyOptions{ReplaceMetadata: true, SourceUnseal: kr.unseal})
+	if err != nil || oi.Cipher != "" || oi.Sealed != nil || oi.ETag != md5hex(data) {
+		t.Fatalf("a copy onto itself without encryption: %+v, %v", oi, err)
+	}
+	mustGet(t, st, "re", engine.GetOptions{Unseal: noUnseal(t, "GET of the decrypted object")}, data)
 }
