@@ -6,11 +6,13 @@ free port with 16 temporary drive directories, and hands tests real clients
 stdout and stderr go to files; when a test fails, their tail is attached to the
 failure report, and a server that dies during a test fails that test and is
 restarted on the same drives for the next one. With SHARDSTORE_TEST_CLUSTER=N
-it starts N node processes as one cluster instead (see CLUSTER_NODES).
+it starts N node processes as one cluster instead (see CLUSTER_NODES). Every
+server has a built-in KMS (see KMS_KEYS), so SSE-S3 and SSE-KMS work.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import signal
@@ -57,6 +59,19 @@ STOP_TIMEOUT_S = 20
 # requests spread over the nodes; raw HTTP goes to node 1.
 CLUSTER_NODES = int(os.environ.get("SHARDSTORE_TEST_CLUSTER", "0") or "0")
 
+# The built-in KMS every Server gets (issue 41): a key file in its base
+# directory with one `name:base64(32 random bytes)` line per name (the
+# first is the default key; a name repeated is a newer version of it),
+# named by SHARDSTORE_KMS_SECRET_KEY_FILE for the single server and every
+# cluster node alike. Written once, so a restart keeps the keys.
+# Server(kms=False) starts one without a KMS.
+KMS_KEYS = ("shardstore-default", "testkey-1", "testkey-2")
+
+
+def kms_key_line(name: str) -> str:
+    """One key-file line: name and 32 random bytes in base64."""
+    return f"{name}:{base64.b64encode(os.urandom(32)).decode()}\n"
+
 
 def _isolate_aws_environment() -> None:
     """Keep the developer's ~/.aws and AWS_* variables out of the tests: the
@@ -83,6 +98,7 @@ class Server:
         extra_args: list[str] | None = None,
         ca_bundle: Path | None = None,
         node_args: list[list[str]] | None = None,
+        kms: bool = True,
     ):
         self.binary = binary
         self.base = base
@@ -107,6 +123,7 @@ class Server:
         self.node_endpoints: list[str] = []
         self._next_node = 0
         self.users_file = base / "users.txt"
+        self.kms_key_file = base / "kms-keys.txt" if kms else None
         self.stdout_path = base / "server.stdout"
         self.stderr_path = base / "server.stderr"
         self.proc: subprocess.Popen | None = None
@@ -125,13 +142,7 @@ class Server:
         self.users_file.write_text(
             "".join(f"{u.access_key} {u.secret_key} {u.display_name}\n" for u in (ALICE, BOB))
         )
-        env = dict(os.environ)
-        env["SHARDSTORE_ROOT_USER"] = ROOT_USER
-        env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
-        # The test drives are temporary directories, usually on the root
-        # filesystem, which the server refuses unless told it is intended.
-        env["SHARDSTORE_ALLOW_ROOT_DRIVES"] = "1"
-        env["SHARDSTORE_CERTS_DIR"] = str(self._no_certs_dir())
+        env = self._node_env()
         cmd = [
             str(self.binary),
             "server",
@@ -213,8 +224,18 @@ class Server:
         env = dict(os.environ)
         env["SHARDSTORE_ROOT_USER"] = ROOT_USER
         env["SHARDSTORE_ROOT_PASSWORD"] = ROOT_PASSWORD
+        # The test drives are temporary directories, usually on the root
+        # filesystem, which the server refuses unless told it is intended.
         env["SHARDSTORE_ALLOW_ROOT_DRIVES"] = "1"
         env["SHARDSTORE_CERTS_DIR"] = str(self._no_certs_dir())
+        # Only the KMS given here: none of the machine's KMS variables.
+        for k in list(env):
+            if k.startswith(("SHARDSTORE_KMS_", "MINIO_KMS_")):
+                del env[k]
+        if self.kms_key_file:
+            if not self.kms_key_file.exists():
+                self.kms_key_file.write_text("".join(kms_key_line(n) for n in KMS_KEYS))
+            env["SHARDSTORE_KMS_SECRET_KEY_FILE"] = str(self.kms_key_file)
         return env
 
     def _no_certs_dir(self) -> Path:
