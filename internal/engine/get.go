@@ -133,6 +133,14 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 			return nil, err
 		}
 		r.streamPart = -1
+		// Open the first block now: a key that does not open the data
+		// fails the GET before its answer starts, not halfway through.
+		if length > 0 {
+			if err := r.ready(); err != nil {
+				r.Close()
+				return nil, err
+			}
+		}
 	}
 	or.ReadCloser = r
 	return or, nil
