@@ -258,8 +258,10 @@ func TestSameKeyFromEveryNode(t *testing.T) {
 // every node, twice in CI (two different nodes), SHARDSTORE_CLUSTER_KILLS
 // times in the nightly script: every acknowledged object reads back
 // byte-identical through every node while the node is down and after it
-// returns.
+// returns. With SHARDSTORE_CLUSTER_ENCRYPT_ALL=1 every object is also
+// SSE-S3 encrypted (HEAD says so).
 func TestNodeCrashDuringWrites(t *testing.T) {
+	began := time.Now()
 	kills := 2
 	if v := os.Getenv("SHARDSTORE_CLUSTER_KILLS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -343,7 +345,20 @@ func TestNodeCrashDuringWrites(t *testing.T) {
 			mustGetWritten(t, c.client(i), "crash", key, w, fmt.Sprintf("node %d after restarts", i+1))
 		}
 	}
-	t.Logf("%d acknowledged objects verified through every node", len(acked))
+	encrypted := ""
+	if encryptAll {
+		for key := range acked {
+			h, err := c.client(len(key)%4).HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("crash"), Key: aws.String(key)})
+			if err != nil {
+				t.Fatalf("HEAD %s: %v", key, err)
+			}
+			if h.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+				t.Fatalf("HEAD %s: x-amz-server-side-encryption %q; want AES256 (SHARDSTORE_CLUSTER_ENCRYPT_ALL=1)", key, h.ServerSideEncryption)
+			}
+		}
+		encrypted = ", every one SSE-S3 encrypted (--encrypt-all)"
+	}
+	t.Logf("%d acknowledged objects verified through every node%s; %d node kills in %v", len(acked), encrypted, kills, time.Since(began).Round(time.Second))
 }
 
 // TestQuorumWithNodesDown: 8 nodes x 2 drives, one set of 16 at parity 4.

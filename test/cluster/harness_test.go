@@ -9,14 +9,20 @@
 // CAs/). SHARDSTORE_CLUSTER_TLS=0 runs the same tests over plain HTTP
 // (scripts/nightly does both); CI's other cluster steps (the Go e2e and
 // pytest suites on 4 nodes) run plain HTTP.
+//
+// SHARDSTORE_CLUSTER_ENCRYPT_ALL=1 starts every node with --encrypt-all
+// and the same built-in KMS key, so every object the tests write is
+// encrypted at rest (SSE-S3); scripts/nightly runs the node crash test so.
 package cluster
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -60,6 +66,23 @@ const (
 // on unless "0").
 var useTLS = os.Getenv("SHARDSTORE_CLUSTER_TLS") != "0"
 
+// encryptAll is SHARDSTORE_CLUSTER_ENCRYPT_ALL=1: every node runs with
+// --encrypt-all and kmsKey.
+var encryptAll = os.Getenv("SHARDSTORE_CLUSTER_ENCRYPT_ALL") == "1"
+
+// kmsKeyName names kmsKey, the built-in KMS key (SHARDSTORE_KMS_SECRET_KEY)
+// of the nodes of a cluster with a KMS: one random key for the test run,
+// the same on every node and across restarts.
+const kmsKeyName = "cluster-key"
+
+var kmsKey = func() string {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic(err)
+	}
+	return kmsKeyName + ":" + base64.StdEncoding.EncodeToString(k)
+}()
+
 // testCluster is N node processes sharing one endpoint list.
 type testCluster struct {
 	t     *testing.T
@@ -67,6 +90,9 @@ type testCluster struct {
 	ports []int
 	args  []string // endpoint arguments, the same for every node
 	extra []string
+	// kms: every node has the built-in KMS key kmsKey (and with
+	// encryptAll, --encrypt-all).
+	kms   bool
 	nodes []*node
 	net   *faultNet // nil: nodes dial each other directly
 	// scheme is the nodes' ("https" with TLS); tlsFiles are its CA and
@@ -149,19 +175,27 @@ func freePorts(t *testing.T, n int) []int {
 // startCluster starts nodes x drives and waits until every node serves.
 func startCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster {
 	t.Helper()
-	return start(t, nodes, drives, false, extra)
+	return start(t, nodes, drives, false, encryptAll, extra)
+}
+
+// startKMSCluster is startCluster with the built-in KMS key kmsKey on
+// every node (as SHARDSTORE_CLUSTER_ENCRYPT_ALL=1 gives every cluster,
+// but without --encrypt-all unless that is set).
+func startKMSCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster {
+	t.Helper()
+	return start(t, nodes, drives, false, true, extra)
 }
 
 // startFaultCluster is startCluster with a faultNet between the nodes
 // (c.net), so the test can delay and cut the links between them.
 func startFaultCluster(t *testing.T, nodes, drives int, extra ...string) *testCluster {
 	t.Helper()
-	return start(t, nodes, drives, true, extra)
+	return start(t, nodes, drives, true, encryptAll, extra)
 }
 
-func start(t *testing.T, nodes, drives int, faults bool, extra []string) *testCluster {
+func start(t *testing.T, nodes, drives int, faults, kms bool, extra []string) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra, scheme: "http"}
+	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra, scheme: "http", kms: kms}
 	if faults {
 		c.net = newFaultNet(t, c.ports)
 	}
@@ -191,6 +225,9 @@ func (c *testCluster) launch(i int, endpoints []string) {
 	if c.tlsFiles != nil {
 		args = append(args, "--certs-dir", c.tlsFiles.dirs[i])
 	}
+	if c.kms && encryptAll {
+		args = append(args, "--encrypt-all")
+	}
 	args = append(args, endpoints...)
 	n.cmd = exec.Command(binary, args...)
 	serverbin.DieWithParent(n.cmd)
@@ -198,6 +235,9 @@ func (c *testCluster) launch(i int, endpoints []string) {
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir())
 	if c.net != nil {
 		n.cmd.Env = append(n.cmd.Env, "SHARDSTORE_PEER_ROUTES="+c.net.routes(i))
+	}
+	if c.kms {
+		n.cmd.Env = append(n.cmd.Env, "SHARDSTORE_KMS_SECRET_KEY="+kmsKey)
 	}
 	n.cmd.Stderr = n.stderr
 	out, err := n.cmd.StdoutPipe()
