@@ -44,7 +44,9 @@ type KMS interface {
 	// wrong, ErrKeyNotFound when the key (version) is gone.
 	Decrypt(ctx context.Context, keyID string, ciphertext []byte, context Context) ([]byte, error)
 	// Rewrap re-seals ciphertext under the newest version of keyID
-	// without revealing the data key to the caller.
+	// without revealing the data key to the caller. A ciphertext sealed
+	// under the newest version already comes back unchanged (the same
+	// bytes), so a caller can tell what a rewrap changed.
 	Rewrap(ctx context.Context, keyID string, ciphertext []byte, context Context) ([]byte, error)
 	// CreateKey makes a new key (SSE-KMS with a key id that does not
 	// exist yet is refused; operators create keys with

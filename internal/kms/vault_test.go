@@ -119,7 +119,7 @@ func TestVaultRequests(t *testing.T) {
 		case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/keys/new.key"):
 			reply(w, answer{404, `{"errors":[]}`})
 		case r.Method == "GET":
-			reply(w, answer{200, `{"data":{"supports_encryption":true,"supports_decryption":true}}`})
+			reply(w, answer{200, `{"data":{"supports_encryption":true,"supports_decryption":true,"latest_version":2}}`})
 		default:
 			reply(w, answer{200, `{}`})
 		}
@@ -146,6 +146,7 @@ func TestVaultRequests(t *testing.T) {
 	want := []string{
 		"POST /v1/kms/transit/datakey/plaintext/sse",
 		"POST /v1/kms/transit/decrypt/sse",
+		"GET /v1/kms/transit/keys/sse", // the newest version: a v2 ciphertext would come back as it is
 		"POST /v1/kms/transit/rewrap/sse",
 		"GET /v1/kms/transit/keys/new.key",
 		"POST /v1/kms/transit/keys/new.key",
@@ -166,8 +167,8 @@ func TestVaultRequests(t *testing.T) {
 			t.Errorf("request %d sent a context", i)
 		}
 	}
-	if got[4].body["type"] != "aes256-gcm96" {
-		t.Errorf("CreateKey body %v", got[4].body)
+	if got[5].body["type"] != "aes256-gcm96" {
+		t.Errorf("CreateKey body %v", got[5].body)
 	}
 	if got[1].body["ciphertext"] != "vault:v1:abc" {
 		t.Errorf("Decrypt body %v", got[1].body)

@@ -152,25 +152,6 @@ func rewrapReport(t *testing.T, s *server, dir string, args ...string) (scanned,
 	return last.Scanned, last.Rewrapped, last.Failed
 }
 
-// skipRewrapBug skips the checks that `admin kms rewrap` leaves data keys
-// already sealed under the newest key version alone.
-//
-// Server bug (found by these tests): rewrap re-seals every SSE-S3/SSE-KMS
-// version, not only those under an older key version, and counts each as
-// rewrapped. sealing.Keys.Rewrap calls KMS.Rewrap unconditionally and
-// reports a change when the new ciphertext differs from the old, which it
-// always does (Builtin seals with a fresh nonce; Vault/OpenBao transit
-// rewrap re-encrypts with a fresh nonce). So a second rewrap right after
-// the first reports every version rewrapped again (built-in KMS: 10 of 10;
-// OpenBao: 9 of 9) instead of 0, makes a KMS call and a metadata write per
-// version each run, and the report cannot tell an operator whether old key
-// versions are still in use (so whether retiring one is safe).
-func skipRewrapBug(t *testing.T) {
-	t.Helper()
-	t.Skip("server bug: admin kms rewrap re-seals (and counts) data keys already under the newest key version; " +
-		"a second rewrap reports every version rewrapped instead of 0 (see skipRewrapBug)")
-}
-
 // sseObject is an object a test wrote and how to read it back.
 type sseObject struct {
 	key    string
@@ -667,7 +648,6 @@ func TestSSEWithOpenBao(t *testing.T) {
 			scanned, rewrapped, failed, len(all), len(old))
 	}
 	t.Run("RewrapOnlyOlderVersions", func(t *testing.T) {
-		skipRewrapBug(t)
 		if rewrapped != len(old) {
 			t.Errorf("first rewrap rewrapped %d versions; only the %d sealed under an older key version need it", rewrapped, len(old))
 		}
@@ -823,7 +803,6 @@ func TestSSEBuiltinKeyRotation(t *testing.T) {
 			scanned, rewrapped, failed, len(all), len(old))
 	}
 	t.Run("RewrapOnlyOlderVersions", func(t *testing.T) {
-		skipRewrapBug(t)
 		if rewrapped != len(old) {
 			t.Errorf("first rewrap rewrapped %d versions; only the %d sealed under version 1 of k1 need it", rewrapped, len(old))
 		}
