@@ -637,9 +637,6 @@ func handleCopyObject(q *request) error {
 	opts := engine.CopyOptions{Put: put, SourceVersionID: src.version,
 		SourceConditions: conditions(q.r.Header, "X-Amz-Copy-Source-"),
 		SourceUnseal:     q.unsealer(srcBucket, srcSSE, nil, false)}
-	if src.bucket == q.bucket && src.key == q.key && srcInfo.Cipher != "" && sameEncryption(srcInfo.Sealed, put.Encryption, q.sse) {
-		opts.KeepEncryption, opts.Put.Encryption = true, nil
-	}
 	switch d := q.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 	case "REPLACE":
@@ -657,6 +654,14 @@ func handleCopyObject(q *request) error {
 		}
 	default:
 		return errInvalidArgument("Unknown tagging directive.")
+	}
+	// A copy onto itself that only replaces metadata keeps the data as
+	// it is encrypted when the request asks for that same encryption;
+	// one that names an encryption and keeps the metadata is S3's way
+	// to re-encrypt an object, so its data is rewritten under a new key.
+	if src.bucket == q.bucket && src.key == q.key && srcInfo.Cipher != "" && opts.ReplaceMetadata &&
+		sameEncryption(srcInfo.Sealed, put.Encryption, q.sse) {
+		opts.KeepEncryption, opts.Put.Encryption = true, nil
 	}
 	// Copying a named version onto its own key is how S3 restores an
 	// older version, so only a copy of the current version is refused.
