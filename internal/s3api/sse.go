@@ -310,6 +310,13 @@ func (s *Server) keys() sealing.Keys { return sealing.Keys{KMS: s.cfg.KMS} }
 // unsealKey recovers the object key of bucket/key from its sealed map.
 func (s *Server) unsealKey(ctx context.Context, bucket, key string, sealed map[string]string, req sseRequest) ([]byte, error) {
 	k, err := s.keys().Unseal(ctx, bucket, key, sealed, req.customerKey)
+	if errors.Is(err, kms.ErrKeyNotFound) {
+		// Not the client's mistake, as on a write: the key (version)
+		// this object was sealed under is gone from the KMS.
+		return nil, &Error{Code: "InternalError", Status: http.StatusInternalServerError,
+			Message: fmt.Sprintf("The KMS key %s (or the version of it) this object is sealed under is not available at the key server.",
+				sealed[sealing.KMSKey]), Err: err}
+	}
 	if err != nil {
 		return nil, sealingError(err, sealed[sealing.KMSKey])
 	}
