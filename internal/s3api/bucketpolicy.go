@@ -291,6 +291,7 @@ func (q *request) conditionKeys(op access.Operation) map[string][]string {
 	}
 	for _, h := range []string{"x-amz-acl", "x-amz-content-sha256", "x-amz-storage-class", "x-amz-metadata-directive",
 		"x-amz-copy-source", "x-amz-server-side-encryption", "x-amz-website-redirect-location",
+		"x-amz-server-side-encryption-aws-kms-key-id", "x-amz-server-side-encryption-customer-algorithm",
 		"x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control"} {
 		if v := r.Header.Get(h); v != "" {
 			m["s3:"+h] = []string{v}

@@ -86,8 +86,7 @@ func (q *request) uploadID() (string, error) {
 }
 
 func handleUploadPart(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
-	if err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.WriteObject); err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -109,7 +108,7 @@ func handleUploadPart(q *request) error {
 		return err
 	}
 	var sealed map[string]string
-	opts.Unseal = q.unsealer(bi, sreq, &sealed, false)
+	opts.Unseal = q.partUnsealer(sreq, &sealed)
 	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("upload part %d of %s/%s: %w", part, q.bucket, q.key, err)
@@ -126,8 +125,7 @@ func handleUploadPart(q *request) error {
 
 // handleUploadPartCopy streams a (range of a) source object into a part.
 func handleUploadPartCopy(q *request) error {
-	bi, err := q.bucketAccess(q.bucket, access.WriteObject)
-	if err != nil {
+	if _, err := q.bucketAccess(q.bucket, access.WriteObject); err != nil {
 		return err
 	}
 	part, id, err := q.partTarget()
@@ -184,7 +182,7 @@ func handleUploadPartCopy(q *request) error {
 	}
 	var sealed map[string]string
 	pi, err := q.s.cfg.Store.PutObjectPart(q.ctx, q.bucket, q.key, id, part, rd, rd.Length,
-		engine.PartOptions{Unseal: q.unsealer(bi, dstSSE, &sealed, false)})
+		engine.PartOptions{Unseal: q.partUnsealer(dstSSE, &sealed)})
 	if err != nil {
 		return fmt.Errorf("upload part copy %d of %s/%s: %w", part, q.bucket, q.key, err)
 	}

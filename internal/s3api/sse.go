@@ -304,6 +304,26 @@ func (q *request) unsealer(bi engine.BucketInfo, req sseRequest, seen *map[strin
 	}
 }
 
+// partUnsealer is the unsealer of a part upload (the caller's write
+// access to the upload was decided): its customer-key errors are the
+// ones S3 gives parts, 400 both for a missing and a different key.
+func (q *request) partUnsealer(req sseRequest, seen *map[string]string) engine.UnsealFunc {
+	return func(info engine.ObjectInfo) ([]byte, error) {
+		if seen != nil {
+			*seen = info.Sealed
+		}
+		switch err := sealing.CheckCustomerKey(info.Sealed, req.customerKey); {
+		case errors.Is(err, sealing.ErrCustomerKeyRequired):
+			return nil, errInvalidRequest("The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.")
+		case errors.Is(err, sealing.ErrCustomerKeyWrong):
+			return nil, errInvalidRequest("The provided encryption parameters did not match the ones used originally.")
+		case errors.Is(err, sealing.ErrNotApplicable):
+			return nil, errInvalidRequest("The multipart upload initiate did not request encryption; the part request must not carry encryption parameters.")
+		}
+		return q.s.unsealKey(q.ctx, info.Bucket, info.Key, info.Sealed, req)
+	}
+}
+
 // keys is the server's object-key sealer.
 func (s *Server) keys() sealing.Keys { return sealing.Keys{KMS: s.cfg.KMS} }
 

@@ -110,3 +110,22 @@ func FuzzCustomerKeyHeaders(f *testing.F) {
 		}
 	})
 }
+
+// A bucket policy can require SSE-C (and a KMS key) by the encryption
+// condition keys, as the ceph s3-tests' enforced-SSE-C policies do.
+func TestSSEConditionKeys(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.AllowSSECOverHTTP = true })
+	h.expect(h.do("alice", "PUT", "/enc", nil), 200, "")
+	doc := `{"Version": "2012-10-17", "Statement": [
+	  {"Effect": "Allow", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::enc/*"},
+	  {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::enc/*",
+	   "Condition": {"StringNotEquals": {"s3:x-amz-server-side-encryption-customer-algorithm": "AES256"}}},
+	  {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::enc/kms/*",
+	   "Condition": {"StringNotEquals": {"s3:x-amz-server-side-encryption-aws-kms-key-id": "testkey-1"}}}
+	]}`
+	h.expect(h.do("alice", "PUT", "/enc?policy", []byte(doc)), 204, "")
+	good := ssecHeaders([]byte(strings.Repeat("k", 32)))
+	h.expect(h.do("bob", "PUT", "/enc/plain", []byte("x")), 403, "AccessDenied")
+	h.expect(h.do("bob", "PUT", "/enc/ssec", []byte("x"), good...), 200, "")
+	h.expect(h.do("bob", "PUT", "/enc/kms/a", []byte("x"), good...), 403, "AccessDenied")
+}
