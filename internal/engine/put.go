@@ -254,15 +254,16 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 			pb := &pooledBlock{blk: blk, free: free}
 			coded := got
 			if plan.enc != nil {
-				// The hasher reads the plaintext (and hands its buffer
-				// back), the coder the ciphertext sealed beside it.
+				// Seal first, then hand the plaintext to the hasher, which
+				// gives its buffer back to the pool when done: possibly
+				// inside Write, so nothing may read the buffer after it.
 				pbuf := plainBuf
 				plain := (*pbuf)[:got]
 				pb.refs.Store(int32(n))
-				stream.Write(plain, func() { plan.enc.bufs.put(pbuf) })
 				t0 := time.Now()
 				coded = len(plan.enc.seal(blk.Buf[:0], plain, last))
 				ph.Encrypt += time.Since(t0)
+				stream.Write(plain, func() { plan.enc.bufs.put(pbuf) })
 			} else {
 				pb.refs.Store(int32(n + 1))
 				stream.Write(blk.Buf[:got], pb.release)

@@ -136,7 +136,7 @@ func TestHealthAndHeaders(t *testing.T) {
 		!strings.Contains(e.body, "<Resource>/hdrs/missing</Resource>") {
 		t.Fatalf("error body: %s", e.body)
 	}
-	for _, sub := range []string{"analytics", "retention", "encryption", "replication", "frobnicate"} {
+	for _, sub := range []string{"analytics", "retention", "replication", "frobnicate"} {
 		if r := s.signed(t, "GET", "/hdrs?"+sub, nil); r.status != 501 || r.code() != "NotImplemented" {
 			t.Fatalf("?%s: %d %s", sub, r.status, r.body)
 		}
