@@ -14,8 +14,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/objectlock"
 	"github.com/shardstore/shardstore/internal/sse"
 )
 
@@ -364,4 +366,42 @@ func TestEncryptedConcurrentWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Object lock holds encrypted versions as any others: a retained version
+// cannot be deleted, and its retention and legal hold change in place
+// without touching (or needing the key of) its data.
+func TestEncryptedObjectLock(t *testing.T) {
+	e, clock, _ := lockEngine(t, Config{})
+	ctx := context.Background()
+	var keys testKeys
+	data := recognisable(100000)
+	oi, err := e.PutObject(ctx, "locked", "k", bytes.NewReader(data), int64(len(data)), PutOptions{
+		Encryption: keys.encryption("k", true),
+		Lock:       objectlock.Lock{Mode: objectlock.Governance, RetainUntil: clock.now().Add(24 * time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ldelete(e, "k", oi.VersionID, false); !errors.Is(err, ErrObjectLocked) {
+		t.Fatalf("delete of a retained encrypted version: %v", err)
+	}
+	if _, err := e.SetObjectLegalHold(ctx, "locked", "k", oi.VersionID, objectlock.HoldOn); err != nil {
+		t.Fatal(err)
+	}
+	h, err := lhead(t, e, "k", oi.VersionID)
+	if err != nil || h.Lock.LegalHold != objectlock.HoldOn || h.ETag != oi.ETag || h.Sealed["name"] != "k" {
+		t.Fatalf("head after legal hold: %+v %v", h, err)
+	}
+	if got, err := getAll2(e, "locked", "k", GetOptions{VersionID: oi.VersionID, Unseal: keys.unseal}); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read of the locked encrypted version: %v", err)
+	}
+}
+
+func getAll2(e *Engine, bucket, key string, opts GetOptions) ([]byte, error) {
+	rd, err := e.GetObject(context.Background(), bucket, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/sse"
 	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
@@ -473,5 +474,39 @@ func TestObjectLockLifecycle(t *testing.T) {
 	}
 	if dataBytes(t, paths) >= afterFirst {
 		t.Fatal("expired retention: space not reclaimed")
+	}
+}
+
+// Encrypted objects expire as any others: the runner needs no key (it
+// never reads object data), and what it keeps stays readable with one.
+func TestLifecycleExpiresEncryptedObjects(t *testing.T) {
+	clock := &testClock{}
+	e, _ := testEngine(t, engine.Config{Now: clock.now, Heal: engine.HealConfig{Disabled: true}})
+	ctx := context.Background()
+	key := bytes.Repeat([]byte{3}, sse.KeySize)
+	enc := &engine.Encryption{Cipher: sse.DefaultCipher(), Key: key, Sealed: map[string]string{"scheme": "test"}, HideETag: true}
+	unseal := func(engine.ObjectInfo) ([]byte, error) { return key, nil }
+	body := randBytes(rand.New(rand.NewSource(2)), 300<<10)
+	for _, k := range []string{"logs/enc", "kept/enc"} {
+		if _, err := e.PutObject(ctx, "bucket", k, bytes.NewReader(body), int64(len(body)), engine.PutOptions{Encryption: enc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLifecycle(t, e, "bucket", testLifecycleDoc)
+	clock.set(2)
+	if rep := run(t, e); rep.Expired != 1 {
+		t.Fatalf("day 2 pass: %+v", rep)
+	}
+	if _, err := e.HeadObject(ctx, "bucket", "logs/enc", engine.GetOptions{}); !errors.Is(err, engine.ErrObjectNotFound) {
+		t.Fatalf("logs/enc after its rule: %v", err)
+	}
+	rd, err := e.GetObject(ctx, "bucket", "kept/enc", engine.GetOptions{Unseal: unseal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rd)
+	rd.Close()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("kept/enc: %v", err)
 	}
 }
