@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/engine"
-	"github.com/shardstore/shardstore/internal/sse"
 	"github.com/shardstore/shardstore/internal/objectlock"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // The runner's tests run passes over a real engine on temporary drives,
