@@ -37,6 +37,16 @@
 // document, parsed once per bucket and text and cached the same way
 // (lifecycle.go).
 //
+// # Encryption at rest
+//
+// sse.go reads the SSE-S3, SSE-KMS and SSE-C headers (and the bucket's
+// default encryption, ?encryption), makes each new object's key through
+// package sealing (which seals it under a KMS data key or the customer's
+// key) and hands it to the engine in PutOptions.Encryption. Reads give the
+// engine an unseal function (q.unsealer) that decides read access first;
+// parts and copy sources get their own. setSSEHeaders answers what a
+// version's sealed map says, as S3 does on writes and reads.
+//
 // # The seam to the engine
 //
 // ObjectStore (store.go) is everything the handlers ask of storage;
