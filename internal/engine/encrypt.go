@@ -166,25 +166,9 @@ func (p peekingBody) atEOF() bool {
 // and opens only the packages the read still needs.
 func (r *objectReader) nextEncryptedBlock() error {
 	m := r.st.fi
-	parts := m.Parts
-	if len(parts) == 0 {
-		parts = []meta.Part{{Number: 1, Size: m.Size}}
-	}
-	partStart := int64(0)
-	pi := 0
-	for ; pi < len(parts); pi++ {
-		if r.offset < partStart+parts[pi].Size {
-			break
-		}
-		partStart += parts[pi].Size
-	}
-	if pi == len(parts) {
-		return fmt.Errorf("%s/%s: %w: offset %d past the parts", r.bucket, r.key, ErrReadQuorum, r.offset)
-	}
-	if r.readers == nil || r.partIdx != pi {
-		r.closeReaders()
-		r.partIdx = pi
-		r.readers = make([]*shardReader, len(r.set.drives))
+	parts, pi, partStart, err := r.seekPart()
+	if err != nil {
+		return err
 	}
 	if r.streamPart != pi {
 		s, err := partStream(m, r.objectKey, pi)

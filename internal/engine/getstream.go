@@ -102,26 +102,9 @@ func (r *objectReader) nextBlock() error {
 	if m.Cipher != "" {
 		return r.nextEncryptedBlock()
 	}
-	parts := m.Parts
-	if len(parts) == 0 {
-		parts = []meta.Part{{Number: 1, Size: m.Size}}
-	}
-	// Find the part and the offset inside it.
-	partStart := int64(0)
-	pi := 0
-	for ; pi < len(parts); pi++ {
-		if r.offset < partStart+parts[pi].Size {
-			break
-		}
-		partStart += parts[pi].Size
-	}
-	if pi == len(parts) {
-		return fmt.Errorf("%s/%s: %w: offset %d past the parts", r.bucket, r.key, ErrReadQuorum, r.offset)
-	}
-	if r.readers == nil || r.partIdx != pi {
-		r.closeReaders()
-		r.partIdx = pi
-		r.readers = make([]*shardReader, len(r.set.drives))
+	parts, pi, partStart, err := r.seekPart()
+	if err != nil {
+		return err
 	}
 	inPart := r.offset - partStart
 	bs := int64(m.Erasure.BlockSize)
@@ -139,6 +122,32 @@ func (r *objectReader) nextBlock() error {
 	r.offset += end - skip
 	r.remaining -= end - skip
 	return nil
+}
+
+// seekPart finds the part holding r.offset (in the sizes the object's
+// record gives: plaintext ones for an encrypted version) and where it
+// starts, and points the shard readers at it.
+func (r *objectReader) seekPart() (parts []meta.Part, pi int, partStart int64, err error) {
+	m := r.st.fi
+	parts = m.Parts
+	if len(parts) == 0 {
+		parts = []meta.Part{{Number: 1, Size: m.Size}}
+	}
+	for ; pi < len(parts); pi++ {
+		if r.offset < partStart+parts[pi].Size {
+			break
+		}
+		partStart += parts[pi].Size
+	}
+	if pi == len(parts) {
+		return nil, 0, 0, fmt.Errorf("%s/%s: %w: offset %d past the parts", r.bucket, r.key, ErrReadQuorum, r.offset)
+	}
+	if r.readers == nil || r.partIdx != pi {
+		r.closeReaders()
+		r.partIdx = pi
+		r.readers = make([]*shardReader, len(r.set.drives))
+	}
+	return parts, pi, partStart, nil
 }
 
 // decodeBlock fills r.blk.Buf[:blockLen] with block blockIdx of part pi.
