@@ -302,19 +302,12 @@ func printReport(w io.Writer, r *engine.HealReport) {
 // status prints the server's layout, drives, quorum and repair state,
 // or the raw reply as JSON.
 func (c *adminClient) status(ctx context.Context, asJSON bool, out io.Writer) error {
-	resp, err := c.do(ctx, http.MethodGet, "status", nil)
-	if err != nil {
+	var st admin.StatusReply
+	if err := c.call(ctx, http.MethodGet, "status", nil, nil, &st); err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	var st admin.StatusReply
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return fmt.Errorf("status: bad reply: %w", err)
-	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return printJSON(out, st)
 	}
 	printStatus(out, st)
 	return nil

@@ -83,11 +83,9 @@ func runAdminKMS(args []string) error {
 	case "status":
 		return c.kmsStatus(ctx, *asJSON, os.Stdout)
 	case "key create":
-		resp, err := c.do(ctx, http.MethodPost, "kms/key/create", url.Values{"name": {name}})
-		if err != nil {
+		if err := c.call(ctx, http.MethodPost, "kms/key/create", url.Values{"name": {name}}, nil, nil); err != nil {
 			return err
 		}
-		resp.Body.Close()
 		fmt.Fprintf(os.Stdout, "created key %s\n", name)
 		return nil
 	}
@@ -95,19 +93,12 @@ func runAdminKMS(args []string) error {
 }
 
 func (c *adminClient) kmsStatus(ctx context.Context, asJSON bool, out io.Writer) error {
-	resp, err := c.do(ctx, http.MethodGet, "kms/status", nil)
-	if err != nil {
+	var st kms.Status
+	if err := c.call(ctx, http.MethodGet, "kms/status", nil, nil, &st); err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	var st kms.Status
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return fmt.Errorf("kms status: bad reply: %w", err)
-	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return printJSON(out, st)
 	}
 	printKMSStatus(out, st)
 	if !st.OK {
