@@ -427,6 +427,26 @@ def _server_process(request, shardstore_bin, tmp_path_factory):
         sys.stderr.write(f"\nshardstore server exited with code {code} on SIGTERM\n{srv.log_tail(40)}\n")
 
 
+def start_https_server(request, binary: Path, base: Path, ca_cert: Path, certs_dirs: list[Path], what: str) -> Server:
+    """Start a server speaking HTTPS, or in cluster mode a cluster with one
+    certificates directory per node (certs_dirs), and register it so a
+    failing test shows its log; fails the test when it does not start.
+    The caller stops it and takes it out of request.config.stash[_SERVERS]."""
+    if len(certs_dirs) > 1:
+        srv = Server(binary, base, ca_bundle=ca_cert, node_args=[["--certs-dir", str(d)] for d in certs_dirs])
+    else:
+        srv = Server(binary, base, ["--certs-dir", str(certs_dirs[0])], ca_bundle=ca_cert)
+    try:
+        srv.start()
+        problem = ""
+    except RuntimeError as e:
+        problem = str(e)
+    if problem:
+        pytest.fail(f"could not start the {what}: {problem}", pytrace=False)
+    request.config.stash.setdefault(_SERVERS, []).append(srv)
+    return srv
+
+
 @pytest.fixture
 def server(_server_process: Server):
     """The shared server, restarted first if an earlier test killed it. A

@@ -46,9 +46,9 @@ from conftest import (
     REGION,
     ROOT_PASSWORD,
     ROOT_USER,
-    Server,
     empty_and_delete_bucket,
     kms_key_line,
+    start_https_server,
     unique_bucket_name,
 )
 from s3util import MiB, error_code, http_status, md5_hex, multipart_etag, raw_request, sign
@@ -285,21 +285,9 @@ def tls_server(request, shardstore_bin, tmp_path_factory, pki):
     base = tmp_path_factory.mktemp("sse-tls")
     n = CLUSTER_NODES if CLUSTER_NODES > 1 else 1
     dirs = [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"sse node {i + 1}") for i in range(n)]
-    if n > 1:
-        srv = Server(shardstore_bin, base, ca_bundle=pki.ca_cert, node_args=[["--certs-dir", str(d)] for d in dirs])
-    else:
-        srv = Server(shardstore_bin, base, ["--certs-dir", str(dirs[0])], ca_bundle=pki.ca_cert)
-    try:
-        srv.start()
-        problem = ""
-    except RuntimeError as e:
-        problem = str(e)
-    if problem:
-        pytest.fail(f"could not start the HTTPS server: {problem}", pytrace=False)
-    servers = request.config.stash.setdefault(_SERVERS, [])
-    servers.append(srv)
+    srv = start_https_server(request, shardstore_bin, base, pki.ca_cert, dirs, "HTTPS server")
     yield srv
-    servers.remove(srv)
+    request.config.stash[_SERVERS].remove(srv)
     srv.stop()
 
 

@@ -51,6 +51,7 @@ from conftest import (
     ROOT_USER,
     Server,
     empty_and_delete_bucket,
+    start_https_server,
     unique_bucket_name,
 )
 from s3util import MiB
@@ -454,22 +455,10 @@ def tls_server(request, shardstore_bin, tmp_path_factory, pki):
     dirs = [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"shardstore node {i + 1}") for i in range(n)]
     pki.pair(dirs[0] / "one", SNI_RSA, sans=f"DNS:{SNI_RSA}", form="rsa-pkcs1")
     pki.pair(dirs[0] / "two", SNI_EC, sans=f"DNS:{SNI_EC}", form="ec-sec1")
-    if n > 1:
-        srv = Server(shardstore_bin, base, ca_bundle=pki.ca_cert, node_args=[["--certs-dir", str(d)] for d in dirs])
-    else:
-        srv = Server(shardstore_bin, base, ["--certs-dir", str(dirs[0])], ca_bundle=pki.ca_cert)
+    srv = start_https_server(request, shardstore_bin, base, pki.ca_cert, dirs, "TLS server")
     srv.certs_dir = dirs[0]
-    try:
-        srv.start()
-        problem = ""
-    except RuntimeError as e:
-        problem = str(e)
-    if problem:
-        pytest.fail(f"could not start the TLS server: {problem}", pytrace=False)
-    servers = request.config.stash.setdefault(_SERVERS, [])
-    servers.append(srv)
     yield srv
-    servers.remove(srv)
+    request.config.stash[_SERVERS].remove(srv)
     code = srv.stop()
     assert code in (0, None), f"TLS server exited with code {code} on SIGTERM\n{srv.log_tail(40)}"
 
