@@ -27,10 +27,28 @@ type listEntry struct {
 	key    string
 	prefix bool
 	raw    []byte
-	// pending is a version a versioned commit replaced and has not yet
-	// moved to the versions table (FlagKeep in a drive's record): it is
-	// the key's newest noncurrent version until a heal settles it.
-	pending *meta.Object
+	// pending holds the versions versioned commits replaced and have not
+	// yet moved to the versions table (FlagKeep in a drive's record),
+	// each once: the key's newest noncurrent versions until a commit or a
+	// heal settles them. Usually none or one; drives can disagree (one
+	// missed a commit that others hold, then a later commit replaced a
+	// different version on it), and every one of them must be listed.
+	pending []*meta.Object
+}
+
+// addPending adds the version r holds pending to list unless list
+// already has it or it is the current version cur.
+func addPending(list []*meta.Object, r *meta.Record, cur *meta.Object) []*meta.Object {
+	pv := quorum.PendingVersion(r)
+	if pv == nil || (cur != nil && pv.SameVersion(cur)) {
+		return list
+	}
+	for _, have := range list {
+		if have.SameVersion(pv) {
+			return list
+		}
+	}
+	return append(list, pv)
 }
 
 // listPage is how many entries a walker asks a drive for at a time
@@ -341,7 +359,8 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			return nil, nil, nil
 		}
 		key, isPrefix := min.key, min.prefix
-		var first, pending *meta.Object
+		var first *meta.Object
+		var pending []*meta.Object
 		seen, current, differ := 0, 0, false
 		for i, h := range sl.heads {
 			if h == nil || h.key != key || h.prefix != isPrefix {
@@ -380,9 +399,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 						differ = differ || !r.Current().SameVersion(first)
 					}
 					current++
-					if pv := quorum.PendingVersion(r); pv != nil {
-						pending = pv
-					}
+					pending = addPending(pending, r, first)
 				}
 			}
 			sl.advance(ctx, i)
@@ -408,10 +425,9 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		if err != nil {
 			return nil, nil, err
 		}
+		pending = nil
 		for _, r := range st.recs {
-			if pv := quorum.PendingVersion(r); pv != nil && !pv.SameVersion(st.fi) {
-				pending = pv
-			}
+			pending = addPending(pending, r, st.fi)
 		}
 		return &listEntry{key: key, pending: pending}, st.fi, nil
 	}

@@ -55,11 +55,9 @@ func (e *Engine) ListObjectVersions(ctx context.Context, bucket string, opts Lis
 		set := e.setFor(bucket, opts.KeyMarker)
 		head, err := e.readObject(ctx, set, bucket, opts.KeyMarker)
 		if err == nil {
-			var pending *meta.Object
+			var pending []*meta.Object
 			for _, r := range head.recs {
-				if pv := quorum.PendingVersion(r); pv != nil && !pv.SameVersion(head.fi) {
-					pending = pv
-				}
+				pending = addPending(pending, r, head.fi)
 			}
 			if !e.emitKeyVersions(ctx, bucket, opts.KeyMarker, head.fi, pending, marker, emit) {
 				return res, nil
@@ -104,44 +102,68 @@ func (e *Engine) ListObjectVersions(ctx context.Context, bucket string, opts Lis
 const versionScanPage = 250
 
 // emitKeyVersions passes every version of key to emit, current (head)
-// first, then the noncurrent ones newest first: pending (a replaced
-// version not yet settled into the versions table, see listEntry) before
-// those of the table. after, when set, skips versions up to and
-// including that one. It returns false when emit refused a version (the
-// page is full).
-func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, pending *meta.Object, after *versionRef, emit func(ObjectInfo) bool) bool {
+// first, then the noncurrent ones newest first: those of the versions
+// table merged with pending ones (replaced versions not yet settled into
+// the table, see listEntry), each once. after, when set, skips versions
+// up to and including that one. It returns false when emit refused a
+// version (the page is full).
+func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head *meta.Object, pending []*meta.Object, after *versionRef, emit func(ObjectInfo) bool) bool {
 	set := e.setFor(bucket, key)
 	prefix := drive.VersionPrefix(bucket, key)
-	pendingKey := ""
-	if pending != nil {
-		pendingKey = drive.VersionKey(bucket, key, pending.ModTime, pending.VersionID)
-	}
-	start := "" // scan noncurrent versions after this versions-table key
-	if after == nil || after.matches(head) {
-		if after == nil {
-			oi := objectInfo(bucket, key, head)
-			oi.IsLatest = true
-			if !emit(oi) {
-				return false
-			}
+	// Pending versions by their versions-table key: table keys sort
+	// newest first, so merging by key keeps the order.
+	pendKeys := make([]string, 0, len(pending))
+	pendByKey := make(map[string]*meta.Object, len(pending))
+	for _, pv := range pending {
+		k := drive.VersionKey(bucket, key, pv.ModTime, pv.VersionID)
+		if _, dup := pendByKey[k]; !dup {
+			pendKeys = append(pendKeys, k)
+			pendByKey[k] = pv
 		}
-		if pending != nil && !emit(objectInfo(bucket, key, pending)) {
+	}
+	sort.Strings(pendKeys)
+	start := "" // emit noncurrent versions after this versions-table key
+	switch {
+	case after == nil:
+		oi := objectInfo(bucket, key, head)
+		oi.IsLatest = true
+		if !emit(oi) {
 			return false
 		}
-	} else if pending != nil && after.matches(pending) {
-		start = pendingKey
-	} else if after.null {
+	case after.matches(head):
+	case after.null:
+		for _, k := range pendKeys {
+			if after.matches(pendByKey[k]) {
+				start = k
+			}
+		}
 		for _, d := range set.drives {
+			if start != "" {
+				break
+			}
 			if k, err := nullKeyOn(ctx, d, bucket, key); err == nil && k != "" {
 				start = k
-				break
 			}
 		}
 		if start == "" {
 			return true // the marker names no version of the key
 		}
-	} else {
+	default:
 		start = drive.VersionKey(bucket, key, after.time, after.id)
+	}
+	// emitPending emits the pending versions whose keys sort before limit
+	// (through it when through is set; all that are left for "").
+	next := 0
+	for next < len(pendKeys) && pendKeys[next] <= start {
+		next++
+	}
+	emitPending := func(limit string, through bool) bool {
+		for ; next < len(pendKeys) && (limit == "" || pendKeys[next] < limit || through && pendKeys[next] == limit); next++ {
+			if !emit(objectInfo(bucket, key, pendByKey[pendKeys[next]])) {
+				return false
+			}
+		}
+		return true
 	}
 	scan := walkedDrives(set)
 	for {
@@ -181,8 +203,15 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if k == pendingKey {
-				continue // emitted above
+			if _, ok := pendByKey[k]; ok {
+				// Pending on other drives: emitted once, as pending.
+				if !emitPending(k, true) {
+					return false
+				}
+				continue
+			}
+			if !emitPending(k, false) {
+				return false
 			}
 			m := quorum.Unanimous(held[k], countNil(errs))
 			if m == nil {
@@ -203,7 +232,10 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head, 
 			}
 		}
 		if !more {
-			return true
+			return emitPending("", false)
+		}
+		if !emitPending(bound, true) {
+			return false
 		}
 		start = bound
 	}

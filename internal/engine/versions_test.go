@@ -437,3 +437,85 @@ func TestInterruptedVersionedOverwrite(t *testing.T) {
 const flagsPendingKeep = meta.FlagPrev | meta.FlagKeep
 
 func decodeVersion(raw []byte) (*meta.Object, error) { return meta.Unmarshal(raw) }
+
+// TestListVersionsPendingDiffersAcrossDrives: a drive that missed a
+// commit (a kill after write quorum answered, before the lagging drive
+// applied it) holds a different pending version than the others once the
+// next commit replaces its stale current version. Drives then disagree
+// on which version is pending, and neither pending version is in any
+// drive's versions table yet; the listing must list both (it used to
+// list only the pending version of the last drive it read).
+func TestListVersionsPendingDiffersAcrossDrives(t *testing.T) {
+	e, _ := testEngine(t, 8, Config{BlockSize: 4096, Heal: HealConfig{Disabled: true}})
+	ctx := context.Background()
+	setVersioning(t, e, VersioningEnabled)
+	vput(t, e, "k", "first")
+	vput(t, e, "k", "second")
+	vput(t, e, "k", "third")
+	set := e.setFor("bucket", "k")
+	okey := drive.ObjectKey("bucket", "k")
+	stale := set.parity // the last drive the listing walks
+	for p, d := range set.drives {
+		rec := recordOn(t, d, "k")
+		ents, _ := d.Scan(ctx, drive.TableVersions, drive.ScanQuery{Prefix: drive.VersionPrefix("bucket", "k")})
+		if len(ents) != 2 {
+			t.Fatalf("drive %d: %d entries", p, len(ents))
+		}
+		// ents[0] is "second" (newest first), ents[1] is "first".
+		b := &drive.Batch{}
+		pend := ents[0]
+		if p == stale {
+			// Never got "second": its record went [first] -> [third, first].
+			pend = ents[1]
+			b.Delete(drive.TableVersions, ents[0].Key)
+		}
+		old, err := decodeVersion(pend.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Flags |= flagsPendingKeep
+		rec.Versions = append(rec.Versions, old)
+		b.Delete(drive.TableVersions, pend.Key)
+		b.Put(drive.TableObjects, okey, rec.Marshal())
+		if err := d.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := bodies(versionsOf(t, e, "k")); got != "third,second,first" {
+		t.Fatalf("versions listed: %s, want third,second,first", got)
+	}
+	// Page by page, one version a page, through the markers.
+	var got []string
+	opts := ListVersionsOptions{Prefix: "k", MaxKeys: 1}
+	for {
+		res, err := e.ListObjectVersions(ctx, "bucket", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range res.Versions {
+			got = append(got, versionName(v.VersionID))
+		}
+		if !res.IsTruncated {
+			break
+		}
+		opts.KeyMarker, opts.VersionIDMarker = res.NextKeyMarker, res.NextVersionIDMarker
+		if len(got) > 10 {
+			t.Fatalf("paging does not end: %v", got)
+		}
+	}
+	all := versionsOf(t, e, "k")
+	if len(got) != len(all) {
+		t.Fatalf("paged listing %v, want %d versions", got, len(all))
+	}
+	for i := range all {
+		if !strings.HasPrefix(all[i], got[i]+":") {
+			t.Fatalf("paged listing %v differs from %v", got, all)
+		}
+	}
+	if _, err := e.HealObject(ctx, "bucket", "k", HealOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := bodies(versionsOf(t, e, "k")); got != "third,second,first" {
+		t.Fatalf("versions after heal: %s", got)
+	}
+}

@@ -116,7 +116,12 @@ func TestKillVersioned(t *testing.T) {
 				continue
 			}
 			if !listed[a.key+"@"+a.id] {
-				t.Errorf("round %d: acknowledged version %s@%s not listed", round, a.key, a.id)
+				kind := "version"
+				if a.hash == "" {
+					kind = "delete marker"
+				}
+				_, herr := c.HeadObject(bg, &s3.HeadObjectInput{Bucket: aws.String(versionedBucket), Key: aws.String(a.key), VersionId: aws.String(a.id)})
+				t.Errorf("round %d: acknowledged %s %s@%s not listed (HEAD by its id: %v)", round, kind, a.key, a.id, herr)
 			}
 			out, err := c.GetObject(bg, &s3.GetObjectInput{Bucket: aws.String(versionedBucket), Key: aws.String(a.key), VersionId: aws.String(a.id)})
 			if a.hash == "" {
