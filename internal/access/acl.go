@@ -1,5 +1,7 @@
 package access
 
+import "github.com/shardstore/shardstore/internal/policy"
+
 // Permission is an ACL permission.
 type Permission int
 
@@ -36,7 +38,7 @@ const (
 	AuthenticatedUsers                // any signed request from a known user
 	BucketOwnerGrantee                // the owner of the object's bucket (canned bucket-owner-* ACLs)
 	CanonicalUser                     // one user, by canonical id (Grant.ID)
-	LogDelivery                       // S3's log delivery group: kept and shown, grants no caller here
+	LogDelivery                       // S3's log delivery group: the server access logging service (policy.LoggingService)
 )
 
 // Grant is one ACL grant.
@@ -102,7 +104,12 @@ func holds(gs []Grant, p Permission, c Caller, bucketOwner, ignorePublic bool) b
 		case AllUsers:
 			return true
 		case AuthenticatedUsers:
-			if c.Kind != Anonymous {
+			// Signed requests of users; a service principal is none.
+			if c.Kind != Anonymous && c.Kind != Service {
+				return true
+			}
+		case LogDelivery:
+			if c.Kind == Service && c.Name == policy.LoggingService {
 				return true
 			}
 		case BucketOwnerGrantee:

@@ -24,7 +24,7 @@ const (
 	ReasonBothPolicies   Reason = "the identity's policies and the bucket policy of another account"
 	ReasonOtherAccount   Reason = "another account's bucket needs both the identity's policies and its bucket policy"
 	ReasonOutsideBounds  Reason = "the bucket policy allows, but the access key's or session's policy does not"
-	ReasonPublicPolicy   Reason = "RestrictPublicBuckets: a public policy grants only the bucket owner"
+	ReasonPublicPolicy   Reason = "RestrictPublicBuckets: a public policy grants only service principals and the bucket owner's account"
 	ReasonOwner          Reason = "the owner"
 	ReasonACLGrant       Reason = "an ACL grant"
 	ReasonACLsDisabled   Reason = "BucketOwnerEnforced: ACLs are off and the bucket owner owns everything"
@@ -34,6 +34,7 @@ const (
 	ReasonNotIdentity    Reason = "only the root user and identities of the identity store have admin permissions"
 	ReasonNoGrant        Reason = "nothing grants it"
 	ReasonSelfService    Reason = "a user manages its own access keys with its own key"
+	ReasonService        Reason = "a service principal has only what a bucket policy or an ACL grants it"
 )
 
 func allow(why Reason) Decision        { return Decision{Allowed: true, Reason: why} }
@@ -60,8 +61,8 @@ func Decide(r Request) Decision {
 		}
 		return d
 	}
-	// Anonymous callers and users of the users file: the bucket policy,
-	// then ownership and ACLs.
+	// Anonymous callers, users of the users file and service principals:
+	// the bucket policy, then ownership and ACLs.
 	if r.Resource.Policy != nil {
 		switch r.Resource.Policy.Evaluate(r.policyRequest()) {
 		case policy.Denied:
@@ -106,6 +107,8 @@ func decideByIdentityAlone(r *Request) Decision {
 	c := r.Caller
 	if c.Kind != Identity {
 		switch {
+		case c.Kind == Service:
+			return deny(ReasonService)
 		case r.Op == AdminAction:
 			return deny(ReasonNotIdentity)
 		case c.Kind == Anonymous:

@@ -40,12 +40,19 @@
 //     must allow. ACLs and ownership play no part. A write that sets an
 //     ACL (SetsACL) needs s3:PutObjectAcl too. IdentityPolicies is the
 //     identity store's Permissions: the union of a user's and its groups'
-//     policies, narrowed by bounds that must all allow.
-//  4. Anyone else (Anonymous, User) meets the bucket policy first: a Deny
-//     refuses (except that the bucket owner may always read and change
-//     the policy itself, so a policy cannot lock its owner out), an Allow
-//     grants, except that RestrictPublicBuckets confines a public
-//     policy's grants to the bucket's owner (policyGrantCounts).
+//     policies, narrowed by bounds that must all allow. Under
+//     RestrictPublicBuckets a public bucket policy grants nothing to an
+//     identity of another account.
+//  4. Anyone else (Anonymous, User, Service) meets the bucket policy
+//     first: a Deny refuses (except that the bucket owner may always read
+//     and change the policy itself, so a policy cannot lock its owner
+//     out), an Allow grants, except that RestrictPublicBuckets confines a
+//     public policy's grants to service principals and the bucket owner's
+//     account (policyGrantCounts). A Service caller (ServiceCaller: server
+//     access logging writing a log object) is named only by "*" or its
+//     own Service principal, owns nothing and has no account actions; of
+//     the ACL grants only AllUsers' and, for the logging service,
+//     LogDelivery's reach it.
 //  5. Then ownership and ACLs (aclDecision): with BucketOwnerEnforced the
 //     bucket owner owns everything and no grant counts; otherwise owners
 //     keep every permission on what they own, and a grant of the

@@ -97,6 +97,10 @@ func identityDecision(c Caller, r *Resource, pr *policy.Request) Decision {
 		return explicitDeny(ReasonIdentityPolicy)
 	case bucket == policy.Denied:
 		return explicitDeny(ReasonBucketPolicy)
+	case bucket == policy.Allowed && !policyGrantCounts(c, r):
+		// RestrictPublicBuckets: another account's identity gets
+		// nothing from a public policy.
+		return deny(ReasonPublicPolicy)
 	case r.BucketOwner != "" && r.BucketOwner != c.Account:
 		if mine == policy.Allowed && bucket == policy.Allowed {
 			return allow(ReasonBothPolicies)

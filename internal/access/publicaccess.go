@@ -15,8 +15,10 @@ type PublicAccessBlock struct {
 	// BlockPublicPolicy refuses storing a public policy (RefusesPolicy).
 	BlockPublicPolicy bool
 	// RestrictPublicBuckets: while the bucket's policy is public, its
-	// Allow statements grant only the bucket's owner (and root, who
-	// needs none): not anonymous callers, not other users.
+	// Allow statements grant only service principals and the bucket
+	// owner's account (its owner, identities of its account; root needs
+	// none): not anonymous callers, not other users or accounts, as S3
+	// blocks all cross-account access to such a bucket.
 	RestrictPublicBuckets bool
 }
 
@@ -44,7 +46,18 @@ func (b PublicAccessBlock) RefusesPolicy(p *policy.Policy) bool {
 
 // policyGrantCounts reports whether an Allow of r's bucket policy grants
 // c anything: always, except that RestrictPublicBuckets confines a
-// public policy's grants to the bucket's owner.
+// public policy's grants to service principals and the bucket owner's
+// account (S3: "only AWS service principals and authorized users within
+// the bucket owner's account").
 func policyGrantCounts(c Caller, r *Resource) bool {
-	return !r.PublicAccessBlock.RestrictPublicBuckets || !r.Policy.IsPublic() || c.is(r.BucketOwner)
+	if !r.PublicAccessBlock.RestrictPublicBuckets || !r.Policy.IsPublic() {
+		return true
+	}
+	switch c.Kind {
+	case Service:
+		return true
+	case Identity:
+		return r.BucketOwner == "" || r.BucketOwner == c.Account
+	}
+	return c.is(r.BucketOwner)
 }

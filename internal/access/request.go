@@ -22,6 +22,12 @@ const (
 	Identity
 	// Root is the server's root user, allowed everything.
 	Root
+	// Service is an AWS service principal acting on the server's behalf
+	// (ServiceCaller): server access logging writing its log objects as
+	// policy.LoggingService. It has no account and owns nothing: a bucket
+	// policy naming it ({"Service": name} or "*") or, for the logging
+	// service, a WRITE grant to the LogDelivery group lets it in.
+	Service
 )
 
 func (k Kind) String() string {
@@ -34,8 +40,34 @@ func (k Kind) String() string {
 		return "identity"
 	case Root:
 		return "root"
+	case Service:
+		return "service"
 	}
 	return "unknown"
+}
+
+// ServiceCaller is the caller of a request a service principal makes,
+// e.g. ServiceCaller(policy.LoggingService) for a log object written
+// into a target bucket. Its request names the resource as any other
+// (Op WriteObject, Action "s3:PutObject") and carries the condition keys
+// AWS sets for service requests (ServiceConditions).
+func ServiceCaller(name string) Caller { return Caller{Kind: Service, Name: name} }
+
+// ServiceConditions are the condition keys of a request service makes on
+// behalf of a source bucket: aws:SourceArn (the source bucket's ARN),
+// aws:SourceAccount (its owner, by canonical id and by access key, so a
+// policy may name either), aws:PrincipalServiceName and
+// aws:PrincipalIsAWSService.
+func ServiceConditions(service, sourceBucket, sourceOwner string) map[string][]string {
+	m := map[string][]string{
+		"aws:principalservicename":  {service},
+		"aws:principalisawsservice": {"true"},
+		"aws:sourcearn":             {"arn:aws:s3:::" + sourceBucket},
+	}
+	if sourceOwner != "" {
+		m["aws:sourceaccount"] = []string{CanonicalID(sourceOwner), sourceOwner}
+	}
+	return m
 }
 
 // Caller is who asks.
@@ -47,7 +79,7 @@ type Caller struct {
 	AccessKey string
 	// Name is who policies know the caller by (a Principal's "AWS"
 	// value, ${aws:username}): an identity's user name, else the access
-	// key.
+	// key; for a Service caller, the service principal's name.
 	Name string
 	// Account, for an Identity, is the owner recorded for what it
 	// creates (the root user's access key): a bucket of that owner is in
@@ -68,7 +100,7 @@ func CanonicalID(accessKey string) string {
 
 // is reports whether c is the signed-in user with access key owner.
 func (c Caller) is(owner string) bool {
-	return c.Kind != Anonymous && c.AccessKey != "" && c.AccessKey == owner
+	return c.Kind != Anonymous && c.Kind != Service && c.AccessKey != "" && c.AccessKey == owner
 }
 
 // Operation is what a request does, as far as ownership and ACLs care;
@@ -295,9 +327,13 @@ func (r *Request) policyRequest() *policy.Request {
 	c := r.Caller
 	pr := &policy.Request{Action: r.Action, Resource: r.arn(), Anonymous: c.Kind == Anonymous, AccessKey: c.Name,
 		Root: c.Kind == Root, Conditions: r.Conditions}
-	// Admin actions never had canonical ids: identity policies name no
-	// principals, so nothing reads it there.
-	if c.Kind != Anonymous && r.Op != AdminAction {
+	switch {
+	case c.Kind == Service:
+		// A service is named by its service principal only.
+		pr.AccessKey, pr.Service = "", c.Name
+	case c.Kind != Anonymous && r.Op != AdminAction:
+		// Admin actions never had canonical ids: identity policies name
+		// no principals, so nothing reads it there.
 		pr.CanonicalID = CanonicalID(c.Name)
 	}
 	return pr

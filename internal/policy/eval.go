@@ -10,11 +10,14 @@ type Request struct {
 	// "arn:aws:s3:::bucket/key".
 	Resource string
 	// The caller: anonymous, or a user by access key (and canonical id);
-	// Root marks the server's root user.
+	// Root marks the server's root user. Service, when set, is the AWS
+	// service principal making the request (LoggingService writing a log
+	// object): only "*" and that service's own Service principal name it.
 	Anonymous   bool
 	AccessKey   string
 	CanonicalID string
 	Root        bool
+	Service     string
 	// Conditions holds the request's condition key values by lower-cased
 	// key ("aws:sourceip", "s3:prefix", "aws:username" ...); policy
 	// variables are read from it too. An absent key is absent.

@@ -1,5 +1,7 @@
 // Package policy parses and evaluates AWS IAM policy documents for S3:
-// Version, Statement, Sid, Effect, Principal / NotPrincipal, Action /
+// Version, Statement, Sid, Effect, Principal / NotPrincipal (AWS users,
+// canonical users and the Service principals of services that exist;
+// NotPrincipal only with Deny, as IAM requires), Action /
 // NotAction, Resource / NotResource with wildcards and policy variables,
 // and Condition blocks. Parse validates a document the way S3 does for a
 // bucket policy and compiles it; Policy.Evaluate answers one request in
@@ -98,6 +100,11 @@ type ParseOptions struct {
 	// or narrowing an access key or a session): no Principal, and the
 	// server's "admin:" actions are allowed beside S3's.
 	Identity bool
+	// Stored re-reads a bucket policy stored by an earlier release, which
+	// accepted NotPrincipal with Allow: such a statement keeps meaning
+	// what it meant then (everyone but the principals named) instead of
+	// making the stored document unreadable. PutBucketPolicy never sets it.
+	Stored bool
 }
 
 // Parse validates and compiles a policy document.
@@ -307,6 +314,10 @@ func parseStatement(data json.RawMessage, version string, opts ParseOptions) (St
 		return st, malformed("Missing required field Resource")
 	case opts.Identity && hasPrincipal:
 		return st, malformed("Policy document should not specify a principal.")
+	case st.notPrincipal && st.Effect == Allow && !opts.Stored:
+		// IAM: "NotPrincipal must be used with "Effect":"Deny". Using it
+		// with "Effect":"Allow" is not supported."
+		return st, malformed("NotPrincipal is supported only with Effect Deny")
 	}
 	vars := version == Version2012
 	adminOnly := !st.notAction

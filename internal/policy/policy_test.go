@@ -235,7 +235,7 @@ func TestParseRefusals(t *testing.T) {
 		{"action not for resource", wrap(`{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket"}`), "does not apply"},
 		{"bucket action on objects", wrap(`{"Effect": "Allow", "Principal": "*", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::examplebucket/*"}`), "does not apply"},
 		{"no principal", wrap(`{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket/*"}`), "Principal"},
-		{"service principal", wrap(`{"Effect": "Allow", "Principal": {"Service": "logging.s3.amazonaws.com"}, "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket/*"}`), "principal"},
+		{"unknown service principal", wrap(`{"Effect": "Allow", "Principal": {"Service": "nosuchservice.amazonaws.com"}, "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket/*"}`), "principal"},
 		{"principal string", wrap(`{"Effect": "Allow", "Principal": "alice", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket/*"}`), "principal"},
 		{"bad effect", wrap(`{"Effect": "Permit", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket/*"}`), "effect"},
 		{"unknown operator", wrap(`{` + ok + `, "Condition": {"StringEqualz": {"s3:prefix": "a"}}}`), "Invalid Condition type"},
@@ -271,17 +271,27 @@ func FuzzParse(f *testing.F) {
 	f.Add(`{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::examplebucket/*"}]}`)
 	f.Add(`{"Statement": {"Effect": "Deny", "Principal": {"AWS": ["arn:aws:iam::1:user/a"]}, "Action": "s3:*", "Resource": ["arn:aws:s3:::examplebucket", "arn:aws:s3:::examplebucket/*"], "Condition": {"ForAnyValue:StringLike": {"s3:prefix": ["${aws:username}/*"]}, "IpAddressIfExists": {"aws:SourceIp": "10.0.0.0/8"}}}}`)
 	f.Add(`{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:List*", "Resource": "arn:aws:s3:::examplebucket", "Condition": {"Null": {"s3:prefix": "false"}, "DateLessThan": {"aws:CurrentTime": "2030-01-01"}}}]}`)
+	f.Add(`{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": ["logging.s3.amazonaws.com", "logs.eu-west-1.amazonaws.com"]}, "Action": "s3:PutObject", "Resource": "arn:aws:s3:::examplebucket/log/*", "Condition": {"ArnLike": {"aws:SourceArn": "arn:aws:s3:::src"}, "StringEqualsIfExists": {"aws:SourceAccount": "1"}}}]}`)
+	f.Add(`{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "NotPrincipal": {"AWS": "a"}, "Action": ["s3:AbortMultipartUpload", "s3:ListBucketMultipartUploads"], "Resource": ["arn:aws:s3:::examplebucket", "arn:aws:s3:::examplebucket/*"], "Condition": {"ForAllValues:StringLikeIfExists": {"s3:RequestObjectTagKeys": "k*"}}}]}`)
 	f.Fuzz(func(t *testing.T, doc string) {
+		stored, serr := Parse([]byte(doc), ParseOptions{Bucket: bucket, Stored: true})
 		p, err := Parse([]byte(doc), ParseOptions{Bucket: bucket})
+		if err == nil && serr != nil {
+			t.Fatalf("a document PutBucketPolicy accepts does not load when stored: %v", serr)
+		}
 		if err != nil {
 			if p != nil {
 				t.Fatal("policy returned with an error")
 			}
-			return
+			p = stored
+			if p == nil {
+				return
+			}
 		}
 		for _, r := range []Request{
 			anon("s3:GetObject", obj("a/b"), map[string][]string{"aws:sourceip": {"10.1.2.3"}, "s3:prefix": {"x/"}}),
 			user("u", "s3:ListBucket", bucketARN, nil),
+			{Action: "s3:PutObject", Resource: obj("log/x"), Service: LoggingService, Conditions: map[string][]string{"aws:sourcearn": {"arn:aws:s3:::src"}}},
 		} {
 			_ = p.Evaluate(&r)
 		}

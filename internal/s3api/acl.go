@@ -24,14 +24,23 @@ type resource struct {
 	access.Resource
 	ObjectTags map[string]string
 	Version    string
+	// ProbedKey, on the ListBucket question of a lookup that found no
+	// object (missingObject), is the key looked up: policies see it as
+	// s3:prefix, so a caller who may list that key learns it is missing.
+	ProbedKey string
 }
 
 // bucketResource is the resource of a bucket operation (or of a write to
 // the request's key, which only the bucket's grants decide).
 func (q *request) bucketResource(bi engine.BucketInfo) resource {
-	return resource{Resource: access.Resource{Bucket: bi.Name, BucketOwner: bi.Owner,
-		BucketACL: q.s.aclGrants(bi.ACL, false), Policy: q.s.bucketPolicy(bi),
-		Ownership: access.Ownership(objectOwnership(bi)), PublicAccessBlock: publicAccessBlockOf(bi)}}
+	return resource{Resource: q.s.bucketResource(bi)}
+}
+
+// bucketResource is what access decisions read of bucket bi.
+func (s *Server) bucketResource(bi engine.BucketInfo) access.Resource {
+	return access.Resource{Bucket: bi.Name, BucketOwner: bi.Owner,
+		BucketACL: s.aclGrants(bi.ACL, false), Policy: s.bucketPolicy(bi),
+		Ownership: access.Ownership(objectOwnership(bi)), PublicAccessBlock: publicAccessBlockOf(bi)}
 }
 
 // objectResource is the resource of an operation on an existing object.
@@ -73,7 +82,7 @@ func (q *request) bucketAccess(bucket string, op access.Operation) (engine.Bucke
 func (q *request) objectAccess(bi engine.BucketInfo, key, version string, op access.Operation) (engine.ObjectInfo, error) {
 	oi, err := q.s.cfg.Store.HeadObject(q.ctx, bi.Name, key, engine.GetOptions{VersionID: version})
 	if err != nil {
-		return oi, q.missingObject(bi, versionError(err, version))
+		return oi, q.missingObject(bi, key, versionError(err, version))
 	}
 	r := q.objectResource(bi, oi)
 	r.Version = version
@@ -83,11 +92,16 @@ func (q *request) objectAccess(bi engine.BucketInfo, key, version string, op acc
 	return oi, nil
 }
 
-// missingObject turns a failed object lookup into the answer S3 gives:
+// missingObject turns a failed lookup of key into the answer S3 gives:
 // the lookup's own error (NoSuchKey) to a caller who may list the bucket,
-// AccessDenied to others.
-func (q *request) missingObject(bi engine.BucketInfo, err error) error {
-	if !q.allows(access.ListBucket, q.bucketResource(bi)) {
+// AccessDenied to others. A policy granting s3:ListBucket on a prefix
+// (StringLike s3:prefix "public/*") counts for the keys under it: the
+// question is asked with s3:prefix set to the key, as listing with that
+// prefix would tell the caller the same.
+func (q *request) missingObject(bi engine.BucketInfo, key string, err error) error {
+	r := q.bucketResource(bi)
+	r.ProbedKey = key
+	if !q.allows(access.ListBucket, r) {
 		return errAccessDenied()
 	}
 	return err

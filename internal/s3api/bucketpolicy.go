@@ -26,7 +26,7 @@ import (
 // server's syntax) must not open the bucket, so it compiles to a policy
 // that denies everything but root.
 func compileBucketPolicy(bucket, doc string) *policy.Policy {
-	p, err := policy.Parse([]byte(doc), policy.ParseOptions{Bucket: bucket})
+	p, err := policy.Parse([]byte(doc), policy.ParseOptions{Bucket: bucket, Stored: true})
 	if err != nil {
 		return denyAll
 	}
@@ -236,6 +236,10 @@ func (q *request) action(op access.Operation) string {
 // tags the object has.
 func (q *request) policyConditions(op access.Operation, r resource, version string) map[string][]string {
 	m := q.conditionKeys(op)
+	if op == access.ListBucket && r.ProbedKey != "" {
+		// Would listing the key show whether it exists?
+		m["s3:prefix"] = []string{r.ProbedKey}
+	}
 	if version != "" {
 		m["s3:versionid"] = []string{version}
 	}
@@ -282,7 +286,9 @@ func ConditionKeys(r *http.Request, c Caller) map[string][]string {
 func (q *request) conditionKeys(op access.Operation) map[string][]string {
 	r := q.r
 	m := ConditionKeys(r, q.caller)
-	if op == access.ListBucket {
+	if op == access.ListBucket && listAPIs[q.api] {
+		// Only a listing's own parameters: on any other request they
+		// are not S3's (a HEAD's ?prefix= must not stand for the key).
 		for _, name := range []string{"prefix", "delimiter", "max-keys"} {
 			if v, ok := q.query[name]; ok && len(v) > 0 {
 				m["s3:"+name] = []string{v[0]}
@@ -313,6 +319,11 @@ func (q *request) conditionKeys(op access.Operation) map[string][]string {
 	}
 	return m
 }
+
+// listAPIs are the APIs whose prefix, delimiter and max-keys parameters
+// are the s3:prefix, s3:delimiter and s3:max-keys condition keys.
+var listAPIs = map[string]bool{"ListObjects": true, "ListObjectsV2": true, "ListObjectVersions": true,
+	"ListMultipartUploads": true}
 
 // errNoSuchBucketPolicy answers a bucket without a policy.
 func errNoSuchBucketPolicy() *Error {

@@ -42,6 +42,7 @@ from botocore.exceptions import ClientError
 
 from conftest import (
     _SERVERS,
+    ALICE,
     CLUSTER_NODES,
     REGION,
     ROOT_PASSWORD,
@@ -498,6 +499,39 @@ def test_ssec_key_errors(sc, tbucket):
                  ServerSideEncryption="AES256", **ssec())
     assert sorted(o["Key"] for o in sc.list_objects_v2(Bucket=tbucket)["Contents"]) == ["c", "plain", "s3"]
     assert sc.get_object(Bucket=tbucket, Key="c", **ssec())["Body"].read() == b"secret"
+
+
+def test_ssec_bucket_policy_conditions(tls):
+    """ceph s3-tests' test_encryption_sse_c_enforced_with_bucket_policy and
+    test_encryption_sse_c_deny_algo_with_bucket_policy over HTTPS, for the
+    bucket's owner (alice: a policy binds her, not root): the condition
+    key s3:x-amz-server-side-encryption-customer-algorithm is the
+    request's SSE-C algorithm, absent without SSE-C."""
+    alice = tls.client(ALICE)
+    name = unique_bucket_name("ssec-policy")
+    alice.create_bucket(Bucket=name)
+    resource = f"arn:aws:s3:::{name}/*"
+    try:
+        alice.put_bucket_policy(Bucket=name, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": resource,
+             "Condition": {"Null": {"s3:x-amz-server-side-encryption-customer-algorithm": "true"}}}]}))
+        expect_error(403, "AccessDenied", alice.put_object, Bucket=name, Key="foo", Body=b"bar")
+        expect_error(403, "AccessDenied", alice.put_object, Bucket=name, Key="foo", Body=b"bar",
+                     ServerSideEncryption="AES256")
+        alice.put_object(Bucket=name, Key="foo", Body=b"bar", **ssec())
+        assert alice.get_object(Bucket=name, Key="foo", **ssec())["Body"].read() == b"bar"
+
+        alice.put_bucket_policy(Bucket=name, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": resource,
+             "Condition": {"StringNotEquals": {"s3:x-amz-server-side-encryption-customer-algorithm": "AES256"}}}]}))
+        expect_error(403, "AccessDenied", alice.put_object, Bucket=name, Key="foo2", Body=b"bar",
+                     SSECustomerAlgorithm="AES192", SSECustomerKey=CUSTOMER_KEY)
+        expect_error(403, "AccessDenied", alice.put_object, Bucket=name, Key="foo2", Body=b"bar")
+        alice.put_object(Bucket=name, Key="foo2", Body=b"bar", **ssec())
+        assert sorted(o["Key"] for o in alice.list_objects_v2(Bucket=name)["Contents"]) == ["foo", "foo2"]
+    finally:
+        alice.delete_bucket_policy(Bucket=name)
+        empty_and_delete_bucket(alice, name)
 
 
 def test_sse_headers_on_get_refused(server, s3, bucket):
