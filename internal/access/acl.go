@@ -62,11 +62,14 @@ var (
 	authRead         = []Grant{{To: AuthenticatedUsers, Perm: PermRead}}
 	ownerRead        = []Grant{{To: BucketOwnerGrantee, Perm: PermRead}}
 	ownerFullControl = []Grant{{To: BucketOwnerGrantee, Perm: PermFullControl}}
+	logDeliveryWrite = []Grant{{To: LogDelivery, Perm: PermWrite}, {To: LogDelivery, Perm: PermReadACP}}
 )
 
 // CannedGrants lists what a canned ACL grants beyond the owner's
-// FULL_CONTROL, per S3's "Canned ACL" table. onObject selects the object
-// reading of the bucket-owner-* ACLs, which mean nothing on a bucket.
+// FULL_CONTROL, per S3's "Canned ACL" table, in the order S3 lists them.
+// onObject selects the object reading of the bucket-owner-* ACLs, which
+// mean nothing on a bucket, and of log-delivery-write, which means
+// nothing on an object.
 // The slice is shared: callers must not change it.
 func CannedGrants(acl string, onObject bool) []Grant {
 	switch acl {
@@ -83,6 +86,10 @@ func CannedGrants(acl string, onObject bool) []Grant {
 	case "bucket-owner-full-control":
 		if onObject {
 			return ownerFullControl
+		}
+	case "log-delivery-write":
+		if !onObject {
+			return logDeliveryWrite
 		}
 	}
 	// private, aws-exec-read (its READ goes to EC2, which is not a

@@ -22,8 +22,9 @@ const (
 	ReasonIdentityPolicy Reason = "the identity's policies"
 	ReasonBucketPolicy   Reason = "the bucket policy"
 	ReasonBothPolicies   Reason = "the identity's policies and the bucket policy of another account"
-	ReasonOtherAccount   Reason = "another account's bucket needs both the identity's policies and its bucket policy"
-	ReasonOutsideBounds  Reason = "the bucket policy allows, but the access key's or session's policy does not"
+	ReasonOtherAccount   Reason = "another account's bucket needs both the identity's policies and its bucket policy or ACL"
+	ReasonPolicyAndACL   Reason = "the identity's policies and an ACL grant to its account"
+	ReasonOutsideBounds  Reason = "the bucket policy or an ACL allows, but the access key's or session's policy does not"
 	ReasonPublicPolicy   Reason = "RestrictPublicBuckets: a public policy grants only service principals and the bucket owner's account"
 	ReasonOwner          Reason = "the owner"
 	ReasonACLGrant       Reason = "an ACL grant"
@@ -52,12 +53,12 @@ func Decide(r Request) Decision {
 		return decideByIdentityAlone(&r)
 	case c.Kind == Identity:
 		pr := r.policyRequest()
-		d := identityDecision(c, &r.Resource, pr)
+		d := identityDecision(c, r.Op, &r.Resource, pr)
 		if d.Allowed && r.Op == WriteObject && r.SetsACL {
 			// Setting an ACL while writing is PutObjectAcl too, in AWS.
 			acl := *pr
 			acl.Action = "s3:PutObjectAcl"
-			return identityDecision(c, &r.Resource, &acl)
+			return identityDecision(c, r.Op, &r.Resource, &acl)
 		}
 		return d
 	}

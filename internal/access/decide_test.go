@@ -85,6 +85,8 @@ func TestCannedGrants(t *testing.T) {
 		{"bucket-owner-read", false, nil}, // S3 ignores it on a bucket
 		{"bucket-owner-full-control", true, []Grant{{To: BucketOwnerGrantee, Perm: PermFullControl}}},
 		{"bucket-owner-full-control", false, nil},
+		{"log-delivery-write", false, []Grant{{To: LogDelivery, Perm: PermWrite}, {To: LogDelivery, Perm: PermReadACP}}},
+		{"log-delivery-write", true, nil}, // a bucket's ACL only
 		{"no-such-acl", true, nil},
 	} {
 		if got := CannedGrants(c.acl, c.onObject); fmt.Sprint(got) != fmt.Sprint(c.want) {

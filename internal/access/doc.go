@@ -35,9 +35,15 @@
 //     AWS decides an IAM principal (identityDecision): a Deny in its
 //     Permissions or in the bucket policy refuses; in its own account's
 //     bucket an Allow in its policies grants, and an Allow in the bucket
-//     policy grants within the bounds of its access key's or session's
-//     own policy (Permissions.Bounded); in another owner's bucket both
-//     must allow. ACLs and ownership play no part. A write that sets an
+//     policy or an ACL grant to everyone (AllUsers, AuthenticatedUsers)
+//     grants within the bounds of its access key's or session's own
+//     policy (Permissions.Bounded); its account's ownership gives it
+//     nothing its policies do not. In another owner's bucket its policies
+//     must allow and so must the resource: the bucket policy, or the ACLs
+//     as they answer its account (aclDecision for the account: a grant to
+//     the account's canonical id or to everyone, or the account owning
+//     the object), as AWS lets an account delegate an ACL grant it was
+//     given to its users. A write that sets an
 //     ACL (SetsACL) needs s3:PutObjectAcl too. IdentityPolicies is the
 //     identity store's Permissions: the union of a user's and its groups'
 //     policies, narrowed by bounds that must all allow. Under

@@ -80,14 +80,19 @@ func (p *IdentityPolicies) Bounded(r *policy.Request) bool {
 	return true
 }
 
-// identityDecision decides pr for an identity as AWS does for an IAM
-// principal: a Deny in its policies or in the bucket's refuses; in its
+// identityDecision decides pr (the policy question of op on r) for an
+// identity as AWS does for an IAM principal ("How Amazon S3 authorizes a
+// request"): a Deny in its policies or in the bucket's refuses. In its
 // own account (a bucket its Account owns) an Allow in its policies
-// grants, and so does one in the bucket policy within the bounds of its
-// access key's or session's own policy; in a bucket of another owner (a
-// users-file user, an account of its own) both its policies and the
-// bucket policy must allow. ACLs and ownership play no part.
-func identityDecision(c Caller, r *Resource, pr *policy.Request) Decision {
+// grants, and so do, within the bounds of its access key's or session's
+// own policy, an Allow in the bucket policy and an ACL grant to everyone
+// (AllUsers, AuthenticatedUsers): the account's own FULL_CONTROL is the
+// account's, which its identities use only through their policies. In a
+// bucket of another owner (a users-file user, an account of its own)
+// its policies must allow, and so must the resource: the bucket policy,
+// or the ACLs as they answer the identity's account (a grant to its
+// canonical id or to everyone, or the account owning the object).
+func identityDecision(c Caller, op Operation, r *Resource, pr *policy.Request) Decision {
 	mine, bucket := policy.NotApplicable, r.Policy.Evaluate(pr)
 	if c.Permissions != nil {
 		mine = c.Permissions.Evaluate(pr)
@@ -102,8 +107,12 @@ func identityDecision(c Caller, r *Resource, pr *policy.Request) Decision {
 		// nothing from a public policy.
 		return deny(ReasonPublicPolicy)
 	case r.BucketOwner != "" && r.BucketOwner != c.Account:
-		if mine == policy.Allowed && bucket == policy.Allowed {
+		switch {
+		case mine != policy.Allowed:
+		case bucket == policy.Allowed:
 			return allow(ReasonBothPolicies)
+		case aclDecision(Caller{Kind: User, AccessKey: c.Account, Name: c.Account}, op, r).Allowed:
+			return allow(ReasonPolicyAndACL)
 		}
 		return deny(ReasonOtherAccount)
 	case mine == policy.Allowed:
@@ -111,6 +120,13 @@ func identityDecision(c Caller, r *Resource, pr *policy.Request) Decision {
 	case bucket == policy.Allowed:
 		if c.Permissions == nil || c.Permissions.Bounded(pr) {
 			return allow(ReasonBucketPolicy)
+		}
+		return deny(ReasonOutsideBounds)
+	case aclDecision(Caller{Kind: User}, op, r).Allowed:
+		// A caller with no access key is no owner and no grantee by id:
+		// only grants to everyone answer it.
+		if c.Permissions == nil || c.Permissions.Bounded(pr) {
+			return allow(ReasonACLGrant)
 		}
 		return deny(ReasonOutsideBounds)
 	}

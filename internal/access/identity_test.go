@@ -7,10 +7,13 @@ import (
 )
 
 // TestIdentities: an identity of the identity store is decided as AWS
-// decides an IAM principal of the bucket owner's account: its policies
-// and the bucket policy grant (the latter within its access key's or
-// session's own policy), a Deny in either refuses, and ACLs and
-// ownership play no part. In another account's bucket both must allow.
+// decides an IAM principal of the bucket owner's account: its policies,
+// the bucket policy and ACL grants to everyone grant (the latter two
+// within its access key's or session's own policy), a Deny in either
+// refuses; its account's own ownership gives it nothing its policies do
+// not. In another account's bucket its policies must allow and so must
+// the resource: the bucket policy, or the ACLs as they answer its
+// account.
 func TestIdentities(t *testing.T) {
 	allowAll := identityPolicy(t, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}`)
 	reader := identity("reader", policies(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
@@ -23,25 +26,40 @@ func TestIdentities(t *testing.T) {
 	narrowed := identity("narrowed", policies(allowAll).Narrowed(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
 		{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/pub/*"}]}`)))
 	nobody := identity("nobody", policies())
+	full := identity("full", policies(allowAll))
 
-	// bkt is root's (the identities' account) with public ACLs; its
-	// policy names identities by user name.
-	mine := func(key string) Resource {
-		r := objectOf("public-read-write", "root", "public-read")
+	// bkt is root's (the identities' account); its policy names
+	// identities by user name.
+	mineWith := func(bucketACL, objectACL, key string) Resource {
+		r := objectOf(bucketACL, "root", objectACL)
 		r.BucketOwner, r.Key = "root", key
 		return r
 	}
+	mine := func(key string) Resource { return mineWith("private", "private", key) }
 	withPolicy := func(r Resource) Resource {
 		r.Policy = bucketPolicy(t, `{"Version":"2012-10-17","Statement":[
 			{"Effect":"Allow","Principal":{"AWS":["nobody","narrowed"]},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/priv/*"},
 			{"Effect":"Deny","Principal":{"AWS":"reader"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/pub/denied"}]}`)
 		return r
 	}
+	// A grant to the identities' account itself (root's canonical id).
+	toAccount := func(r Resource, p Permission) Resource {
+		r.ObjectACL = []Grant{{To: CanonicalUser, ID: CanonicalID("root"), Perm: p}}
+		return r
+	}
 	// alices is another account's bucket (a users-file user's).
-	alices := objectOf("public-read", alice, "public-read")
+	alices := objectOf("private", alice, "private")
+	alicesPublic := objectOf("public-read", alice, "public-read")
 	alicesShared := alices
 	alicesShared.Policy = bucketPolicy(t, `{"Version":"2012-10-17","Statement":[
 		{"Effect":"Allow","Principal":{"AWS":["writer","nobody"]},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*"}]}`)
+	alicesGranting := func(p Permission) Resource { return toAccount(alices, p) }
+	alicesWritable := alices
+	alicesWritable.BucketACL = []Grant{{To: CanonicalUser, ID: CanonicalID("root"), Perm: PermWrite}}
+	alicesOff := alicesGranting(PermFullControl)
+	alicesOff.Ownership = BucketOwnerEnforced
+	accountsObject := objectOf("private", alice, "private")
+	accountsObject.ObjectOwner = "root"
 	setsACL := func(q Request) Request { q.SetsACL = true; return q }
 	aclWriter := identity("aclwriter", policies(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
 		{"Effect":"Allow","Action":["s3:PutObject","s3:PutObjectAcl"],"Resource":"*"}]}`)))
@@ -50,11 +68,18 @@ func TestIdentities(t *testing.T) {
 
 	run(t, []row{
 		{"its policy grants", ask(reader, ReadObject, "s3:GetObject", mine("pub/x")), allowedBy(ReasonIdentityPolicy)},
-		{"a public ACL grants it nothing", ask(reader, ReadObject, "s3:GetObject", mine("priv/y")), deniedBy(ReasonNoGrant)},
-		{"a public-read-write bucket neither", ask(reader, WriteObject, "s3:PutObject", mine("pub/z")), deniedBy(ReasonNoGrant)},
+		{"nothing else does", ask(reader, ReadObject, "s3:GetObject", mine("priv/y")), deniedBy(ReasonNoGrant)},
+		{"its account's ownership gives it nothing", ask(nobody, ReadObject, "s3:GetObject", mine("x")), deniedBy(ReasonNoGrant)},
+		{"nor a grant to its account", ask(nobody, PutObjectACL, "s3:PutObjectAcl", toAccount(mine("x"), PermFullControl)), deniedBy(ReasonNoGrant)},
+		{"a public-read object is everyone's to read", ask(nobody, ReadObject, "s3:GetObject", mineWith("private", "public-read", "x")), allowedBy(ReasonACLGrant)},
+		{"an authenticated-read one too", ask(nobody, ReadObject, "s3:GetObject", mineWith("private", "authenticated-read", "x")), allowedBy(ReasonACLGrant)},
+		{"a public-read-write bucket is everyone's to write", ask(reader, WriteObject, "s3:PutObject", mineWith("public-read-write", "private", "pub/z")), allowedBy(ReasonACLGrant)},
+		{"a public grant, outside its bounds", ask(narrowed, ReadObject, "s3:GetObject", mineWith("private", "public-read", "priv/y")), deniedBy(ReasonOutsideBounds)},
 		{"owning nothing, it may write what its policy says", ask(writer, WriteObject, "s3:PutObject", mine("pub/z")), allowedBy(ReasonIdentityPolicy)},
 		{"a Deny in its policies", ask(careful, WriteObject, "s3:DeleteObject", mine("pub/x")), explicitlyDeniedBy(ReasonIdentityPolicy)},
+		{"... beats a public grant", ask(careful, WriteObject, "s3:DeleteObject", mineWith("public-read-write", "private", "pub/x")), explicitlyDeniedBy(ReasonIdentityPolicy)},
 		{"the bucket policy's Deny beats its Allow", ask(reader, ReadObject, "s3:GetObject", withPolicy(mine("pub/denied"))), explicitlyDeniedBy(ReasonBucketPolicy)},
+		{"the bucket policy's Deny beats a public grant", ask(reader, ReadObject, "s3:GetObject", withPolicy(mineWith("private", "public-read", "pub/denied"))), explicitlyDeniedBy(ReasonBucketPolicy)},
 		{"the bucket policy grants alone", ask(nobody, ReadObject, "s3:GetObject", withPolicy(mine("priv/y"))), allowedBy(ReasonBucketPolicy)},
 		{"... within the session's bounds", ask(narrowed, ReadObject, "s3:GetObject", withPolicy(mine("priv/y"))), deniedBy(ReasonOutsideBounds)},
 		{"its bounds narrow its own policy", ask(narrowed, ReadObject, "s3:GetObject", mine("pub/x")), allowedBy(ReasonIdentityPolicy)},
@@ -66,9 +91,22 @@ func TestIdentities(t *testing.T) {
 		{"... which it may have", setsACL(ask(aclWriter, WriteObject, "s3:PutObject", mine("x"))), allowedBy(ReasonIdentityPolicy)},
 
 		{"another account: its policy is not enough", ask(writer, ReadObject, "s3:GetObject", alices), deniedBy(ReasonOtherAccount)},
-		{"another account: nor public ACLs", ask(nobody, ReadObject, "s3:GetObject", alices), deniedBy(ReasonOtherAccount)},
-		{"another account: both allow", ask(writer, ReadObject, "s3:GetObject", alicesShared), allowedBy(ReasonBothPolicies)},
+		{"another account: public ACLs and its policy", ask(writer, ReadObject, "s3:GetObject", alicesPublic), allowedBy(ReasonPolicyAndACL)},
+		{"another account: public ACLs alone", ask(nobody, ReadObject, "s3:GetObject", alicesPublic), deniedBy(ReasonOtherAccount)},
+		{"another account: both policies allow", ask(writer, ReadObject, "s3:GetObject", alicesShared), allowedBy(ReasonBothPolicies)},
 		{"another account: the bucket policy alone", ask(nobody, ReadObject, "s3:GetObject", alicesShared), deniedBy(ReasonOtherAccount)},
+		{"another account: FULL_CONTROL to its account reads", ask(writer, ReadObject, "s3:GetObject", alicesGranting(PermFullControl)), allowedBy(ReasonPolicyAndACL)},
+		{"... and changes the ACL", ask(full, PutObjectACL, "s3:PutObjectAcl", alicesGranting(PermFullControl)), allowedBy(ReasonPolicyAndACL)},
+		{"... if its policy allows that", ask(writer, PutObjectACL, "s3:PutObjectAcl", alicesGranting(PermFullControl)), deniedBy(ReasonOtherAccount)},
+		{"... the grant alone is not enough", ask(nobody, PutObjectACL, "s3:PutObjectAcl", alicesGranting(PermFullControl)), deniedBy(ReasonOtherAccount)},
+		{"another account: WRITE_ACP changes the ACL", ask(full, PutObjectACL, "s3:PutObjectAcl", alicesGranting(PermWriteACP)), allowedBy(ReasonPolicyAndACL)},
+		{"... but does not read it", ask(full, ObjectACL, "s3:GetObjectAcl", alicesGranting(PermWriteACP)), deniedBy(ReasonOtherAccount)},
+		{"another account: READ_ACP reads the ACL", ask(full, ObjectACL, "s3:GetObjectAcl", alicesGranting(PermReadACP)), allowedBy(ReasonPolicyAndACL)},
+		{"... but neither the object", ask(full, ReadObject, "s3:GetObject", alicesGranting(PermReadACP)), deniedBy(ReasonOtherAccount)},
+		{"... nor changes the ACL", ask(full, PutObjectACL, "s3:PutObjectAcl", alicesGranting(PermReadACP)), deniedBy(ReasonOtherAccount)},
+		{"another account: bucket WRITE to its account", ask(writer, WriteObject, "s3:PutObject", alicesWritable), allowedBy(ReasonPolicyAndACL)},
+		{"another account: an object its account owns", ask(writer, ReadObject, "s3:GetObject", accountsObject), allowedBy(ReasonPolicyAndACL)},
+		{"another account: no grant counts with ACLs off", ask(full, ReadObject, "s3:GetObject", alicesOff), deniedBy(ReasonOtherAccount)},
 	})
 }
 

@@ -228,11 +228,13 @@ var grantHeaders = []struct {
 // cannedACLs are the canned ACLs S3 accepts. On a bucket,
 // bucket-owner-read, bucket-owner-full-control and aws-exec-read grant
 // nothing beyond the owner's FULL_CONTROL (S3 ignores the bucket-owner-*
-// ones on buckets).
+// ones on buckets); on an object, log-delivery-write (a bucket's ACL for
+// the log delivery group) grants nothing beyond it either.
 var cannedACLs = map[string]bool{
 	"private": true, "public-read": true, "public-read-write": true,
 	"authenticated-read": true, "aws-exec-read": true,
 	"bucket-owner-read": true, "bucket-owner-full-control": true,
+	"log-delivery-write": true,
 }
 
 // aclFromHeaders reads the ACL a request's headers set: x-amz-acl, or
@@ -241,6 +243,20 @@ var cannedACLs = map[string]bool{
 // at once is refused, as S3 refuses it.
 func (s *Server) aclFromHeaders(h http.Header) (requestedACL, error) {
 	var a requestedACL
+	// S3's limit on grants, counted before any grantee is resolved.
+	items := 0
+	for _, gh := range grantHeaders {
+		for _, v := range h.Values(gh.name) {
+			for _, item := range splitUnquoted(v, ',') {
+				if strings.TrimSpace(item) != "" {
+					items++
+				}
+			}
+		}
+	}
+	if items > maxGrants {
+		return a, errMalformedACL()
+	}
 	for _, gh := range grantHeaders {
 		vals := h.Values(gh.name)
 		if len(vals) == 0 {
@@ -261,9 +277,6 @@ func (s *Server) aclFromHeaders(h http.Header) (requestedACL, error) {
 	}
 	if canned != "" && !cannedACLs[canned] {
 		return a, errInvalidArgument("Invalid canned ACL %q", canned)
-	}
-	if len(a.grants) > maxGrants {
-		return a, errMalformedACL()
 	}
 	a.canned = canned
 	return a, nil

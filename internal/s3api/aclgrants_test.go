@@ -2,7 +2,9 @@ package s3api
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -457,4 +459,149 @@ func TestObjectOwnershipPreferred(t *testing.T) {
 	if owner, _ := grantsOf(t, h.do("alice", "GET", "/pref/copy?acl", nil)); owner != "alice" {
 		t.Fatalf("copy: owner %s", owner)
 	}
+}
+
+// TestGrantHeaderHostile: x-amz-acl and x-amz-grant-* values a client
+// should not send, each read as S3 reads it or refused with S3's error,
+// never resolved to a user it does not name.
+func TestGrantHeaderHostile(t *testing.T) {
+	s, err := New(Config{Store: newFakeStore(), Auth: testAuth, Users: testUsers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := canonicalID("alice"), canonicalID("bob")
+	many := func(n int) string { return strings.TrimSuffix(strings.Repeat("id="+alice+",", n), ",") }
+	for _, c := range []struct {
+		name, header, value string
+		want                string // "who:PERM ..." of the grants, or the error code
+	}{
+		{"quoted", "X-Amz-Grant-Read", `id="` + alice + `"`, "alice:READ"},
+		{"unquoted", "X-Amz-Grant-Read", `id=` + alice, "alice:READ"},
+		{"key in capitals", "X-Amz-Grant-Read", `ID=` + alice, "alice:READ"},
+		{"spaces around", "X-Amz-Grant-Write", `  id = "` + alice + `"  `, "alice:WRITE"},
+		{"trailing comma", "X-Amz-Grant-Read-Acp", `id=` + alice + `,`, "alice:READ_ACP"},
+		{"two users", "X-Amz-Grant-Full-Control", `id=` + alice + `, id="` + bob + `"`, "alice:FULL_CONTROL bob:FULL_CONTROL"},
+		{"the same user twice", "X-Amz-Grant-Read", `id=` + alice + `,id=` + alice, "alice:READ alice:READ"},
+		{"a group", "X-Amz-Grant-Write-Acp", `uri="` + uriAuthenticatedUsers + `"`, "AuthenticatedUsers:WRITE_ACP"},
+		{"a hundred grants", "X-Amz-Grant-Read", many(100), strings.TrimSpace(strings.Repeat("alice:READ ", 100))},
+		{"a hundred and one", "X-Amz-Grant-Read", many(101), "MalformedACLError"},
+		{"a hundred thousand", "X-Amz-Grant-Read", many(100000), "MalformedACLError"},
+		{"a comma inside quotes", "X-Amz-Grant-Read", `id="` + alice + `,` + bob + `"`, "InvalidArgument"},
+		{"an open quote", "X-Amz-Grant-Read", `id="` + alice, "InvalidArgument"},
+		{"a closing quote only", "X-Amz-Grant-Read", `id=` + alice + `"`, "InvalidArgument"},
+		{"an empty id", "X-Amz-Grant-Read", `id=""`, "InvalidArgument"},
+		{"no value", "X-Amz-Grant-Read", `id=`, "InvalidArgument"},
+		{"no key", "X-Amz-Grant-Read", `=` + alice, "InvalidArgument"},
+		{"no equals sign", "X-Amz-Grant-Read", alice, "InvalidArgument"},
+		{"commas only", "X-Amz-Grant-Read", strings.Repeat(",", 10000), "InvalidArgument"},
+		{"an empty header", "X-Amz-Grant-Read", "", "InvalidArgument"},
+		{"a prefix of an id", "X-Amz-Grant-Read", `id=` + alice[:63], "InvalidArgument"},
+		{"an id in capitals", "X-Amz-Grant-Read", `id=` + strings.ToUpper(alice), "InvalidArgument"},
+		{"an access key for an id", "X-Amz-Grant-Read", `id=alice`, "InvalidArgument"},
+		{"a NUL", "X-Amz-Grant-Read", "id=\x00" + alice, "InvalidArgument"},
+		{"a megabyte id", "X-Amz-Grant-Read", "id=" + strings.Repeat("a", 1<<20), "InvalidArgument"},
+		{"a group in capitals", "X-Amz-Grant-Read", `uri=` + strings.ToUpper(uriAllUsers), "InvalidArgument"},
+		{"a group with a slash", "X-Amz-Grant-Read", `uri=` + uriAllUsers + `/`, "InvalidArgument"},
+		{"an unknown key", "X-Amz-Grant-Read", `user=` + alice, "InvalidArgument"},
+		{"an e-mail", "X-Amz-Grant-Read", `emailAddress="alice@example.com"`, "UnresolvableGrantByEmailAddress"},
+		{"an e-mail key in capitals", "X-Amz-Grant-Read", `EMAILADDRESS=alice@example.com`, "UnresolvableGrantByEmailAddress"},
+		{"a good grant then an unknown id", "X-Amz-Grant-Read", `id=` + alice + `, id=` + strings.Repeat("0", 64), "InvalidArgument"},
+		{"a canned ACL", "X-Amz-Acl", "public-read", "canned:public-read"},
+		{"a canned ACL with spaces", "X-Amz-Acl", " private ", "canned:private"},
+		{"a canned ACL in capitals", "X-Amz-Acl", "Private", "InvalidArgument"},
+		{"two canned ACLs", "X-Amz-Acl", "private,public-read", "InvalidArgument"},
+		{"an unknown canned ACL", "X-Amz-Acl", "public-write", "InvalidArgument"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.Header{}
+			h.Set(c.header, c.value)
+			a, err := s.aclFromHeaders(h)
+			if err != nil {
+				var e *Error
+				if !errors.As(err, &e) || e.Status != http.StatusBadRequest {
+					t.Fatalf("error %v, want a 400", err)
+				}
+				if e.Code != c.want {
+					t.Fatalf("%s, want %s", e.Code, c.want)
+				}
+				return
+			}
+			var got []string
+			if a.canned != "" {
+				got = append(got, "canned:"+a.canned)
+			}
+			for _, g := range a.grants {
+				who := "?"
+				switch g.To {
+				case access.CanonicalUser:
+					who, _ = testUsers.LookupCanonicalID(g.ID)
+				case access.AllUsers:
+					who = "AllUsers"
+				case access.AuthenticatedUsers:
+					who = "AuthenticatedUsers"
+				}
+				got = append(got, who+":"+g.Perm.String())
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Fatalf("%q, want %q", strings.Join(got, " "), c.want)
+			}
+		})
+	}
+	// Canned and grant headers at once.
+	h := http.Header{}
+	h.Set("X-Amz-Acl", "private")
+	h.Set("X-Amz-Grant-Read", "id="+alice)
+	if _, err := s.aclFromHeaders(h); err == nil || err.(*Error).Code != "InvalidRequest" {
+		t.Fatalf("canned and grants: %v", err)
+	}
+}
+
+// FuzzGrantHeaders: whatever an x-amz-grant-* value holds, it is either
+// refused with a 400 or read as grants to known users and S3's groups,
+// at most S3's hundred, that survive the stored form unchanged.
+func FuzzGrantHeaders(f *testing.F) {
+	f.Add("id=" + canonicalID("alice"))
+	f.Add(`id="` + canonicalID("bob") + `", uri="` + uriAllUsers + `"`)
+	f.Add(`emailAddress="x@y"`)
+	f.Add(`uri=` + uriLogDelivery + `,,, id="`)
+	f.Add(`"id=a,b"=`)
+	s, err := New(Config{Store: newFakeStore(), Auth: testAuth, Users: testUsers})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, gh := range grantHeaders {
+			h := http.Header{}
+			h.Set(gh.name, v)
+			a, err := s.aclFromHeaders(h)
+			if err != nil {
+				var e *Error
+				if !errors.As(err, &e) || e.Status != http.StatusBadRequest {
+					t.Fatalf("%q: error %v, want a 400", v, err)
+				}
+				continue
+			}
+			if !a.explicit || len(a.grants) == 0 || len(a.grants) > maxGrants {
+				t.Fatalf("%q: %+v", v, a)
+			}
+			for _, g := range a.grants {
+				if g.Perm != gh.perm {
+					t.Fatalf("%q: %v from %s", v, g.Perm, gh.name)
+				}
+				switch g.To {
+				case access.CanonicalUser:
+					if _, ok := testUsers.LookupCanonicalID(g.ID); !ok {
+						t.Fatalf("%q: granted to unknown id %q", v, g.ID)
+					}
+				case access.AllUsers, access.AuthenticatedUsers, access.LogDelivery:
+				default:
+					t.Fatalf("%q: grantee %v", v, g.To)
+				}
+			}
+			back, ok := s.decodeGrants(a.stored())
+			if !ok || !reflect.DeepEqual(back, a.grants) {
+				t.Fatalf("%q: stored %q read back as %+v", v, a.stored(), back)
+			}
+		}
+	})
 }

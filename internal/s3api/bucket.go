@@ -220,15 +220,21 @@ func handleCreateBucket(q *request) error {
 		// Only the bucket's own owner is told it owns it; anyone else,
 		// root included, learns only that the name is taken. S3 answers
 		// a repeated create of your own bucket in us-east-1 with 200 (for
-		// legacy compatibility) and BucketAlreadyOwnedByYou elsewhere.
-		// The existing bucket is left as it is either way.
+		// legacy compatibility) and BucketAlreadyOwnedByYou elsewhere. A
+		// repeat that asks for another bucket than the one there (another
+		// ACL, ownership setting or object lock) is refused with
+		// BucketAlreadyExists rather than answered 200 for a bucket it
+		// did not get (see recreateDiffers). The existing bucket is left
+		// as it is either way.
 		bi, ierr := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
 		if ierr == nil && !q.caller.Anonymous && bi.Owner == q.caller.owner() {
 			if location != defaultRegion || q.s.bucketRegion(bi) != defaultRegion {
 				return errorf("BucketAlreadyOwnedByYou", http.StatusConflict,
 					"Your previous request to create the named bucket succeeded and you already own it.")
 			}
-			err = nil
+			if !recreateDiffers(bi, acl, ownership, lockEnabled) {
+				err = nil
+			}
 		}
 	}
 	if err != nil {
@@ -237,6 +243,36 @@ func handleCreateBucket(q *request) error {
 	q.w.Header().Set("Location", "/"+q.bucket)
 	q.writeEmpty(http.StatusOK)
 	return nil
+}
+
+// recreateDiffers reports whether a CreateBucket of existing bucket bi
+// by its owner asks for a bucket other than bi: another ACL (acl as
+// newBucketACL stored it; canned ACLs that grant nothing on a bucket
+// beyond the owner's FULL_CONTROL are all "private"), another ownership
+// setting (when the request names one) or object lock where bi has
+// none. S3 documents a repeat in us-east-1 as 200 and the ceph s3-tests
+// (test_bucket_recreate_overwrite_acl, test_bucket_recreate_new_acl)
+// expect 409 BucketAlreadyExists when the ACL differs: an identical
+// repeat succeeds, a different one is refused rather than silently
+// ignored or applied (docs/conformance.md, "ACL answers and object
+// ownership").
+func recreateDiffers(bi engine.BucketInfo, acl, ownership string, lockEnabled bool) bool {
+	if bucketACLForm(bi.ACL) != bucketACLForm(acl) {
+		return true
+	}
+	if ownership != "" && storedOwnerships[ownership] != objectOwnership(bi) {
+		return true
+	}
+	return lockEnabled && bi.ObjectLock == ""
+}
+
+// bucketACLForm is a stored bucket ACL with the canned names that grant
+// nothing on a bucket (access.CannedGrants) read as "private".
+func bucketACLForm(acl string) string {
+	if cannedACLs[acl] && len(access.CannedGrants(acl, false)) == 0 {
+		return "private"
+	}
+	return acl
 }
 
 // createLocation checks a CreateBucket LocationConstraint and returns the

@@ -120,21 +120,40 @@ func TestLegacyBucketLocation(t *testing.T) {
 	}
 }
 
-// TestCreateBucketAgain: re-creating your own us-east-1 bucket answers 200
-// as S3 does there; in any other region BucketAlreadyOwnedByYou; another
-// user (root included) gets BucketAlreadyExists. The bucket is unchanged.
+// TestCreateBucketAgain: re-creating your own us-east-1 bucket as it is
+// answers 200 as S3 does there, and asking for another ACL, ownership
+// or object lock BucketAlreadyExists; in any other region
+// BucketAlreadyOwnedByYou; another user (root included) gets
+// BucketAlreadyExists. The bucket is unchanged.
 func TestCreateBucketAgain(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/mine", nil, "x-amz-acl", "public-read"), 200, "")
 	h.expect(h.do("alice", "PUT", "/mine-eu", createBody("eu-west-1")), 200, "")
+	h.expect(h.do("alice", "PUT", "/plain", nil), 200, "")
 	before, before2 := h.store.buckets["mine"].info, h.store.buckets["mine-eu"].info
+	before3 := h.store.buckets["plain"].info
 
-	rec := h.do("alice", "PUT", "/mine", nil, "x-amz-acl", "private")
+	rec := h.do("alice", "PUT", "/mine", nil, "x-amz-acl", "public-read")
 	h.expect(rec, 200, "")
 	if rec.Header().Get("Location") != "/mine" {
 		t.Errorf("Location header %q", rec.Header().Get("Location"))
 	}
-	h.expect(h.do("alice", "PUT", "/mine", createBody("us-east-1")), 200, "")
+	h.expect(h.do("alice", "PUT", "/mine", createBody("us-east-1"), "x-amz-acl", "public-read"), 200, "")
+	for _, hdr := range [][]string{nil, {"x-amz-acl", "private"}, {"x-amz-acl", "public-read-write"},
+		{"x-amz-grant-read", "uri=http://acs.amazonaws.com/groups/global/AllUsers"}} {
+		h.expect(h.do("alice", "PUT", "/mine", nil, hdr...), 409, "BucketAlreadyExists")
+	}
+	for _, hdr := range [][]string{nil, {"x-amz-acl", "private"}, {"x-amz-acl", "bucket-owner-full-control"},
+		{"x-amz-object-ownership", "ObjectWriter"}} {
+		h.expect(h.do("alice", "PUT", "/plain", nil, hdr...), 200, "")
+	}
+	for _, hdr := range [][]string{{"x-amz-acl", "public-read"}, {"x-amz-acl", "authenticated-read"},
+		{"x-amz-object-ownership", "BucketOwnerEnforced"}, {"x-amz-bucket-object-lock-enabled", "true"}} {
+		h.expect(h.do("alice", "PUT", "/plain", nil, hdr...), 409, "BucketAlreadyExists")
+	}
+	if after := h.store.buckets["plain"].info; after != before3 {
+		t.Errorf("plain changed: %+v -> %+v", before3, after)
+	}
 	h.expect(h.do("alice", "PUT", "/mine", createBody("eu-west-1")), 409, "BucketAlreadyOwnedByYou")
 	h.expect(h.do("alice", "PUT", "/mine-eu", createBody("eu-west-1")), 409, "BucketAlreadyOwnedByYou")
 	h.expect(h.do("alice", "PUT", "/mine-eu", nil), 409, "BucketAlreadyOwnedByYou")

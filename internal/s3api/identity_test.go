@@ -74,10 +74,12 @@ func TestIdentityAccess(t *testing.T) {
 	h.expect(h.do("root", "PUT", "/bkt/pub/x", []byte("x")), 200, "")
 	h.expect(h.do("root", "PUT", "/bkt/priv/y", []byte("y"), "x-amz-acl", "public-read"), 200, "")
 
-	// The identity's policies decide; ACLs (public-read) and ownership
-	// play no part for it.
+	// The identity's policies decide, and grants to everyone
+	// (public-read) as in AWS; its account owning the bucket gives it
+	// nothing its policies do not.
 	h.expect(h.do("iam:reader", "GET", "/bkt/pub/x", nil), 200, "")
-	h.expect(h.do("iam:reader", "GET", "/bkt/priv/y", nil), 403, "AccessDenied")
+	h.expect(h.do("iam:reader", "GET", "/bkt/priv/y", nil), 200, "")
+	h.expect(h.do("iam:nobody", "GET", "/bkt/pub/x", nil), 403, "AccessDenied")
 	h.expect(h.do("iam:reader", "PUT", "/bkt/pub/z", []byte("z")), 403, "AccessDenied")
 	h.expect(h.do("iam:reader", "GET", "/bkt/pub/missing", nil), 404, "NoSuchKey")
 	h.expect(h.do("iam:nobody", "GET", "/bkt/pub/missing", nil), 403, "AccessDenied")

@@ -68,8 +68,9 @@ type Caller struct {
 	Root        bool
 	// User, Owner and Permissions are set for identities of the
 	// identity store (auth.Identity has their meaning): their access is
-	// decided by their policies and bucket policies, not by ownership
-	// and ACLs, and what they create is owned by Owner.
+	// decided as AWS decides an IAM principal's, by their policies, the
+	// bucket policy and the ACLs as they answer their account (see
+	// package access), and what they create is owned by Owner.
 	User        string
 	Owner       string
 	Permissions auth.Permissions

@@ -95,10 +95,14 @@ func TestParityBucketsDefaultServer(t *testing.T) {
 		if _, err := root.PutBucketAcl(cx, &s3.PutBucketAclInput{Bucket: aws.String("again-us"), ACL: types.BucketCannedACLPublicRead}); err != nil {
 			t.Fatal(err)
 		}
-		// 200 in us-east-1, and the bucket keeps its ACL.
-		if _, err := root.CreateBucket(cx, &s3.CreateBucketInput{Bucket: aws.String("again-us")}); err != nil {
+		// 200 in us-east-1 for the bucket as it is; another ACL (none is
+		// private) is refused with BucketAlreadyExists; the bucket keeps
+		// its ACL.
+		if _, err := root.CreateBucket(cx, &s3.CreateBucketInput{Bucket: aws.String("again-us"), ACL: types.BucketCannedACLPublicRead}); err != nil {
 			t.Fatalf("re-create own us-east-1 bucket: %v", err)
 		}
+		_, err := root.CreateBucket(cx, &s3.CreateBucketInput{Bucket: aws.String("again-us")})
+		wantCode(t, err, "BucketAlreadyExists", 409)
 		acl, err := root.GetBucketAcl(cx, &s3.GetBucketAclInput{Bucket: aws.String("again-us")})
 		if err != nil || len(acl.Grants) < 2 {
 			t.Fatalf("ACL after re-create: %+v %v", acl, err)

@@ -114,8 +114,14 @@ def test_create_bucket_again(server, s3, cleanup):
     region_client(server, "eu-west-1", ALICE).create_bucket(
         Bucket=eu, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}
     )
-    # Your own us-east-1 bucket: 200, and nothing about it changes.
-    assert alice.create_bucket(Bucket=us)["ResponseMetadata"]["HTTPStatusCode"] == 200
+    # Your own us-east-1 bucket as it is: 200, and nothing about it changes;
+    # with another ACL (none is private): 409 BucketAlreadyExists, as the
+    # s3-tests expect (docs/conformance.md, "ACL answers and object
+    # ownership").
+    assert alice.create_bucket(Bucket=us, ACL="public-read")["ResponseMetadata"]["HTTPStatusCode"] == 200
+    with pytest.raises(ClientError) as e:
+        alice.create_bucket(Bucket=us)
+    assert (error_code(e.value), http_status(e.value)) == ("BucketAlreadyExists", 409)
     grants = alice.get_bucket_acl(Bucket=us)["Grants"]
     assert any(g["Permission"] == "READ" for g in grants), grants
     assert alice.get_bucket_location(Bucket=us).get("LocationConstraint") in (None, "")
