@@ -255,8 +255,9 @@ def test_upload_fileobj_checksums(s3, bucket):
     head = s3.head_object(Bucket=bucket, Key="full", ChecksumMode="ENABLED")
     assert head["ChecksumType"] == "FULL_OBJECT" and head["ChecksumCRC32"] == crc32_b64(data), head
     # A wrong whole-object CRC32 fails the transfer and stores nothing.
-    with pytest.raises(Exception):
+    with pytest.raises(ClientError) as exc:
         s3.upload_fileobj(io.BytesIO(data), bucket, "wrong", Config=cfg, ExtraArgs={"ChecksumCRC32": crc32_b64(b"x")})
+    assert_error(exc.value, "BadDigest", "The crc32 you specified did not match the calculated checksum.")
     assert_absent(s3, bucket, "wrong")
     assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 
