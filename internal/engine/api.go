@@ -77,6 +77,70 @@ func (e *DeleteMarkerError) Error() string {
 
 func (e *DeleteMarkerError) Unwrap() error { return e.Err }
 
+// ChecksumError is a checksum the client sent that the data does not
+// have; it matches ErrChecksumMismatch (S3: 400 BadDigest). Algorithm
+// is the checksum's (canonical) name. Part is the number of the
+// CompleteMultipartUpload entry whose checksum is of another algorithm
+// than its upload's, 0 otherwise; Complete marks a completion's
+// whole-object checksum, whose S3 message differs from a body's.
+type ChecksumError struct {
+	Algorithm string
+	Part      int
+	Complete  bool
+	Detail    string // sent and computed values, for logs
+}
+
+func (e *ChecksumError) Error() string {
+	what := e.Algorithm
+	if e.Part > 0 {
+		what = fmt.Sprintf("%s of part %d", what, e.Part)
+	}
+	return fmt.Sprintf("%v: %s: %s", ErrChecksumMismatch, what, e.Detail)
+}
+
+func (e *ChecksumError) Unwrap() error { return ErrChecksumMismatch }
+
+// ErrChecksumUse: a multipart request whose checksum algorithm or type
+// is not its upload's (see UploadChecksumError).
+var ErrChecksumUse = errors.New("checksum does not fit the upload")
+
+// Why an UploadChecksumError refused a request.
+const (
+	// ChecksumPartAlgorithm: a part sent with a checksum of another
+	// algorithm than its upload's.
+	ChecksumPartAlgorithm = iota + 1
+	// ChecksumCompleteType: a completion naming another checksum type
+	// than its upload's.
+	ChecksumCompleteType
+	// ChecksumPartMissing: a completion of a COMPOSITE upload without
+	// the checksum of part Part.
+	ChecksumPartMissing
+)
+
+// UploadChecksumError is a multipart request whose checksum does not fit
+// its upload; it matches ErrChecksumUse (S3: 400 InvalidRequest).
+// Algorithm and Type are the upload's ("" when it has none); Sent is
+// the algorithm or type the request named.
+type UploadChecksumError struct {
+	Reason          int
+	Algorithm, Type string
+	Sent            string
+	Part            int
+}
+
+func (e *UploadChecksumError) Error() string {
+	switch e.Reason {
+	case ChecksumPartAlgorithm:
+		return fmt.Sprintf("%v: part sent with %s, upload uses %s", ErrChecksumUse, e.Sent, e.Algorithm)
+	case ChecksumCompleteType:
+		return fmt.Sprintf("%v: completion names type %s, upload has %q", ErrChecksumUse, e.Sent, e.Type)
+	default:
+		return fmt.Sprintf("%v: completion lacks the %s checksum of part %d", ErrChecksumUse, e.Algorithm, e.Part)
+	}
+}
+
+func (e *UploadChecksumError) Unwrap() error { return ErrChecksumUse }
+
 // Bucket versioning states (BucketInfo.Versioning). A bucket that never
 // had versioning configured has "" and can never return to it.
 const (
@@ -439,11 +503,16 @@ type ListResult struct {
 
 // PartInfo describes an uploaded part.
 type PartInfo struct {
-	Number   int
-	Size     int64
-	ETag     string
-	ModTime  time.Time
-	Checksum string // base64, when the upload has a checksum algorithm
+	Number  int
+	Size    int64
+	ETag    string
+	ModTime time.Time
+	// Checksum is the part's checksum (base64) of ChecksumAlgorithm: the
+	// upload's algorithm, or for an upload created without one the
+	// algorithm the part was sent with. ListParts shows only the first
+	// kind, as S3 does.
+	Checksum          string
+	ChecksumAlgorithm string
 }
 
 // PartOptions are the per-part verifications of UploadPart.
@@ -461,9 +530,13 @@ type PartOptions struct {
 
 // CompletePart is one entry of a CompleteMultipartUpload request.
 type CompletePart struct {
-	Number   int
-	ETag     string
-	Checksum string
+	Number int
+	ETag   string
+	// Checksums are the part checksums the entry names (canonical
+	// algorithm → base64 value); nil when it names none. One of the
+	// upload's algorithm must equal the stored part's (else
+	// ErrInvalidPart); see CompleteMultipartUpload for the others.
+	Checksums map[string]string
 }
 
 // MultipartInfo describes an in-progress multipart upload.
@@ -475,6 +548,7 @@ type MultipartInfo struct {
 	StorageClass      string
 	Owner             string
 	ChecksumAlgorithm string
+	ChecksumType      string // FULL_OBJECT or COMPOSITE when ChecksumAlgorithm is set
 }
 
 // ListPartsResult is one page of ListParts.

@@ -31,7 +31,7 @@
 //	fanout.go       run one call on every drive of a set; leave lagging drives behind
 //	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead
 //	versions.go     versioned buckets; versionlist.go lists versions
-//	multipart.go    multipart uploads
+//	multipart.go    multipart uploads; completechecksum.go their checksums
 //	object.go       delete, copy, in-place metadata updates (ACL, tags)
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
 //	healobject.go   heal one object (the background jobs decide when)
@@ -215,6 +215,13 @@
 // validates order, ETags and sizes and commits an object whose parts
 // point at their data ids, like a PUT, then drops the upload's records
 // and the unlisted parts' data. ETag: MD5 of the part MD5s, then "-N".
+// An upload's checksum algorithm and type (FULL_OBJECT or COMPOSITE) are
+// fixed at its creation; each part is hashed with that algorithm (a part
+// sent with another is refused before its body is read), and the part
+// record keeps its checksum and algorithm. The object's checksum is made
+// from the part checksums alone, never by reading the data again: the
+// CRCs combined into the whole object's CRC, or the checksum of the part
+// checksums with "-N" (completeSums, package hashing).
 //
 // # Locks and fencing (lock.go)
 //

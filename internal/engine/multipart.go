@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"crypto/md5"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -133,32 +132,28 @@ func (e *Engine) readUpload(ctx context.Context, set *erasureSet, bucket, key, u
 	return best, errs, nil
 }
 
-const (
-	checksumComposite  = "COMPOSITE"
-	checksumFullObject = "FULL_OBJECT"
-)
-
 // multipartChecksumType settles an upload's checksum type as S3 does:
-// CRC64NVME is always FULL_OBJECT, the other CRCs may be either
-// (COMPOSITE by default), SHA1 and SHA256 only COMPOSITE.
+// the type asked for if the algorithm allows it, else S3's default for
+// the algorithm (hashing.SupportsChecksumType, DefaultChecksumType). The
+// S3 layer refuses what does not fit with S3's own messages first.
 func multipartChecksumType(algo, want string) (string, error) {
-	want = strings.ToUpper(want)
-	switch {
-	case algo == "":
-		if want != "" {
-			return "", fmt.Errorf("%w: checksum type %s without a checksum algorithm", ErrInvalidArgument, want)
+	if want == "" {
+		if algo == "" {
+			return "", nil
 		}
-		return "", nil
-	case want == "" && algo == hashing.CRC64NVME:
-		return checksumFullObject, nil
-	case want == "":
-		return checksumComposite, nil
-	case want == checksumFullObject && hashing.IsCRC(algo):
-		return want, nil
-	case want == checksumComposite && algo != hashing.CRC64NVME:
-		return want, nil
+		return hashing.DefaultChecksumType(algo), nil
 	}
-	return "", fmt.Errorf("%w: checksum type %s is not supported with %s", ErrInvalidArgument, want, algo)
+	t, err := hashing.CanonicalChecksumType(want)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	if algo == "" {
+		return "", fmt.Errorf("%w: checksum type %s without a checksum algorithm", ErrInvalidArgument, t)
+	}
+	if !hashing.SupportsChecksumType(algo, t) {
+		return "", fmt.Errorf("%w: checksum type %s is not supported with %s", ErrInvalidArgument, t, algo)
+	}
+	return t, nil
 }
 
 // PutObjectPart stores one part (1..10000) of an upload.
@@ -186,9 +181,19 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	if err != nil {
 		return PartInfo{}, err
 	}
-	algo := opts.ChecksumAlgorithm
-	if algo == "" {
+	// A part is hashed with the upload's algorithm; one sent with
+	// another is refused before its body is read, as S3 does. A part of
+	// an upload without one keeps the checksum it was sent with (S3 shows
+	// it in the UploadPart answer only), which a completion may turn into
+	// the object's full-object CRC (CompleteMultipartUpload).
+	algo := canonicalAlgo(opts.ChecksumAlgorithm)
+	switch {
+	case up.ChecksumAlgo == "":
+	case algo == "":
 		algo = up.ChecksumAlgo
+	case algo != up.ChecksumAlgo:
+		return PartInfo{}, &UploadChecksumError{Reason: ChecksumPartAlgorithm, Algorithm: up.ChecksumAlgo,
+			Type: up.ChecksumType, Sent: algo}
 	}
 	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, ref: drive.ShardRef{ID: uuid.NewString(), Part: part}}
 	var objectKey []byte
@@ -213,13 +218,14 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	if err != nil {
 		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w", part, bucket, key, err)
 	}
-	if up.ChecksumAlgo != "" && !strings.EqualFold(algo, up.ChecksumAlgo) {
-		checksum = "" // a different algorithm was verified but is not the upload's
-	}
 	etag := shownETag(up, objectKey, res.digests.ETag)
 	now := time.Now()
 	pm := &meta.Object{Size: res.size, ModTime: now.UnixNano(), ETag: etag,
 		Parts: []meta.Part{{Number: part, Size: res.size, ETag: etag, Checksum: checksum, DataID: plan.ref.ID}}}
+	if checksum != "" {
+		// Which algorithm the part's checksum is of, for its completion.
+		pm.ChecksumAlgo = algo
+	}
 	// Parts of one upload commit in parallel; the upload lock (shared
 	// here, exclusive in complete/abort) keeps them off a finishing upload.
 	unlock, err := e.locks.RLockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
@@ -298,7 +304,11 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	})
 	res.phases.Commit = time.Since(now)
 	e.observe(res.phases)
-	return PartInfo{Number: part, Size: res.size, ETag: etag, ModTime: now.UTC(), Checksum: checksum}, nil
+	info := PartInfo{Number: part, Size: res.size, ETag: etag, ModTime: now.UTC(), Checksum: checksum}
+	if checksum != "" {
+		info.ChecksumAlgorithm = algo
+	}
+	return info, nil
 }
 
 // readParts returns, per part number, the part record most drives hold
@@ -381,7 +391,7 @@ func (e *Engine) ListObjectParts(ctx context.Context, bucket, key, uploadID stri
 		}
 		m := parts[n]
 		res.Parts = append(res.Parts, PartInfo{Number: n, Size: m.Size, ETag: m.ETag,
-			ModTime: time.Unix(0, m.ModTime).UTC(), Checksum: m.Parts[0].Checksum})
+			ModTime: time.Unix(0, m.ModTime).UTC(), Checksum: m.Parts[0].Checksum, ChecksumAlgorithm: partChecksumAlgo(m, up)})
 		res.NextPartNumberMarker = n
 	}
 	return res, nil
@@ -389,7 +399,20 @@ func (e *Engine) ListObjectParts(ctx context.Context, bucket, key, uploadID stri
 
 func uploadInfo(m *meta.Object) MultipartInfo {
 	return MultipartInfo{Bucket: m.Bucket, Key: m.Key, UploadID: m.UploadID, Initiated: time.Unix(0, m.ModTime).UTC(),
-		StorageClass: m.StorageClass, Owner: m.Owner, ChecksumAlgorithm: m.ChecksumAlgo}
+		StorageClass: m.StorageClass, Owner: m.Owner, ChecksumAlgorithm: m.ChecksumAlgo, ChecksumType: m.ChecksumType}
+}
+
+// partChecksumAlgo is the algorithm of a part record's checksum: the
+// record's own, or for one written before records named it, the
+// upload's ("" for an upload without one: unknown).
+func partChecksumAlgo(part, up *meta.Object) string {
+	if part.Parts[0].Checksum == "" {
+		return ""
+	}
+	if part.ChecksumAlgo != "" {
+		return part.ChecksumAlgo
+	}
+	return up.ChecksumAlgo
 }
 
 // CompleteMultipartUpload assembles the listed parts into the object.
@@ -430,12 +453,13 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	sums, err := newCompleteSums(up, opts)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	wq := quorum.WriteQuorum(up.Erasure.DataShards, up.Erasure.ParityShards)
 	md5s := md5.New()
-	var partSums [][]byte
-	var partCRCs []hashing.PartCRC
 	var size int64
-	allSums := true // every part has a stored checksum
 	final := make([]meta.Part, len(parts))
 	for i, cp := range parts {
 		m := stored[cp.Number]
@@ -445,27 +469,16 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		if strings.Trim(cp.ETag, `"`) != m.ETag {
 			return ObjectInfo{}, fmt.Errorf("%w: part %d has ETag %s, not %s", ErrInvalidPart, cp.Number, m.ETag, cp.ETag)
 		}
-		pc := m.Parts[0].Checksum
-		if cp.Checksum != "" && pc != "" && cp.Checksum != pc {
-			return ObjectInfo{}, fmt.Errorf("%w: part %d checksum %s, not %s", ErrInvalidPart, cp.Number, pc, cp.Checksum)
+		if err := sums.part(cp, m); err != nil {
+			return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 		}
 		if i < len(parts)-1 && m.Size < MinPartSize {
 			return ObjectInfo{}, fmt.Errorf("%w: part %d is %d bytes", ErrEntityTooSmall, cp.Number, m.Size)
 		}
 		raw, _ := hex.DecodeString(m.ETag)
 		md5s.Write(raw)
-		b, err := base64.StdEncoding.DecodeString(pc)
-		switch {
-		case err == nil && pc != "":
-			partSums = append(partSums, b)
-			partCRCs = append(partCRCs, hashing.PartCRC{Sum: b, Size: m.Size})
-		case up.ChecksumAlgo != "":
-			return ObjectInfo{}, fmt.Errorf("%w: part %d has no %s checksum", ErrInvalidPart, cp.Number, up.ChecksumAlgo)
-		default:
-			allSums = false
-		}
 		size += m.Size
-		final[i] = meta.Part{Number: cp.Number, Size: m.Size, ETag: m.ETag, Checksum: pc, DataID: m.Parts[0].DataID}
+		final[i] = meta.Part{Number: cp.Number, Size: m.Size, ETag: m.ETag, Checksum: m.Parts[0].Checksum, DataID: m.Parts[0].DataID}
 	}
 	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(md5s.Sum(nil)), len(parts))
 	om := *up
@@ -475,44 +488,8 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	// The version's own DataID names it (no shard files live under it);
 	// the data is under each part's id.
 	om.Size, om.ETag, om.ModTime, om.Parts, om.DataID = size, etag, time.Now().UnixNano(), final, uuid.NewString()
-	// An upload created without an algorithm whose parts all came with a
-	// CRC (minio-go sends them as trailers) becomes a FULL_OBJECT object
-	// when the completion names that CRC with its whole-object value:
-	// the value is combined from the parts and must match the client's.
-	if up.ChecksumAlgo == "" && allSums && hashing.IsCRC(opts.ChecksumAlgorithm) && opts.ExpectedChecksum != nil &&
-		(opts.ChecksumType == "" || strings.EqualFold(opts.ChecksumType, checksumFullObject)) {
-		om.ChecksumAlgo, om.ChecksumType = canonicalAlgo(opts.ChecksumAlgorithm), checksumFullObject
-	}
-	switch {
-	case om.ChecksumAlgo == "":
-	case om.ChecksumType == checksumFullObject:
-		// A CRC of the whole object, combined from the part CRCs and
-		// lengths without reading the data again.
-		sum, err := hashing.CombineCRC(om.ChecksumAlgo, partCRCs)
-		if err != nil && up.ChecksumAlgo == "" {
-			// Parts sent with another algorithm than the completion's.
-			return ObjectInfo{}, fmt.Errorf("%w: complete %s/%s: parts are not all %s: %v", ErrInvalidPart, bucket, key, om.ChecksumAlgo, err)
-		}
-		if err != nil {
-			return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
-		}
-		om.ChecksumVal = base64.StdEncoding.EncodeToString(sum)
-		if opts.ExpectedChecksum != nil && strings.EqualFold(opts.ChecksumAlgorithm, om.ChecksumAlgo) {
-			want, err := opts.ExpectedChecksum()
-			if err != nil {
-				return ObjectInfo{}, err
-			}
-			if want != "" && want != om.ChecksumVal {
-				return ObjectInfo{}, fmt.Errorf("%w: complete %s/%s: %s sent %s, parts combine to %s",
-					ErrChecksumMismatch, bucket, key, om.ChecksumAlgo, want, om.ChecksumVal)
-			}
-		}
-	default:
-		v, err := hashing.CompositeChecksum(up.ChecksumAlgo, partSums)
-		if err != nil {
-			return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
-		}
-		om.ChecksumVal, om.ChecksumType = v, checksumComposite
+	if err := sums.finish(&om); err != nil {
+		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}
 	listed := map[int]bool{}
 	for _, p := range parts {

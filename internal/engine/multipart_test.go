@@ -34,10 +34,10 @@ func TestMultipart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pi.Checksum == "" {
-			t.Fatal("part of a CRC32C upload has no checksum")
+		if pi.Checksum == "" || pi.ChecksumAlgorithm != "CRC32C" {
+			t.Fatalf("part of a CRC32C upload has checksum %q of %q", pi.Checksum, pi.ChecksumAlgorithm)
 		}
-		parts = append(parts, CompletePart{Number: n, ETag: `"` + pi.ETag + `"`})
+		parts = append(parts, CompletePart{Number: n, ETag: `"` + pi.ETag + `"`, Checksums: map[string]string{"CRC32C": pi.Checksum}})
 	}
 	// An unused part that complete must drop.
 	if _, err := e.PutObjectPart(ctx, "bucket", "big/object", id, 5, strings.NewReader("unused"), 6, PartOptions{}); err != nil {
@@ -273,7 +273,7 @@ func TestMultipartFullObjectChecksum(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parts = append(parts, CompletePart{Number: n + 1, ETag: pi.ETag})
+			parts = append(parts, CompletePart{Number: n + 1, ETag: pi.ETag, Checksums: map[string]string{pi.ChecksumAlgorithm: pi.Checksum}})
 		}
 		info, err := e.CompleteMultipartUpload(ctx, "bucket", "full", id, parts, PutOptions{})
 		if err != nil {

@@ -448,7 +448,7 @@ func verifyDigests(d hashing.Digests, contentMD5 []byte, algo string, expected f
 			return "", err
 		}
 		if want != "" && want != checksum {
-			return "", fmt.Errorf("%w: %s sent %s, body has %s", ErrChecksumMismatch, algo, want, checksum)
+			return "", &ChecksumError{Algorithm: canonicalAlgo(algo), Detail: fmt.Sprintf("sent %s, body has %s", want, checksum)}
 		}
 	}
 	return checksum, nil

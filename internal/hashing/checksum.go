@@ -161,3 +161,73 @@ func CompositeChecksum(algorithm string, partChecksums [][]byte) (string, error)
 	}
 	return EncodeChecksum(h.Sum(nil)) + "-" + strconv.Itoa(len(partChecksums)), nil
 }
+
+// S3 checksum types (x-amz-checksum-type): how a multipart object's
+// checksum is made from its parts. A single PUT is always FULL_OBJECT.
+const (
+	// FullObject is a checksum of the whole object's bytes; for a
+	// multipart upload only the CRCs can give one (CombineCRC).
+	FullObject = "FULL_OBJECT"
+	// Composite is the checksum of the part checksums, reported with a
+	// "-N" part count (CompositeChecksum).
+	Composite = "COMPOSITE"
+)
+
+// CanonicalChecksumType returns the upper-case checksum type, or an error
+// for anything but FULL_OBJECT and COMPOSITE.
+func CanonicalChecksumType(t string) (string, error) {
+	switch u := strings.ToUpper(strings.TrimSpace(t)); u {
+	case FullObject, Composite:
+		return u, nil
+	}
+	return "", fmt.Errorf("hashing: unknown checksum type %q", t)
+}
+
+// SupportsChecksumType reports whether a multipart upload of algorithm
+// may have checksum type typ, the combinations S3 documents: FULL_OBJECT
+// only for the CRCs (their part checksums combine), COMPOSITE for every
+// algorithm but CRC64NVME (always FULL_OBJECT). Both arguments must be
+// canonical.
+func SupportsChecksumType(algorithm, typ string) bool {
+	switch typ {
+	case FullObject:
+		return IsCRC(algorithm)
+	case Composite:
+		return algorithm != CRC64NVME
+	}
+	return false
+}
+
+// DefaultChecksumType is the type S3 gives a multipart upload of a
+// (canonical) algorithm created without x-amz-checksum-type: FULL_OBJECT
+// for CRC64NVME, COMPOSITE for the others.
+func DefaultChecksumType(algorithm string) string {
+	if algorithm == CRC64NVME {
+		return FullObject
+	}
+	return Composite
+}
+
+// maxCompositeParts is the most parts an S3 multipart object has.
+const maxCompositeParts = 10000
+
+// ParseObjectChecksum parses a whole-object checksum value as a
+// CompleteMultipartUpload may carry it: base64 of the algorithm's size,
+// optionally followed by "-N", the part count of a COMPOSITE checksum
+// (1 to 10000, plain decimal digits without sign or leading zero). parts
+// is 0 when the value has no suffix.
+func ParseObjectChecksum(algorithm, value string) (raw []byte, parts int, err error) {
+	b64, count, found := strings.Cut(value, "-")
+	if found {
+		n, err := strconv.Atoi(count)
+		if err != nil || n < 1 || n > maxCompositeParts || count[0] < '1' || count[0] > '9' {
+			return nil, 0, fmt.Errorf("hashing: %s checksum %q: part count %q is not 1 to %d", algorithm, value, count, maxCompositeParts)
+		}
+		parts = n
+	}
+	raw, err = DecodeChecksum(algorithm, b64)
+	if err != nil {
+		return nil, 0, err
+	}
+	return raw, parts, nil
+}

@@ -10,6 +10,7 @@ import (
 	"hash/crc64"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -219,4 +220,136 @@ func TestNewerChecksumAlgorithms(t *testing.T) {
 	if _, err := CanonicalChecksum("CRC16"); err == nil {
 		t.Fatal("an unknown algorithm was accepted")
 	}
+}
+
+// TestCombineCRCEdgeSizes combines many parts of the sizes where a
+// length's bits change (0, 1, powers of two and their neighbours), for
+// all three CRCs, against the CRC of the concatenation.
+func TestCombineCRCEdgeSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var sizes []int
+	for p := 1; p <= 1<<16; p <<= 1 {
+		sizes = append(sizes, p-1, p, p+1)
+	}
+	data := make([]byte, 0, 1<<18)
+	var cuts []int
+	for _, s := range sizes {
+		cuts = append(cuts, len(data))
+		for range s {
+			data = append(data, byte(rng.Uint32()))
+		}
+	}
+	cuts = append(cuts, len(data))
+	for _, alg := range []string{CRC32, CRC32C, CRC64NVME} {
+		var parts []PartCRC
+		for i := 0; i+1 < len(cuts); i++ {
+			p := data[cuts[i]:cuts[i+1]]
+			parts = append(parts, PartCRC{Sum: rawSum(t, alg, p), Size: int64(len(p))})
+			got, err := CombineCRC(alg, parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := rawSum(t, alg, data[:cuts[i+1]]); !bytes.Equal(got, want) {
+				t.Fatalf("%s: %d parts (last of %d bytes) combine to %x, want %x", alg, len(parts), len(p), got, want)
+			}
+		}
+	}
+}
+
+func TestChecksumTypes(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"FULL_OBJECT", "FULL_OBJECT", true}, {"composite", "COMPOSITE", true}, {" Full_Object ", "FULL_OBJECT", true},
+		{"", "", false}, {"FULL", "", false}, {"FULL_OBJECT,COMPOSITE", "", false}, {"COMPOSITE\x00", "", false},
+	} {
+		got, err := CanonicalChecksumType(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("CanonicalChecksumType(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+	// The combinations S3 documents for multipart uploads.
+	allowed := map[string][2]bool{ // FULL_OBJECT, COMPOSITE
+		CRC32: {true, true}, CRC32C: {true, true}, CRC64NVME: {true, false}, SHA1: {false, true}, SHA256: {false, true},
+	}
+	for alg, ok := range allowed {
+		if SupportsChecksumType(alg, FullObject) != ok[0] || SupportsChecksumType(alg, Composite) != ok[1] {
+			t.Errorf("%s: FULL_OBJECT %v COMPOSITE %v, want %v", alg, SupportsChecksumType(alg, FullObject), SupportsChecksumType(alg, Composite), ok)
+		}
+		if d := DefaultChecksumType(alg); !SupportsChecksumType(alg, d) || (alg == CRC64NVME) != (d == FullObject) {
+			t.Errorf("%s: default type %s", alg, d)
+		}
+	}
+	if SupportsChecksumType(CRC32, "PARTIAL") {
+		t.Error("an unknown type is supported")
+	}
+}
+
+func TestParseObjectChecksum(t *testing.T) {
+	crc := EncodeChecksum([]byte{1, 2, 3, 4})
+	for _, tc := range []struct {
+		alg, value string
+		parts      int
+		ok         bool
+	}{
+		{CRC32, crc, 0, true},
+		{CRC32, crc + "-1", 1, true},
+		{CRC32, crc + "-10000", 10000, true},
+		{CRC32, crc + "-10001", 0, false},
+		{CRC32, crc + "-0", 0, false},
+		{CRC32, crc + "-01", 0, false},
+		{CRC32, crc + "-+1", 0, false},
+		{CRC32, crc + "--1", 0, false},
+		{CRC32, crc + "-", 0, false},
+		{CRC32, crc + "-1-2", 0, false},
+		{CRC32, crc + "- 1", 0, false},
+		{CRC32, crc + "-99999999999999999999999", 0, false},
+		{CRC32, crc + "-１", 0, false},
+		{CRC32, "-3", 0, false},
+		{CRC32, "", 0, false},
+		{CRC32, "AQIDBA", 0, false},       // unpadded
+		{CRC32, "AQIDBAU=", 0, false},     // five bytes
+		{CRC64NVME, crc + "-2", 0, false}, // four bytes for an eight-byte CRC
+		{"MD4", crc, 0, false},
+		{SHA256, EncodeChecksum(make([]byte, 32)) + "-3", 3, true},
+	} {
+		raw, parts, err := ParseObjectChecksum(tc.alg, tc.value)
+		if (err == nil) != tc.ok || parts != tc.parts {
+			t.Errorf("ParseObjectChecksum(%s, %q) = %x, %d, %v", tc.alg, tc.value, raw, parts, err)
+		}
+		if err == nil {
+			if n, _ := ChecksumSize(tc.alg); len(raw) != n {
+				t.Errorf("ParseObjectChecksum(%s, %q): %d bytes", tc.alg, tc.value, len(raw))
+			}
+		}
+	}
+}
+
+// FuzzParseObjectChecksum: whatever the value, a parse that succeeds
+// gives the algorithm's size and a part count S3 allows, and the value
+// is exactly the base64 of the checksum with that count.
+func FuzzParseObjectChecksum(f *testing.F) {
+	f.Add("CRC32", "AQIDBA==-3")
+	f.Add("CRC64NVME", "AAAAAAAAAAA=")
+	f.Add("SHA1", "-")
+	f.Add("CRC32C", "AQIDBA==-00")
+	f.Add("crc32", "AQ\nIDBA==")
+	f.Fuzz(func(t *testing.T, alg, value string) {
+		raw, parts, err := ParseObjectChecksum(alg, value)
+		if err != nil {
+			return
+		}
+		n, err := ChecksumSize(alg)
+		if err != nil || len(raw) != n || parts < 0 || parts > 10000 {
+			t.Fatalf("%s %q: %d bytes (want %d, %v), %d parts", alg, value, len(raw), n, err, parts)
+		}
+		canon := EncodeChecksum(raw)
+		if parts > 0 {
+			canon += "-" + strconv.Itoa(parts)
+		}
+		if canon != value && !strings.ContainsAny(value, "\r\n") {
+			t.Fatalf("%s %q parsed as %q", alg, value, canon)
+		}
+	})
 }

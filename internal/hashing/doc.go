@@ -3,7 +3,9 @@
 // SHA256), a fast content hash for ETagFast mode — beside the data path
 // rather than in front of it, through pluggable backends chosen per stream
 // by a policy. It also holds the S3 checksum arithmetic (composite
-// multipart checksums, full-object CRC combination, multipart ETags).
+// multipart checksums, full-object CRC combination, multipart ETags) and
+// the rules of S3's checksum types (which algorithm allows FULL_OBJECT
+// or COMPOSITE, and a whole-object value's "-N" part count).
 //
 // # Backends
 //

@@ -21,8 +21,8 @@ func TestRouteGetObjectAttributes(t *testing.T) {
 }
 
 // attrHarness makes bucket b (owned by alice) holding "multi", a
-// three-part COMPOSITE CRC32 object, and "plain", a single PUT with no
-// checksum.
+// three-part COMPOSITE CRC32 object, "full", a two-part FULL_OBJECT
+// CRC32C object, and "plain", a single PUT with no checksum.
 func attrHarness(t *testing.T) *harness {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bkt", nil), http.StatusOK, "")
@@ -33,9 +33,21 @@ func attrHarness(t *testing.T) *harness {
 		Checksum: engine.Checksum{Algorithm: "CRC32", Value: "AAAAAA==-3", Type: "COMPOSITE"},
 		Parts: []engine.ObjectPart{{Number: 1, Size: 10, Checksum: "AQAAAA=="}, {Number: 2, Size: 10, Checksum: "AgAAAA=="},
 			{Number: 3, Size: 10, Checksum: "AwAAAA=="}}}, data: make([]byte, 30)}
+	fb.objects["full"] = &fakeObject{info: engine.ObjectInfo{Bucket: "bkt", Key: "full", Size: 20, ETag: "0123456789abcdef0123456789abcdef-2",
+		ModTime: mod, Owner: "alice", ACL: "private", StorageClass: "STANDARD",
+		Checksum: engine.Checksum{Algorithm: "CRC32C", Value: "AAAAAQ==", Type: "FULL_OBJECT"},
+		Parts:    []engine.ObjectPart{{Number: 1, Size: 10, Checksum: "AQAAAA=="}, {Number: 2, Size: 10, Checksum: "AgAAAA=="}}}, data: make([]byte, 20)}
 	fb.objects["plain"] = &fakeObject{info: engine.ObjectInfo{Bucket: "bkt", Key: "plain", Size: 5, ETag: "5d41402abc4b2a76b9719d911017c592",
 		ModTime: mod, Owner: "alice", ACL: "private"}, data: []byte("hello")}
 	return h
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func decodeAttrs(t *testing.T, body string) xmlObjectAttributes {
@@ -70,7 +82,8 @@ func TestGetObjectAttributes(t *testing.T) {
 		t.Fatalf("checksum %+v", a.Checksum)
 	}
 	p := a.ObjectParts
-	if p == nil || p.PartsCount != 3 || p.IsTruncated || p.MaxParts != 1000 || len(p.Parts) != 3 ||
+	if p == nil || p.PartsCount != 3 || deref(p.IsTruncated) || deref(p.MaxParts) != 1000 || deref(p.PartNumberMarker) != 0 ||
+		deref(p.NextPartNumberMarker) != 3 || len(p.Parts) != 3 ||
 		p.Parts[1].PartNumber != 2 || p.Parts[1].Size != 10 || p.Parts[1].ChecksumCRC32 != "AgAAAA==" {
 		t.Fatalf("parts %+v", p)
 	}
@@ -81,9 +94,28 @@ func TestGetObjectAttributes(t *testing.T) {
 	h.expect(rec, http.StatusOK, "")
 	a = decodeAttrs(t, rec.Body.String())
 	p = a.ObjectParts
-	if a.ETag != "" || a.Checksum != nil || a.ObjectSize != nil || p == nil || !p.IsTruncated || p.PartNumberMarker != 1 ||
-		p.NextPartNumberMarker != 2 || p.MaxParts != 1 || len(p.Parts) != 1 || p.Parts[0].PartNumber != 2 {
+	if a.ETag != "" || a.Checksum != nil || a.ObjectSize != nil || p == nil || !deref(p.IsTruncated) || deref(p.PartNumberMarker) != 1 ||
+		deref(p.NextPartNumberMarker) != 2 || deref(p.MaxParts) != 1 || len(p.Parts) != 1 || p.Parts[0].PartNumber != 2 {
 		t.Fatalf("page %s", rec.Body.String())
+	}
+	// The last page is not truncated.
+	rec = h.do("alice", "GET", "/bkt/multi?attributes", nil, "X-Amz-Object-Attributes", "ObjectParts",
+		"X-Amz-Max-Parts", "5", "X-Amz-Part-Number-Marker", "2")
+	p = decodeAttrs(t, rec.Body.String()).ObjectParts
+	if p == nil || deref(p.IsTruncated) || deref(p.NextPartNumberMarker) != 3 || len(p.Parts) != 1 || p.Parts[0].ChecksumCRC32 != "AwAAAA==" {
+		t.Fatalf("last page %s", rec.Body.String())
+	}
+
+	// A FULL_OBJECT multipart object: its checksum, and of its parts only
+	// the count, as S3 answers.
+	rec = h.do("alice", "GET", "/bkt/full?attributes", nil, "X-Amz-Object-Attributes", all)
+	h.expect(rec, http.StatusOK, "")
+	body = rec.Body.String()
+	a = decodeAttrs(t, body)
+	if a.Checksum == nil || a.Checksum.ChecksumCRC32C != "AAAAAQ==" || a.Checksum.ChecksumType != "FULL_OBJECT" ||
+		a.ObjectParts == nil || a.ObjectParts.PartsCount != 2 || len(a.ObjectParts.Parts) != 0 ||
+		strings.Contains(body, "MaxParts") || strings.Contains(body, "IsTruncated") || strings.Contains(body, "PartNumberMarker") {
+		t.Fatalf("full %s", body)
 	}
 
 	// A single-PUT object without a checksum: no Checksum, no ObjectParts.
@@ -136,9 +168,28 @@ func TestGetObjectPartChecksum(t *testing.T) {
 	if got := rec.Header().Get("X-Amz-Checksum-Crc32"); got != "AwAAAA==" {
 		t.Fatalf("part 3 checksum %q", got)
 	}
+	if got := rec.Header().Get("X-Amz-Checksum-Type"); got != "COMPOSITE" {
+		t.Fatalf("part 3 checksum type %q", got)
+	}
 	rec = h.do("alice", "HEAD", "/bkt/multi?partNumber=2", nil)
 	if got := rec.Header().Get("X-Amz-Checksum-Crc32"); got != "" {
 		t.Fatalf("checksum without checksum mode: %q", got)
+	}
+	// A part of a FULL_OBJECT object: the part's CRC, no type (it is not
+	// the object's checksum).
+	rec = h.do("alice", "HEAD", "/bkt/full?partNumber=2", nil, "X-Amz-Checksum-Mode", "ENABLED")
+	h.expect(rec, http.StatusPartialContent, "")
+	if got, typ := rec.Header().Get("X-Amz-Checksum-Crc32c"), rec.Header().Get("X-Amz-Checksum-Type"); got != "AgAAAA==" || typ != "" {
+		t.Fatalf("full part 2 checksum %q type %q", got, typ)
+	}
+	// A full object's checksum is never sent for a range.
+	rec = h.do("alice", "GET", "/bkt/full", nil, "X-Amz-Checksum-Mode", "ENABLED", "Range", "bytes=0-4")
+	if got := rec.Header().Get("X-Amz-Checksum-Crc32c"); got != "" {
+		t.Fatalf("checksum on a range: %q", got)
+	}
+	rec = h.do("alice", "GET", "/bkt/full", nil, "X-Amz-Checksum-Mode", "ENABLED")
+	if got, typ := rec.Header().Get("X-Amz-Checksum-Crc32c"), rec.Header().Get("X-Amz-Checksum-Type"); got != "AAAAAQ==" || typ != "FULL_OBJECT" {
+		t.Fatalf("full object checksum %q type %q", got, typ)
 	}
 }
 

@@ -95,6 +95,9 @@ func toAPIError(err error) *Error {
 	if errors.As(err, &dm) {
 		return deleteMarkerError(dm, err)
 	}
+	if ae := checksumAPIError(err); ae != nil {
+		return ae
+	}
 	m := func(code string, status int, msg string) *Error {
 		return &Error{Code: code, Status: status, Message: msg, Err: err}
 	}
@@ -171,6 +174,46 @@ func toAPIError(err error) *Error {
 		return m("RequestTimeout", 400, "Your socket connection to the server was not read from or written to within the timeout period.")
 	}
 	return errInternal(err)
+}
+
+// checksumAPIError answers the engine's checksum errors with S3's
+// messages, which name the algorithm (upper-case for a body's checksum,
+// lower-case for a multipart completion's, as S3 writes them); nil for
+// any other error.
+func checksumAPIError(err error) *Error {
+	var ce *engine.ChecksumError
+	if errors.As(err, &ce) {
+		e := &Error{Code: "BadDigest", Status: http.StatusBadRequest, Err: err}
+		switch alg := ce.Algorithm; {
+		case ce.Part > 0:
+			e.Message = fmt.Sprintf("The %s you specified for part %d did not match what we received.", strings.ToLower(alg), ce.Part)
+		case ce.Complete:
+			e.Message = fmt.Sprintf("The %s you specified did not match the calculated checksum.", strings.ToLower(alg))
+		default:
+			e.Message = fmt.Sprintf("The %s you specified did not match the calculated checksum.", alg)
+		}
+		return e
+	}
+	var ue *engine.UploadChecksumError
+	if !errors.As(err, &ue) {
+		return nil
+	}
+	e := &Error{Code: "InvalidRequest", Status: http.StatusBadRequest, Err: err}
+	switch ue.Reason {
+	case engine.ChecksumPartAlgorithm:
+		e.Message = fmt.Sprintf("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s",
+			strings.ToLower(ue.Algorithm), strings.ToLower(ue.Sent))
+	case engine.ChecksumCompleteType:
+		mode := ue.Type
+		if mode == "" {
+			mode = "null"
+		}
+		e.Message = fmt.Sprintf("The upload was created using the %s checksum mode. The complete request must use the same checksum mode.", mode)
+	default:
+		e.Message = fmt.Sprintf("The upload was created using a %s checksum. The complete request must include the checksum for each part. It was missing for part %d in the request.",
+			strings.ToLower(ue.Algorithm), ue.Part)
+	}
+	return e
 }
 
 // msgMethodNotAllowed is S3's message for 405 MethodNotAllowed.

@@ -74,28 +74,9 @@ func validChecksumValue(alg, v string) bool {
 // x-amz-sdk-checksum-algorithm the way S3 does.
 func parseChecksum(h http.Header) (checksumSpec, error) {
 	var cs checksumSpec
-	// A checksum header of an algorithm this server does not compute
-	// must not be stored unverified.
-	for name := range h {
-		lower := strings.ToLower(name)
-		if alg, ok := strings.CutPrefix(lower, "x-amz-checksum-"); ok && !checksumHeaderNotValue[alg] {
-			if _, known := checksumAlgorithms[strings.ToUpper(alg)]; !known {
-				return cs, errUnsupportedChecksum()
-			}
-		}
-	}
-	for _, alg := range hashing.ChecksumAlgorithms {
-		v := h.Get(checksumHeader(alg))
-		if v == "" {
-			continue
-		}
-		if cs.alg != "" {
-			return cs, errInvalidRequest("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
-		}
-		if !validChecksumValue(alg, v) {
-			return cs, errInvalidRequest("Value for %s header is invalid.", checksumHeader(alg))
-		}
-		cs.alg, cs.value = alg, v
+	var err error
+	if cs.alg, cs.value, err = checksumHeaderValue(h, validChecksumValue); err != nil {
+		return cs, err
 	}
 	if t := h.Get("X-Amz-Trailer"); t != "" {
 		for _, name := range strings.Split(t, ",") {
@@ -127,6 +108,84 @@ func parseChecksum(h http.Header) (checksumSpec, error) {
 		}
 	}
 	return cs, nil
+}
+
+// checksumHeaderValue finds the one x-amz-checksum-<algorithm> header
+// carrying a value and checks it with valid: the S3 errors for a header
+// of an unknown algorithm, for several, and for a malformed value.
+func checksumHeaderValue(h http.Header, valid func(alg, v string) bool) (alg, value string, err error) {
+	// A checksum header of an algorithm this server does not compute
+	// must not be stored unverified.
+	for name := range h {
+		lower := strings.ToLower(name)
+		if a, ok := strings.CutPrefix(lower, "x-amz-checksum-"); ok && !checksumHeaderNotValue[a] {
+			if _, known := checksumAlgorithms[strings.ToUpper(a)]; !known {
+				return "", "", errUnsupportedChecksum()
+			}
+		}
+	}
+	for _, a := range hashing.ChecksumAlgorithms {
+		v := h.Get(checksumHeader(a))
+		if v == "" {
+			continue
+		}
+		if alg != "" {
+			return "", "", errInvalidRequest("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+		}
+		if !valid(a, v) {
+			return "", "", errInvalidRequest("Value for %s header is invalid.", checksumHeader(a))
+		}
+		alg, value = a, v
+	}
+	return alg, value, nil
+}
+
+// parseChecksumType reads x-amz-checksum-type: "" when absent, else
+// FULL_OBJECT or COMPOSITE (any case, as S3 accepts).
+func parseChecksumType(h http.Header) (string, error) {
+	v, ok := h["X-Amz-Checksum-Type"]
+	if !ok {
+		return "", nil
+	}
+	t, err := hashing.CanonicalChecksumType(strings.Join(v, ","))
+	if err != nil {
+		return "", errInvalidRequest("Value for x-amz-checksum-type header is invalid.")
+	}
+	return t, nil
+}
+
+// parseCreateChecksum reads the checksum algorithm and type of a
+// CreateMultipartUpload and refuses, with S3's messages, the
+// combinations S3 does not allow. The type is S3's default for the
+// algorithm when none is asked for.
+func parseCreateChecksum(h http.Header) (alg, typ string, err error) {
+	if v := h.Get("X-Amz-Checksum-Algorithm"); v != "" {
+		alg = strings.ToUpper(strings.TrimSpace(v))
+		if _, ok := checksumAlgorithms[alg]; !ok {
+			return "", "", errUnsupportedChecksum()
+		}
+	}
+	if typ, err = parseChecksumType(h); err != nil {
+		return "", "", err
+	}
+	switch {
+	case typ == "" && alg == "":
+	case alg == "":
+		return "", "", errInvalidRequest("The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
+	case typ == "":
+		typ = hashing.DefaultChecksumType(alg)
+	case !hashing.SupportsChecksumType(alg, typ):
+		return "", "", errInvalidRequest("The %s checksum type cannot be used with the %s checksum algorithm.", typ, strings.ToLower(alg))
+	}
+	return alg, typ, nil
+}
+
+// validObjectChecksum reports whether v is a whole-object checksum a
+// CompleteMultipartUpload may carry: base64 of the right size, with or
+// without a COMPOSITE checksum's "-N" part count.
+func validObjectChecksum(alg, v string) bool {
+	_, _, err := hashing.ParseObjectChecksum(alg, v)
+	return err == nil
 }
 
 // expected returns the function the engine calls after the body is read
@@ -418,25 +477,29 @@ func (q *request) setObjectHeaders(oi engine.ObjectInfo, partial bool) {
 }
 
 // setPartChecksum adds, on a GET or HEAD with partNumber and checksum
-// mode, the checksum of the part returned: a multipart object's part
-// checksum, and the object's checksum for part 1 of a single-PUT object.
+// mode, the checksum of the part returned, as S3 does: a COMPOSITE
+// object's part checksum with type COMPOSITE, and the object's own
+// checksum when the part is the whole object (part 1 of a single PUT or
+// of a one-part FULL_OBJECT upload). For a part of a FULL_OBJECT object
+// of several parts S3 sends none; shardstore sends the part's CRC, which
+// holds for the bytes returned (docs/conformance.md).
 func (q *request) setPartChecksum(oi engine.ObjectInfo, part int) {
 	if part <= 0 || oi.Checksum.Algorithm == "" || !strings.EqualFold(q.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
 		return
 	}
 	h := q.w.Header()
-	if len(oi.Parts) == 0 {
+	if len(oi.Parts) == 0 || (len(oi.Parts) == 1 && oi.Checksum.Type != hashing.Composite) {
 		if part == 1 {
-			h.Set(checksumHeader(oi.Checksum.Algorithm), oi.Checksum.Value)
-			if oi.Checksum.Type != "" {
-				h.Set("X-Amz-Checksum-Type", oi.Checksum.Type)
-			}
+			setChecksumResponse(h, oi.Checksum)
 		}
 		return
 	}
 	for _, p := range oi.Parts {
 		if p.Number == part && p.Checksum != "" {
 			h.Set(checksumHeader(oi.Checksum.Algorithm), p.Checksum)
+			if oi.Checksum.Type == hashing.Composite {
+				h.Set("X-Amz-Checksum-Type", hashing.Composite)
+			}
 		}
 	}
 }

@@ -33,20 +33,18 @@ func handleCreateMultipartUpload(q *request) error {
 	if err := q.checkLockWrite(bi, opts.Lock); err != nil {
 		return err
 	}
-	alg := strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Algorithm"))
-	if alg != "" {
-		if _, ok := checksumAlgorithms[alg]; !ok {
-			return errUnsupportedChecksum()
-		}
+	alg, typ, err := parseCreateChecksum(q.r.Header)
+	if err != nil {
+		return err
 	}
-	opts.ChecksumAlgorithm = alg
-	opts.ChecksumType = q.r.Header.Get("X-Amz-Checksum-Type")
+	opts.ChecksumAlgorithm, opts.ChecksumType = alg, typ
 	id, err := q.s.cfg.Store.NewMultipartUpload(q.ctx, q.bucket, q.key, opts)
 	if err != nil {
 		return fmt.Errorf("create upload %s/%s: %w", q.bucket, q.key, err)
 	}
 	if alg != "" {
 		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
+		q.w.Header().Set("X-Amz-Checksum-Type", typ)
 	}
 	if opts.Encryption != nil {
 		setSSEHeaders(q.w.Header(), opts.Encryption.Sealed, q.sse)
@@ -116,8 +114,9 @@ func handleUploadPart(q *request) error {
 	h := q.w.Header()
 	h.Set("ETag", quoteETag(pi.ETag))
 	setSSEHeaders(h, sealed, sreq)
-	if pi.Checksum != "" && cs.alg != "" {
-		h.Set(checksumHeader(cs.alg), pi.Checksum)
+	// The part's checksum: the one sent, or the upload's computed here.
+	if pi.Checksum != "" && pi.ChecksumAlgorithm != "" {
+		h.Set(checksumHeader(pi.ChecksumAlgorithm), pi.Checksum)
 	}
 	q.writeEmpty(http.StatusOK)
 	return nil
@@ -188,7 +187,8 @@ func handleUploadPartCopy(q *request) error {
 	}
 	setSSEHeaders(q.w.Header(), sealed, dstSSE)
 	q.setCopySourceVersion(src, srcBucket, rd.Info)
-	q.writeXML(xmlCopyPartResult{NS: s3NS, LastModified: isoTime(pi.ModTime), ETag: quoteETag(pi.ETag)})
+	q.writeXML(xmlCopyPartResult{NS: s3NS, LastModified: isoTime(pi.ModTime), ETag: quoteETag(pi.ETag),
+		xmlChecksums: checksumsOf(pi.ChecksumAlgorithm, pi.Checksum)})
 	return nil
 }
 
@@ -281,7 +281,7 @@ func handleListParts(q *request) error {
 		Initiator: ownerOf(res.Upload.Owner), Owner: ownerOf(res.Upload.Owner),
 		StorageClass: storageClass(res.Upload.StorageClass), PartNumberMarker: marker,
 		NextPartNumberMarker: res.NextPartNumberMarker, MaxParts: maxParts, IsTruncated: res.IsTruncated,
-		ChecksumAlgorithm: res.Upload.ChecksumAlgorithm}
+		ChecksumAlgorithm: res.Upload.ChecksumAlgorithm, ChecksumType: res.Upload.ChecksumType}
 	if maxParts > 0 {
 		for _, p := range res.Parts {
 			out.Parts = append(out.Parts, xmlPart{PartNumber: p.Number, LastModified: isoTime(p.ModTime),
@@ -318,8 +318,7 @@ func handleCompleteMultipartUpload(q *request) error {
 		if p.PartNumber < 1 || p.PartNumber > engine.MaxPartNumber {
 			return toAPIError(engine.ErrInvalidPart)
 		}
-		_, sum := p.get()
-		parts = append(parts, engine.CompletePart{Number: p.PartNumber, ETag: trimETag(p.ETag), Checksum: sum})
+		parts = append(parts, engine.CompletePart{Number: p.PartNumber, ETag: trimETag(p.ETag), Checksums: p.all()})
 	}
 	if !sort.SliceIsSorted(parts, func(i, j int) bool { return parts[i].Number < parts[j].Number }) {
 		return toAPIError(engine.ErrInvalidPartOrder)
@@ -330,15 +329,19 @@ func handleCompleteMultipartUpload(q *request) error {
 		}
 	}
 	opts := engine.PutOptions{Owner: q.caller.owner()}
-	// The object's full checksum, when the client sends it: verified
-	// against the parts' combined CRC of a FULL_OBJECT upload.
-	cs, err := parseChecksum(q.r.Header)
+	// The object's checksum, when the client sends it (a FULL_OBJECT
+	// value, or a COMPOSITE one with or without its "-N"), and the type
+	// it names: the engine checks both against the upload's.
+	alg, value, err := checksumHeaderValue(q.r.Header, validObjectChecksum)
 	if err != nil {
 		return err
 	}
-	if cs.alg != "" {
-		opts.ChecksumAlgorithm, opts.ExpectedChecksum = cs.alg, cs.expected(q)
-		opts.ChecksumType = strings.ToUpper(q.r.Header.Get("X-Amz-Checksum-Type"))
+	if alg != "" {
+		opts.ChecksumAlgorithm = alg
+		opts.ExpectedChecksum = func() (string, error) { return value, nil }
+	}
+	if opts.ChecksumType, err = parseChecksumType(q.r.Header); err != nil {
+		return err
 	}
 	writeConditions(q.r.Header, &opts)
 	oi, err := q.s.cfg.Store.CompleteMultipartUpload(q.ctx, q.bucket, q.key, id, parts, opts)
@@ -399,7 +402,7 @@ func handleListMultipartUploads(q *request) error {
 	for _, u := range res.Uploads {
 		out.Uploads = append(out.Uploads, xmlUpload{Key: p.encode(u.Key), UploadID: u.UploadID,
 			Initiator: ownerOf(u.Owner), Owner: ownerOf(u.Owner), StorageClass: storageClass(u.StorageClass),
-			Initiated: isoTime(u.Initiated), ChecksumAlgorithm: u.ChecksumAlgorithm})
+			Initiated: isoTime(u.Initiated), ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: u.ChecksumType})
 	}
 	for _, cp := range res.CommonPrefixes {
 		out.CommonPrefixes = append(out.CommonPrefixes, xmlPrefix{Prefix: p.encode(cp)})

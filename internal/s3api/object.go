@@ -789,6 +789,33 @@ func headerInt(h http.Header, name string, def int) (int, error) {
 	return n, nil
 }
 
+// objectParts is GetObjectAttributes' ObjectParts of a multipart object,
+// as S3 answers it: a COMPOSITE object's page of parts after marker,
+// each with its size and checksum; for any other multipart object
+// (FULL_OBJECT, or no checksum) only the part count, since S3 lists
+// parts only for objects whose part checksums make up the object's.
+func objectParts(oi engine.ObjectInfo, marker, maxParts int) *xmlAttributesParts {
+	op := &xmlAttributesParts{PartsCount: len(oi.Parts)}
+	if oi.Checksum.Algorithm == "" || oi.Checksum.Type != hashing.Composite {
+		return op
+	}
+	next, truncated := 0, false
+	op.PartNumberMarker, op.NextPartNumberMarker, op.MaxParts, op.IsTruncated = &marker, &next, &maxParts, &truncated
+	for _, p := range oi.Parts {
+		if p.Number <= marker {
+			continue
+		}
+		if len(op.Parts) == maxParts {
+			truncated = true
+			break
+		}
+		next = p.Number
+		op.Parts = append(op.Parts, xmlAttributesPart{PartNumber: p.Number, Size: p.Size,
+			xmlChecksums: checksumsOf(oi.Checksum.Algorithm, p.Checksum)})
+	}
+	return op
+}
+
 // handleGetObjectAttributes answers GET ?attributes: the attributes the
 // caller lists in x-amz-object-attributes, under HeadObject's access
 // rules (READ on the object).
@@ -854,26 +881,7 @@ func handleGetObjectAttributes(q *request) error {
 		out.Checksum = &xmlAttributesChecksum{xmlChecksums: checksumsOf(cs.Algorithm, val), ChecksumType: typ}
 	}
 	if want["ObjectParts"] && len(oi.Parts) > 0 {
-		op := &xmlAttributesParts{PartsCount: len(oi.Parts), PartNumberMarker: marker, MaxParts: maxParts}
-		listed := 0
-		for _, p := range oi.Parts {
-			if p.Number <= marker {
-				continue
-			}
-			if listed == maxParts {
-				op.IsTruncated = true
-				break
-			}
-			listed++
-			op.NextPartNumberMarker = p.Number
-			// As in S3, Part elements come only for objects with an
-			// additional checksum.
-			if cs.Algorithm != "" {
-				op.Parts = append(op.Parts, xmlAttributesPart{PartNumber: p.Number, Size: p.Size,
-					xmlChecksums: checksumsOf(cs.Algorithm, p.Checksum)})
-			}
-		}
-		out.ObjectParts = op
+		out.ObjectParts = objectParts(oi, marker, maxParts)
 	}
 	q.w.Header().Set("Last-Modified", oi.ModTime.UTC().Format(http.TimeFormat))
 	q.writeXML(out)

@@ -200,6 +200,7 @@ type xmlCopyPartResult struct {
 	NS           string   `xml:"xmlns,attr"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
+	xmlChecksums
 }
 
 type xmlInitiateMultipart struct {
@@ -240,14 +241,18 @@ func (c *xmlChecksums) fields() []struct {
 	}
 }
 
-// get returns the one checksum value present and its algorithm.
-func (c xmlChecksums) get() (alg, value string) {
+// all returns every checksum value present by algorithm; nil for none.
+func (c xmlChecksums) all() map[string]string {
+	var m map[string]string
 	for _, f := range c.fields() {
 		if *f.v != "" {
-			return f.alg, *f.v
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[f.alg] = *f.v
 		}
 	}
-	return "", ""
+	return m
 }
 
 func checksumsOf(alg, value string) xmlChecksums {
@@ -304,6 +309,7 @@ type xmlListParts struct {
 	MaxParts             int       `xml:"MaxParts"`
 	IsTruncated          bool      `xml:"IsTruncated"`
 	ChecksumAlgorithm    string    `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType         string    `xml:"ChecksumType,omitempty"`
 	Parts                []xmlPart `xml:"Part"`
 }
 
@@ -315,6 +321,7 @@ type xmlUpload struct {
 	StorageClass      string    `xml:"StorageClass"`
 	Initiated         string    `xml:"Initiated"`
 	ChecksumAlgorithm string    `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string    `xml:"ChecksumType,omitempty"`
 }
 
 type xmlListUploads struct {
@@ -371,12 +378,14 @@ type xmlAttributesChecksum struct {
 	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
+// xmlAttributesParts is GetObjectAttributes' ObjectParts; all but
+// PartsCount (the SDKs' TotalPartsCount) only for COMPOSITE objects.
 type xmlAttributesParts struct {
 	PartsCount           int                 `xml:"PartsCount"`
-	PartNumberMarker     int                 `xml:"PartNumberMarker"`
-	NextPartNumberMarker int                 `xml:"NextPartNumberMarker"`
-	MaxParts             int                 `xml:"MaxParts"`
-	IsTruncated          bool                `xml:"IsTruncated"`
+	PartNumberMarker     *int                `xml:"PartNumberMarker,omitempty"`
+	NextPartNumberMarker *int                `xml:"NextPartNumberMarker,omitempty"`
+	MaxParts             *int                `xml:"MaxParts,omitempty"`
+	IsTruncated          *bool               `xml:"IsTruncated,omitempty"`
 	Parts                []xmlAttributesPart `xml:"Part"`
 }
 

@@ -91,8 +91,9 @@ func TestGetObjectAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := mustRead(t, g.Body); !bytes.Equal(body, parts[1]) || aws.ToString(g.ChecksumSHA256) != sha256b64(parts[1]) {
-		t.Fatalf("part 2: %d bytes, checksum %q", len(body), aws.ToString(g.ChecksumSHA256))
+	if body := mustRead(t, g.Body); !bytes.Equal(body, parts[1]) || aws.ToString(g.ChecksumSHA256) != sha256b64(parts[1]) ||
+		g.ChecksumType != types.ChecksumTypeComposite {
+		t.Fatalf("part 2: %d bytes, checksum %q type %q", len(body), aws.ToString(g.ChecksumSHA256), g.ChecksumType)
 	}
 
 	// A single PUT with a CRC32C: a FULL_OBJECT checksum, no parts.

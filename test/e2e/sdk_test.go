@@ -604,7 +604,13 @@ func TestMultipart(t *testing.T) {
 		return err
 	}
 	cp1 := types.CompletedPart{PartNumber: aws.Int32(1), ETag: u1.ETag, ChecksumCRC32: u1.ChecksumCRC32}
-	cp2 := types.CompletedPart{PartNumber: aws.Int32(2), ETag: u2.CopyPartResult.ETag}
+	// A copied part gets the upload's checksum, which a COMPOSITE
+	// upload's completion must name, as S3 requires.
+	if aws.ToString(u2.CopyPartResult.ChecksumCRC32) != crc32B64(data[100:1124]) {
+		t.Fatalf("copied part's CRC32 %q", aws.ToString(u2.CopyPartResult.ChecksumCRC32))
+	}
+	wantCode(t, complete(cp1, types.CompletedPart{PartNumber: aws.Int32(2), ETag: u2.CopyPartResult.ETag}), "InvalidRequest", 400)
+	cp2 := types.CompletedPart{PartNumber: aws.Int32(2), ETag: u2.CopyPartResult.ETag, ChecksumCRC32: u2.CopyPartResult.ChecksumCRC32}
 	wantCode(t, complete(cp2, cp1), "InvalidPartOrder", 400)
 	wantCode(t, complete(cp1, types.CompletedPart{PartNumber: aws.Int32(2), ETag: aws.String(`"00000000000000000000000000000000"`)}), "InvalidPart", 400)
 	wantCode(t, complete(cp1, types.CompletedPart{PartNumber: aws.Int32(7), ETag: u1.ETag}), "InvalidPart", 400)
