@@ -624,7 +624,11 @@ func (s *Spool) deliverAll(ctx context.Context) error {
 
 // deliverSegment delivers every log object of a segment, then removes it.
 func (s *Spool) deliverSegment(ctx context.Context, name string) error {
-	objs := batchObjects(name, s.readSegment(name))
+	entries, err := s.readSegment(name)
+	if err != nil {
+		return err
+	}
+	objs := batchObjects(name, entries)
 	s.qmu.Lock()
 	done := s.delivered[name]
 	if done == nil {
@@ -659,18 +663,25 @@ func (s *Spool) deliverSegment(ctx context.Context, name string) error {
 }
 
 // readSegment reads every copy of a segment and merges them: a record is
-// kept if any copy has it, its final form if any copy has that.
-func (s *Spool) readSegment(name string) []Entry {
+// kept if any copy has it, its final form if any copy has that. It fails
+// when no copy could be read and one failed with an error other than
+// being absent (a drive that may come back), so that the segment is
+// retried rather than removed.
+func (s *Spool) readSegment(name string) ([]Entry, error) {
 	byID := map[string]Entry{}
 	var order []string
+	read := 0
+	var failed error
 	for _, dir := range s.cfg.Dirs {
 		data, err := os.ReadFile(filepath.Join(dir, name+segSuffix))
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				s.log.Warn("access log spool copy unreadable", "dir", dir, "segment", name, "err", err)
+				failed = err
 			}
 			continue
 		}
+		read++
 		entries, _ := readFrames(data)
 		for _, e := range entries {
 			id := e.id()
@@ -683,11 +694,14 @@ func (s *Spool) readSegment(name string) []Entry {
 			}
 		}
 	}
+	if read == 0 && failed != nil {
+		return nil, fmt.Errorf("accesslog: no copy of segment %s readable: %w", name, failed)
+	}
 	out := make([]Entry, 0, len(order))
 	for _, id := range order {
 		out = append(out, byID[id])
 	}
-	return out
+	return out, nil
 }
 
 // removeSegment removes a delivered segment: every copy is renamed to

@@ -518,3 +518,44 @@ func TestFrames(t *testing.T) {
 		t.Fatalf("huge entry: %v", err)
 	}
 }
+
+// TestUnreadableSegmentKept: a segment no copy of which can be read (a
+// drive failing, not a file missing) is retried, not removed: its
+// records are delivered once it reads again.
+func TestUnreadableSegmentKept(t *testing.T) {
+	ds := dirs(t, 1)
+	name := "0000000000000007-0badcafe" + segSuffix
+	if err := os.MkdirAll(filepath.Join(ds[0], name), 0o700); err != nil { // reading it fails (EISDIR)
+		t.Fatal(err)
+	}
+	k := newSink()
+	s := open(t, Config{Dirs: ds, Deliver: k.deliver, Interval: time.Hour})
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().DeliveryErrors == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the unreadable segment was not reported")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := s.Stats(); st.PendingSegments != 1 || k.calls != 0 {
+		t.Fatalf("stats %+v after an unreadable segment", st)
+	}
+	frames, _ := appendFrame(nil, &Entry{Dest: Destination{SourceBucket: "src", TargetBucket: "logs"}, Record: Record{RequestID: "KEPT", Bucket: "src"}})
+	if err := os.Remove(filepath.Join(ds[0], name)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ds[0], name), frames, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, s)
+	if ids := k.requestIDs(t); len(ids) != 1 || ids[0] != "KEPT" {
+		t.Fatalf("delivered %v, want the kept record", ids)
+	}
+	// New segments are numbered after the ones found.
+	if _, err := s.Append(entry("NEXT", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if f := files(t, ds[0]); len(f) != 1 || !strings.HasPrefix(f[0], "0000000000000008-") {
+		t.Fatalf("spool holds %v, want segment 8", f)
+	}
+}
