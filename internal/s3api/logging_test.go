@@ -257,6 +257,16 @@ func TestAccessLogRecords(t *testing.T) {
 			t.Errorf("record %d: %+v", i, r)
 		}
 	}
+	// A read an ACL grant allowed says so (aclRequired).
+	h.expect(h.do("alice", "PUT", "/src/shared", []byte("s"), "X-Amz-Grant-Read", "id="+canonicalID("bob")), http.StatusOK, "")
+	h.expect(h.do("bob", "GET", "/src/shared", nil), http.StatusOK, "")
+	if r := al.appended[len(al.appended)-1].Record; !r.ACLRequired || r.Requester != canonicalID("bob") {
+		t.Errorf("a read granted by an ACL: %+v", r)
+	}
+	if r := al.appended[len(al.appended)-2].Record; r.ACLRequired {
+		t.Errorf("the owner's write marked as needing an ACL: %+v", r)
+	}
+	n = len(al.appended)
 	// A bad signature is not logged (no lookup before authentication).
 	h.expect(h.do("bad", "GET", "/src/pre", nil), http.StatusForbidden, "SignatureDoesNotMatch")
 	if len(al.appended) != n {
@@ -271,6 +281,7 @@ func TestAccessLogRecords(t *testing.T) {
 	// DeleteBucket of a logged bucket is logged: the configuration is
 	// read when the request arrives.
 	h.expect(h.do("alice", "DELETE", "/src/pre", nil), http.StatusNoContent, "")
+	h.expect(h.do("alice", "DELETE", "/src/shared", nil), http.StatusNoContent, "")
 	h.expect(h.do("alice", "DELETE", "/src", nil), http.StatusNoContent, "")
 	if last := al.appended[len(al.appended)-1].Record; last.Operation != "REST.DELETE.BUCKET" || last.HTTPStatus != 204 {
 		t.Errorf("DeleteBucket record %+v", last)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 import urllib.parse
+import urllib.request
 
 import pytest
 from botocore.exceptions import ClientError
@@ -161,11 +162,17 @@ def test_log_records_delivered(log_server, buckets):
         with pytest.raises(ClientError) as e:
             client.get_object(Bucket=src, Key="missing")
         ids[e.value.response["ResponseMetadata"]["RequestId"]] = ("REST.GET.OBJECT", "missing", status, code)
+    # A presigned GET (boto3's default form: SigV2 in the query string).
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": src, "Key": "dir/plain"}, ExpiresIn=300)
+    s3.put_object(Bucket=src, Key="dir/plain", Body=b"p")
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        assert resp.read() == b"p"
+        presigned = resp.headers["x-amz-request-id"]
     note(s3.delete_object(Bucket=src, Key=hostile), "REST.DELETE.OBJECT", hostile, 204)
     # Nothing from a bucket without logging.
     unlogged = request_id(s3.put_object(Bucket=other, Key="k", Body=b"y"))
 
-    keys, records = log_records(s3, logs, "logs/", set(ids))
+    keys, records = log_records(s3, logs, "logs/", set(ids) | {presigned})
     for k in keys:
         assert SIMPLE_KEY.match(k) and k.startswith("logs/"), k
     by_id = {}
@@ -187,6 +194,9 @@ def test_log_records_delivered(log_server, buckets):
             # The user agent arrives whole, its quotes and backslash escaped.
             assert 'evil \\x22agent\\x22 with spaces\\x5Cand a backslash' in r["ua"], r
         time.strptime(r["time"], "%d/%b/%Y:%H:%M:%S +0000")
+    p = by_id[presigned]
+    assert (p["op"], p["key"], p["status"], p["auth"], p["sig"]) == ("REST.GET.OBJECT", "dir/plain", "200", "QueryString", "SigV2"), p
+    assert p["uri"].startswith("GET /" + src + "/dir/plain?") and "Signature=" in p["uri"], p
     put = next(by_id[i] for i, v in ids.items() if v[0] == "REST.PUT.OBJECT")
     get = next(by_id[i] for i, v in ids.items() if v[0] == "REST.GET.OBJECT" and v[2] == 206)
     assert put["size"] == "1000" and put["sent"] == "-", put
