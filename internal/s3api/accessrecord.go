@@ -60,13 +60,13 @@ func (q *request) startAccessLog() {
 	}
 	st := &accessLogState{}
 	if d := q.s.loggingDestination(bi); d != nil {
-		st.dest, st.owner = *d, canonicalID(bi.Owner)
+		st.dest, st.owner = *d, d.SourceAccount
 	}
 	if q.api == "CopyObject" || q.api == "UploadPartCopy" {
 		if src, _, _ := copySourceOf(q.r.Header.Get("X-Amz-Copy-Source")); src != "" {
 			if sbi, err := q.s.cfg.Store.BucketInfo(q.ctx, src); err == nil {
 				if d := q.s.loggingDestination(sbi); d != nil {
-					st.copySource, st.copySourceOwner = d, canonicalID(sbi.Owner)
+					st.copySource, st.copySourceOwner = d, d.SourceAccount
 				}
 			}
 		}

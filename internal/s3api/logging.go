@@ -300,7 +300,10 @@ func handleGetBucketLogging(q *request) error {
 
 // loggingConfig is a bucket's parsed logging configuration.
 type loggingConfig struct {
-	doc          *xmlLoggingEnabled
+	doc *xmlLoggingEnabled
+	// account is the owner's canonical id, the log's Bucket Owner and
+	// the partitioned keys' account.
+	account      string
 	partitioned  bool
 	deliveryDate bool
 	// grants is the log objects' ACL: the owner's FULL_CONTROL and the
@@ -320,7 +323,7 @@ func (s *Server) loggingConfig(bi engine.BucketInfo) *loggingConfig {
 		if xml.Unmarshal([]byte(bi.Logging), &doc) != nil || doc.Enabled == nil {
 			return nil
 		}
-		c := &loggingConfig{doc: doc.Enabled}
+		c := &loggingConfig{doc: doc.Enabled, account: canonicalID(bi.Owner)}
 		if f := doc.Enabled.KeyFormat; f != nil && f.Partitioned != nil {
 			c.partitioned, c.deliveryDate = true, f.Partitioned.DateSource == partitionDeliveryTime
 		}
@@ -346,7 +349,7 @@ func (s *Server) loggingDestination(bi engine.BucketInfo) *accesslog.Destination
 	if c == nil {
 		return nil
 	}
-	return &accesslog.Destination{SourceBucket: bi.Name, SourceOwner: bi.Owner, SourceAccount: canonicalID(bi.Owner),
+	return &accesslog.Destination{SourceBucket: bi.Name, SourceOwner: bi.Owner, SourceAccount: c.account,
 		SourceRegion: s.bucketRegion(bi), TargetBucket: c.doc.TargetBucket, TargetPrefix: c.doc.TargetPrefix,
 		Partitioned: c.partitioned, DeliveryDate: c.deliveryDate, Grants: c.grants}
 }
