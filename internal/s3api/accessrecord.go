@@ -51,7 +51,10 @@ type spooled struct {
 // startAccessLog looks up whether the request's bucket logs requests;
 // if so the record is spooled when the answer starts.
 func (q *request) startAccessLog() {
-	if q.s.cfg.AccessLog == nil || q.bucket == "" {
+	// CreateBucket is for a bucket that (nearly always) does not exist
+	// yet: on a cluster a lookup of a missing bucket is a round trip to
+	// the consensus group, which it must not pay twice.
+	if q.s.cfg.AccessLog == nil || q.bucket == "" || q.api == "CreateBucket" {
 		return
 	}
 	bi, err := q.s.cfg.Store.BucketInfo(q.ctx, q.bucket)
