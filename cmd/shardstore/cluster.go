@@ -560,6 +560,17 @@ func (a lockerAdapter) RLock(ctx context.Context, name string) (engine.ClusterLe
 }
 
 // endpoints names every drive slot by its URL.
+// localPaths are the directories of this node's own drives.
+func (n *clusterNode) localPaths() []string {
+	var out []string
+	for _, d := range n.top.Drives {
+		if d.Node == n.self {
+			out = append(out, d.Path)
+		}
+	}
+	return out
+}
+
 func (n *clusterNode) endpoints() []string {
 	out := make([]string, len(n.top.Drives))
 	for i := range out {

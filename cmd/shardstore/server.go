@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardstore/shardstore/internal/access"
+	"github.com/shardstore/shardstore/internal/accesslog"
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/bench"
@@ -94,6 +95,9 @@ type serverOptions struct {
 	// customer keys on plain HTTP.
 	encryptAll        bool
 	allowSSECOverHTTP bool
+	// accessLogInterval batches server access log records into log
+	// objects (--access-log-interval).
+	accessLogInterval time.Duration
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -123,6 +127,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")
 	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
 	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
+	cli.DurationVar(fs, &o.accessLogInterval, "access-log-interval", accesslog.DefaultInterval, "how long server access log records (buckets with ?logging) are batched before they are written into their target bucket as one log object (5m or 300s; 10000 records close a batch sooner)")
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
 	fs.StringVar(&o.publicURL, "public-url", os.Getenv("SHARDSTORE_PUBLIC_URL"), "`URL` clients reach the S3 endpoint at (a proxy, load balancer or DNS name; also SHARDSTORE_PUBLIC_URL): the console's share links use it")
@@ -343,7 +348,9 @@ func runServer(args []string) error {
 	if err := metrics.RegisterListAhead(registry, eng.ListAheadStats); err != nil {
 		return err
 	}
+	localRoots := paths
 	if node != nil {
+		localRoots = node.localPaths()
 		paths = node.endpoints()
 	}
 	printLayout(os.Stderr, eng.Layout(), paths, hashPolicy, etagMode)
@@ -379,7 +386,33 @@ func runServer(args []string) error {
 		keys = keyServer
 		adm.KMS, adm.Objects = keyServer, eng
 	}
-	srv, err := s3api.New(s3api.Config{
+	// Server access logs: records spooled on this node's drives, then
+	// delivered as log objects through the S3 server (which exists once
+	// New returns; a delivery waits for it).
+	var srv *s3api.Server
+	srvReady := make(chan struct{})
+	spool, err := openAccessLog(localRoots, eng.Layout().Parity, o.accessLogInterval,
+		func(ctx context.Context, obj accesslog.Object) error {
+			select {
+			case <-srvReady:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return srv.DeliverAccessLog(ctx, obj)
+		}, logger.With("component", "accesslog"))
+	if err != nil {
+		return err
+	}
+	closeSpool := sync.OnceValue(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), accessLogCloseWait)
+		defer cancel()
+		return spool.Close(ctx)
+	})
+	defer func() { _ = closeSpool() }()
+	if err := metrics.RegisterAccessLog(registry, spool.Stats); err != nil {
+		return err
+	}
+	srv, err = s3api.New(s3api.Config{
 		Store:             eng,
 		Auth:              s3api.SigV4{Verifier: verifier},
 		Registry:          registry,
@@ -393,10 +426,12 @@ func runServer(args []string) error {
 		KMS:               keys,
 		EncryptAll:        o.encryptAll,
 		AllowSSECOverHTTP: o.allowSSECOverHTTP,
+		AccessLog:         spool,
 	})
 	if err != nil {
 		return err
 	}
+	close(srvReady)
 	// Signals are watched before the endpoint is printed, so a stop sent
 	// right after the endpoint line is never missed.
 	sigs := make(chan os.Signal, 2)
@@ -516,6 +551,11 @@ func runServer(args []string) error {
 		serr = errors.Join(serr, err)
 	}
 	stopReloads() // they read through the engine
+	// Requests are over: the access log's last records are delivered
+	// (what does not make it in time stays spooled for the next start).
+	if err := closeSpool(); err != nil {
+		logger.Warn("server access log records left spooled for the next start", "err", err)
+	}
 	engineClosed = true
 	if err := closeWithin(eng.Close, engineCloseWait); err != nil {
 		serr = errors.Join(serr, fmt.Errorf("close drives: %w", err))

@@ -28,6 +28,8 @@ import (
 //	.shardstore.sys/cluster/            a cluster node's consensus log and
 //	                                    snapshots, on one drive per node
 //	                                    (ClusterStateDir; not the drive's)
+//	.shardstore.sys/accesslog/          the node's server access log spool
+//	                                    (AccessLogDir; not the drive's)
 //
 // Syscalls of one shard file (CreateShard, Writes, Close), S bytes:
 //
@@ -115,6 +117,7 @@ const (
 	indexDirName   = "index"
 	dataDirName    = "data"
 	clusterDirName = "cluster"
+	accessLogDir   = "accesslog"
 	lostAndFound   = "lost+found"
 	oldBucketsDir  = "buckets" // layout v1 kept bucket records here
 )
@@ -124,6 +127,25 @@ const (
 // only this directory in .shardstore.sys is still blank.
 func ClusterStateDir(root string) string {
 	return filepath.Join(root, sysDirName, clusterDirName)
+}
+
+// AccessLogDir is where a node spools server access log records on the
+// drive at root (package accesslog); like ClusterStateDir, the drive
+// itself never reads it.
+func AccessLogDir(root string) string {
+	return filepath.Join(root, sysDirName, accessLogDir)
+}
+
+// SysDir is the drive's own directory under root.
+func SysDir(root string) string {
+	return filepath.Join(root, sysDirName)
+}
+
+// HasFormat reports whether the drive at root holds a format record:
+// a drive of a deployment, not a blank or missing one.
+func HasFormat(root string) bool {
+	fi, err := os.Stat(filepath.Join(root, sysDirName, formatFile))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // OpenLocal opens the drive at dir, creating the directory if needed

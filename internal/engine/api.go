@@ -205,6 +205,10 @@ type BucketInfo struct {
 	// Encryption is the bucket's default encryption (a
 	// ServerSideEncryptionConfiguration) as the S3 layer stored it.
 	Encryption string
+	// Logging is the bucket's server access logging configuration (a
+	// BucketLoggingStatus with LoggingEnabled) as the S3 layer stored
+	// it; empty when logging is off.
+	Logging string
 }
 
 // ObjectLockConfig is the bucket's parsed object lock configuration and
@@ -232,6 +236,7 @@ const (
 	BucketConfigLifecycle         BucketConfig = "lifecycle"
 	BucketConfigVersioning        BucketConfig = "versioning"
 	BucketConfigEncryption        BucketConfig = "encryption"
+	BucketConfigLogging           BucketConfig = "logging"
 	// BucketConfigObjectLock takes a canonical ObjectLockConfiguration
 	// (objectlock.Config.Marshal("")): on a bucket with versioning
 	// Enabled it turns object lock on, or replaces the default

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardstore/shardstore/internal/accesslog"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
@@ -188,6 +189,36 @@ func RegisterListAhead(reg prometheus.Registerer, stats func() engine.ListAheadS
 	}}
 	if err := reg.Register(c); err != nil {
 		return fmt.Errorf("metrics: register list read-ahead: %w", err)
+	}
+	return nil
+}
+
+// RegisterAccessLog exports the server access log spool's counters
+// (accesslog.Stats), read at every scrape: records refused (a full
+// backlog, a failed spool) and dropped (a target gone) are records a
+// bucket's log lacks; a backlog that grows says deliveries fail.
+func RegisterAccessLog(reg prometheus.Registerer, stats func() accesslog.Stats) error {
+	type S = accesslog.Stats
+	c := &statsCollector[S]{stats: stats, metrics: []statMetric[S]{
+		counterOf("shardstore_access_log_records_spooled_total", "Server access log records made durable in the spool.",
+			func(s S) uint64 { return s.Appended }),
+		counterOf("shardstore_access_log_records_refused_total", "Server access log records not kept (backlog full, spool write failed, stopping).",
+			func(s S) uint64 { return s.Refused }),
+		counterOf("shardstore_access_log_records_delivered_total", "Server access log records delivered into target buckets.",
+			func(s S) uint64 { return s.Delivered }),
+		counterOf("shardstore_access_log_records_dropped_total", "Server access log records dropped because their target bucket cannot take them.",
+			func(s S) uint64 { return s.Dropped }),
+		counterOf("shardstore_access_log_objects_total", "Log objects written into target buckets.",
+			func(s S) uint64 { return s.Objects }),
+		counterOf("shardstore_access_log_delivery_errors_total", "Failed log deliveries (retried with backoff).",
+			func(s S) uint64 { return s.DeliveryErrors }),
+		gaugeOf("shardstore_access_log_backlog_bytes", "Spooled server access log bytes not yet delivered.",
+			func(s S) int64 { return s.BacklogBytes }),
+		gaugeOf("shardstore_access_log_pending_batches", "Closed batches of server access log records waiting for delivery.",
+			func(s S) int64 { return int64(s.PendingSegments) }),
+	}}
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("metrics: register access log: %w", err)
 	}
 	return nil
 }

@@ -55,7 +55,11 @@ func (s *Server) bucketPolicy(bi engine.BucketInfo) *policy.Policy {
 // access check of a handler comes here (or to accountDecision), and
 // nothing in this package grants or denies on its own.
 func (q *request) allows(op access.Operation, r resource) bool {
-	return access.Decide(q.accessRequest(op, r)).Allowed
+	d := access.Decide(q.accessRequest(op, r))
+	if d.Allowed && d.Reason == access.ReasonACLGrant {
+		q.aclRequired = true // the access log's "ACL required"
+	}
+	return d.Allowed
 }
 
 // accessRequest is the question op on r asks of access.Decide: the

@@ -129,6 +129,7 @@ func TestPolicyActions(t *testing.T) {
 		{"DeleteObjectTagging", access.PutObjectTagging, "s3:DeleteObjectTagging"},
 		{"GetBucketTagging", access.BucketAdmin, "s3:GetBucketTagging"}, {"PutBucketTagging", access.BucketAdmin, "s3:PutBucketTagging"},
 		{"DeleteBucketTagging", access.BucketAdmin, "s3:PutBucketTagging"},
+		{"GetBucketLogging", access.BucketAdmin, "s3:GetBucketLogging"}, {"PutBucketLogging", access.BucketAdmin, "s3:PutBucketLogging"},
 	} {
 		q.api = c.api
 		if got := q.action(c.op); got != c.want {

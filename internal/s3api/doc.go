@@ -47,6 +47,16 @@
 // parts and copy sources get their own. setSSEHeaders answers what a
 // version's sealed map says, as S3 does on writes and reads.
 //
+// # Server access logs
+//
+// ?logging is a bucket configuration like the others (logging.go). A
+// request on a bucket with logging enabled is recorded (accessrecord.go):
+// serve looks the configuration up once authentication is done, and the
+// response writer's onHeader hook hands the record to Config.AccessLog
+// (package accesslog's spool), which syncs it before the answer's first
+// byte; finish amends it with the bytes sent. The spool delivers log
+// objects back through DeliverAccessLog.
+//
 // # The seam to the engine
 //
 // ObjectStore (store.go) is everything the handlers ask of storage;

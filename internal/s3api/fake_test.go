@@ -273,6 +273,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.Tagging = doc
 	case engine.BucketConfigEncryption:
 		fb.info.Encryption = doc
+	case engine.BucketConfigLogging:
+		fb.info.Logging = doc
 	case engine.BucketConfigLifecycle:
 		fb.info.Lifecycle = doc
 	case engine.BucketConfigVersioning:

@@ -18,8 +18,7 @@ type routeResult struct {
 var unimplementedSubresources = map[string]bool{
 	"accelerate": true, "analytics": true,
 	"intelligent-tiering": true, "inventory": true,
-	"logging": true, "metadataTable": true,
-	"metrics": true, "notification": true,
+	"metadataTable": true, "metrics": true, "notification": true,
 	"replication": true, "requestPayment": true,
 	"restore": true, "select": true, "session": true,
 	"torrent": true, "renameObject": true,
@@ -47,7 +46,7 @@ var knownParams = map[string]bool{
 	"cors": true, "ownershipControls": true, "website": true, "encryption": true,
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
 	"tagging": true, "lifecycle": true, "versioning": true,
-	"object-lock": true, "retention": true, "legal-hold": true,
+	"object-lock": true, "retention": true, "legal-hold": true, "logging": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -132,6 +131,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetBucketVersioning", handleGetBucketVersioning)
 			case has(query, "object-lock"):
 				return ok("GetObjectLockConfiguration", handleGetObjectLockConfiguration)
+			case has(query, "logging"):
+				return ok("GetBucketLogging", handleGetBucketLogging)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -166,14 +167,17 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutBucketVersioning", handlePutBucketVersioning)
 			case has(query, "object-lock"):
 				return ok("PutObjectLockConfiguration", handlePutObjectLockConfiguration)
+			case has(query, "logging"):
+				return ok("PutBucketLogging", handlePutBucketLogging)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
 			switch {
-			case has(query, "versioning"), has(query, "object-lock"):
-				// S3 has no DeleteBucketVersioning, and an object lock
-				// configuration cannot be removed; neither may fall
-				// through to DeleteBucket.
+			case has(query, "versioning"), has(query, "object-lock"), has(query, "logging"):
+				// S3 has no DeleteBucketVersioning or DeleteBucketLogging
+				// (an empty BucketLoggingStatus turns logging off), and an
+				// object lock configuration cannot be removed; none may
+				// fall through to DeleteBucket.
 				return notAllowed
 			case has(query, "cors"):
 				return ok("DeleteBucketCors", handleDeleteBucketCors)
@@ -197,15 +201,18 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			if has(query, "delete") {
 				return ok("DeleteObjects", handleDeleteObjects)
 			}
-			if has(query, "versioning") || has(query, "object-lock") {
+			if has(query, "versioning") || has(query, "object-lock") || has(query, "logging") {
 				return notAllowed
 			}
 			return ok("PostObject", handlePostObject)
 		}
 		return notAllowed
 	}
-	if has(query, "object-lock") {
-		return routeResult{api: "NotImplemented", err: errNotImplemented("?object-lock on an object")}
+	if has(query, "object-lock") || has(query, "logging") {
+		// Bucket sub-resources: on an object neither is an API, and
+		// neither may fall through to GetObject, PutObject or
+		// DeleteObject.
+		return routeResult{api: "NotImplemented", err: errNotImplemented("?object-lock or ?logging on an object")}
 	}
 	switch method {
 	case http.MethodGet:

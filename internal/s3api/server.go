@@ -103,6 +103,11 @@ type Config struct {
 	// requests (S3 refuses them: the key crosses the network in clear).
 	// For tests and TLS-terminating proxies only.
 	AllowSSECOverHTTP bool
+	// AccessLog keeps the server access log records of buckets with
+	// logging enabled (package accesslog's Spool, which delivers them
+	// through DeliverAccessLog); nil keeps none, though ?logging is
+	// still stored and answered.
+	AccessLog AccessLog
 }
 
 // Server is one S3 endpoint. Create it with New, run it with Serve and
@@ -126,6 +131,11 @@ type Server struct {
 	policies   docCache[*policy.Policy]
 	lifecycles docCache[*lifecycle.Configuration]
 	grantLists docCache[[]access.Grant]
+	loggings   docCache[*loggingConfig]
+	// accessLogWarned is when a record was last refused with a warning
+	// (unix seconds), so that a full spool logs once a minute, not once
+	// a request.
+	accessLogWarned atomic.Int64
 }
 
 // copyBufSize is the size of the GET streaming buffers.
@@ -273,6 +283,15 @@ type request struct {
 	lock *objectlock.Lock
 	// sse is the encryption a write request asked for (putOptions).
 	sse sseRequest
+	// start is when the request arrived; counted counts its body.
+	start   time.Time
+	counted *countingReader
+	// errCode is the S3 error code answered, if any; aclRequired is
+	// set when an ACL grant decided an access check. Both are for the
+	// access log, as is alog, set when the bucket logs requests.
+	errCode     string
+	aclRequired bool
+	alog        *accessLogState
 }
 
 // responseWriter records what was written, for logs and metrics.
@@ -283,6 +302,9 @@ type responseWriter struct {
 	// unreadContinue reports a request that asked for 100-continue and
 	// whose body the handler did not read to the end.
 	unreadContinue func() bool
+	// onHeader, when set, runs once before the answer's first byte is
+	// written, with its status (the access log spools its record).
+	onHeader func(status int)
 }
 
 func (w *responseWriter) WriteHeader(code int) {
@@ -301,6 +323,9 @@ func (w *responseWriter) WriteHeader(code int) {
 func (w *responseWriter) beforeHeader() {
 	if w.unreadContinue != nil && w.unreadContinue() {
 		w.Header().Set("Connection", "close")
+	}
+	if w.onHeader != nil {
+		w.onHeader(w.status)
 	}
 }
 
@@ -321,18 +346,20 @@ func (w *responseWriter) Flush() {
 	}
 }
 
-// countingReader counts request body bytes read.
+// countingReader counts request body bytes read, and notes when the
+// last one was.
 type countingReader struct {
 	io.ReadCloser
-	n   int64
-	eof bool
+	n     int64
+	eof   bool
+	eofAt time.Time
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
 	c.n += int64(n)
-	if err == io.EOF { //nolint:errorlint // io.EOF is returned unwrapped by contract
-		c.eof = true
+	if err == io.EOF && !c.eof { //nolint:errorlint // io.EOF is returned unwrapped by contract
+		c.eof, c.eofAt = true, time.Now()
 	}
 	return n, err
 }
@@ -345,7 +372,7 @@ func (s *Server) newRequestID() string {
 func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w := &responseWriter{ResponseWriter: hw}
-	q := &request{s: s, w: w, r: r, ctx: r.Context(), id: s.newRequestID(), api: "Unknown", length: -1}
+	q := &request{s: s, w: w, r: r, ctx: r.Context(), id: s.newRequestID(), api: "Unknown", length: -1, start: start}
 	h := w.Header()
 	h.Set("X-Amz-Request-Id", q.id)
 	h.Set("X-Amz-Id-2", s.hostID)
@@ -371,6 +398,7 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 	}()
 	if r.Body != nil {
 		counted = &countingReader{ReadCloser: r.Body}
+		q.counted = counted
 		r.Body = counted
 		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") && r.ContentLength != 0 {
 			w.unreadContinue = func() bool { return !counted.eof }
@@ -386,6 +414,7 @@ func (s *Server) finish(q *request, start time.Time, counted *countingReader) {
 		status = http.StatusOK
 	}
 	d := time.Since(start)
+	q.finishAccessLog(status, d)
 	s.metrics.requests.WithLabelValues(q.api, strconv.Itoa(status)).Inc()
 	s.metrics.duration.WithLabelValues(q.api).Observe(d.Seconds())
 	s.metrics.bytesOut.Add(float64(q.w.written))
@@ -416,6 +445,7 @@ func (s *Server) serve(q *request) {
 		// Browsers send CORS preflights unsigned: the bucket's CORS rules
 		// alone decide the answer.
 		q.caller = Caller{Anonymous: true}
+		q.startAccessLog()
 		if err := rt.handler(q); err != nil {
 			q.writeError(toAPIError(err))
 		}
@@ -429,6 +459,8 @@ func (s *Server) serve(q *request) {
 		q.writeError(toAPIError(err))
 		return
 	}
+	q.caller = res.Caller
+	q.startAccessLog()
 	if rt.err != nil {
 		q.writeError(rt.err)
 		return
@@ -563,6 +595,7 @@ func (q *request) writeError(e *Error) {
 	} else {
 		q.s.log.Debug("request error", "request_id", q.id, "api", q.api, "code", e.Code, "err", e)
 	}
+	q.errCode = e.Code
 	h := q.w.Header()
 	for k, v := range e.Header {
 		h[k] = v

@@ -217,6 +217,10 @@ func TestRoute(t *testing.T) {
 		{"DELETE", "b", "", "legal-hold", "", "NotImplemented"},
 		{"PUT", "b", "k", "object-lock", "", "NotImplemented"},
 		{"DELETE", "b", "k", "object-lock", "", "NotImplemented"},
+		{"GET", "b", "", "logging", "", "GetBucketLogging"},
+		{"PUT", "b", "", "logging", "", "PutBucketLogging"},
+		{"DELETE", "b", "", "logging", "", "MethodNotAllowed"},
+		{"GET", "b", "k", "logging", "", "NotImplemented"},
 	}
 	for _, c := range cases {
 		q := map[string][]string{}

@@ -70,13 +70,15 @@ func (p *proc) Write(b []byte) (int, error) {
 }
 func (p *proc) log() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.String() }
 
-// start runs the server on drives and waits until it is ready.
-func start(t *testing.T, drives string) *proc {
+// start runs the server on drives, with extra flags, and waits until it
+// is ready.
+func start(t *testing.T, drives string, extra ...string) *proc {
 	t.Helper()
 	p := &proc{exited: make(chan struct{})}
 	// A small inline limit so most objects have shard files (the harder
 	// commit path); 16 drives in one 12+4 set.
-	p.cmd = exec.Command(binary, "server", "--address", "127.0.0.1:0", "--console-address", "", "--inline-limit", "2048", drives)
+	args := append([]string{"server", "--address", "127.0.0.1:0", "--console-address", "", "--inline-limit", "2048"}, extra...)
+	p.cmd = exec.Command(binary, append(args, drives)...)
 	serverbin.DieWithParent(p.cmd)
 	p.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+user, "SHARDSTORE_ROOT_PASSWORD="+pass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir()) // temporary drives, usually on the root filesystem

@@ -63,8 +63,9 @@ def witnesses(s3, bucket):
 # Layout v2: a drive's top level holds only the system directory, and that
 # holds only these; nothing on disk is named after a bucket or a key.
 SYS_DIR = ".shardstore.sys"
-# "cluster" holds a cluster node's consensus log (one drive per node).
-SYS_ENTRIES = {"format.json", "lock", "index", "data", "cluster"}
+# "cluster" holds a cluster node's consensus log (one drive per node),
+# "accesslog" the node's spool of server access log records (a few drives).
+SYS_ENTRIES = {"format.json", "lock", "index", "data", "cluster", "accesslog"}
 FANOUT = {f"{i:02x}" for i in range(256)}
 
 
