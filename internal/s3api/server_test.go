@@ -141,6 +141,7 @@ func TestRoute(t *testing.T) {
 		{"GET", "b", "k", "", "", "GetObject"},
 		{"GET", "b", "k", "x-id=GetObject", "", "GetObject"},
 		{"GET", "b", "k", "uploadId=u", "", "ListParts"},
+		{"GET", "b", "k", "torrent", "", "GetObjectTorrent"},
 		{"GET", "b", "k", "acl", "", "GetObjectAcl"},
 		{"HEAD", "b", "k", "", "", "HeadObject"},
 		{"PUT", "b", "k", "", "", "PutObject"},
@@ -542,7 +543,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1/k?torrent", "/bk1?whatever",
+	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1?torrent", "/bk1?whatever",
 		"/bk1?retention", "/bk1?legal-hold", "/bk1/k?object-lock"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
