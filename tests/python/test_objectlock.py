@@ -24,22 +24,12 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import unique_bucket_name
-from s3util import error_code, http_status, raw_request, sign
+from s3util import expect_error, raw_request, sign
 
 MSG_LOCKED = "Access Denied because object protected by object lock."
 MSG_NOT_ENABLED = "Bucket is missing Object Lock Configuration"
 MSG_NO_LOCK_CONFIG = "The specified object does not have a ObjectLock configuration"
 MSG_PUT_CHECKSUM = "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters"
-
-
-def expect_error(fn, code: str, status: int, message: str | None = None, **kw) -> ClientError:
-    with pytest.raises(ClientError) as ei:
-        fn(**kw)
-    err = ei.value
-    assert (error_code(err), http_status(err)) == (code, status), err.response
-    if message is not None:
-        assert err.response["Error"]["Message"] == message, err.response
-    return err
 
 
 def ahead(**delta) -> datetime.datetime:
