@@ -20,8 +20,11 @@ import (
 // take. SigV4 forms carry x-amz-algorithm, x-amz-credential, x-amz-date
 // and x-amz-signature = hex(HMAC-SHA256(signing key, policy)); SigV2
 // forms carry AWSAccessKeyId and signature = base64(HMAC-SHA1(secret,
-// policy)). A form without a signature is anonymous; its policy, if it
-// has one, is still enforced.
+// policy)). A form without a policy is anonymous (and may carry no
+// signature); a form with a policy must carry its signature (400
+// InvalidArgument naming the missing field, as S3 answers). The
+// policy's own keys ("expiration", "conditions") are case-sensitive;
+// the field names its conditions test are not.
 
 // Codes only POST object uses.
 const (
@@ -84,30 +87,40 @@ func parsePostPolicy(b64 string) (*postPolicy, *Error) {
 	if err != nil {
 		return nil, policyError("Invalid base64 encoding.")
 	}
-	var doc struct {
-		Expiration *string           `json:"expiration"`
-		Conditions []json.RawMessage `json:"conditions"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
+	// The document's own keys are case-sensitive, as in S3 ("EXPIRATION"
+	// is no expiration); encoding/json would match struct tags without
+	// case, so the top level is read as a map.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, policyError("Invalid JSON.")
 	}
-	if doc.Expiration == nil {
+	var expiration string
+	rawExp, ok := top["expiration"]
+	if !ok || string(rawExp) == "null" {
 		return nil, policyError("Policy missing expiration.")
 	}
-	exp, err := time.Parse(time.RFC3339Nano, *doc.Expiration)
-	if err != nil {
-		return nil, policyError("Invalid 'expiration' value: '%s'", truncate(*doc.Expiration))
+	if err := json.Unmarshal(rawExp, &expiration); err != nil {
+		return nil, policyError("Invalid 'expiration' value: '%s'", truncate(string(rawExp)))
 	}
-	if doc.Conditions == nil {
+	exp, err := time.Parse(time.RFC3339Nano, expiration)
+	if err != nil {
+		return nil, policyError("Invalid 'expiration' value: '%s'", truncate(expiration))
+	}
+	var conditions []json.RawMessage
+	rawConds, ok := top["conditions"]
+	if ok && string(rawConds) != "null" {
+		if err := json.Unmarshal(rawConds, &conditions); err != nil {
+			return nil, policyError("Invalid JSON.")
+		}
+	}
+	if conditions == nil {
 		return nil, policyError("Policy missing conditions.")
 	}
-	if len(doc.Conditions) > maxPolicyConditions {
+	if len(conditions) > maxPolicyConditions {
 		return nil, policyError("Too many conditions.")
 	}
 	p := &postPolicy{expiration: exp, maxLength: -1}
-	for _, c := range doc.Conditions {
+	for _, c := range conditions {
 		if err := p.addCondition(c); err != nil {
 			return nil, err
 		}
@@ -230,8 +243,8 @@ func (p *postPolicy) check(form PostForm, now time.Time) *Error {
 
 // VerifyPost authenticates a browser form upload: it checks the form's
 // signature (SigV4 or SigV2) over its policy, then the policy itself. A
-// form with no signature is anonymous; a signature without a policy is
-// refused. All failures are *Error values.
+// form with neither is anonymous; a signature without a policy, or a
+// policy without a signature, is refused. All failures are *Error values.
 func (v *Verifier) VerifyPost(form PostForm) (*PostUpload, error) {
 	up, err := v.verifyPost(form)
 	if err != nil {
@@ -253,6 +266,11 @@ func (v *Verifier) verifyPost(form PostForm) (*PostUpload, *Error) {
 		return nil, newErr(CodeInvalidArgument, "only one auth mechanism allowed; the form has both x-amz-signature and signature")
 	case (v4 || v2) && !hasPolicy:
 		return nil, missingPostField("policy")
+	case hasPolicy && !v4 && !v2:
+		// A policy is only ever checked for its signer: S3 requires the
+		// signature fields with it (400), rather than treating the form
+		// as anonymous.
+		return nil, missingPostField(missingSigner(form))
 	case v4:
 		id, err := v.postSignatureV4(form)
 		if err != nil {
@@ -278,6 +296,20 @@ func (v *Verifier) verifyPost(form PostForm) (*PostUpload, *Error) {
 	}
 	up.MinLength, up.MaxLength = p.minLength, p.maxLength
 	return up, nil
+}
+
+// missingSigner names the first signature field a form with a policy
+// lacks: SigV4's when it has any SigV4 field, else SigV2's.
+func missingSigner(form PostForm) string {
+	for _, name := range []string{"x-amz-algorithm", "x-amz-credential", "x-amz-date"} {
+		if _, ok := form[name]; ok {
+			return "X-Amz-Signature"
+		}
+	}
+	if form["awsaccesskeyid"] == "" {
+		return "AWSAccessKeyId"
+	}
+	return "Signature"
 }
 
 // missingPostField is S3's answer for a form without a required field.

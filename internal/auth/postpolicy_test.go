@@ -122,21 +122,21 @@ func TestVerifyPostRefuses(t *testing.T) {
 			f["signature"] = "x"
 			return f
 		}, CodeInvalidArgument, "only one auth mechanism"},
-		{"not base64", func() PostForm { return PostForm{"policy": "%%%", "key": "a"} }, CodeInvalidPolicyDocument, "Invalid base64"},
+		{"not base64", func() PostForm { return v2Form("%%%") }, CodeInvalidPolicyDocument, "Invalid base64"},
 		{"not JSON", func() PostForm {
-			return PostForm{"policy": base64.StdEncoding.EncodeToString([]byte("{nope")), "key": "a"}
+			return v2Form(base64.StdEncoding.EncodeToString([]byte("{nope")))
 		}, CodeInvalidPolicyDocument, "Invalid JSON"},
 		{"no expiration", func() PostForm {
-			return PostForm{"policy": base64.StdEncoding.EncodeToString([]byte(`{"conditions":[]}`)), "key": "a"}
+			return v2Form(base64.StdEncoding.EncodeToString([]byte(`{"conditions":[]}`)))
 		}, CodeInvalidPolicyDocument, "missing expiration"},
 		{"no conditions", func() PostForm {
-			return PostForm{"policy": base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2030-01-01T00:00:00Z"}`)), "key": "a"}
+			return v2Form(base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2030-01-01T00:00:00Z"}`)))
 		}, CodeInvalidPolicyDocument, "missing conditions"},
 		{"unknown operation", func() PostForm {
-			return PostForm{"policy": base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2030-01-01T00:00:00Z","conditions":[["ends-with","$key","x"]]}`)), "key": "a"}
+			return v2Form(base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2030-01-01T00:00:00Z","conditions":[["ends-with","$key","x"]]}`)))
 		}, CodeInvalidPolicyDocument, "unknown operation"},
 		{"bad range", func() PostForm {
-			return PostForm{"policy": base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2030-01-01T00:00:00Z","conditions":[["content-length-range",10,1]]}`)), "key": "a"}
+			return v2Form(base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2030-01-01T00:00:00Z","conditions":[["content-length-range",10,1]]}`)))
 		}, CodeInvalidPolicyDocument, "content-length-range"},
 	}
 	for _, c := range cases {
@@ -152,6 +152,12 @@ func TestVerifyPostStrictRegion(t *testing.T) {
 	form := signedForm(t, testID, postNow.Add(time.Hour), []any{[]any{"starts-with", "$key", ""}}, map[string]string{"key": "k"})
 	_, err := v.VerifyPost(form)
 	wantPostErr(t, err, CodeInvalidArgument, "the region 'us-east-1' is wrong; expecting 'eu-west-1'")
+}
+
+// v2Form is a SigV2-signed form with key "a" and the given policy.
+func v2Form(policy string) PostForm {
+	return PostForm{"policy": policy, "key": "a", "awsaccesskeyid": testID.AccessKey,
+		"signature": signV2([]byte(testID.SecretKey), policy)}
 }
 
 func TestVerifyPostV2AndAnonymous(t *testing.T) {
@@ -174,13 +180,59 @@ func TestVerifyPostV2AndAnonymous(t *testing.T) {
 	_, err = v.VerifyPost(form)
 	wantPostErr(t, err, CodeInvalidArgument, "AWSAccessKeyId")
 
-	// No signature: anonymous, and a policy is still enforced.
+	// No policy and no signature: anonymous.
 	up, err = v.VerifyPost(PostForm{"bucket": "photos", "key": "k", "acl": "public-read"})
 	if err != nil || !up.Anonymous || up.MaxLength != -1 {
 		t.Fatalf("anonymous upload %+v %v", up, err)
 	}
-	_, err = v.VerifyPost(PostForm{"bucket": "photos", "key": "k", "policy": policy, "acl": "public-read"})
-	wantPostErr(t, err, CodeAccessDenied, "Extra input fields: acl")
+	// A policy without its signature is 400 InvalidArgument naming the
+	// field that is missing, as S3 answers (ceph s3-tests
+	// test_post_object_missing_signature).
+	for _, tc := range []struct {
+		form  PostForm
+		field string
+	}{
+		{PostForm{"bucket": "photos", "key": "k", "policy": policy}, "'AWSAccessKeyId'"},
+		{PostForm{"bucket": "photos", "key": "k", "policy": policy, "awsaccesskeyid": testID.AccessKey}, "'Signature'"},
+		{PostForm{"bucket": "photos", "key": "k", "policy": policy, "awsaccesskeyid": ""}, "'AWSAccessKeyId'"},
+		{PostForm{"bucket": "photos", "key": "k", "policy": policy, "x-amz-credential": "x"}, "'X-Amz-Signature'"},
+		{PostForm{"bucket": "photos", "key": "k", "policy": policy, "x-amz-algorithm": algorithm,
+			"x-amz-date": "20260301T120000Z"}, "'X-Amz-Signature'"},
+		{PostForm{"bucket": "photos", "key": "k", "policy": "", "acl": "public-read"}, "'AWSAccessKeyId'"},
+	} {
+		_, err = v.VerifyPost(tc.form)
+		wantPostErr(t, err, CodeInvalidArgument, "Bucket POST must contain a field named "+tc.field)
+	}
+}
+
+// TestPostPolicyKeysAreCaseSensitive: the policy document's own keys are
+// "expiration" and "conditions" exactly (S3 refuses "EXPIRATION" or
+// "CONDITIONS" with 400), while the field names and operations its
+// conditions use are not case-sensitive.
+func TestPostPolicyKeysAreCaseSensitive(t *testing.T) {
+	for _, tc := range []struct {
+		doc, msg string // msg "": valid
+	}{
+		{`{"expiration": "2030-01-01T00:00:00Z", "conditions": [["StArTs-WiTh", "$KeY", ""], {"bUcKeT": "b"}]}`, ""},
+		{`{"EXPIRATION": "2030-01-01T00:00:00Z", "conditions": []}`, "Policy missing expiration."},
+		{`{"Expiration": "2030-01-01T00:00:00Z", "conditions": []}`, "Policy missing expiration."},
+		{`{"expiration": "2030-01-01T00:00:00Z", "CONDITIONS": []}`, "Policy missing conditions."},
+		{`{"expiration": "2030-01-01T00:00:00Z", "Conditions": [], "conditions": null}`, "Policy missing conditions."},
+		{`{"expiration": null, "conditions": []}`, "Policy missing expiration."},
+		{`{"expiration": 5, "conditions": []}`, "Invalid 'expiration' value: '5'"},
+		{`{"expiration": "2030-01-01T00:00:00Z", "conditions": {}}`, "Invalid JSON."},
+		{`{"expiration": "2030-01-01T00:00:00Z", "conditions": []}`, ""},
+		{`[]`, "Invalid JSON."},
+		{`null`, "Policy missing expiration."},
+	} {
+		_, err := parsePostPolicy(base64.StdEncoding.EncodeToString([]byte(tc.doc)))
+		switch {
+		case tc.msg == "" && err != nil:
+			t.Errorf("%s: %v", tc.doc, err)
+		case tc.msg != "" && (err == nil || err.Code != CodeInvalidPolicyDocument || err.Message != "Invalid Policy: "+tc.msg):
+			t.Errorf("%s: %v, want InvalidPolicyDocument %q", tc.doc, err, tc.msg)
+		}
+	}
 }
 
 func FuzzParsePostPolicy(f *testing.F) {

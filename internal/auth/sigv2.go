@@ -94,16 +94,18 @@ func (v *Verifier) verifyHeaderV2(r *http.Request, h string) (*Request, *Error) 
 		return nil, lerr
 	}
 
-	// A timestamp is mandatory and x-amz-date takes precedence over Date.
+	// A timestamp is mandatory and x-amz-date, when the request carries
+	// it at all, takes precedence over Date: an empty or unreadable
+	// x-amz-date is AccessDenied even beside a good Date, as in S3.
 	dateHdr := strings.TrimSpace(r.Header.Get("Date"))
 	amzDate := strings.TrimSpace(r.Header.Get("X-Amz-Date"))
 	stamp := dateHdr
-	if amzDate != "" {
+	if len(r.Header.Values("X-Amz-Date")) > 0 {
 		stamp = amzDate
 	}
 	t, ok := parseHTTPDate(stamp)
 	if !ok {
-		return nil, newErr(CodeAccessDenied, "AWS authentication requires a valid Date or x-amz-date header")
+		return nil, errBadRequestDate()
 	}
 	if err := v.checkSkew(t); err != nil {
 		return nil, err
@@ -445,12 +447,18 @@ var httpDateLayouts = []string{
 	http.TimeFormat, time.RFC1123, time.RFC1123Z, time.RFC850, time.ANSIC, amzDateFormat,
 }
 
+// parseHTTPDate reads a Date or SigV2 x-amz-date. A date before the
+// Unix epoch is no valid request date: S3 answers it AccessDenied, not
+// RequestTimeTooSkewed (s3-tests' *_bad_date_before_epoch_aws2).
 func parseHTTPDate(s string) (time.Time, bool) {
 	if s == "" || len(s) > 64 {
 		return time.Time{}, false
 	}
 	for _, layout := range httpDateLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
+			if t.Before(time.Unix(0, 0)) {
+				return time.Time{}, false
+			}
 			return t.UTC(), true
 		}
 	}

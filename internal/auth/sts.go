@@ -55,15 +55,9 @@ func (v *Verifier) verifySTS(r *http.Request, body []byte) (Identity, *Error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	amzDate := r.Header.Get("X-Amz-Date")
-	t, ok := parseAmzDate(amzDate)
-	if !ok {
-		d, perr := http.ParseTime(r.Header.Get("Date"))
-		if perr != nil {
-			return Identity{}, newErr(CodeAccessDenied, "AWS authentication requires a valid Date or x-amz-date header")
-		}
-		t = d.UTC()
-		amzDate = t.Format(amzDateFormat)
+	t, amzDate, terr := requestTimeV4(r.Header)
+	if terr != nil {
+		return Identity{}, terr
 	}
 	if err := v.checkSkew(t); err != nil {
 		return Identity{}, err

@@ -178,22 +178,9 @@ func (v *Verifier) verifyHeader(r *http.Request, h string) (*Request, *Error) {
 	if lerr != nil {
 		return nil, lerr
 	}
-	var ok bool
-
-	// Request time: x-amz-date, or the Date header when it is absent.
-	amzDate := r.Header.Get("X-Amz-Date")
-	var t time.Time
-	if amzDate != "" {
-		if t, ok = parseAmzDate(amzDate); !ok {
-			return nil, newErr(CodeAccessDenied, "AWS authentication requires a valid Date or x-amz-date header")
-		}
-	} else {
-		d, perr := http.ParseTime(r.Header.Get("Date"))
-		if perr != nil {
-			return nil, newErr(CodeAccessDenied, "AWS authentication requires a valid Date or x-amz-date header")
-		}
-		t = d.UTC()
-		amzDate = t.Format(amzDateFormat)
+	t, amzDate, terr := requestTimeV4(r.Header)
+	if terr != nil {
+		return nil, terr
 	}
 	if err := v.checkSkew(t); err != nil {
 		return nil, err
@@ -319,14 +306,40 @@ func (v *Verifier) checkRegion(s scope, code string) *Error {
 }
 
 func (v *Verifier) checkSkew(t time.Time) *Error {
-	d := v.now().Sub(t)
-	if d < 0 {
-		d = -d
-	}
-	if d > v.maxSkew() {
+	// Compared as times, not as a Duration: now.Sub of a date centuries
+	// away saturates, and the absolute value of the most negative
+	// Duration is still negative (year 9999 passed as "no skew").
+	now, skew := v.now(), v.maxSkew()
+	if t.Before(now.Add(-skew)) || t.After(now.Add(skew)) {
 		return newErr(CodeRequestTimeTooSkewed, "The difference between the request time and the current time is too large.")
 	}
 	return nil
+}
+
+// errBadRequestDate is S3's answer to a request whose time cannot be
+// read.
+func errBadRequestDate() *Error {
+	return newErr(CodeAccessDenied, "AWS authentication requires a valid Date or x-amz-date header")
+}
+
+// requestTimeV4 is a SigV4 request's time, and its ISO 8601 basic form
+// for the string to sign: X-Amz-Date when the request carries it (even
+// empty, which is no valid date), else the Date header, in any form
+// HTTP allows (botocore sends RFC 1123 with a numeric zone, "-0000",
+// when a caller sets Date).
+func requestTimeV4(h http.Header) (time.Time, string, *Error) {
+	if vals := h.Values("X-Amz-Date"); len(vals) > 0 {
+		t, ok := parseAmzDate(vals[0])
+		if !ok {
+			return time.Time{}, "", errBadRequestDate()
+		}
+		return t, vals[0], nil
+	}
+	t, ok := parseHTTPDate(strings.TrimSpace(h.Get("Date")))
+	if !ok {
+		return time.Time{}, "", errBadRequestDate()
+	}
+	return t, t.Format(amzDateFormat), nil
 }
 
 // checkSignedHeaders enforces S3's rules on SignedHeaders: host must be

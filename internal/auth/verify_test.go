@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -229,5 +230,89 @@ func TestUsersLoadFile(t *testing.T) {
 	}
 	if err := u.LoadFile(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("missing file loaded")
+	}
+}
+
+// signWithDate signs r as botocore does when its caller sets a Date
+// header: no X-Amz-Date, the Date header (in the form given) signed, and
+// at's ISO 8601 basic form in the string to sign and the scope.
+func signWithDate(r *http.Request, at time.Time, date string) {
+	at = at.UTC()
+	r.Header.Set("Date", date)
+	r.Header.Set("X-Amz-Content-Sha256", UnsignedPayload)
+	s := scope{date: at.Format(scopeDateFormat), region: "us-east-1", service: serviceS3}
+	signed := headersToSign(r)
+	cr := canonicalRequest(r, canonicalURI(r.URL.Path), canonicalQuery(r.URL.RawQuery, ""), signed, UnsignedPayload)
+	sig := hex.EncodeToString(hmacSHA256(signingKey(testID.SecretKey, s), stringToSign(at.Format(amzDateFormat), s, cr)))
+	r.Header.Set("Authorization", algorithm+" Credential="+testID.AccessKey+"/"+s.String()+
+		", SignedHeaders="+strings.Join(signed, ";")+", Signature="+sig)
+}
+
+// TestVerifyV4RequestTime: SigV4 takes the request time from X-Amz-Date
+// when the request carries it (even empty: then it has none), else from
+// Date in any HTTP form, RFC 1123 with a numeric zone included (what
+// botocore sends when its caller sets Date); a date centuries away is
+// skewed, not accepted.
+func TestVerifyV4RequestTime(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	v := &Verifier{Region: "us-east-1", Users: NewUsers(testID), Now: func() time.Time { return now }}
+	get := func() *http.Request { return httptest.NewRequest("GET", "http://127.0.0.1:9000/b/k", nil) }
+	for _, date := range []string{
+		now.Format(http.TimeFormat),        // Thu, 01 Jan 2026 12:00:00 GMT
+		now.Format(time.RFC1123Z),          // +0000
+		"Thu, 01 Jan 2026 12:00:00 -0000",  // botocore's formatdate(usegmt=False)
+		"Thursday, 01-Jan-26 12:00:00 GMT", // RFC 850
+		"Thu Jan  1 12:00:00 2026",         // ANSI C
+		"Thu, 01 Jan 2026 13:00:00 +0100",  // another zone, same instant
+	} {
+		r := get()
+		signWithDate(r, now, date)
+		if _, err := v.Verify(r); err != nil {
+			t.Errorf("Date %q: %v", date, err)
+		}
+	}
+	cases := []struct {
+		name  string
+		build func() *http.Request
+		code  string
+	}{
+		{"Date unreadable", func() *http.Request { r := get(); signWithDate(r, now, "Bad Date"); return r }, CodeAccessDenied},
+		{"Date empty", func() *http.Request { r := get(); signWithDate(r, now, ""); return r }, CodeAccessDenied},
+		{"Date before the epoch", func() *http.Request {
+			r := get()
+			signWithDate(r, now, "Fri, 07 Jul 1950 21:53:04 GMT")
+			return r
+		}, CodeAccessDenied},
+		{"Date in 9999", func() *http.Request {
+			at := time.Date(9999, 7, 7, 21, 53, 4, 0, time.UTC)
+			r := get()
+			signWithDate(r, at, at.Format(http.TimeFormat))
+			return r
+		}, CodeRequestTimeTooSkewed},
+		{"X-Amz-Date in 9999", func() *http.Request { return signedGet(t, time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)) }, CodeRequestTimeTooSkewed},
+		{"X-Amz-Date at year 1", func() *http.Request { return signedGet(t, time.Time{}) }, CodeRequestTimeTooSkewed},
+		{"X-Amz-Date empty beside a good Date", func() *http.Request {
+			r := get()
+			r.Header["X-Amz-Date"] = []string{""}
+			signWithDate(r, now, now.Format(http.TimeFormat))
+			return r
+		}, CodeAccessDenied},
+		{"X-Amz-Date unreadable beside a good Date", func() *http.Request {
+			r := get()
+			r.Header.Set("X-Amz-Date", "Thu, 01 Jan 2026 12:00:00 GMT")
+			signWithDate(r, now, now.Format(http.TimeFormat))
+			return r
+		}, CodeAccessDenied},
+		{"Date of another day than the scope", func() *http.Request {
+			r := get()
+			signWithDate(r, now, now.Add(-13*time.Hour).Format(http.TimeFormat))
+			return r
+		}, CodeRequestTimeTooSkewed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(tc.build())
+			wantCodes(t, err, tc.code)
+		})
 	}
 }

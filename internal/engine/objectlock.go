@@ -106,8 +106,9 @@ func (e *Engine) lockEnabledBucket(ctx context.Context, bucket string) (BucketIn
 
 // SetObjectRetention replaces the retention of a version (versionID "":
 // the current one) with r.Mode and r.RetainUntil (Mode "" removes it),
-// as objectlock.CheckChange allows: extending always, shortening or
-// removing GOVERNANCE only with bypass, weakening COMPLIANCE never.
+// as objectlock.CheckChange allows: extending always, shortening,
+// removing or turning GOVERNANCE into COMPLIANCE only with bypass,
+// weakening COMPLIANCE or changing its mode never.
 func (e *Engine) SetObjectRetention(ctx context.Context, bucket, key, versionID string, r objectlock.Lock, bypass bool) (ObjectInfo, error) {
 	info, err := e.lockEnabledBucket(ctx, bucket)
 	if err != nil {

@@ -366,7 +366,8 @@ func TestObjectLockRetentionChanges(t *testing.T) {
 	if oi, _ := lhead(t, e, "k", c.VersionID); oi.Lock != c.Lock {
 		t.Fatalf("compliance changed by refused requests: %+v", oi.Lock)
 	}
-	// Extending is always allowed; so is turning GOVERNANCE into COMPLIANCE.
+	// Extending is always allowed; turning GOVERNANCE into COMPLIANCE
+	// needs the bypass (it alters the lock settings).
 	if err := set(c.VersionID, objectlock.Lock{Mode: objectlock.Compliance, RetainUntil: days(8)}, false); err != nil {
 		t.Fatalf("extend compliance: %v", err)
 	}
@@ -382,8 +383,11 @@ func TestObjectLockRetentionChanges(t *testing.T) {
 	if err := set("", objectlock.Lock{Mode: objectlock.Governance, RetainUntil: days(3)}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := set("", objectlock.Lock{Mode: objectlock.Compliance, RetainUntil: days(3)}, false); err != nil {
-		t.Fatalf("governance to compliance: %v", err)
+	if err := set("", objectlock.Lock{Mode: objectlock.Compliance, RetainUntil: days(4)}, false); !errors.Is(err, ErrObjectLocked) {
+		t.Fatalf("governance to compliance without bypass: %v, want ErrObjectLocked", err)
+	}
+	if err := set("", objectlock.Lock{Mode: objectlock.Compliance, RetainUntil: days(3)}, true); err != nil {
+		t.Fatalf("governance to compliance with bypass: %v", err)
 	}
 	if err := set("", objectlock.Lock{Mode: objectlock.Governance, RetainUntil: days(-1)}, true); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("date in the past: %v", err)

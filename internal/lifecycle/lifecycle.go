@@ -18,7 +18,8 @@
 // rule-level Prefix, Expiration (Days, Date, ExpiredObjectDeleteMarker),
 // NoncurrentVersionExpiration (NoncurrentDays, NewerNoncurrentVersions)
 // and AbortIncompleteMultipartUpload (DaysAfterInitiation). Transitions
-// are refused: shardstore has one storage tier.
+// are validated as S3 validates them (a bad date is 400 as in S3) and
+// then refused with NotImplemented: shardstore has one storage tier.
 //
 // Days count as S3 counts them: an object expires at the first midnight
 // UTC after its creation time plus Days (S3 rounds up to the next
@@ -83,9 +84,34 @@ type Rule struct {
 	NoncurrentVersionExpiration    *NoncurrentVersionExpiration    `xml:"NoncurrentVersionExpiration"`
 	AbortIncompleteMultipartUpload *AbortIncompleteMultipartUpload `xml:"AbortIncompleteMultipartUpload"`
 
-	// Transitions are parsed only to be refused.
-	Transitions           []struct{} `xml:"Transition"`
-	NoncurrentTransitions []struct{} `xml:"NoncurrentVersionTransition"`
+	// Transitions are validated as S3 validates them, then refused:
+	// a configuration with one is never stored.
+	Transitions           []Transition           `xml:"Transition"`
+	NoncurrentTransitions []NoncurrentTransition `xml:"NoncurrentVersionTransition"`
+}
+
+// Transition moves current objects to StorageClass by age (Days) or on
+// a date (Date, midnight UTC). shardstore has one storage class: a rule
+// with one is refused (NotImplemented) once it is otherwise valid.
+type Transition struct {
+	Days         *int64  `xml:"Days"`
+	Date         *string `xml:"Date"`
+	StorageClass *string `xml:"StorageClass"`
+}
+
+// NoncurrentTransition moves noncurrent versions to StorageClass;
+// refused as Transition is.
+type NoncurrentTransition struct {
+	NoncurrentDays          *int64  `xml:"NoncurrentDays"`
+	NewerNoncurrentVersions *int64  `xml:"NewerNoncurrentVersions"`
+	StorageClass            *string `xml:"StorageClass"`
+}
+
+// transitionClasses are the storage classes S3's schema allows as a
+// transition's target.
+var transitionClasses = map[string]bool{
+	"GLACIER": true, "STANDARD_IA": true, "ONEZONE_IA": true, "INTELLIGENT_TIERING": true,
+	"DEEP_ARCHIVE": true, "GLACIER_IR": true,
 }
 
 // Filter selects the objects a rule applies to: at most one of its
@@ -163,6 +189,7 @@ func (c *Configuration) Validate() error {
 		return malformed()
 	}
 	ids := make(map[string]bool, len(c.Rules))
+	transitions := false
 	for i := range c.Rules {
 		r := &c.Rules[i]
 		if len(r.ID) > MaxIDLen {
@@ -177,6 +204,48 @@ func (c *Configuration) Validate() error {
 		if err := r.validate(); err != nil {
 			return err
 		}
+		transitions = transitions || r.hasTransitions()
+	}
+	if transitions {
+		// Only a configuration S3 would accept gets this far: a bad
+		// transition date is 400 as in S3, not 501.
+		return &Error{"NotImplemented", "Transition actions are not supported: shardstore has a single storage class"}
+	}
+	return nil
+}
+
+func (r *Rule) hasTransitions() bool {
+	return len(r.Transitions) > 0 || len(r.NoncurrentTransitions) > 0
+}
+
+// validateTransitions checks a rule's transitions as S3 does: one of
+// Days (zero or more) and Date (ISO 8601, midnight UTC) and a storage
+// class S3 knows for Transition; NoncurrentDays and a storage class for
+// NoncurrentVersionTransition.
+func (r *Rule) validateTransitions() error {
+	for _, t := range r.Transitions {
+		if (t.Days == nil) == (t.Date == nil) || t.StorageClass == nil || !transitionClasses[*t.StorageClass] {
+			return malformed()
+		}
+		if t.Days != nil && *t.Days < 0 {
+			return invalidArgument("'Days' for Transition action must be nonnegative")
+		}
+		if t.Date != nil {
+			if _, err := parseDate(*t.Date); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range r.NoncurrentTransitions {
+		if t.NoncurrentDays == nil || t.StorageClass == nil || !transitionClasses[*t.StorageClass] {
+			return malformed()
+		}
+		if *t.NoncurrentDays < 0 {
+			return invalidArgument("'NoncurrentDays' for NoncurrentVersionTransition action must be nonnegative")
+		}
+		if n := t.NewerNoncurrentVersions; n != nil && (*n <= 0 || *n > 100) {
+			return invalidArgument("'NewerNoncurrentVersions' for NoncurrentVersionTransition action must be a positive integer up to 100")
+		}
 	}
 	return nil
 }
@@ -189,11 +258,11 @@ func (r *Rule) validate() error {
 	if (r.Prefix == nil) == (r.Filter == nil) {
 		return malformed()
 	}
-	if len(r.Transitions) > 0 || len(r.NoncurrentTransitions) > 0 {
-		return &Error{"NotImplemented", "Transition actions are not supported: shardstore has a single storage class"}
-	}
-	if r.Expiration == nil && r.NoncurrentVersionExpiration == nil && r.AbortIncompleteMultipartUpload == nil {
+	if r.Expiration == nil && r.NoncurrentVersionExpiration == nil && r.AbortIncompleteMultipartUpload == nil && !r.hasTransitions() {
 		return invalidRequest("At least one action needs to be specified in a rule")
+	}
+	if err := r.validateTransitions(); err != nil {
+		return err
 	}
 	if r.Filter != nil {
 		if err := r.Filter.validate(); err != nil {

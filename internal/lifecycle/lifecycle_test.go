@@ -57,6 +57,28 @@ func TestParseValidation(t *testing.T) {
 		{"size range inverted", doc(`<Rule><Filter><And><ObjectSizeGreaterThan>10</ObjectSizeGreaterThan><ObjectSizeLessThan>10</ObjectSizeLessThan></And></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>`), "InvalidArgument", ""},
 		{"empty tag key", doc(`<Rule><Filter><Tag><Key></Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>`), "InvalidTag", ""},
 		{"transition", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "NotImplemented", ""},
+		{"transition days zero", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>0</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "NotImplemented", ""},
+		{"transition date", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Date>2030-01-02T00:00:00Z</Date><StorageClass>DEEP_ARCHIVE</StorageClass></Transition></Rule>`), "NotImplemented", ""},
+		{"transition beside expiration", doc(`<Rule><Filter/><Status>Enabled</Status><Expiration><Date>2023-09-27</Date></Expiration><Transition><Date>2022-09-27</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "NotImplemented", ""},
+		{"transition date basic format", doc(`<Rule><Filter/><Status>Enabled</Status><Expiration><Date>2023-09-27</Date></Expiration><Transition><Date>20220927</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "InvalidArgument", "'Date' must be in ISO 8601 format"},
+		{"transition date not midnight", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Date>2030-01-02T10:00:00Z</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "InvalidArgument", "'Date' must be at midnight GMT"},
+		{"transition date garbage", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Date>\x01</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "InvalidArgument", "'Date' must be in ISO 8601 format"},
+		{"transition date empty", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Date></Date><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "InvalidArgument", "'Date' must be in ISO 8601 format"},
+		{"transition days negative", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>-1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "InvalidArgument", "'Days' for Transition action must be nonnegative"},
+		{"transition days overflow", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>99999999999999999999</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "MalformedXML", ""},
+		{"transition days and date", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>1</Days><Date>2030-01-02T00:00:00Z</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "MalformedXML", ""},
+		{"transition neither", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><StorageClass>GLACIER</StorageClass></Transition></Rule>`), "MalformedXML", ""},
+		{"transition no class", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>1</Days></Transition></Rule>`), "MalformedXML", ""},
+		{"transition unknown class", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>COLD</StorageClass></Transition></Rule>`), "MalformedXML", ""},
+		{"transition to standard", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>STANDARD</StorageClass></Transition></Rule>`), "MalformedXML", ""},
+		{"noncurrent transition", doc(`<Rule><Filter/><Status>Enabled</Status><NoncurrentVersionTransition><NoncurrentDays>30</NoncurrentDays><StorageClass>STANDARD_IA</StorageClass></NoncurrentVersionTransition></Rule>`), "NotImplemented", ""},
+		{"noncurrent transition no days", doc(`<Rule><Filter/><Status>Enabled</Status><NoncurrentVersionTransition><StorageClass>STANDARD_IA</StorageClass></NoncurrentVersionTransition></Rule>`), "MalformedXML", ""},
+		{"noncurrent transition negative", doc(`<Rule><Filter/><Status>Enabled</Status><NoncurrentVersionTransition><NoncurrentDays>-3</NoncurrentDays><StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition></Rule>`), "InvalidArgument", ""},
+		{"noncurrent transition newer 101", doc(`<Rule><Filter/><Status>Enabled</Status><NoncurrentVersionTransition><NoncurrentDays>3</NoncurrentDays><NewerNoncurrentVersions>101</NewerNoncurrentVersions><StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition></Rule>`), "InvalidArgument", ""},
+		// A later rule's error wins over an earlier rule's transition: the
+		// whole document is validated before transitions are refused.
+		{"transition then bad rule", doc(`<Rule><Filter/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>`,
+			`<Rule><Filter/><Status>Enabled</Status><Expiration><Date>2030-01-02T10:00:00Z</Date></Expiration></Rule>`), "InvalidArgument", "'Date' must be at midnight GMT"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -149,6 +149,7 @@ var bucketAdminActions = map[string]string{
 var versionActions = map[string]string{
 	"s3:GetObject":           "s3:GetObjectVersion",
 	"s3:GetObjectAttributes": "s3:GetObjectVersionAttributes",
+	"s3:GetObjectTorrent":    "s3:GetObjectVersionTorrent",
 	"s3:DeleteObject":        "s3:DeleteObjectVersion",
 	"s3:GetObjectTagging":    "s3:GetObjectVersionTagging",
 	"s3:PutObjectTagging":    "s3:PutObjectVersionTagging",
@@ -175,8 +176,11 @@ func (q *request) versionOf(op access.Operation, r resource) string {
 func (q *request) action(op access.Operation) string {
 	switch op {
 	case access.ReadObject:
-		if q.api == "GetObjectAttributes" {
+		switch q.api {
+		case "GetObjectAttributes":
 			return "s3:GetObjectAttributes"
+		case "GetObjectTorrent":
+			return "s3:GetObjectTorrent"
 		}
 		return "s3:GetObject"
 	case access.WriteObject:

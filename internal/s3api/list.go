@@ -31,12 +31,12 @@ func s3URLEncode(s string) string {
 type listParams struct {
 	prefix, delimiter string
 	maxKeys           int
-	encode            func(string) string
+	encode            func(string) xmlText
 	encodingType      string
 }
 
 func (q *request) listParams(maxName string) (listParams, error) {
-	p := listParams{prefix: q.param("prefix"), delimiter: q.param("delimiter"), encode: func(s string) string { return s }}
+	p := listParams{prefix: q.param("prefix"), delimiter: q.param("delimiter"), encode: func(s string) xmlText { return xmlText(s) }}
 	n, err := q.intParam(maxName, 1000)
 	if err != nil {
 		return p, err
@@ -45,7 +45,8 @@ func (q *request) listParams(maxName string) (listParams, error) {
 	switch et := q.param("encoding-type"); et {
 	case "":
 	case "url":
-		p.encode, p.encodingType = s3URLEncode, "url"
+		p.encode = func(s string) xmlText { return xmlText(s3URLEncode(s)) }
+		p.encodingType = "url"
 	default:
 		return p, errInvalidArgument("Invalid Encoding Method specified in Request")
 	}
@@ -132,11 +133,12 @@ func handleListObjectsV2(q *request) error {
 		return err
 	}
 	after := q.param("start-after")
-	// An empty continuation-token is treated as absent, as S3 does:
-	// some clients send `continuation-token=` on their first page.
+	// An empty continuation-token is read as absent, the first page, and
+	// echoed as sent: ContinuationToken is in the answer whenever the
+	// request had one (docs/conformance.md has the evidence).
 	token := q.param("continuation-token")
-	hasToken := token != ""
-	if hasToken {
+	_, sentToken := q.query["continuation-token"]
+	if token != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(token)
 		if err != nil {
 			return errInvalidArgument("The continuation token provided is incorrect")
@@ -155,8 +157,8 @@ func handleListObjectsV2(q *request) error {
 		EncodingType: p.encodingType, IsTruncated: res.IsTruncated,
 		Contents:       p.objects(res, q.param("fetch-owner") == "true"),
 		CommonPrefixes: p.prefixes(res)}
-	if hasToken {
-		out.ContinuationToken = token
+	if sentToken {
+		out.ContinuationToken = &token
 	}
 	out.KeyCount = len(out.Contents) + len(out.CommonPrefixes)
 	if res.IsTruncated {

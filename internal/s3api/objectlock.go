@@ -25,7 +25,7 @@ package s3api
 //     a retention, which GOVERNANCE allows only with a bypass.
 //   - x-amz-bypass-governance-retention: true on DeleteObject,
 //     DeleteObjects and PutObjectRetention lets the request weaken
-//     GOVERNANCE retention when its caller holds
+//     GOVERNANCE retention, or turn it into COMPLIANCE, when its caller holds
 //     s3:BypassGovernanceRetention; for anyone else it is no bypass, and
 //     the request is refused as S3 refuses it, AccessDenied.
 //   - As S3 requires, PutObjectRetention, PutObjectLegalHold,

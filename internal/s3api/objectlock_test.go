@@ -460,10 +460,14 @@ func TestObjectRetention(t *testing.T) {
 	h.expect(h.putDoc("alice", "/lkb/k?retention&versionId="+v1, `<Retention/>`, "X-Amz-Bypass-Governance-Retention", "true"), 200, "")
 	h.expect(h.do("alice", "GET", "/lkb/k?retention&versionId="+v1, nil), 404, "NoSuchObjectLockConfiguration")
 
-	// COMPLIANCE: GOVERNANCE may become it without bypass; after that
+	// COMPLIANCE: GOVERNANCE becomes it only with the bypass (a mode
+	// change alters the lock settings, even to a later date); after that
 	// nothing but an extension is accepted, bypass or not.
 	h.expect(h.putDoc("alice", "/lkb/k?retention", retentionDoc("GOVERNANCE", d10)), 200, "")
-	h.expect(h.putDoc("alice", "/lkb/k?retention", retentionDoc("COMPLIANCE", d10)), 200, "")
+	for _, until := range []string{d10, d20} {
+		h.expectError(h.putDoc("alice", "/lkb/k?retention", retentionDoc("COMPLIANCE", until)), 403, "AccessDenied", msgObjectLocked)
+	}
+	h.expect(h.putDoc("alice", "/lkb/k?retention", retentionDoc("COMPLIANCE", d10), "X-Amz-Bypass-Governance-Retention", "true"), 200, "")
 	for _, doc := range []string{retentionDoc("COMPLIANCE", d5), retentionDoc("GOVERNANCE", d20), retentionDoc("", "")} {
 		for _, bypass := range []string{"false", "true"} {
 			h.expectError(h.putDoc("alice", "/lkb/k?retention", doc, "X-Amz-Bypass-Governance-Retention", bypass), 403, "AccessDenied", msgObjectLocked)

@@ -210,8 +210,13 @@ func handlePostObject(q *request) error {
 	if !ok {
 		return errInvalidArgument("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
 	}
-	// The policy speaks of the bucket the object goes to.
+	// The policy speaks of the bucket the object goes to, and of the key
+	// it gets: ${filename} is the file's name before the conditions are
+	// checked (S3 does; a form keyed "${filename}" meets "starts-with
+	// $key foo" with a file named foo.txt).
 	f.fields["bucket"] = q.bucket
+	key = strings.ReplaceAll(key, "${filename}", f.filename)
+	f.fields["key"] = key
 	pa, ok := q.s.cfg.Auth.(PostAuthenticator)
 	if !ok {
 		return errNotImplemented("POST object uploads")
@@ -223,7 +228,6 @@ func handlePostObject(q *request) error {
 	if !res.Caller.Anonymous {
 		q.caller = res.Caller
 	}
-	key = strings.ReplaceAll(key, "${filename}", f.filename)
 	switch {
 	case key == "":
 		return errInvalidArgument("User key must have a length greater than 0.")
@@ -290,12 +294,7 @@ func (q *request) postAnswer(f *postForm, oi engine.ObjectInfo) error {
 		redirect = f.fields["redirect"]
 	}
 	if u, err := url.Parse(redirect); redirect != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		v := u.Query()
-		v.Set("bucket", q.bucket)
-		v.Set("key", q.key)
-		v.Set("etag", etag)
-		u.RawQuery = v.Encode()
-		h.Set("Location", u.String())
+		h.Set("Location", redirectURL(u, q.bucket, q.key, etag))
 		q.writeEmpty(http.StatusSeeOther)
 		return nil
 	}
@@ -309,4 +308,18 @@ func (q *request) postAnswer(f *postForm, oi engine.ObjectInfo) error {
 		q.writeEmpty(http.StatusNoContent)
 	}
 	return nil
+}
+
+// redirectURL is success_action_redirect u with S3's query appended:
+// bucket, key and etag (quotes included), in that order and
+// URL-encoded, after whatever query u already has.
+func redirectURL(u *url.URL, bucket, key, etag string) string {
+	add := "bucket=" + url.QueryEscape(bucket) + "&key=" + url.QueryEscape(key) + "&etag=" + url.QueryEscape(etag)
+	out := *u
+	if out.RawQuery != "" {
+		out.RawQuery += "&" + add
+	} else {
+		out.RawQuery = add
+	}
+	return out.String()
 }

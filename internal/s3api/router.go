@@ -83,6 +83,11 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 	if method == http.MethodOptions && bucket != "" {
 		return ok(apiPreflight, handlePreflight) // CORS preflight, whatever the query
 	}
+	if method == http.MethodGet && bucket != "" && key != "" && has(query, "torrent") {
+		// Answered after the object is resolved (torrent.go), so a
+		// missing key is NoSuchKey as in S3.
+		return ok("GetObjectTorrent", handleGetObjectTorrent)
+	}
 	if sub := unsupportedQuery(query); sub != "" {
 		return routeResult{api: "NotImplemented", err: errNotImplemented("?" + sub)}
 	}

@@ -141,6 +141,7 @@ func TestRoute(t *testing.T) {
 		{"GET", "b", "k", "", "", "GetObject"},
 		{"GET", "b", "k", "x-id=GetObject", "", "GetObject"},
 		{"GET", "b", "k", "uploadId=u", "", "ListParts"},
+		{"GET", "b", "k", "torrent", "", "GetObjectTorrent"},
 		{"GET", "b", "k", "acl", "", "GetObjectAcl"},
 		{"HEAD", "b", "k", "", "", "HeadObject"},
 		{"PUT", "b", "k", "", "", "PutObject"},
@@ -546,7 +547,7 @@ func TestAccessControl(t *testing.T) {
 func TestNotImplementedAndPanics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.expect(h.do("alice", "PUT", "/bk1", nil), 200, "")
-	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1/k?torrent", "/bk1?whatever",
+	for _, target := range []string{"/bk1?analytics", "/bk1?replication", "/bk1?torrent", "/bk1?whatever",
 		"/bk1?retention", "/bk1?legal-hold", "/bk1/k?object-lock"} {
 		h.expect(h.do("alice", "GET", target, nil), 501, "NotImplemented")
 	}
@@ -592,7 +593,7 @@ func TestListing(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range r.Contents {
-			got = append(got, c.Key)
+			got = append(got, string(c.Key))
 		}
 		if !r.IsTruncated {
 			break
@@ -603,13 +604,18 @@ func TestListing(t *testing.T) {
 		t.Fatalf("paged keys %v", got)
 	}
 	h.expect(h.do("alice", "GET", "/bk1?list-type=2&continuation-token=%21%21", nil), 400, "InvalidArgument")
-	// An empty token is the first page, as in S3.
+	// An empty token is the first page, and is echoed (empty).
 	var first xmlListBucketV2
 	rec = h.do("alice", "GET", "/bk1?list-type=2&max-keys=2&continuation-token=", nil)
 	h.expect(rec, 200, "")
 	if err := xml.Unmarshal(rec.Body.Bytes(), &first); err != nil || len(first.Contents) != 2 ||
-		first.Contents[0].Key != keys[0] || first.ContinuationToken != "" {
+		string(first.Contents[0].Key) != keys[0] || first.ContinuationToken == nil || *first.ContinuationToken != "" {
 		t.Fatalf("empty continuation-token: %s", rec.Body.String())
+	}
+	// Without one, there is no ContinuationToken element.
+	rec = h.do("alice", "GET", "/bk1?list-type=2&max-keys=2", nil)
+	if strings.Contains(rec.Body.String(), "<ContinuationToken") {
+		t.Fatalf("no continuation-token sent, one answered: %s", rec.Body.String())
 	}
 	h.expect(h.do("alice", "GET", "/bk1?max-keys=-1", nil), 400, "InvalidArgument")
 	h.expect(h.do("alice", "GET", "/bk1?encoding-type=zip", nil), 400, "InvalidArgument")

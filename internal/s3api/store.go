@@ -39,7 +39,8 @@ type ObjectStore interface {
 	SetObjectTags(ctx context.Context, bucket, key, versionID string, tags map[string]string) (engine.ObjectInfo, error)
 	// SetObjectRetention replaces a version's retention in place
 	// (r.Mode "" removes it) as the object lock rules allow: weakening
-	// GOVERNANCE needs bypass, weakening COMPLIANCE is never allowed
+	// GOVERNANCE or changing its mode needs bypass, weakening COMPLIANCE
+	// or changing its mode is never allowed
 	// (engine.ErrObjectLocked); ErrObjectLockNotEnabled in a bucket
 	// without object lock.
 	SetObjectRetention(ctx context.Context, bucket, key, versionID string, r objectlock.Lock, bypass bool) (engine.ObjectInfo, error)

@@ -401,7 +401,7 @@ func TestListObjectVersionsAnswer(t *testing.T) {
 		}
 		page := h.listVersions(target)
 		for _, e := range page.Entries {
-			walked = append(walked, e.Key+" "+e.VersionID)
+			walked = append(walked, string(e.Key)+" "+e.VersionID)
 		}
 		if !page.IsTruncated {
 			break
@@ -409,7 +409,7 @@ func TestListObjectVersionsAnswer(t *testing.T) {
 		if page.NextKeyMarker == "" || page.NextVersionIDMarker == "" || len(page.Entries) != 1 {
 			t.Fatalf("page %+v", page)
 		}
-		keyMarker, versionMarker = page.NextKeyMarker, page.NextVersionIDMarker
+		keyMarker, versionMarker = string(page.NextKeyMarker), page.NextVersionIDMarker
 	}
 	if want := []string{"a " + a2, "a " + am, "a " + a1, "b c " + b1, "dir/x " + d1, "dir/y " + d2}; strings.Join(walked, "|") != strings.Join(want, "|") {
 		t.Fatalf("walked %v, want %v", walked, want)

@@ -67,7 +67,7 @@ type xmlLocationConstraint struct {
 }
 
 type xmlObject struct {
-	Key               string    `xml:"Key"`
+	Key               xmlText   `xml:"Key"`
 	LastModified      string    `xml:"LastModified"`
 	ETag              string    `xml:"ETag"`
 	ChecksumAlgorithm string    `xml:"ChecksumAlgorithm,omitempty"`
@@ -78,18 +78,18 @@ type xmlObject struct {
 }
 
 type xmlPrefix struct {
-	Prefix string `xml:"Prefix"`
+	Prefix xmlText `xml:"Prefix"`
 }
 
 type xmlListBucketV1 struct {
 	XMLName        xml.Name    `xml:"ListBucketResult"`
 	NS             string      `xml:"xmlns,attr"`
 	Name           string      `xml:"Name"`
-	Prefix         string      `xml:"Prefix"`
-	Marker         string      `xml:"Marker"`
-	NextMarker     string      `xml:"NextMarker,omitempty"`
+	Prefix         xmlText     `xml:"Prefix"`
+	Marker         xmlText     `xml:"Marker"`
+	NextMarker     xmlText     `xml:"NextMarker,omitempty"`
 	MaxKeys        int         `xml:"MaxKeys"`
-	Delimiter      string      `xml:"Delimiter,omitempty"`
+	Delimiter      xmlText     `xml:"Delimiter,omitempty"`
 	EncodingType   string      `xml:"EncodingType,omitempty"`
 	IsTruncated    bool        `xml:"IsTruncated"`
 	Contents       []xmlObject `xml:"Contents"`
@@ -100,13 +100,13 @@ type xmlListBucketV2 struct {
 	XMLName               xml.Name    `xml:"ListBucketResult"`
 	NS                    string      `xml:"xmlns,attr"`
 	Name                  string      `xml:"Name"`
-	Prefix                string      `xml:"Prefix"`
-	StartAfter            string      `xml:"StartAfter,omitempty"`
-	ContinuationToken     string      `xml:"ContinuationToken,omitempty"`
+	Prefix                xmlText     `xml:"Prefix"`
+	StartAfter            xmlText     `xml:"StartAfter,omitempty"`
+	ContinuationToken     *string     `xml:"ContinuationToken"` // echoed when sent, even empty
 	NextContinuationToken string      `xml:"NextContinuationToken,omitempty"`
 	KeyCount              int         `xml:"KeyCount"`
 	MaxKeys               int         `xml:"MaxKeys"`
-	Delimiter             string      `xml:"Delimiter,omitempty"`
+	Delimiter             xmlText     `xml:"Delimiter,omitempty"`
 	EncodingType          string      `xml:"EncodingType,omitempty"`
 	IsTruncated           bool        `xml:"IsTruncated"`
 	Contents              []xmlObject `xml:"Contents"`
@@ -120,7 +120,7 @@ type xmlListBucketV2 struct {
 // by kind, as two slices would marshal them.
 type xmlVersion struct {
 	XMLName           xml.Name
-	Key               string    `xml:"Key"`
+	Key               xmlText   `xml:"Key"`
 	VersionID         string    `xml:"VersionId"`
 	IsLatest          bool      `xml:"IsLatest"`
 	LastModified      string    `xml:"LastModified"`
@@ -142,13 +142,13 @@ type xmlListVersions struct {
 	XMLName             xml.Name `xml:"ListVersionsResult"`
 	NS                  string   `xml:"xmlns,attr"`
 	Name                string   `xml:"Name"`
-	Prefix              string   `xml:"Prefix"`
-	KeyMarker           string   `xml:"KeyMarker"`
+	Prefix              xmlText  `xml:"Prefix"`
+	KeyMarker           xmlText  `xml:"KeyMarker"`
 	VersionIDMarker     string   `xml:"VersionIdMarker"`
-	NextKeyMarker       string   `xml:"NextKeyMarker,omitempty"`
+	NextKeyMarker       xmlText  `xml:"NextKeyMarker,omitempty"`
 	NextVersionIDMarker string   `xml:"NextVersionIdMarker,omitempty"`
 	MaxKeys             int      `xml:"MaxKeys"`
-	Delimiter           string   `xml:"Delimiter,omitempty"`
+	Delimiter           xmlText  `xml:"Delimiter,omitempty"`
 	EncodingType        string   `xml:"EncodingType,omitempty"`
 	IsTruncated         bool     `xml:"IsTruncated"`
 	// Entries are Version and DeleteMarker elements, by their XMLName.
@@ -314,7 +314,7 @@ type xmlListParts struct {
 }
 
 type xmlUpload struct {
-	Key               string    `xml:"Key"`
+	Key               xmlText   `xml:"Key"`
 	UploadID          string    `xml:"UploadId"`
 	Initiator         *xmlOwner `xml:"Initiator"`
 	Owner             *xmlOwner `xml:"Owner"`
@@ -328,12 +328,12 @@ type xmlListUploads struct {
 	XMLName            xml.Name    `xml:"ListMultipartUploadsResult"`
 	NS                 string      `xml:"xmlns,attr"`
 	Bucket             string      `xml:"Bucket"`
-	KeyMarker          string      `xml:"KeyMarker"`
+	KeyMarker          xmlText     `xml:"KeyMarker"`
 	UploadIDMarker     string      `xml:"UploadIdMarker"`
-	NextKeyMarker      string      `xml:"NextKeyMarker"`
+	NextKeyMarker      xmlText     `xml:"NextKeyMarker"`
 	NextUploadIDMarker string      `xml:"NextUploadIdMarker"`
-	Prefix             string      `xml:"Prefix"`
-	Delimiter          string      `xml:"Delimiter,omitempty"`
+	Prefix             xmlText     `xml:"Prefix"`
+	Delimiter          xmlText     `xml:"Delimiter,omitempty"`
 	EncodingType       string      `xml:"EncodingType,omitempty"`
 	MaxUploads         int         `xml:"MaxUploads"`
 	IsTruncated        bool        `xml:"IsTruncated"`

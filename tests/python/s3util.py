@@ -29,6 +29,20 @@ def http_status(exc: ClientError) -> int:
     return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
 
 
+def expect_error(fn, code: str, status: int, message: str | None = None, **kw) -> ClientError:
+    """Call fn(**kw), which must fail with S3 error code and HTTP status
+    (and message, when given); return the error."""
+    import pytest
+
+    with pytest.raises(ClientError) as ei:
+        fn(**kw)
+    err = ei.value
+    assert (error_code(err), http_status(err)) == (code, status), err.response
+    if message is not None:
+        assert err.response["Error"]["Message"] == message, err.response
+    return err
+
+
 def md5_hex(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 

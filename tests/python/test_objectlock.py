@@ -24,22 +24,12 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import unique_bucket_name
-from s3util import error_code, http_status, raw_request, sign
+from s3util import expect_error, raw_request, sign
 
 MSG_LOCKED = "Access Denied because object protected by object lock."
 MSG_NOT_ENABLED = "Bucket is missing Object Lock Configuration"
 MSG_NO_LOCK_CONFIG = "The specified object does not have a ObjectLock configuration"
 MSG_PUT_CHECKSUM = "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters"
-
-
-def expect_error(fn, code: str, status: int, message: str | None = None, **kw) -> ClientError:
-    with pytest.raises(ClientError) as ei:
-        fn(**kw)
-    err = ei.value
-    assert (error_code(err), http_status(err)) == (code, status), err.response
-    if message is not None:
-        assert err.response["Error"]["Message"] == message, err.response
-    return err
 
 
 def ahead(**delta) -> datetime.datetime:
@@ -179,6 +169,48 @@ def test_object_lock_configuration_errors(s3, server, plain_bucket, lock_bucket)
         "DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}
 
 
+def test_default_retention_period_errors(s3, server, lock_bucket):
+    """S3 (as AWS answers it): a default retention of zero or fewer Days or
+    Years is 400 InvalidArgument "Default retention period must be a positive
+    integer value."; more than S3's 100 years (36500 days) is InvalidArgument
+    too; Days and Years together, or a value that is no integer, MalformedXML.
+    A refused document leaves the stored configuration as it was. (Ceph's
+    s3-tests expect InvalidRetentionPeriod, RGW's code: docs/conformance.md.)"""
+    kept = {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 3}}
+    s3.put_object_lock_configuration(Bucket=lock_bucket, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled", "Rule": kept})
+    for retention, message in (
+        ({"Days": 0}, "Default retention period must be a positive integer value."),
+        ({"Days": -1}, "Default retention period must be a positive integer value."),
+        ({"Years": 0}, "Default retention period must be a positive integer value."),
+        ({"Years": -5}, "Default retention period must be a positive integer value."),
+        ({"Days": -(2**31)}, "Default retention period must be a positive integer value."),
+        ({"Days": 36501}, "Default retention period must be a positive integer value of at most 36500 days."),
+        ({"Years": 101}, "Default retention period must be a positive integer value of at most 100 years."),
+    ):
+        for mode in ("GOVERNANCE", "COMPLIANCE"):
+            expect_error(s3.put_object_lock_configuration, "InvalidArgument", 400, message, Bucket=lock_bucket,
+                         ObjectLockConfiguration={"ObjectLockEnabled": "Enabled",
+                                                  "Rule": {"DefaultRetention": {"Mode": mode, **retention}}})
+    expect_error(s3.put_object_lock_configuration, "MalformedXML", 400, Bucket=lock_bucket,
+                 ObjectLockConfiguration={"ObjectLockEnabled": "Enabled",
+                                          "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 0, "Years": 1}}})
+    # Values boto3 would not send, raw: not an integer, or past int64.
+    target = f"/{lock_bucket}?object-lock"
+    for days in (b"1.5", b"99999999999999999999", b"ten"):
+        body = (b'<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention>'
+                b'<Mode>GOVERNANCE</Mode><Days>' + days + b'</Days></DefaultRetention></Rule></ObjectLockConfiguration>')
+        hdrs = sign(server.endpoint, server.root.access_key, server.root.secret_key, "PUT", target, body)
+        resp = raw_request(server.endpoint, "PUT", target, body, hdrs)
+        assert (resp.status, resp.error_code()) == (400, "MalformedXML"), resp
+    assert s3.get_object_lock_configuration(Bucket=lock_bucket)["ObjectLockConfiguration"]["Rule"] == kept
+    # The limits themselves are accepted.
+    for rule in ({"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 36500}},
+                 {"DefaultRetention": {"Mode": "GOVERNANCE", "Years": 100}}):
+        s3.put_object_lock_configuration(Bucket=lock_bucket, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled", "Rule": rule})
+        assert s3.get_object_lock_configuration(Bucket=lock_bucket)["ObjectLockConfiguration"]["Rule"] == rule
+    s3.put_object_lock_configuration(Bucket=lock_bucket, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled"})
+
+
 def test_put_with_retention_and_legal_hold(s3, lock_bucket):
     """S3: PutObject's x-amz-object-lock-mode, -retain-until-date and
     -legal-hold are stored with the version; HEAD and GET answer them, and
@@ -247,6 +279,41 @@ def test_locked_delete_and_governance_bypass(s3, lock_bucket):
     assert s3.get_object_retention(Bucket=lock_bucket, Key="g")["Retention"]["RetainUntilDate"] == shorter
     s3.delete_object(Bucket=lock_bucket, Key="g", VersionId=v, BypassGovernanceRetention=True)
     expect_error(s3.head_object, "404", 404, Bucket=lock_bucket, Key="g", VersionId=v)
+
+
+def test_governance_to_compliance_needs_bypass(s3, s3_alice, lock_bucket):
+    """S3: governance mode protects a version's lock settings too ("users can't
+    overwrite or delete an object version or alter its lock settings unless
+    they have special permissions"), so turning GOVERNANCE into COMPLIANCE,
+    even with a later date, is 403 AccessDenied without
+    x-amz-bypass-governance-retention; with it (and s3:BypassGovernanceRetention)
+    the mode changes. A bypass header from a caller without that permission is
+    no bypass. Extending GOVERNANCE in the same mode needs none."""
+    until = ahead(minutes=3)
+    v = s3.put_object(Bucket=lock_bucket, Key="g", Body=b"g", ObjectLockMode="GOVERNANCE",
+                      ObjectLockRetainUntilDate=until)["VersionId"]
+    for retention in ({"Mode": "COMPLIANCE", "RetainUntilDate": until},
+                      {"Mode": "COMPLIANCE", "RetainUntilDate": ahead(minutes=4)}):
+        expect_error(s3.put_object_retention, "AccessDenied", 403, MSG_LOCKED, Bucket=lock_bucket, Key="g",
+                     VersionId=v, Retention=retention)
+    # Alice may write to the bucket by policy, but not bypass governance.
+    s3.put_bucket_policy(Bucket=lock_bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": ["*"]}, "Action": ["s3:PutObjectRetention", "s3:GetObjectRetention"],
+        "Resource": [f"arn:aws:s3:::{lock_bucket}/*"]}]}))
+    # Extending in the same mode needs no bypass (and shows the policy
+    # lets Alice set retention at all).
+    longer = ahead(minutes=4)
+    s3_alice.put_object_retention(Bucket=lock_bucket, Key="g", VersionId=v,
+                                  Retention={"Mode": "GOVERNANCE", "RetainUntilDate": longer})
+    expect_error(s3_alice.put_object_retention, "AccessDenied", 403, Bucket=lock_bucket, Key="g", VersionId=v,
+                 Retention={"Mode": "COMPLIANCE", "RetainUntilDate": longer}, BypassGovernanceRetention=True)
+    assert s3.get_object_retention(Bucket=lock_bucket, Key="g", VersionId=v)["Retention"] == {
+        "Mode": "GOVERNANCE", "RetainUntilDate": longer}
+    s3.put_object_retention(Bucket=lock_bucket, Key="g", VersionId=v, Retention={"Mode": "COMPLIANCE", "RetainUntilDate": longer},
+                            BypassGovernanceRetention=True)
+    assert s3.get_object_retention(Bucket=lock_bucket, Key="g", VersionId=v)["Retention"] == {
+        "Mode": "COMPLIANCE", "RetainUntilDate": longer}
+    s3.delete_bucket_policy(Bucket=lock_bucket)
 
 
 def test_compliance_can_only_be_extended(s3, lock_bucket):
