@@ -365,7 +365,12 @@ func undeliverable(format string, args ...any) error {
 // target's ACLs are off), encrypted as the target's default encryption
 // says. A target that is gone, has another owner or object lock, or
 // whose policy denies the delivery makes the object undeliverable
-// (accesslog.ErrUndeliverable); other failures are retried.
+// (accesslog.ErrUndeliverable); other failures are retried. The
+// permission is the shared owner (as PutBucketLogging checked it); the
+// delivery is still asked of the one access decision as the logging
+// service principal (serviceWriteDecision), so that a Deny in the
+// target's policy, naming "*" or {"Service": "logging.s3.amazonaws.com"},
+// stops it.
 func (s *Server) DeliverAccessLog(ctx context.Context, o accesslog.Object) error {
 	target, err := s.cfg.Store.BucketInfo(ctx, o.Dest.TargetBucket)
 	switch {
@@ -377,7 +382,7 @@ func (s *Server) DeliverAccessLog(ctx context.Context, o accesslog.Object) error
 		return undeliverable("target bucket %q now belongs to another owner", o.Dest.TargetBucket)
 	case target.ObjectLock != "":
 		return undeliverable("target bucket %q has object lock enabled", o.Dest.TargetBucket)
-	case s.bucketPolicy(target).Evaluate(logDeliveryRequest(o)) == policy.Denied:
+	case s.serviceWriteDecision(target, o.Key, policy.LoggingService, o.Dest.SourceBucket, o.Dest.SourceOwner).ExplicitDeny:
 		return undeliverable("the bucket policy of %q denies the delivery", o.Dest.TargetBucket)
 	}
 	acl := "private"
@@ -402,20 +407,4 @@ func (s *Server) DeliverAccessLog(ctx context.Context, o accesslog.Object) error
 		return fmt.Errorf("deliver %s/%s: %w", target.Name, o.Key, err)
 	}
 	return nil
-}
-
-// logDeliveryRequest is the question a target's bucket policy is asked
-// about a delivery: s3:PutObject on the log object by the logging
-// service, for the source bucket and its owner's account. The caller is
-// no user (a Principal of "*" matches it, an AWS or canonical one does
-// not); when the policy language has Service principals, this request
-// names LoggingService so that statements for it match too.
-// TODO(issue 42, policy part): set the Service principal here, and then
-// decide deliveries through access.Decide with a Service caller.
-func logDeliveryRequest(o accesslog.Object) *policy.Request {
-	return &policy.Request{Action: "s3:PutObject", Resource: "arn:aws:s3:::" + o.Dest.TargetBucket + "/" + o.Key,
-		Conditions: map[string][]string{
-			"aws:sourcearn":     {"arn:aws:s3:::" + o.Dest.SourceBucket},
-			"aws:sourceaccount": {o.Dest.SourceAccount},
-		}}
 }

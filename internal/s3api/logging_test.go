@@ -333,6 +333,12 @@ func TestDeliverAccessLog(t *testing.T) {
 	}
 	h.expect(h.do("alice", "PUT", "/logs?policy", []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::logs/p/*"}]}`)), http.StatusNoContent, "")
 	undeliverable("a policy denying everyone")
+	h.expect(h.do("alice", "PUT", "/logs?policy", []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::logs/*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::src"}}}]}`)), http.StatusNoContent, "")
+	undeliverable("a policy denying the logging service for this source")
+	h.expect(h.do("alice", "PUT", "/logs?policy", []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::logs/*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::elsewhere"}}}]}`)), http.StatusNoContent, "")
+	if err := h.srv.DeliverAccessLog(ctx, obj); err != nil {
+		t.Fatalf("a policy denying the logging service for another source: %v", err)
+	}
 	h.expect(h.do("alice", "DELETE", "/logs?policy", nil), http.StatusNoContent, "")
 	// Another owner's bucket of the same name.
 	h.store.buckets["logs"].info.Owner = "bob"
