@@ -387,3 +387,37 @@ func TestChecksumsDecode(t *testing.T) {
 		t.Fatalf("unknown type: %v", err)
 	}
 }
+
+// TestDecodeListedLayouts: the layouts before 1.3 (a map whose Versions
+// array holds the versions; 1.1 adds the bin wrapper, 1.2 the CRC) decode
+// to the same versions, sorted newest first.
+func TestDecodeListedLayouts(t *testing.T) {
+	older, newer := goodObject(), goodObject()
+	newer.id, newer.mtime = [16]byte{7}, older.mtime+5
+	dm := (&mp{}).raw(0x83).str("Type").int(2).str("DelObj").raw(0x82).str("ID").bin(make([]byte, 16)).str("MTime").int(older.mtime + 1).str("v").int(0).b
+	meta := (&mp{}).raw(0x81).str("Versions").arr(3).b
+	meta = append(append(append(meta, older.encode()...), newer.encode()...), dm...)
+	withBin := (&mp{}).bin(meta).b
+	crc := (&mp{}).raw(0xce).b
+	crc = binary.BigEndian.AppendUint32(crc, uint32(xxhash.Sum64(meta)))
+	inputs := map[string][]byte{
+		"1.0": append([]byte("XL2 1   "), meta...),
+		"1.1": append([]byte("XL2 \x01\x00\x01\x00"), withBin...),
+		"1.2": append(append([]byte("XL2 \x01\x00\x02\x00"), withBin...), crc...),
+	}
+	for name, in := range inputs {
+		m, err := Decode(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(m.Versions) != 3 || m.Versions[0].Header.VersionID != newer.id || m.Versions[1].Kind != KindDeleteMarker ||
+			m.Versions[1].ID() != "null" || m.Versions[2].Header.ModTime != older.mtime || m.Versions[0].Header.EcM != 2 {
+			t.Fatalf("%s: %+v", name, m.Versions)
+		}
+	}
+	bad := bytes.Clone(inputs["1.2"])
+	bad[len(bad)-1] ^= 1
+	if _, err := Decode(bad); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("1.2 with a bad CRC: %v", err)
+	}
+}
