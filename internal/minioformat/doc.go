@@ -1,0 +1,30 @@
+// Package minioformat reads MinIO's on-disk format, for adopting stopped
+// MinIO drives in place (issue 43): a drive's format.json (ParseFormat),
+// an object's xl.meta with every version, delete marker, inline shard,
+// part list and metadata (Decode), a bucket's .metadata.bin
+// (DecodeBucketMetadata), and the HighwayHash-framed shard streams of
+// part files and inline data (ShardReader), which DecodePart turns back
+// into an object's bytes with Reed-Solomon when shards are missing.
+//
+// The format is described in docs/minio-format.md, learnt from MinIO's
+// public source (AGPL); nothing here is copied from it. The msgpack is
+// decoded by a small reader of its own (msgpack.go) instead of
+// tinylib/msgp, whose generated code this package cannot use and whose
+// byte-level readers leave the checks against hostile lengths to the
+// caller anyway: every length and element count is checked against the
+// bytes that remain before anything is allocated, nesting is bounded,
+// and nothing panics on any input (FuzzDecode). What a decode allocates
+// is bounded by a small multiple of its input, whose size the caller
+// bounds (MaxMetaSize).
+//
+// Decoding is strict: a CRC mismatch, a malformed field, an index entry
+// that disagrees with its version, a distribution that is not a
+// permutation or parts that do not add up to the size is an error
+// wrapping ErrCorrupt; a format version, algorithm or layout this package
+// does not know is an error wrapping ErrUnsupported. Fields it does not
+// know are kept by name in Unknown, so a caller that must not lose
+// information can refuse such a version rather than guess. Adoption is
+// expected to list and leave untouched whatever this package refuses.
+//
+// Layer 0: it imports no other package of the module.
+package minioformat
