@@ -178,12 +178,14 @@ func TestHealthFullDriveStaysOnline(t *testing.T) {
 func TestHealthWorkerReuse(t *testing.T) {
 	ctx := context.Background()
 	f := NewFaulty(newLocal(t))
-	// The deadline leaves a loaded machine (CI under -race) room for an
-	// ordinary read; the injected delay is well past it.
-	h := NewHealth(f, HealthConfig{OpTimeout: 100 * time.Millisecond, ProbeInterval: 5 * time.Millisecond})
+	// The deadline leaves a loaded machine (CI under -race, 64 readers
+	// on 2 cores: 100 ms was once too short) room for an ordinary read;
+	// the injected delay is well past it.
+	const deadline, slow = 500 * time.Millisecond, 2500 * time.Millisecond
+	h := NewHealth(f, HealthConfig{OpTimeout: deadline, ProbeInterval: 5 * time.Millisecond})
 	defer h.Close()
 	put(t, h, "k", "v")
-	remove := f.Inject(Fault{Ops: []Op{OpGet}, Times: 1, Delay: 500 * time.Millisecond, Err: ErrInjectedEIO})
+	remove := f.Inject(Fault{Ops: []Op{OpGet}, Times: 1, Delay: slow, Err: ErrInjectedEIO})
 	_, err := h.Get(ctx, TableObjects, "k")
 	remove()
 	if !errors.Is(err, ErrDriveFaulty) || h.State().Timeouts != 1 {
@@ -200,7 +202,7 @@ func TestHealthWorkerReuse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if i%8 == 0 {
-				time.Sleep(600 * time.Millisecond) // after the slow call ended
+				time.Sleep(slow + 100*time.Millisecond) // after the slow call ended
 			}
 			for range 20 {
 				b, err := h.Get(ctx, TableObjects, "k")
