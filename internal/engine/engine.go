@@ -170,6 +170,9 @@ func New(cfg Config) (*Engine, error) {
 	if !e.bitrot.Valid() {
 		return nil, fmt.Errorf("engine: unknown bitrot algorithm %d", e.bitrot)
 	}
+	if e.bitrot == bitrot.HighwayHash256MinIO {
+		return nil, fmt.Errorf("engine: bitrot algorithm %s is for adopted MinIO data only, not new objects", e.bitrot)
+	}
 	if cfg.Cluster != nil {
 		e.pins.delay = cfg.Cluster.FreeDelay
 		if e.pins.delay <= 0 {

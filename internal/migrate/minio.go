@@ -1,0 +1,1134 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/bitrot"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/lifecycle"
+	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/minioformat"
+	"github.com/shardstore/shardstore/internal/objectlock"
+)
+
+// Options configure FromMinIO.
+type Options struct {
+	// Drives are MinIO's drive directories (any order: format.json
+	// decides each one's position).
+	Drives []string
+	// DryRun decodes and reports without writing anything.
+	DryRun bool
+	// Finish removes MinIO's names of the adopted keys after a completed
+	// adoption.
+	Finish bool
+	// Owner is recorded as the owner of the adopted buckets and objects
+	// (an access key; empty: none, the root user's).
+	Owner string
+	// InlineLimit is the shard size up to which a MinIO inline shard
+	// stays inline in shardstore's index; 0 means
+	// engine.DefaultInlineLimit.
+	InlineLimit int64
+	// Out receives the progress lines and the report; nil discards them.
+	Out io.Writer
+	// NoSync skips fsyncs (tests on tmpfs only).
+	NoSync bool
+	// afterKey, in tests, runs after each adopted key.
+	afterKey func(n int)
+}
+
+// Refusal is a key (or bucket) left untouched, and why.
+type Refusal struct {
+	Bucket, Key, Reason string
+}
+
+// Report is what an adoption did (or, in a dry run, would do).
+type Report struct {
+	Buckets  int
+	Keys     int   // keys adopted
+	Versions int   // versions adopted (objects and delete markers)
+	Bytes    int64 // object bytes adopted (sizes S3 reports)
+	Linked   int   // part files taken over by hard link
+	// ShardBytes is the size of the part files taken over (not copied).
+	ShardBytes int64
+	// Written is the bytes written as inline shards turned into shard
+	// files (MinIO inlines more than shardstore does).
+	Written  int64
+	Uploads  int // unfinished multipart uploads, not adopted
+	Refused  []Refusal
+	Finished int // keys whose MinIO names --finish removed
+	Elapsed  time.Duration
+}
+
+// ObjectsPerSecond is the adoption rate in versions per second.
+func (r *Report) ObjectsPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Versions) / r.Elapsed.Seconds()
+}
+
+// ErrRefused is wrapped by a refusal of the whole deployment (layout).
+var ErrRefused = errors.New("migrate: deployment not adoptable")
+
+// stateKey is the TableSystem key of the migration's state on each drive.
+const stateKey = "migrate/minio"
+
+const (
+	stateAdopting = "adopting"
+	stateAdopted  = "adopted"
+	stateFinished = "finished"
+)
+
+// minioSys is MinIO's system directory on each drive.
+const minioSys = ".minio.sys"
+
+// dirSuffix is how MinIO stores a key ending in "/".
+const dirSuffix = "__XLDIR__"
+
+type adopter struct {
+	opts   Options
+	paths  []string // by set position
+	format *minioformat.Format
+	drives []*drive.Local // by set position; nil in a dry run
+	rep    Report
+	start  time.Time
+	last   time.Time
+}
+
+// FromMinIO adopts (or with DryRun, inspects) the MinIO drives of opts.
+func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.InlineLimit == 0 {
+		opts.InlineLimit = engine.DefaultInlineLimit
+	}
+	a := &adopter{opts: opts, start: time.Now()}
+	a.last = a.start
+	if err := a.orderDrives(); err != nil {
+		return nil, err
+	}
+	if opts.Finish {
+		return a.finish(ctx)
+	}
+	if !opts.DryRun {
+		if err := a.openDrives(ctx); err != nil {
+			return nil, err
+		}
+		defer a.closeDrives()
+		if err := a.setState(ctx, stateAdopting); err != nil {
+			return nil, err
+		}
+	}
+	buckets, err := a.buckets()
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range buckets {
+		if err := a.adoptBucket(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	a.rep.Uploads = a.countUploads()
+	if !opts.DryRun {
+		if err := a.setState(ctx, stateAdopted); err != nil {
+			return nil, err
+		}
+	}
+	a.rep.Elapsed = time.Since(a.start)
+	a.printReport()
+	return &a.rep, nil
+}
+
+// orderDrives reads each drive's format.json and orders the drives by
+// their position in MinIO's set.
+func (a *adopter) orderDrives() error {
+	if len(a.opts.Drives) == 0 {
+		return fmt.Errorf("%w: no drives given", ErrRefused)
+	}
+	var paths []string
+	for i, p := range a.opts.Drives {
+		raw, err := os.ReadFile(filepath.Join(p, minioSys, "format.json"))
+		if err != nil {
+			return fmt.Errorf("%w: drive %s: %w (is it a MinIO drive?)", ErrRefused, p, err)
+		}
+		f, err := minioformat.ParseFormat(raw)
+		if err != nil {
+			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
+		}
+		if i == 0 {
+			a.format = f
+			if len(f.Sets) != 1 {
+				return fmt.Errorf("%w: the deployment has %d erasure sets; adopting several sets (or pools) is not supported yet, only a single set", ErrRefused, len(f.Sets))
+			}
+			if len(a.opts.Drives) != f.SetDriveCount() {
+				return fmt.Errorf("%w: the erasure set has %d drives but %d were given; give every drive of the set (a node's share of a multi-node deployment cannot be adopted yet)", ErrRefused, f.SetDriveCount(), len(a.opts.Drives))
+			}
+			paths = make([]string, len(a.opts.Drives))
+		} else if err := a.format.SameDeployment(f); err != nil {
+			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
+		}
+		_, pos, err := f.Position()
+		if err != nil {
+			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
+		}
+		if paths[pos] != "" {
+			return fmt.Errorf("%w: drives %s and %s both claim position %d", ErrRefused, paths[pos], p, pos+1)
+		}
+		paths[pos] = p
+	}
+	a.paths = paths
+	return nil
+}
+
+func (a *adopter) n() int { return len(a.paths) }
+
+// openDrives opens each drive for shardstore and formats it beside
+// MinIO's files (the slot is MinIO's position).
+func (a *adopter) openDrives(ctx context.Context) error {
+	n := a.n()
+	parity := defaultParity(n)
+	a.drives = make([]*drive.Local, n)
+	for i, p := range a.paths {
+		d, err := drive.OpenLocal(p, drive.LocalOptions{Beside: true, NoSync: a.opts.NoSync, NoCreate: true})
+		if err != nil {
+			return fmt.Errorf("migrate: open drive %s: %w", p, err)
+		}
+		a.drives[i] = d
+		f, err := d.ReadFormat(ctx)
+		switch {
+		case err == nil:
+			if f.DeploymentID != a.format.DeploymentID || f.SetCount != 1 || f.SetSize != n || f.DriveIndex != i {
+				return fmt.Errorf("%w: drive %s already holds a shardstore format for another deployment or slot", ErrRefused, p)
+			}
+		case errors.Is(err, drive.ErrUnformatted):
+			f := drive.Format{DeploymentID: a.format.DeploymentID, SetCount: 1, SetSize: n, SetIndex: 0,
+				DriveIndex: i, DriveID: uuid.NewString(), Parity: parity}
+			if err := d.WriteFormat(ctx, f); err != nil {
+				return fmt.Errorf("migrate: format drive %s: %w", p, err)
+			}
+		default:
+			return fmt.Errorf("migrate: drive %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// defaultParity is MinIO's default STANDARD parity for a set of n drives
+// (which shardstore's defaults match).
+func defaultParity(n int) int {
+	switch {
+	case n == 1:
+		return 0
+	case n <= 3:
+		return 1
+	case n <= 5:
+		return 2
+	case n <= 7:
+		return 3
+	default:
+		return 4
+	}
+}
+
+func (a *adopter) closeDrives() {
+	for _, d := range a.drives {
+		if d != nil {
+			d.Close()
+		}
+	}
+}
+
+func (a *adopter) setState(ctx context.Context, state string) error {
+	for _, d := range a.drives {
+		b := &drive.Batch{}
+		b.Put(drive.TableSystem, stateKey, []byte(state))
+		if err := d.Apply(ctx, b); err != nil {
+			return fmt.Errorf("migrate: record state on %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// State returns the migration state recorded on the drive at path
+// ("" when none): "adopting", "adopted" or "finished".
+func (a *adopter) state(ctx context.Context) (string, error) {
+	votes := map[string]int{}
+	for _, d := range a.drives {
+		v, err := d.Get(ctx, drive.TableSystem, stateKey)
+		if err == nil {
+			votes[string(v)]++
+		} else if !errors.Is(err, drive.ErrNotFound) {
+			return "", err
+		}
+	}
+	best := ""
+	for s, c := range votes {
+		if c > votes[best] {
+			best = s
+		}
+	}
+	return best, nil
+}
+
+// buckets lists MinIO's buckets: top-level directories present on a
+// majority of the drives.
+func (a *adopter) buckets() ([]string, error) {
+	count := map[string]int{}
+	for _, p := range a.paths {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: drive %s: %w", p, err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !e.IsDir() || strings.HasPrefix(name, ".") || name == "lost+found" {
+				continue
+			}
+			count[name]++
+		}
+	}
+	var out []string
+	for b, c := range count {
+		if c > a.n()/2 {
+			out = append(out, b)
+		} else {
+			a.refuse(b, "", fmt.Sprintf("bucket directory on %d of %d drives only", c, a.n()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (a *adopter) refuse(bucket, key, reason string) {
+	a.rep.Refused = append(a.rep.Refused, Refusal{Bucket: bucket, Key: key, Reason: reason})
+}
+
+// adoptBucket writes the bucket's record and adopts its keys.
+func (a *adopter) adoptBucket(ctx context.Context, bucket string) error {
+	info, err := a.bucketInfo(bucket)
+	if err != nil {
+		a.refuse(bucket, "", err.Error())
+		return nil
+	}
+	keys, err := a.keys(bucket)
+	if err != nil {
+		return err
+	}
+	if !a.opts.DryRun {
+		rec := engine.BucketRecord(info)
+		for _, d := range a.drives {
+			b := &drive.Batch{}
+			b.Put(drive.TableBuckets, bucket, rec)
+			if err := d.Apply(ctx, b); err != nil {
+				return fmt.Errorf("migrate: bucket %s on %s: %w", bucket, d, err)
+			}
+		}
+	}
+	a.rep.Buckets++
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := a.adoptKey(ctx, bucket, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bucketInfo builds the bucket's record from its .metadata.bin.
+func (a *adopter) bucketInfo(bucket string) (engine.BucketInfo, error) {
+	info := engine.BucketInfo{Name: bucket, Owner: a.opts.Owner, ACL: "private"}
+	data, found, err := a.readSysObject(filepath.Join("buckets", bucket, ".metadata.bin"))
+	if err != nil {
+		return info, fmt.Errorf("bucket metadata: %w", err)
+	}
+	if !found {
+		// A bucket MinIO never configured: created, nothing else.
+		if fi, err := os.Stat(filepath.Join(a.paths[0], bucket)); err == nil {
+			info.Created = fi.ModTime().UTC()
+		}
+		return info, nil
+	}
+	bm, err := minioformat.DecodeBucketMetadata(data)
+	if err != nil {
+		return info, fmt.Errorf("bucket metadata: %w", err)
+	}
+	info.Created = bm.Created.UTC()
+	if len(bm.Versioning) > 0 {
+		var v struct {
+			Status string `xml:"Status"`
+		}
+		if err := xml.Unmarshal(bm.Versioning, &v); err != nil {
+			return info, fmt.Errorf("versioning configuration: %w", err)
+		}
+		switch v.Status {
+		case engine.VersioningEnabled, engine.VersioningSuspended:
+			info.Versioning = v.Status
+		case "":
+		default:
+			return info, fmt.Errorf("versioning status %q not understood", v.Status)
+		}
+	}
+	if len(bm.ObjectLock) > 0 {
+		c, err := objectlock.Parse(bm.ObjectLock)
+		if err != nil {
+			return info, fmt.Errorf("object lock configuration: %w", err)
+		}
+		info.ObjectLock = c.Marshal("")
+		info.Versioning = engine.VersioningEnabled
+	}
+	if len(bm.Policy) > 0 {
+		info.Policy = string(bm.Policy)
+	}
+	if len(bm.Lifecycle) > 0 {
+		c, err := lifecycle.Parse(bm.Lifecycle)
+		if err != nil {
+			return info, fmt.Errorf("lifecycle configuration: %w", err)
+		}
+		c.NS = ""
+		out, err := xml.Marshal(c)
+		if err != nil {
+			return info, fmt.Errorf("lifecycle configuration: %w", err)
+		}
+		info.Lifecycle = string(out)
+	}
+	if len(bm.Tagging) > 0 {
+		doc, err := canonicalTagging(bm.Tagging)
+		if err != nil {
+			return info, fmt.Errorf("tagging configuration: %w", err)
+		}
+		info.Tagging = doc
+	}
+	// Documents shardstore has no equivalent for are reported, not kept.
+	for name, doc := range map[string][]byte{"notification": bm.Notification, "replication": bm.Replication,
+		"quota": bm.Quota, "encryption": bm.Encryption, "remote targets": bm.Targets} {
+		if len(doc) > 0 {
+			a.refuse(bucket, "", "bucket "+name+" configuration not adopted (no equivalent yet); the bucket is adopted without it")
+		}
+	}
+	return info, nil
+}
+
+type xmlTagging struct {
+	XMLName xml.Name `xml:"Tagging"`
+	TagSet  []xmlTag `xml:"TagSet>Tag"`
+}
+
+type xmlTag struct {
+	Key   string `xml:"Key"`
+	Value string `xml:"Value"`
+}
+
+// canonicalTagging re-encodes a Tagging document the way shardstore's S3
+// layer stores one (no namespace, tags sorted by key).
+func canonicalTagging(doc []byte) (string, error) {
+	var t xmlTagging
+	if err := xml.Unmarshal(doc, &t); err != nil {
+		return "", err
+	}
+	if len(t.TagSet) == 0 {
+		return "", nil
+	}
+	sort.Slice(t.TagSet, func(i, j int) bool { return t.TagSet[i].Key < t.TagSet[j].Key })
+	t.XMLName = xml.Name{}
+	out, err := xml.Marshal(t)
+	return string(out), err
+}
+
+// readSysObject reads an object of MinIO's .minio.sys volume (path
+// relative to it) from its drives' xl.meta, decoding the erasure code.
+func (a *adopter) readSysObject(rel string) ([]byte, bool, error) {
+	metas := make([]*minioformat.Meta, a.n())
+	found := 0
+	for i, p := range a.paths {
+		raw, err := os.ReadFile(filepath.Join(p, minioSys, rel, "xl.meta"))
+		if err != nil {
+			continue
+		}
+		if m, err := minioformat.Decode(raw); err == nil && len(m.Versions) > 0 && m.Versions[0].Object != nil {
+			metas[i] = m
+			found++
+		}
+	}
+	if found == 0 {
+		return nil, false, nil
+	}
+	var obj *minioformat.Object
+	var shards []io.Reader
+	for i, m := range metas {
+		if m == nil {
+			continue
+		}
+		o := m.Versions[0].Object
+		if obj == nil {
+			obj = o
+			shards = make([]io.Reader, o.DataBlocks+o.ParityBlocks)
+		}
+		if o.Index < 1 || o.Index > len(shards) || o.ModTime != obj.ModTime {
+			continue
+		}
+		if o.Inline() {
+			shards[o.Index-1] = bytes.NewReader(m.InlineData(m.Versions[0].ID()))
+		} else if len(o.Parts) == 1 {
+			f, err := os.Open(filepath.Join(a.paths[i], minioSys, rel, o.DataDirString(), "part."+strconv.Itoa(o.Parts[0].Number)))
+			if err == nil {
+				defer f.Close()
+				shards[o.Index-1] = f
+			}
+		}
+	}
+	if obj.Encrypted() || obj.Compressed() {
+		return nil, true, fmt.Errorf("%s is encrypted or compressed", rel)
+	}
+	var buf bytes.Buffer
+	if err := minioformat.DecodePart(&buf, obj, 0, shards); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", rel, err)
+	}
+	return buf.Bytes(), true, nil
+}
+
+// keys lists the bucket's keys in MinIO's path form: every directory
+// holding an xl.meta, on any drive.
+func (a *adopter) keys(bucket string) ([]string, error) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	errs := make([]error, a.n())
+	var wg sync.WaitGroup
+	for i, p := range a.paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			root := filepath.Join(p, bucket)
+			errs[i] = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						return nil
+					}
+					return err
+				}
+				if d.IsDir() || d.Name() != "xl.meta" {
+					return nil
+				}
+				rel, err := filepath.Rel(root, filepath.Dir(path))
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				seen[filepath.ToSlash(rel)] = true
+				mu.Unlock()
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("migrate: list %s on %s: %w", bucket, a.paths[i], err)
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// objectKey is the S3 key of MinIO's key path.
+func objectKey(rel string) string {
+	if k, ok := strings.CutSuffix(rel, dirSuffix); ok {
+		return k + "/"
+	}
+	return rel
+}
+
+// driveVersion is one drive's copy of one version.
+type driveVersion struct {
+	v    *minioformat.Version
+	meta *minioformat.Meta
+}
+
+// candidate is one version as the drives report it.
+type candidate struct {
+	ver    *minioformat.Version // the first agreeing copy
+	copies map[int]driveVersion // by drive position
+}
+
+// versionIdentity is what drives must agree on to count as holding the
+// same version.
+func versionIdentity(v *minioformat.Version) string {
+	id := fmt.Sprintf("%x/%d/%d", v.Header.VersionID, v.Kind, v.Header.ModTime)
+	if o := v.Object; o != nil {
+		id += fmt.Sprintf("/%s/%d/%d+%d/%d/%x/%v", o.ETag(), o.Size, o.DataBlocks, o.ParityBlocks, o.BlockSize, o.DataDir, o.Distribution)
+	}
+	return id
+}
+
+// adoptKey decides the key's versions by quorum and writes them.
+func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
+	key := objectKey(rel)
+	n := a.n()
+	metas := make([]*minioformat.Meta, n)
+	for i, p := range a.paths {
+		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
+		if err != nil {
+			continue // missing here: the other drives decide
+		}
+		m, err := minioformat.Decode(raw)
+		if err != nil {
+			if errors.Is(err, minioformat.ErrUnsupported) {
+				a.refuse(bucket, key, fmt.Sprintf("xl.meta on %s: %v", p, err))
+				return nil
+			}
+			continue // a damaged copy counts as missing
+		}
+		metas[i] = m
+	}
+	var order []string
+	cands := map[string]*candidate{}
+	for i, m := range metas {
+		if m == nil {
+			continue
+		}
+		for vi := range m.Versions {
+			v := &m.Versions[vi]
+			id := versionIdentity(v)
+			c := cands[id]
+			if c == nil {
+				c = &candidate{ver: v, copies: map[int]driveVersion{}}
+				cands[id] = c
+				order = append(order, id)
+			}
+			if o := v.Object; o != nil && (i >= len(o.Distribution) || int(o.Distribution[i]) != o.Index) {
+				continue // the copy does not hold the shard its position says
+			}
+			c.copies[i] = driveVersion{v: v, meta: m}
+		}
+	}
+	var kept []*candidate
+	for _, id := range order {
+		c := cands[id]
+		need := n/2 + 1
+		if o := c.ver.Object; o != nil {
+			need = o.DataBlocks
+		}
+		if len(c.copies) < need {
+			a.refuse(bucket, key, fmt.Sprintf("version %s (%s) on %d drives, %d needed", c.ver.ID(), c.ver.Kind, len(c.copies), need))
+			return nil
+		}
+		if reason := refusal(c.ver); reason != "" {
+			a.refuse(bucket, key, fmt.Sprintf("version %s: %s", c.ver.ID(), reason))
+			return nil
+		}
+		kept = append(kept, c)
+	}
+	// Newest first, as MinIO and shardstore keep them; equal times keep
+	// the drives' order.
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].ver.Header.ModTime > kept[j].ver.Header.ModTime })
+	seenIDs := map[[16]byte]bool{}
+	for _, c := range kept {
+		if seenIDs[c.ver.Header.VersionID] {
+			a.refuse(bucket, key, fmt.Sprintf("version %s held in two forms by the drives", c.ver.ID()))
+			return nil
+		}
+		seenIDs[c.ver.Header.VersionID] = true
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	base := make([]*meta.Object, len(kept))
+	for i, c := range kept {
+		m, err := a.convert(bucket, key, c.ver)
+		if err != nil {
+			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
+			return nil
+		}
+		base[i] = m
+	}
+	// Per drive: the versions it holds, with its shard of each.
+	for p := 0; p < n; p++ {
+		var mine []*meta.Object
+		for i, c := range kept {
+			dv, ok := c.copies[p]
+			if !ok {
+				continue
+			}
+			m := *base[i]
+			m.Erasure.Distribution = append([]int(nil), base[i].Erasure.Distribution...)
+			if o := dv.v.Object; o != nil {
+				m.Erasure.Index = o.Index
+				held, err := a.takeShards(p, bucket, rel, &m, dv)
+				if err != nil {
+					return err
+				}
+				if !held {
+					continue // its data is missing here: heal restores it
+				}
+			}
+			mine = append(mine, &m)
+		}
+		if a.opts.DryRun || len(mine) == 0 {
+			continue
+		}
+		b := &drive.Batch{}
+		engine.ImportBatch(b, bucket, key, mine)
+		if err := a.drives[p].Apply(ctx, b); err != nil {
+			return fmt.Errorf("migrate: %s/%s on %s: %w", bucket, key, a.drives[p], err)
+		}
+	}
+	a.rep.Keys++
+	a.rep.Versions += len(kept)
+	for _, m := range base {
+		a.rep.Bytes += m.Size
+	}
+	a.progress()
+	if a.opts.afterKey != nil {
+		a.opts.afterKey(a.rep.Keys)
+	}
+	return nil
+}
+
+// refusal says why a version cannot be adopted, or "".
+func refusal(v *minioformat.Version) string {
+	switch v.Kind {
+	case minioformat.KindLegacy:
+		return "legacy (pre-2020) version"
+	case minioformat.KindDeleteMarker:
+		if v.Header.Flags&minioformat.FlagFreeVersion != 0 {
+			return "tiering free version"
+		}
+		if dm := v.DeleteMarker; dm != nil {
+			if len(dm.Unknown) > 0 {
+				return "unknown fields " + strings.Join(dm.Unknown, ", ")
+			}
+			for k := range dm.MetaSys {
+				return "delete marker internal metadata " + k + " not understood"
+			}
+		}
+		return ""
+	case minioformat.KindObject:
+	default:
+		return "unknown version kind " + v.Kind.String()
+	}
+	o := v.Object
+	if o == nil {
+		return "object version without its fields"
+	}
+	switch {
+	case len(v.Unknown) > 0 || len(o.Unknown) > 0:
+		return "unknown fields " + strings.Join(append(append([]string{}, v.Unknown...), o.Unknown...), ", ")
+	case o.Encrypted():
+		return "encrypted (SSE): its key is MinIO's KMS's or the client's"
+	case o.Compressed():
+		return "compressed (S2)"
+	case o.Transitioned():
+		return "transitioned to a remote tier"
+	case o.ErasureAlgorithm != 1 || o.ChecksumAlgo != 1:
+		return fmt.Sprintf("erasure algorithm %d, checksum %d", o.ErasureAlgorithm, o.ChecksumAlgo)
+	}
+	for k, val := range o.MetaSys {
+		switch strings.ToLower(k) {
+		case minioformat.MetaInlineData, minioformat.MetaChecksums:
+		case minioformat.MetaActualSize:
+			if string(val) != strconv.FormatInt(o.Size, 10) {
+				return "actual size differs from the stored size"
+			}
+		default:
+			return "internal metadata " + k + " not understood"
+		}
+	}
+	for k := range o.MetaUser {
+		lk := strings.ToLower(k)
+		if knownUserMeta[lk] || strings.HasPrefix(lk, "x-amz-meta-") {
+			continue
+		}
+		return "metadata " + k + " not understood"
+	}
+	return ""
+}
+
+var knownUserMeta = map[string]bool{
+	"etag": true, "content-type": true, "content-encoding": true, "content-disposition": true,
+	"content-language": true, "cache-control": true, "expires": true, "x-amz-storage-class": true,
+	"x-amz-tagging": true, "x-amz-object-lock-mode": true, "x-amz-object-lock-retain-until-date": true,
+	"x-amz-object-lock-legal-hold": true,
+}
+
+// storedHeaders maps MinIO's metadata names to the header names
+// shardstore's S3 layer stores.
+var storedHeaders = map[string]string{
+	"content-encoding": "Content-Encoding", "content-disposition": "Content-Disposition",
+	"content-language": "Content-Language", "cache-control": "Cache-Control", "expires": "Expires",
+}
+
+// convert builds shardstore's record of v, common to every drive (the
+// shard index and inline data are set per drive).
+func (a *adopter) convert(bucket, key string, v *minioformat.Version) (*meta.Object, error) {
+	n := a.n()
+	vid := ""
+	if v.ID() != "null" {
+		vid = v.ID()
+	}
+	if v.Kind == minioformat.KindDeleteMarker {
+		parity := defaultParity(n)
+		dist := make([]int, n)
+		for i := range dist {
+			dist[i] = i + 1
+		}
+		return &meta.Object{ModTime: v.Header.ModTime, VersionID: vid, Flags: meta.FlagDeleteMarker,
+			Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: 1 << 20,
+				Distribution: dist, Bitrot: uint8(bitrot.Default)}}, nil
+	}
+	o := v.Object
+	if o.DataBlocks+o.ParityBlocks != n || len(o.Distribution) != n {
+		return nil, fmt.Errorf("erasure %d+%d over %d positions on a set of %d drives", o.DataBlocks, o.ParityBlocks, len(o.Distribution), n)
+	}
+	m := &meta.Object{Size: o.Size, ModTime: o.ModTime, ETag: o.ETag(), StorageClass: "STANDARD",
+		Owner: a.opts.Owner, ACL: "private", VersionID: vid, Inline: o.Inline()}
+	if o.ModTime == 0 {
+		m.ModTime = v.Header.ModTime
+	}
+	for k, val := range o.MetaUser {
+		lk := strings.ToLower(k)
+		switch {
+		case lk == "content-type":
+			m.ContentType = val
+		case storedHeaders[lk] != "":
+			if m.Headers == nil {
+				m.Headers = map[string]string{}
+			}
+			m.Headers[storedHeaders[lk]] = val
+		case lk == "x-amz-storage-class":
+			m.StorageClass = val
+		case strings.HasPrefix(lk, "x-amz-meta-"):
+			if m.UserMeta == nil {
+				m.UserMeta = map[string]string{}
+			}
+			m.UserMeta[lk[len("x-amz-meta-"):]] = val
+		case lk == "x-amz-tagging":
+			q, err := url.ParseQuery(val)
+			if err != nil {
+				return nil, fmt.Errorf("tags %q: %w", val, err)
+			}
+			if len(q) > 0 {
+				m.Tags = map[string]string{}
+				for tk, tv := range q {
+					m.Tags[tk] = tv[0]
+				}
+			}
+		case lk == "x-amz-object-lock-mode":
+			m.LockMode = strings.ToUpper(val)
+		case lk == "x-amz-object-lock-retain-until-date":
+			t, err := time.Parse(time.RFC3339Nano, val)
+			if err != nil {
+				return nil, fmt.Errorf("retention date %q: %w", val, err)
+			}
+			m.RetainUntil = t.UnixNano()
+		case lk == "x-amz-object-lock-legal-hold":
+			m.LegalHold = strings.ToUpper(val)
+		}
+	}
+	cs, err := o.Checksums()
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) > 1 {
+		return nil, fmt.Errorf("%d checksums on one version", len(cs))
+	}
+	if len(cs) == 1 {
+		m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = cs[0].Algorithm, cs[0].String(), cs[0].Type()
+	}
+	m.DataID = uuid.UUID(o.DataDir).String()
+	if o.DataDir == ([16]byte{}) {
+		m.DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("minio:"+a.format.DeploymentID+"/"+bucket+"/"+key+"/"+v.ID())).String()
+	}
+	for _, p := range o.Parts {
+		m.Parts = append(m.Parts, meta.Part{Number: p.Number, Size: p.Size, ETag: p.ETag})
+	}
+	m.Erasure = meta.Erasure{DataShards: o.DataBlocks, ParityShards: o.ParityBlocks, BlockSize: int(o.BlockSize),
+		Bitrot: uint8(bitrot.HighwayHash256MinIO)}
+	for _, s := range o.Distribution {
+		m.Erasure.Distribution = append(m.Erasure.Distribution, int(s))
+	}
+	return m, nil
+}
+
+// takeShards gives drive p its shard of version m: the inline shard
+// (into m.InlineData, or written out as a shard file when it is larger
+// than shardstore inlines), or MinIO's part files hard-linked into the
+// data area. It reports false when the drive lacks the data.
+func (a *adopter) takeShards(p int, bucket, rel string, m *meta.Object, dv driveVersion) (bool, error) {
+	o := dv.v.Object
+	if m.Inline {
+		data := dv.meta.InlineData(dv.v.ID())
+		if data == nil && o.Size > 0 {
+			return false, nil
+		}
+		if want := o.ShardFileSize(o.Size); int64(len(data)) != want {
+			return false, nil
+		}
+		if int64(len(data)) <= a.opts.InlineLimit {
+			m.InlineData = append([]byte{}, data...)
+			if m.InlineData == nil {
+				m.InlineData = []byte{}
+			}
+			return true, nil
+		}
+		m.Inline = false
+		if a.opts.DryRun {
+			a.rep.Written += int64(len(data))
+			return true, nil
+		}
+		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: 1})
+		if err := writeFileSync(dst, data, !a.opts.NoSync); err != nil {
+			return false, fmt.Errorf("migrate: %s/%s: %w", bucket, rel, err)
+		}
+		a.rep.Written += int64(len(data))
+		return true, nil
+	}
+	for _, part := range o.Parts {
+		src := filepath.Join(a.paths[p], bucket, filepath.FromSlash(rel), uuid.UUID(o.DataDir).String(), "part."+strconv.Itoa(part.Number))
+		fi, err := os.Stat(src)
+		if err != nil || fi.Size() != o.ShardFileSize(part.Size) {
+			return false, nil
+		}
+		a.rep.Linked++
+		a.rep.ShardBytes += fi.Size()
+		if a.opts.DryRun {
+			continue
+		}
+		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: part.Number})
+		if err := linkShard(src, dst, !a.opts.NoSync); err != nil {
+			return false, fmt.Errorf("migrate: %s/%s: %w", bucket, rel, err)
+		}
+	}
+	return true, nil
+}
+
+// linkShard gives src the second name dst (durably); a dst that already
+// is src (a resumed run) is kept, another file at dst is replaced.
+func linkShard(src, dst string, sync bool) error {
+	if fi, err := os.Stat(dst); err == nil {
+		si, err := os.Stat(src)
+		if err == nil && os.SameFile(fi, si) {
+			return nil
+		}
+		if err := os.Remove(dst); err != nil {
+			return err
+		}
+	}
+	if err := os.Link(src, dst); err != nil {
+		return err
+	}
+	if sync {
+		return syncDir(filepath.Dir(dst))
+	}
+	return nil
+}
+
+func writeFileSync(path string, data []byte, sync bool) error {
+	tmp := path + ".migrate-tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if sync {
+		return syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// countUploads counts MinIO's unfinished multipart uploads (not adopted).
+func (a *adopter) countUploads() int {
+	n := 0
+	root := filepath.Join(a.paths[0], minioSys, "multipart")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return 0
+	}
+	for _, e := range ents {
+		ups, err := os.ReadDir(filepath.Join(root, e.Name()))
+		if err == nil {
+			n += len(ups)
+		}
+	}
+	return n
+}
+
+// progress prints a progress line at most once a second.
+func (a *adopter) progress() {
+	now := time.Now()
+	if now.Sub(a.last) < time.Second {
+		return
+	}
+	a.last = now
+	el := now.Sub(a.start).Seconds()
+	fmt.Fprintf(a.opts.Out, "progress: %d keys, %d versions, %d refused, %.0f objects/s\n",
+		a.rep.Keys, a.rep.Versions, len(a.rep.Refused), float64(a.rep.Versions)/el)
+}
+
+func (a *adopter) printReport() {
+	r := &a.rep
+	verb := "adopted"
+	if a.opts.DryRun {
+		verb = "would adopt"
+	}
+	fmt.Fprintf(a.opts.Out, "%s %d buckets, %d keys, %d versions, %d bytes of objects\n", verb, r.Buckets, r.Keys, r.Versions, r.Bytes)
+	fmt.Fprintf(a.opts.Out, "shard data: %d part files (%d bytes) taken over by hard link, not copied; %d bytes of inline shards written as shard files\n",
+		r.Linked, r.ShardBytes, r.Written)
+	if r.Uploads > 0 {
+		fmt.Fprintf(a.opts.Out, "%d unfinished multipart uploads not adopted (clients restart them)\n", r.Uploads)
+	}
+	fmt.Fprintf(a.opts.Out, "refused: %d\n", len(r.Refused))
+	for _, f := range r.Refused {
+		fmt.Fprintf(a.opts.Out, "  refused %s/%s: %s\n", f.Bucket, f.Key, f.Reason)
+	}
+	fmt.Fprintf(a.opts.Out, "took %s (%.0f objects/s)\n", r.Elapsed.Round(time.Millisecond), r.ObjectsPerSecond())
+	if !a.opts.DryRun {
+		fmt.Fprintln(a.opts.Out, "MinIO's files are still in place; once `shardstore server` serves the data as expected, run again with --finish to remove MinIO's names of the adopted objects")
+	}
+}
+
+// finish removes MinIO's names of every key the completed adoption
+// recorded on the drive (its xl.meta and part files' first names).
+func (a *adopter) finish(ctx context.Context) (*Report, error) {
+	if a.opts.DryRun {
+		return nil, fmt.Errorf("migrate: --finish and --dry-run together")
+	}
+	a.drives = make([]*drive.Local, a.n())
+	defer a.closeDrives()
+	for i, p := range a.paths {
+		d, err := drive.OpenLocal(p, drive.LocalOptions{NoSync: a.opts.NoSync, NoCreate: true})
+		if err != nil {
+			return nil, fmt.Errorf("migrate: open drive %s: %w", p, err)
+		}
+		a.drives[i] = d
+	}
+	st, err := a.state(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if st != stateAdopted && st != stateFinished {
+		return nil, fmt.Errorf("%w: the adoption has not completed (state %q): run it (again) without --finish first", ErrRefused, st)
+	}
+	buckets, err := a.buckets()
+	if err != nil {
+		return nil, err
+	}
+	a.rep.Refused = nil
+	for _, bucket := range buckets {
+		keys, err := a.keys(bucket)
+		if err != nil {
+			return nil, err
+		}
+		for _, rel := range keys {
+			key := objectKey(rel)
+			removed := false
+			for p, d := range a.drives {
+				if _, err := d.Get(ctx, drive.TableObjects, drive.ObjectKey(bucket, key)); err != nil {
+					if errors.Is(err, drive.ErrNotFound) {
+						continue
+					}
+					return nil, fmt.Errorf("migrate: %s/%s on %s: %w", bucket, key, d, err)
+				}
+				if err := removeKeyDir(filepath.Join(a.paths[p], bucket), rel); err != nil {
+					return nil, fmt.Errorf("migrate: finish %s/%s on %s: %w", bucket, key, d, err)
+				}
+				removed = true
+			}
+			if removed {
+				a.rep.Finished++
+			}
+		}
+		for _, p := range a.paths {
+			os.Remove(filepath.Join(p, bucket)) // only if empty: refused keys stay
+		}
+	}
+	if err := a.setState(ctx, stateFinished); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(a.opts.Out, "removed MinIO's names of %d adopted keys; refused keys and %s (IAM, configuration) were left\n", a.rep.Finished, minioSys)
+	return &a.rep, nil
+}
+
+// removeKeyDir removes MinIO's files of one key (its xl.meta and data
+// dirs, not the keys below it) and its parents once empty.
+func removeKeyDir(root, rel string) error {
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Name() == "xl.meta":
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		case e.IsDir():
+			if _, err := uuid.Parse(e.Name()); err != nil {
+				continue // a key below this one
+			}
+			if _, err := os.Stat(filepath.Join(p, "xl.meta")); err == nil {
+				continue
+			}
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+		}
+	}
+	for d := dir; d != root && strings.HasPrefix(d, root); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
+	return nil
+}

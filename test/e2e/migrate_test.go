@@ -1,0 +1,469 @@
+package e2e
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/klauspost/compress/zstd"
+)
+
+// The MinIO fixture: 16 drives of a single-node MinIO and what it
+// answered over S3 before it was stopped (internal/minioformat/testdata).
+const minioFixture = "../../internal/minioformat/testdata/minio-16drives"
+
+type minioExpected struct {
+	Drives  int `json:"drives"`
+	Buckets []struct {
+		Name       string            `json:"name"`
+		Versioning string            `json:"versioning"`
+		ObjectLock string            `json:"objectLock"`
+		Policy     string            `json:"policy"`
+		Tags       map[string]string `json:"tags"`
+		Objects    []struct {
+			Key  string `json:"key"`
+			ETag string `json:"etag"`
+			Size int64  `json:"size"`
+		} `json:"objects"`
+		Versions []struct {
+			Key          string `json:"key"`
+			VersionID    string `json:"versionId"`
+			IsLatest     bool   `json:"isLatest"`
+			DeleteMarker bool   `json:"deleteMarker"`
+			ETag         string `json:"etag"`
+			Size         int64  `json:"size"`
+			LastModified string `json:"lastModified"`
+			Head         *struct {
+				ETag               string            `json:"etag"`
+				ContentLength      int64             `json:"contentLength"`
+				LastModified       string            `json:"lastModified"`
+				ContentType        string            `json:"contentType"`
+				ContentDisposition string            `json:"contentDisposition"`
+				ContentEncoding    string            `json:"contentEncoding"`
+				ContentLanguage    string            `json:"contentLanguage"`
+				CacheControl       string            `json:"cacheControl"`
+				Metadata           map[string]string `json:"metadata"`
+				LockMode           string            `json:"lockMode"`
+				LockRetainUntil    string            `json:"lockRetainUntil"`
+				LegalHold          string            `json:"legalHold"`
+				TagCount           int32             `json:"tagCount"`
+				Checksums          map[string]string `json:"checksums"`
+			} `json:"head"`
+			SHA256 string `json:"sha256"`
+		} `json:"versions"`
+	} `json:"buckets"`
+}
+
+// minioDrives unpacks the fixture into dir/drive1..16 and returns the
+// drive paths (in name order) and MinIO's answers.
+func minioDrives(t *testing.T, dir string) ([]string, *minioExpected) {
+	t.Helper()
+	js, err := os.ReadFile(minioFixture + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp minioExpected
+	if err := json.Unmarshal(js, &exp); err != nil {
+		t.Fatal(err)
+	}
+	if err := untarZstd(minioFixture+".tar.zst", dir); err != nil {
+		t.Fatalf("unpack fixture: %v", err)
+	}
+	var drives []string
+	for i := 1; i <= exp.Drives; i++ {
+		drives = append(drives, filepath.Join(dir, fmt.Sprintf("drive%d", i)))
+	}
+	return drives, &exp
+}
+
+func untarZstd(src, dst string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
+		if !filepath.IsLocal(name) {
+			return fmt.Errorf("unsafe path %q", h.Name)
+		}
+		p := filepath.Join(dst, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			out, err := os.Create(p)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(out, tr)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// treeSum fingerprints every entry under dir: path, type, size, mode,
+// modification time and content.
+func treeSum(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %v %d %d\n", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func runMigrate(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(binary, append([]string{"migrate", "from-minio"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("migrate %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestMigrateFromMinIO adopts the MinIO fixture's drives in place with
+// the binary, starts shardstore on them and checks every version and
+// listing against MinIO's recorded answers, degraded reads with 4 drives
+// gone, a clean deep heal, and --finish.
+func TestMigrateFromMinIO(t *testing.T) {
+	singleNodeOnly(t, "the fixture is one node's 16 drives")
+	dir := t.TempDir()
+	drives, exp := minioDrives(t, dir)
+
+	// A dry run writes nothing.
+	before := treeSum(t, dir)
+	out := runMigrate(t, append([]string{"--dry-run"}, drives...)...)
+	if after := treeSum(t, dir); after != before {
+		t.Fatalf("--dry-run changed the drives\n%s", out)
+	}
+	wantVersions := 0
+	for _, b := range exp.Buckets {
+		wantVersions += len(b.Versions)
+	}
+	if !strings.Contains(out, fmt.Sprintf("would adopt %d buckets", len(exp.Buckets))) ||
+		!strings.Contains(out, fmt.Sprintf(" %d versions,", wantVersions)) || !strings.Contains(out, "refused: 0") {
+		t.Fatalf("dry run report, want %d buckets and %d versions, none refused:\n%s", len(exp.Buckets), wantVersions, out)
+	}
+
+	// The arguments in another order: format.json decides positions.
+	shuffled := append([]string(nil), drives...)
+	rand.New(rand.NewSource(7)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	out = runMigrate(t, shuffled...)
+	t.Logf("adoption:\n%s", out)
+	if !strings.Contains(out, fmt.Sprintf("adopted %d buckets", len(exp.Buckets))) || !strings.Contains(out, "refused: 0") {
+		t.Fatalf("adoption report:\n%s", out)
+	}
+	// MinIO's files are still there until --finish.
+	if _, err := os.Stat(filepath.Join(drives[0], "plain", "small.txt", "xl.meta")); err != nil {
+		t.Fatalf("MinIO's xl.meta gone before --finish: %v", err)
+	}
+
+	driveArg := filepath.Join(dir, "drive{1...16}")
+	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", driveArg})
+	checkAdopted(t, s, exp, true)
+	heal := func(s *server) string {
+		cmd := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
+		cmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint,
+			"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("admin heal --deep: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	out = heal(s)
+	if !regexp.MustCompile(`objects damaged\s+0\b`).MatchString(out) || !regexp.MustCompile(`failed\s+0\b`).MatchString(out) {
+		t.Fatalf("deep heal of the adopted drives is not clean:\n%s", out)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Four drives gone: every version still reads.
+	gone := filepath.Join(dir, "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{2, 5, 11, 16} {
+		if err := os.Rename(drives[i-1], filepath.Join(gone, filepath.Base(drives[i-1]))); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(drives[i-1], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", driveArg})
+	checkAdopted(t, s, exp, false)
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{2, 5, 11, 16} {
+		os.RemoveAll(drives[i-1])
+		if err := os.Rename(filepath.Join(gone, filepath.Base(drives[i-1])), drives[i-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// --finish removes MinIO's names; the data stays readable.
+	out = runMigrate(t, append([]string{"--finish"}, drives...)...)
+	if _, err := os.Stat(filepath.Join(drives[0], "plain", "small.txt")); err == nil {
+		t.Fatalf("--finish left MinIO's key directory\n%s", out)
+	}
+	s = launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", driveArg})
+	checkAdopted(t, s, exp, true)
+}
+
+// checkAdopted compares what s serves with MinIO's answers: every
+// version byte-identical by version id, ListObjectVersions, HEAD, and
+// (when full) listings and bucket configuration.
+func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
+	t.Helper()
+	c := s.root()
+	cx := ctx(t)
+	for _, b := range exp.Buckets {
+		lv, err := c.ListObjectVersions(cx, &s3.ListObjectVersionsInput{Bucket: aws.String(b.Name)})
+		if err != nil {
+			t.Fatalf("ListObjectVersions %s: %v", b.Name, err)
+		}
+		type row struct {
+			key, id, etag string
+			latest, dm    bool
+			size          int64
+			mod           string
+		}
+		var got, want []row
+		for _, v := range lv.Versions {
+			got = append(got, row{aws.ToString(v.Key), aws.ToString(v.VersionId), aws.ToString(v.ETag), aws.ToBool(v.IsLatest), false,
+				aws.ToInt64(v.Size), v.LastModified.UTC().Format("2006-01-02T15:04:05.000Z")})
+		}
+		for _, v := range lv.DeleteMarkers {
+			got = append(got, row{aws.ToString(v.Key), aws.ToString(v.VersionId), "", aws.ToBool(v.IsLatest), true, 0,
+				v.LastModified.UTC().Format("2006-01-02T15:04:05.000Z")})
+		}
+		for _, v := range b.Versions {
+			etag := v.ETag
+			if v.DeleteMarker {
+				etag = ""
+			}
+			want = append(want, row{v.Key, v.VersionID, etag, v.IsLatest, v.DeleteMarker, v.Size, v.LastModified})
+		}
+		order := func(rs []row) {
+			sort.Slice(rs, func(i, j int) bool {
+				if rs[i].key != rs[j].key {
+					return rs[i].key < rs[j].key
+				}
+				return rs[i].mod > rs[j].mod
+			})
+		}
+		order(got)
+		order(want)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("bucket %s: ListObjectVersions\n got %v\nwant %v", b.Name, got, want)
+		}
+		for _, v := range b.Versions {
+			if v.DeleteMarker {
+				continue
+			}
+			in := &s3.GetObjectInput{Bucket: aws.String(b.Name), Key: aws.String(v.Key), VersionId: aws.String(v.VersionID)}
+			r, err := c.GetObject(cx, in)
+			if err != nil {
+				t.Errorf("GET %s/%s?versionId=%s: %v", b.Name, v.Key, v.VersionID, err)
+				continue
+			}
+			sum := sha256.Sum256(mustRead(t, r.Body))
+			if hex.EncodeToString(sum[:]) != v.SHA256 {
+				t.Errorf("GET %s/%s?versionId=%s: content differs (sha256 %x, want %s)", b.Name, v.Key, v.VersionID, sum, v.SHA256)
+			}
+			if !full || v.Head == nil {
+				continue
+			}
+			h, err := c.HeadObject(cx, &s3.HeadObjectInput{Bucket: aws.String(b.Name), Key: aws.String(v.Key), VersionId: aws.String(v.VersionID)})
+			if err != nil {
+				t.Errorf("HEAD %s/%s: %v", b.Name, v.Key, err)
+				continue
+			}
+			w := v.Head
+			retain := ""
+			if h.ObjectLockRetainUntilDate != nil {
+				retain = h.ObjectLockRetainUntilDate.UTC().Format("2006-01-02T15:04:05.000Z")
+			}
+			gotHead := fmt.Sprintf("etag=%s len=%d mod=%s type=%s disp=%s enc=%s lang=%s cache=%s meta=%v lock=%s/%s hold=%s tags=%d",
+				aws.ToString(h.ETag), aws.ToInt64(h.ContentLength), h.LastModified.UTC().Format("2006-01-02T15:04:05.000Z"),
+				aws.ToString(h.ContentType), aws.ToString(h.ContentDisposition), aws.ToString(h.ContentEncoding),
+				aws.ToString(h.ContentLanguage), aws.ToString(h.CacheControl), h.Metadata, h.ObjectLockMode, retain,
+				h.ObjectLockLegalHoldStatus, aws.ToInt32(h.TagCount))
+			wantHead := fmt.Sprintf("etag=%s len=%d mod=%s type=%s disp=%s enc=%s lang=%s cache=%s meta=%v lock=%s/%s hold=%s tags=%d",
+				w.ETag, w.ContentLength, w.LastModified, w.ContentType, w.ContentDisposition, w.ContentEncoding,
+				w.ContentLanguage, w.CacheControl, lowerKeys(w.Metadata), w.LockMode, w.LockRetainUntil, w.LegalHold, w.TagCount)
+			if gotHead != wantHead {
+				t.Errorf("HEAD %s/%s?versionId=%s\n got %s\nwant %s", b.Name, v.Key, v.VersionID, gotHead, wantHead)
+			}
+		}
+		if !full {
+			continue
+		}
+		lo, err := c.ListObjectsV2(cx, &s3.ListObjectsV2Input{Bucket: aws.String(b.Name)})
+		if err != nil {
+			t.Fatalf("ListObjectsV2 %s: %v", b.Name, err)
+		}
+		var gotKeys, wantKeys []string
+		for _, o := range lo.Contents {
+			gotKeys = append(gotKeys, fmt.Sprintf("%s %s %d", aws.ToString(o.Key), aws.ToString(o.ETag), aws.ToInt64(o.Size)))
+		}
+		for _, o := range b.Objects {
+			wantKeys = append(wantKeys, fmt.Sprintf("%s %s %d", o.Key, o.ETag, o.Size))
+		}
+		if fmt.Sprint(gotKeys) != fmt.Sprint(wantKeys) {
+			t.Errorf("bucket %s: ListObjectsV2\n got %v\nwant %v", b.Name, gotKeys, wantKeys)
+		}
+		vr, err := c.GetBucketVersioning(cx, &s3.GetBucketVersioningInput{Bucket: aws.String(b.Name)})
+		if err != nil {
+			t.Fatalf("GetBucketVersioning %s: %v", b.Name, err)
+		}
+		if string(vr.Status) != b.Versioning {
+			t.Errorf("bucket %s: versioning %q, want %q", b.Name, vr.Status, b.Versioning)
+		}
+		if b.Policy != "" {
+			p, err := c.GetBucketPolicy(cx, &s3.GetBucketPolicyInput{Bucket: aws.String(b.Name)})
+			if err != nil || !jsonEqual(aws.ToString(p.Policy), b.Policy) {
+				t.Errorf("bucket %s: policy %v (%v), want %s", b.Name, aws.ToString(p.Policy), err, b.Policy)
+			}
+		}
+		if len(b.Tags) > 0 {
+			tg, err := c.GetBucketTagging(cx, &s3.GetBucketTaggingInput{Bucket: aws.String(b.Name)})
+			if err != nil {
+				t.Errorf("bucket %s: tagging: %v", b.Name, err)
+			} else {
+				got := map[string]string{}
+				for _, tag := range tg.TagSet {
+					got[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(b.Tags) {
+					t.Errorf("bucket %s: tags %v, want %v", b.Name, got, b.Tags)
+				}
+			}
+		}
+		if b.ObjectLock != "" {
+			ol, err := c.GetObjectLockConfiguration(cx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String(b.Name)})
+			if err != nil || string(ol.ObjectLockConfiguration.ObjectLockEnabled) != b.ObjectLock {
+				t.Errorf("bucket %s: object lock %v, want %s", b.Name, err, b.ObjectLock)
+			}
+		}
+	}
+}
+
+func lowerKeys(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+// TestMigrateFromMinIOKilled kills the adoption (SIGKILL) at random
+// points, runs it again until it completes, and checks that every
+// version was adopted and reads back.
+func TestMigrateFromMinIOKilled(t *testing.T) {
+	singleNodeOnly(t, "the fixture is one node's 16 drives")
+	dir := t.TempDir()
+	drives, exp := minioDrives(t, dir)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	kills := 0
+	for try := 0; try < 6; try++ {
+		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
+		var outBuf strings.Builder
+		cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		delay := time.Duration(50+rng.Intn(1500)) * time.Millisecond
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("migrate: %v\n%s", err, outBuf.String())
+			}
+		case <-time.After(delay):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+			t.Logf("killed after %v", delay)
+		}
+	}
+	out := runMigrate(t, drives...)
+	t.Logf("%d kills, then:\n%s", kills, out)
+	if !strings.Contains(out, "refused: 0") {
+		t.Fatalf("resumed adoption refused something:\n%s", out)
+	}
+	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...16}")})
+	checkAdopted(t, s, exp, true)
+}
