@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,8 +49,6 @@ type Options struct {
 	Out io.Writer
 	// NoSync skips fsyncs (tests on tmpfs only).
 	NoSync bool
-	// afterKey, in tests, runs after each adopted key.
-	afterKey func(n int)
 }
 
 // Refusal is a key (or bucket) left untouched, and why.
@@ -106,9 +105,28 @@ type adopter struct {
 	paths  []string // by set position
 	format *minioformat.Format
 	drives []*drive.Local // by set position; nil in a dry run
+	mu     sync.Mutex     // guards rep and last while keys are adopted concurrently
 	rep    Report
 	start  time.Time
 	last   time.Time
+	steps  int // writes made, for crashAt
+}
+
+// keyWorkers is how many keys are adopted at once: each key's index
+// batches wait for their drive's sync, which concurrent keys share
+// (pebble's group commit).
+const keyWorkers = 16
+
+// crashAtEnv, for tests only, makes the process kill itself (SIGKILL)
+// at its Nth write (a link, a shard file or an index batch), so a test
+// can interrupt an adoption at every kind of point
+// (TestMigrateFromMinIOKilled).
+const crashAtEnv = "SHARDSTORE_TEST_MIGRATE_CRASH_AT"
+
+func (a *adopter) add(f func(r *Report)) {
+	a.mu.Lock()
+	f(&a.rep)
+	a.mu.Unlock()
 }
 
 // FromMinIO adopts (or with DryRun, inspects) the MinIO drives of opts.
@@ -136,6 +154,7 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	a.last = time.Now()
 	buckets, err := a.buckets()
 	if err != nil {
 		return nil, err
@@ -317,7 +336,7 @@ func (a *adopter) buckets() ([]string, error) {
 }
 
 func (a *adopter) refuse(bucket, key, reason string) {
-	a.rep.Refused = append(a.rep.Refused, Refusal{Bucket: bucket, Key: key, Reason: reason})
+	a.add(func(r *Report) { r.Refused = append(r.Refused, Refusal{Bucket: bucket, Key: key, Reason: reason}) })
 }
 
 // adoptBucket writes the bucket's record and adopts its keys.
@@ -342,15 +361,32 @@ func (a *adopter) adoptBucket(ctx context.Context, bucket string) error {
 		}
 	}
 	a.rep.Buckets++
-	for _, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := a.adoptKey(ctx, bucket, k); err != nil {
-			return err
-		}
+	work := make(chan string)
+	errs := make([]error, keyWorkers)
+	var wg sync.WaitGroup
+	for w := range keyWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				if errs[w] == nil {
+					errs[w] = a.adoptKey(ctx, bucket, k)
+				}
+			}
+		}()
 	}
-	return nil
+	for _, k := range keys {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // bucketInfo builds the bucket's record from its .metadata.bin.
@@ -663,7 +699,9 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 		}
 		base[i] = m
 	}
-	// Per drive: the versions it holds, with its shard of each.
+	// Per drive: the versions it holds, with its shard of each; the
+	// drives' batches are applied together.
+	batches := make([]*drive.Batch, n)
 	for p := 0; p < n; p++ {
 		var mine []*meta.Object
 		for i, c := range kept {
@@ -688,22 +726,55 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 		if a.opts.DryRun || len(mine) == 0 {
 			continue
 		}
-		b := &drive.Batch{}
-		engine.ImportBatch(b, bucket, key, mine)
-		if err := a.drives[p].Apply(ctx, b); err != nil {
-			return fmt.Errorf("migrate: %s/%s on %s: %w", bucket, key, a.drives[p], err)
+		batches[p] = &drive.Batch{}
+		engine.ImportBatch(batches[p], bucket, key, mine)
+	}
+	if !a.opts.DryRun {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for p, b := range batches {
+			if b == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.step()
+				if err := a.drives[p].Apply(ctx, b); err != nil {
+					errs[p] = fmt.Errorf("migrate: %s/%s on %s: %w", bucket, key, a.drives[p], err)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
 		}
 	}
+	a.mu.Lock()
 	a.rep.Keys++
 	a.rep.Versions += len(kept)
 	for _, m := range base {
 		a.rep.Bytes += m.Size
 	}
-	a.progress()
-	if a.opts.afterKey != nil {
-		a.opts.afterKey(a.rep.Keys)
-	}
+	a.progressLocked()
+	a.mu.Unlock()
 	return nil
+}
+
+// step counts a write and, under crashAtEnv, dies at the chosen one.
+func (a *adopter) step() {
+	at, _ := strconv.Atoi(os.Getenv(crashAtEnv))
+	if at <= 0 {
+		return
+	}
+	a.mu.Lock()
+	a.steps++
+	n := a.steps
+	a.mu.Unlock()
+	if n == at {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
 }
 
 // refusal says why a version cannot be adopted, or "".
@@ -885,7 +956,7 @@ func (a *adopter) takeShards(p int, bucket, rel string, m *meta.Object, dv drive
 		if want := o.ShardFileSize(o.Size); int64(len(data)) != want {
 			return false, nil
 		}
-		if int64(len(data)) <= a.opts.InlineLimit {
+		if int64(len(data)) <= a.opts.InlineLimit || len(o.Parts) != 1 {
 			m.InlineData = append([]byte{}, data...)
 			if m.InlineData == nil {
 				m.InlineData = []byte{}
@@ -893,15 +964,15 @@ func (a *adopter) takeShards(p int, bucket, rel string, m *meta.Object, dv drive
 			return true, nil
 		}
 		m.Inline = false
+		a.add(func(r *Report) { r.Written += int64(len(data)) })
 		if a.opts.DryRun {
-			a.rep.Written += int64(len(data))
 			return true, nil
 		}
-		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: 1})
+		a.step()
+		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: o.Parts[0].Number})
 		if err := writeFileSync(dst, data, !a.opts.NoSync); err != nil {
 			return false, fmt.Errorf("migrate: %s/%s: %w", bucket, rel, err)
 		}
-		a.rep.Written += int64(len(data))
 		return true, nil
 	}
 	for _, part := range o.Parts {
@@ -910,11 +981,11 @@ func (a *adopter) takeShards(p int, bucket, rel string, m *meta.Object, dv drive
 		if err != nil || fi.Size() != o.ShardFileSize(part.Size) {
 			return false, nil
 		}
-		a.rep.Linked++
-		a.rep.ShardBytes += fi.Size()
+		a.add(func(r *Report) { r.Linked++; r.ShardBytes += fi.Size() })
 		if a.opts.DryRun {
 			continue
 		}
+		a.step()
 		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: part.Number})
 		if err := linkShard(src, dst, !a.opts.NoSync); err != nil {
 			return false, fmt.Errorf("migrate: %s/%s: %w", bucket, rel, err)
@@ -999,8 +1070,8 @@ func (a *adopter) countUploads() int {
 	return n
 }
 
-// progress prints a progress line at most once a second.
-func (a *adopter) progress() {
+// progressLocked prints a progress line at most once a second.
+func (a *adopter) progressLocked() {
 	now := time.Now()
 	if now.Sub(a.last) < time.Second {
 		return

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -428,36 +429,38 @@ func jsonEqual(a, b string) bool {
 	return string(xa) == string(ya)
 }
 
-// TestMigrateFromMinIOKilled kills the adoption (SIGKILL) at random
-// points, runs it again until it completes, and checks that every
-// version was adopted and reads back.
+// TestMigrateFromMinIOKilled kills the adoption (SIGKILL, from inside
+// the process at a chosen write: a hard link, a shard file or an index
+// batch, SHARDSTORE_TEST_MIGRATE_CRASH_AT) at random points, resumes it
+// by running it again, and checks that every version was adopted and
+// reads back, and that the deep heal is clean.
 func TestMigrateFromMinIOKilled(t *testing.T) {
 	singleNodeOnly(t, "the fixture is one node's 16 drives")
 	dir := t.TempDir()
 	drives, exp := minioDrives(t, dir)
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	// The fixture's adoption makes 96 links, 16 shard files and 16
+	// batches per key (23 keys): about 480 writes.
 	kills := 0
-	for try := 0; try < 6; try++ {
+	for at := 1 + rng.Intn(40); at < 480; at += 1 + rng.Intn(120) {
 		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
-		var outBuf strings.Builder
-		cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		delay := time.Duration(50+rng.Intn(1500)) * time.Millisecond
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("migrate: %v\n%s", err, outBuf.String())
-			}
-		case <-time.After(delay):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
 			kills++
-			t.Logf("killed after %v", delay)
+			t.Logf("killed at write %d", at)
+			continue
 		}
+		if err != nil {
+			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, out)
+		}
+		t.Logf("crash point %d not reached: the run completed", at)
+	}
+	if kills < 3 {
+		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)
 	}
 	out := runMigrate(t, drives...)
 	t.Logf("%d kills, then:\n%s", kills, out)
@@ -466,4 +469,11 @@ func TestMigrateFromMinIOKilled(t *testing.T) {
 	}
 	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...16}")})
 	checkAdopted(t, s, exp, true)
+	cmd := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
+	cmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint,
+		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	hout, err := cmd.CombinedOutput()
+	if err != nil || !regexp.MustCompile(`objects damaged\s+0\b`).MatchString(string(hout)) {
+		t.Fatalf("deep heal after the interrupted adoption: %v\n%s", err, hout)
+	}
 }
