@@ -57,7 +57,11 @@ func parseVersionID(s string) (versionRef, error) {
 	if s == NullVersionID {
 		return versionRef{null: true}, nil
 	}
-	if _, err := uuid.Parse(s); err == nil && len(s) == 36 && strings.ToLower(s) == s {
+	if _, err := uuid.Parse(s); err == nil && len(s) == 36 {
+		if strings.ToLower(s) != s {
+			// Adopted ids are stored as MinIO formats them, lower case.
+			return versionRef{}, fmt.Errorf("%w: version id %q was not issued by this server", ErrNoSuchVersion, s)
+		}
 		return versionRef{id: s, adopted: true}, nil
 	}
 	if len(s) != 32 || strings.ToLower(s) != s {
