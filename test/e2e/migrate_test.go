@@ -36,6 +36,7 @@ type minioExpected struct {
 		Versioning string            `json:"versioning"`
 		ObjectLock string            `json:"objectLock"`
 		Policy     string            `json:"policy"`
+		Lifecycle  []string          `json:"lifecycleRules"`
 		Tags       map[string]string `json:"tags"`
 		Objects    []struct {
 			Key  string `json:"key"`
@@ -432,6 +433,18 @@ func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
 				if fmt.Sprint(got) != fmt.Sprint(b.Tags) {
 					t.Errorf("bucket %s: tags %v, want %v", b.Name, got, b.Tags)
 				}
+			}
+		}
+		if len(b.Lifecycle) > 0 {
+			lc, err := c.GetBucketLifecycleConfiguration(cx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(b.Name)})
+			var ids []string
+			if err == nil {
+				for _, r := range lc.Rules {
+					ids = append(ids, aws.ToString(r.ID))
+				}
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(b.Lifecycle) {
+				t.Errorf("bucket %s: lifecycle rules %v (%v), want %v", b.Name, ids, err, b.Lifecycle)
 			}
 		}
 		if b.ObjectLock != "" {
