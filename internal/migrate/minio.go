@@ -112,10 +112,8 @@ type adopter struct {
 	steps  int // writes made, for crashAt
 }
 
-// keyWorkers is how many keys are adopted at once: each key's index
-// batches wait for their drive's sync, which concurrent keys share
-// (pebble's group commit).
-const keyWorkers = 16
+// keyWorkers is how many keys are decoded and linked at once.
+const keyWorkers = 8
 
 // crashAtEnv, for tests only, makes the process kill itself (SIGKILL)
 // at its Nth write (a link, a shard file or an index batch), so a test
@@ -361,32 +359,74 @@ func (a *adopter) adoptBucket(ctx context.Context, bucket string) error {
 		}
 	}
 	a.rep.Buckets++
-	work := make(chan string)
+	for at := 0; at < len(keys); at += chunkKeys {
+		if err := a.adoptChunk(ctx, bucket, keys[at:min(at+chunkKeys, len(keys))]); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkKeys is how many keys share one index batch per drive: a synced
+// batch per key and drive made the adoption wait on syncs (335 objects/s
+// on 16 drives); a chunk's links and shard files are made before its
+// batches, as each key's would be.
+const chunkKeys = 256
+
+// adoptChunk adopts keys (keyWorkers at a time) and applies their
+// records as one batch per drive.
+func (a *adopter) adoptChunk(ctx context.Context, bucket string, keys []string) error {
+	per := make([][]*drive.Batch, len(keys))
+	work := make(chan int)
 	errs := make([]error, keyWorkers)
 	var wg sync.WaitGroup
 	for w := range keyWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := range work {
+			for i := range work {
 				if errs[w] == nil {
-					errs[w] = a.adoptKey(ctx, bucket, k)
+					per[i], errs[w] = a.adoptKey(ctx, bucket, keys[i])
 				}
 			}
 		}()
 	}
-	for _, k := range keys {
-		if ctx.Err() != nil {
-			break
-		}
-		work <- k
+	for i := range keys {
+		work <- i
 	}
 	close(work)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return ctx.Err()
+	if a.opts.DryRun {
+		return nil
+	}
+	applyErrs := make([]error, a.n())
+	for p := range a.n() {
+		b := &drive.Batch{}
+		for _, kb := range per {
+			if kb != nil && kb[p] != nil {
+				b.Changes = append(b.Changes, kb[p].Changes...)
+			}
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.step()
+			if err := a.drives[p].Apply(ctx, b); err != nil {
+				applyErrs[p] = fmt.Errorf("migrate: bucket %s on %s: %w", bucket, a.drives[p], err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(applyErrs...)
 }
 
 // bucketInfo builds the bucket's record from its .metadata.bin.
@@ -618,8 +658,10 @@ func versionIdentity(v *minioformat.Version) string {
 	return id
 }
 
-// adoptKey decides the key's versions by quorum and writes them.
-func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
+// adoptKey decides the key's versions by quorum, gives each drive its
+// shards (links, shard files) and returns each drive's index batch (nil
+// for a refused key, or in a dry run).
+func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Batch, error) {
 	key := objectKey(rel)
 	n := a.n()
 	metas := make([]*minioformat.Meta, n)
@@ -632,7 +674,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 		if err != nil {
 			if errors.Is(err, minioformat.ErrUnsupported) {
 				a.refuse(bucket, key, fmt.Sprintf("xl.meta on %s: %v", p, err))
-				return nil
+				return nil, nil
 			}
 			continue // a damaged copy counts as missing
 		}
@@ -668,11 +710,11 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 		}
 		if len(c.copies) < need {
 			a.refuse(bucket, key, fmt.Sprintf("version %s (%s) on %d drives, %d needed", c.ver.ID(), c.ver.Kind, len(c.copies), need))
-			return nil
+			return nil, nil
 		}
 		if reason := refusal(c.ver); reason != "" {
 			a.refuse(bucket, key, fmt.Sprintf("version %s: %s", c.ver.ID(), reason))
-			return nil
+			return nil, nil
 		}
 		kept = append(kept, c)
 	}
@@ -683,19 +725,19 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 	for _, c := range kept {
 		if seenIDs[c.ver.Header.VersionID] {
 			a.refuse(bucket, key, fmt.Sprintf("version %s held in two forms by the drives", c.ver.ID()))
-			return nil
+			return nil, nil
 		}
 		seenIDs[c.ver.Header.VersionID] = true
 	}
 	if len(kept) == 0 {
-		return nil
+		return nil, nil
 	}
 	base := make([]*meta.Object, len(kept))
 	for i, c := range kept {
 		m, err := a.convert(bucket, key, c.ver)
 		if err != nil {
 			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
-			return nil
+			return nil, nil
 		}
 		base[i] = m
 	}
@@ -715,7 +757,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 				m.Erasure.Index = o.Index
 				held, err := a.takeShards(p, bucket, rel, &m, dv)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !held {
 					continue // its data is missing here: heal restores it
@@ -729,27 +771,6 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 		batches[p] = &drive.Batch{}
 		engine.ImportBatch(batches[p], bucket, key, mine)
 	}
-	if !a.opts.DryRun {
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for p, b := range batches {
-			if b == nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				a.step()
-				if err := a.drives[p].Apply(ctx, b); err != nil {
-					errs[p] = fmt.Errorf("migrate: %s/%s on %s: %w", bucket, key, a.drives[p], err)
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return err
-		}
-	}
 	a.mu.Lock()
 	a.rep.Keys++
 	a.rep.Versions += len(kept)
@@ -758,7 +779,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) error {
 	}
 	a.progressLocked()
 	a.mu.Unlock()
-	return nil
+	return batches, nil
 }
 
 // step counts a write and, under crashAtEnv, dies at the chosen one.

@@ -486,10 +486,11 @@ func TestMigrateFromMinIOKilled(t *testing.T) {
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("seed %d", seed)
-	// The fixture's adoption makes 96 links, 16 shard files and 16
-	// batches per key (23 keys): about 480 writes.
+	// The fixture's adoption makes 96 links, 16 shard files (inline
+	// shards over shardstore's limit) and a batch per drive and bucket:
+	// about 170 writes.
 	kills := 0
-	for at := 1 + rng.Intn(40); at < 480; at += 1 + rng.Intn(120) {
+	for at := 1 + rng.Intn(10); at < 170; at += 1 + rng.Intn(40) {
 		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
 		out, err := cmd.CombinedOutput()
