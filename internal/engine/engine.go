@@ -209,6 +209,10 @@ func New(cfg Config) (*Engine, error) {
 		e.abandon()
 		return nil, err
 	}
+	if err := checkNoAdoption(context.Background(), drives); err != nil {
+		e.abandon()
+		return nil, err
+	}
 	// Parity is recorded at format time: a restart without --parity keeps
 	// it, and one asking for another parity is refused, never applied to
 	// new objects silently.

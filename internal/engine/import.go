@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
@@ -47,4 +49,26 @@ func ImportBatch(b *drive.Batch, bucket, key string, versions []*meta.Object) {
 	cur.InlineData = nil
 	cur.Flags &^= meta.FlagsPending
 	b.Put(drive.TableObjects, drive.ObjectKey(bucket, key), (&meta.Record{Versions: []*meta.Object{&cur}}).Marshal())
+}
+
+// AdoptionStateKey is the TableSystem key where `migrate from-minio`
+// records its state on each drive: AdoptionRunning while it writes,
+// then "adopted" and "finished".
+const AdoptionStateKey = "migrate/minio"
+
+// AdoptionRunning is the state of an adoption under way, or interrupted.
+const AdoptionRunning = "adopting"
+
+// checkNoAdoption refuses to serve drives that an adoption from MinIO is
+// still writing, or left interrupted: the data would be served half
+// adopted, and writes made meanwhile could be overwritten when it is
+// resumed.
+func checkNoAdoption(ctx context.Context, drives []drive.Drive) error {
+	for _, d := range drives {
+		v, err := d.Get(ctx, drive.TableSystem, AdoptionStateKey)
+		if err == nil && string(v) == AdoptionRunning {
+			return fmt.Errorf("engine: drive %s: an adoption of MinIO's drives (shardstore migrate from-minio) is under way or was interrupted: run it again to completion first", d)
+		}
+	}
+	return nil
 }

@@ -38,12 +38,23 @@
 //     lacks quorum, the key is listed as refused and left untouched.
 //  5. Records the outcome in each drive's index (system table,
 //     "migrate/minio"): "adopting" while it runs, "adopted" at the end.
+//     `shardstore server` refuses drives that say "adopting" (an
+//     interrupted adoption is resumed first), and a run on drives that
+//     say "adopted" does nothing: shardstore may have changed the data
+//     since, which a second adoption would overwrite.
+//
+// Keys are decoded and linked 8 at a time, and their records go to each
+// drive as one synced batch per 256 keys (a batch per key and drive made
+// the syncs the bottleneck: 335 against 3,500 objects/s on 10,000 small
+// keys over 16 drives).
 //
 // Safe by construction: --dry-run decodes everything and prints what
 // would be adopted and refused, with counts and bytes, and opens nothing
 // for writing. Every step is idempotent (index writes are puts, links
-// are checked by inode), so an interrupted run (kill -9) is resumed by
-// running it again. MinIO's files are left where they were (the part
+// are checked by inode, a chunk's files are made before its batches), so
+// an interrupted run (kill -9) is resumed by running it again; the test
+// suite kills it at chosen writes (SHARDSTORE_TEST_MIGRATE_CRASH_AT,
+// tests only). MinIO's files are left where they were (the part
 // files have a second name) until --finish, which, once an adoption has
 // completed, removes MinIO's names of every adopted key; refused keys
 // and .minio.sys (IAM, configuration) stay.

@@ -85,11 +85,12 @@ func (r *Report) ObjectsPerSecond() float64 {
 // ErrRefused is wrapped by a refusal of the whole deployment (layout).
 var ErrRefused = errors.New("migrate: deployment not adoptable")
 
-// stateKey is the TableSystem key of the migration's state on each drive.
-const stateKey = "migrate/minio"
+// stateKey is the TableSystem key of the migration's state on each drive
+// (the engine refuses to start while it says stateAdopting).
+const stateKey = engine.AdoptionStateKey
 
 const (
-	stateAdopting = "adopting"
+	stateAdopting = engine.AdoptionRunning
 	stateAdopted  = "adopted"
 	stateFinished = "finished"
 )
@@ -148,6 +149,14 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 		defer a.closeDrives()
+		st, err := a.state(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		if st == stateAdopted || st == stateFinished {
+			fmt.Fprintf(opts.Out, "already adopted (state %q): nothing done; shardstore may have changed the data since, so an adoption is not redone over it\n", st)
+			return &a.rep, nil
+		}
 		if err := a.setState(ctx, stateAdopting); err != nil {
 			return nil, err
 		}
@@ -283,8 +292,9 @@ func (a *adopter) setState(ctx context.Context, state string) error {
 	return nil
 }
 
-// State returns the migration state recorded on the drive at path
-// ("" when none): "adopting", "adopted" or "finished".
+// state returns the migration state the drives record ("" when none):
+// "adopting" when any drive says so, else what most say ("adopted" or
+// "finished").
 func (a *adopter) state(ctx context.Context) (string, error) {
 	votes := map[string]int{}
 	for _, d := range a.drives {
@@ -294,6 +304,9 @@ func (a *adopter) state(ctx context.Context) (string, error) {
 		} else if !errors.Is(err, drive.ErrNotFound) {
 			return "", err
 		}
+	}
+	if votes[stateAdopting] > 0 {
+		return stateAdopting, nil // interrupted, perhaps while recording the end
 	}
 	best := ""
 	for s, c := range votes {

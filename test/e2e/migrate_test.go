@@ -23,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 // The MinIO fixture: 16 drives of a single-node MinIO and what it
@@ -486,32 +488,41 @@ func TestMigrateFromMinIOKilled(t *testing.T) {
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("seed %d", seed)
-	// The fixture's adoption makes 96 links, 16 shard files (inline
-	// shards over shardstore's limit) and a batch per drive and bucket:
-	// about 170 writes.
+	// Each run is killed at a later write than the one before, until a
+	// run completes: the fixture's adoption makes 96 links, 16 shard
+	// files (inline shards over shardstore's limit) and a batch per drive
+	// and bucket, about 170 writes, and a run redoes what its
+	// predecessors did.
 	kills := 0
-	for at := 1 + rng.Intn(10); at < 170; at += 1 + rng.Intn(40) {
+	var out string
+	for at := 1 + rng.Intn(10); ; at += 1 + rng.Intn(30) {
 		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
-		out, err := cmd.CombinedOutput()
+		b, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
 			kills++
 			t.Logf("killed at write %d", at)
+			if kills == 1 {
+				serverRefuses(t, dir)
+			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, out)
+			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, b)
 		}
-		t.Logf("crash point %d not reached: the run completed", at)
+		out = string(b)
+		break
 	}
+	t.Logf("%d kills, then:\n%s", kills, out)
 	if kills < 3 {
 		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)
 	}
-	out := runMigrate(t, drives...)
-	t.Logf("%d kills, then:\n%s", kills, out)
 	if !strings.Contains(out, "refused: 0") {
 		t.Fatalf("resumed adoption refused something:\n%s", out)
+	}
+	if again := runMigrate(t, drives...); !strings.Contains(again, "already adopted") {
+		t.Fatalf("a completed adoption was redone:\n%s", again)
 	}
 	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...16}")})
 	checkAdopted(t, s, exp, true)
@@ -571,5 +582,25 @@ func TestMigrateFromMinIORefuses(t *testing.T) {
 	}
 	if _, err := c.HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("plain"), Key: aws.String("empty")}); err != nil {
 		t.Fatalf("an adopted key beside the refused one: %v", err)
+	}
+}
+
+// serverRefuses checks that the server does not start on dir's drives
+// while an adoption is interrupted.
+func serverRefuses(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command(binary, "server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...16}"))
+	cmd.Env = append(os.Environ(), serverEnv()...)
+	serverbin.DieWithParent(cmd)
+	done := make(chan []byte, 1)
+	go func() { b, _ := cmd.CombinedOutput(); done <- b }()
+	select {
+	case b := <-done:
+		if !strings.Contains(string(b), "adoption of MinIO's drives") {
+			t.Fatalf("server on an interrupted adoption:\n%s", b)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the server started on an interrupted adoption")
 	}
 }
