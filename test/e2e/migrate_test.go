@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/shardstore/shardstore/test/internal/serverbin"
@@ -35,6 +36,7 @@ type minioExpected struct {
 	Drives  int `json:"drives"`
 	Buckets []struct {
 		Name       string            `json:"name"`
+		Created    string            `json:"created"`
 		Versioning string            `json:"versioning"`
 		ObjectLock string            `json:"objectLock"`
 		Policy     string            `json:"policy"`
@@ -314,6 +316,27 @@ func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
 	t.Helper()
 	c := s.root()
 	cx := ctx(t)
+	if full {
+		lb, err := c.ListBuckets(cx, &s3.ListBucketsInput{})
+		if err != nil {
+			t.Fatalf("ListBuckets: %v", err)
+		}
+		var got, want []string
+		for _, b := range lb.Buckets {
+			got = append(got, aws.ToString(b.Name)+" "+b.CreationDate.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+		for _, b := range exp.Buckets {
+			created, err := time.Parse(time.RFC3339Nano, b.Created)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, b.Name+" "+created.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+		sort.Strings(want)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ListBuckets %v, want %v", got, want)
+		}
+	}
 	for _, b := range exp.Buckets {
 		lv, err := c.ListObjectVersions(cx, &s3.ListObjectVersionsInput{Bucket: aws.String(b.Name)})
 		if err != nil {
@@ -391,6 +414,24 @@ func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
 				w.ContentLanguage, w.CacheControl, lowerKeys(w.Metadata), w.LockMode, w.LockRetainUntil, w.LegalHold, w.TagCount)
 			if gotHead != wantHead {
 				t.Errorf("HEAD %s/%s?versionId=%s\n got %s\nwant %s", b.Name, v.Key, v.VersionID, gotHead, wantHead)
+			}
+			if len(w.Checksums) > 0 {
+				hc, err := c.HeadObject(cx, &s3.HeadObjectInput{Bucket: aws.String(b.Name), Key: aws.String(v.Key),
+					VersionId: aws.String(v.VersionID), ChecksumMode: types.ChecksumModeEnabled})
+				if err != nil {
+					t.Errorf("HEAD %s/%s with checksums: %v", b.Name, v.Key, err)
+					continue
+				}
+				got := map[string]string{"type": string(hc.ChecksumType)}
+				for name, val := range map[string]*string{"CRC32": hc.ChecksumCRC32, "CRC32C": hc.ChecksumCRC32C,
+					"CRC64NVME": hc.ChecksumCRC64NVME, "SHA1": hc.ChecksumSHA1, "SHA256": hc.ChecksumSHA256} {
+					if val != nil {
+						got[name] = *val
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(w.Checksums) {
+					t.Errorf("HEAD %s/%s checksums %v, want %v", b.Name, v.Key, got, w.Checksums)
+				}
 			}
 		}
 		if !full {
