@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"math/rand"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,6 +226,18 @@ func TestMigrateFromMinIO(t *testing.T) {
 	driveArg := filepath.Join(dir, "drive{1...16}")
 	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", driveArg})
 	checkAdopted(t, s, exp, true)
+	// The adopted bucket policy is enforced: it lets anyone read
+	// plain/public/*, and nothing else.
+	for path, want := range map[string]int{"/plain/public/readme.txt": 200, "/plain/small.txt": 403} {
+		resp, err := http.Get(s.endpoint + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("anonymous GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
 	heal := func(s *server) string {
 		cmd := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
 		cmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint,
