@@ -56,8 +56,11 @@
 // suite kills it at chosen writes (SHARDSTORE_TEST_MIGRATE_CRASH_AT,
 // tests only). MinIO's files are left where they were (the part
 // files have a second name) until --finish, which, once an adoption has
-// completed, removes MinIO's names of every adopted key; refused keys
-// and .minio.sys (IAM, configuration) stay.
+// completed, removes MinIO's names of every adopted key, as the journal
+// in each drive's system table lists them ("migrate/minio/adopted/",
+// written in the same batch as the key's records); refused keys, even
+// ones written through shardstore since, and .minio.sys (IAM,
+// configuration) stay.
 //
 // Not done yet: several sets or pools, a node's share of a cluster,
 // unfinished multipart uploads (listed, not adopted), IAM users and

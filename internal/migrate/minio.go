@@ -783,6 +783,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		}
 		batches[p] = &drive.Batch{}
 		engine.ImportBatch(batches[p], bucket, key, mine)
+		batches[p].Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
 	}
 	a.mu.Lock()
 	a.rep.Keys++
@@ -794,6 +795,15 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 	a.mu.Unlock()
 	return batches, nil
 }
+
+// journalPrefix keys the adoption's journal in each drive's system
+// table: one entry per key the drive got records of, naming MinIO's
+// directory of it, so that --finish removes MinIO's names of what was
+// adopted and of nothing else (not of a refused key that a client wrote
+// through shardstore since).
+const journalPrefix = "migrate/minio/adopted/"
+
+func journalKey(bucket, key string) string { return journalPrefix + bucket + "/" + key }
 
 // step counts a write and, under crashAtEnv, dies at the chosen one.
 func (a *adopter) step() {
@@ -1160,37 +1170,43 @@ func (a *adopter) finish(ctx context.Context) (*Report, error) {
 	if st != stateAdopted && st != stateFinished {
 		return nil, fmt.Errorf("%w: the adoption has not completed (state %q): run it (again) without --finish first", ErrRefused, st)
 	}
-	buckets, err := a.buckets()
-	if err != nil {
-		return nil, err
+	touched := map[string]bool{}
+	for p, d := range a.drives {
+		q := drive.ScanQuery{Prefix: journalPrefix, Limit: 1000}
+		for {
+			ents, err := d.Scan(ctx, drive.TableSystem, q)
+			if err != nil {
+				return nil, fmt.Errorf("migrate: journal on %s: %w", d, err)
+			}
+			b := &drive.Batch{}
+			for _, e := range ents {
+				bucket, _, ok := strings.Cut(strings.TrimPrefix(e.Key, journalPrefix), "/")
+				if !ok || bucket == "" || len(e.Value) == 0 {
+					continue
+				}
+				if err := removeKeyDir(filepath.Join(a.paths[p], bucket), string(e.Value)); err != nil {
+					return nil, fmt.Errorf("migrate: finish %s on %s: %w", e.Key, d, err)
+				}
+				touched[strings.TrimPrefix(e.Key, journalPrefix)] = true
+				b.Delete(drive.TableSystem, e.Key)
+			}
+			if b.Len() > 0 {
+				if err := d.Apply(ctx, b); err != nil {
+					return nil, fmt.Errorf("migrate: journal on %s: %w", d, err)
+				}
+			}
+			if len(ents) < q.Limit {
+				break
+			}
+			q.After = ents[len(ents)-1].Key
+		}
 	}
-	a.rep.Refused = nil
-	for _, bucket := range buckets {
-		keys, err := a.keys(bucket)
-		if err != nil {
-			return nil, err
-		}
-		for _, rel := range keys {
-			key := objectKey(rel)
-			removed := false
-			for p, d := range a.drives {
-				if _, err := d.Get(ctx, drive.TableObjects, drive.ObjectKey(bucket, key)); err != nil {
-					if errors.Is(err, drive.ErrNotFound) {
-						continue
-					}
-					return nil, fmt.Errorf("migrate: %s/%s on %s: %w", bucket, key, d, err)
-				}
-				if err := removeKeyDir(filepath.Join(a.paths[p], bucket), rel); err != nil {
-					return nil, fmt.Errorf("migrate: finish %s/%s on %s: %w", bucket, key, d, err)
-				}
-				removed = true
+	a.rep.Finished = len(touched)
+	if buckets, err := a.buckets(); err == nil {
+		for _, bucket := range buckets {
+			for _, p := range a.paths {
+				os.Remove(filepath.Join(p, bucket)) // only if empty: refused keys stay
 			}
-			if removed {
-				a.rep.Finished++
-			}
-		}
-		for _, p := range a.paths {
-			os.Remove(filepath.Join(p, bucket)) // only if empty: refused keys stay
 		}
 	}
 	if err := a.setState(ctx, stateFinished); err != nil {

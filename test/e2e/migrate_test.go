@@ -622,13 +622,8 @@ func TestMigrateFromMinIORefuses(t *testing.T) {
 	if !strings.Contains(out2, "refused: 1\n") || !strings.Contains(out2, "refused plain/small.txt:") {
 		t.Fatalf("adoption with one unknown xl.meta:\n%s", out2)
 	}
-	runMigrate(t, append([]string{"--finish"}, drives...)...)
-	for i, d := range drives {
-		b, err := os.ReadFile(filepath.Join(d, "plain", "small.txt", "xl.meta"))
-		if err != nil || string(b) != string(metas[i]) {
-			t.Fatalf("refused key's xl.meta on %s changed or removed by adoption or --finish: %v", d, err)
-		}
-	}
+	// The refused key is not served; a client writes it through
+	// shardstore, and --finish still leaves MinIO's files of it alone.
 	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...16}")})
 	c := s.root()
 	if _, err := c.HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("plain"), Key: aws.String("small.txt")}); err == nil {
@@ -637,6 +632,35 @@ func TestMigrateFromMinIORefuses(t *testing.T) {
 	if _, err := c.HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("plain"), Key: aws.String("empty")}); err != nil {
 		t.Fatalf("an adopted key beside the refused one: %v", err)
 	}
+	if _, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("plain"), Key: aws.String("small.txt"), Body: strings.NewReader("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	out3 := runMigrate(t, append([]string{"--finish"}, drives...)...)
+	for i, d := range drives {
+		b, err := os.ReadFile(filepath.Join(d, "plain", "small.txt", "xl.meta"))
+		if err != nil || string(b) != string(metas[i]) {
+			t.Fatalf("refused key's xl.meta on %s changed or removed by adoption or --finish: %v\n%s", d, err, out3)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(drives[0], "plain", "empty")); err == nil {
+		t.Fatalf("--finish left MinIO's files of an adopted key\n%s", out3)
+	}
+	s = launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...16}")})
+	if got := string(mustRead(t, mustGet(t, s.root(), "plain", "small.txt"))); got != "new" {
+		t.Fatalf("the key written through shardstore reads %q", got)
+	}
+}
+
+func mustGet(t *testing.T, c *s3.Client, bucket, key string) io.ReadCloser {
+	t.Helper()
+	r, err := c.GetObject(ctx(t), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("GET %s/%s: %v", bucket, key, err)
+	}
+	return r.Body
 }
 
 // serverRefuses checks that the server does not start on dir's drives
