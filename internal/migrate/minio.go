@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -137,6 +138,9 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 	if err := a.orderDrives(); err != nil {
 		return nil, err
 	}
+	if err := a.checkPools(); err != nil {
+		return nil, err
+	}
 	if opts.Finish {
 		return a.finish(ctx)
 	}
@@ -220,6 +224,42 @@ func (a *adopter) orderDrives() error {
 }
 
 func (a *adopter) n() int { return len(a.paths) }
+
+// checkPools refuses a deployment of several pools (server pool1 pool2):
+// format.json describes only its own pool, but .minio.sys/pool.bin (an
+// object: a 4-byte header, then a msgpack map whose "pls" is the array of
+// pools) lists them all. A pool.bin that is absent (older releases) or
+// does not have that shape is no evidence either way.
+func (a *adopter) checkPools() error {
+	data, found, err := a.readSysObject("pool.bin")
+	if err != nil || !found {
+		return nil
+	}
+	if n := poolCount(data); n > 1 {
+		return fmt.Errorf("%w: the deployment has %d server pools; adopting several pools is not supported yet", ErrRefused, n)
+	}
+	return nil
+}
+
+// poolCount reads the length of pool.bin's "pls" array, or 0.
+func poolCount(data []byte) int {
+	const key = "\xa3pls"
+	if len(data) < 5 || data[0] != 1 || data[2] != 1 || data[4]&0xf0 != 0x80 {
+		return 0 // not format 1, version 1, a fixmap
+	}
+	i := bytes.Index(data[5:], []byte(key))
+	if i < 0 || 5+i+len(key) >= len(data) {
+		return 0
+	}
+	b := data[5+i+len(key):]
+	switch {
+	case b[0]&0xf0 == 0x90:
+		return int(b[0] & 0x0f)
+	case b[0] == 0xdc && len(b) >= 3:
+		return int(b[1])<<8 | int(b[2])
+	}
+	return 0
+}
 
 // openDrives opens each drive for shardstore and formats it beside
 // MinIO's files (the slot is MinIO's position).
