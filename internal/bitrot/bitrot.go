@@ -25,6 +25,13 @@ const (
 	HighwayHash256 Algorithm = 2
 	// CRC32C uses the SSE4.2 instruction; 4 bytes per chunk.
 	CRC32C Algorithm = 3
+	// HighwayHash256MinIO is HighwayHash-256 under MinIO's fixed key: the
+	// chunk checksum of shard files adopted in place from MinIO drives
+	// (internal/migrate), whose framing, [32-byte sum][chunk] per erasure
+	// block, is shardstore's own. shardstore never picks it for new
+	// objects; a heal rewrites an adopted object's shards with it so the
+	// object stays readable with one algorithm.
+	HighwayHash256MinIO Algorithm = 4
 )
 
 // Default is the algorithm new objects use (see BenchmarkAlgorithms and
@@ -38,6 +45,15 @@ var highwayKey = [32]byte{
 	0x74, 0x2d, 0x6b, 0x65, 0x79, 0x2d, 0x76, 0x31, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
 }
 
+// minioKeyInput is the text MinIO documents its bitrot key as the
+// HighwayHash-256 of, under the all-zero key: the first 100 decimals of
+// pi (docs/minio-format.md). Deriving the key keeps a magic constant out
+// of the source.
+const minioKeyInput = "1415926535897932384626433832795028841971693993751058209749445923078164062862089986280348253421170679"
+
+// minioKey is MinIO's bitrot key (4be734fa...de36a0).
+var minioKey = highwayhash.Sum([]byte(minioKeyInput), make([]byte, 32))
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Size is the checksum length in bytes.
@@ -45,7 +61,7 @@ func (a Algorithm) Size() int {
 	switch a {
 	case XXH3:
 		return 8
-	case HighwayHash256:
+	case HighwayHash256, HighwayHash256MinIO:
 		return 32
 	case CRC32C:
 		return 4
@@ -64,6 +80,8 @@ func (a Algorithm) String() string {
 		return "highwayhash-256"
 	case CRC32C:
 		return "crc32c"
+	case HighwayHash256MinIO:
+		return "highwayhash-256-minio"
 	}
 	return fmt.Sprintf("bitrot(%d)", uint8(a))
 }
@@ -81,6 +99,9 @@ func (a Algorithm) Sum(dst, chunk []byte) []byte {
 	case CRC32C:
 		binary.LittleEndian.PutUint32(dst, crc32.Checksum(chunk, castagnoli))
 		return dst[:4]
+	case HighwayHash256MinIO:
+		s := highwayhash.Sum(chunk, minioKey[:])
+		return dst[:copy(dst, s[:])]
 	}
 	panic(fmt.Sprintf("bitrot: unknown algorithm %d", a))
 }

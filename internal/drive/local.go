@@ -108,6 +108,12 @@ type LocalOptions struct {
 	// Name, when set, is what String returns instead of the directory: a
 	// cluster node names its drives by URL, as the other nodes do.
 	Name string
+	// Beside lets WriteFormat format a drive that holds other entries at
+	// its top (another store's files): only `shardstore migrate
+	// from-minio` sets it, which formats MinIO's drives in place and
+	// takes their data over. Shard files without a format record are
+	// still refused.
+	Beside bool
 }
 
 const (
@@ -651,7 +657,7 @@ func (d *Local) checkBlank() error {
 	if what := d.oldLayoutShape(); strings.HasPrefix(what, sysDirName) {
 		return fmt.Errorf("drive %s: %w: %s (found %s)", d.root, ErrOldLayout, oldLayoutMsg, what)
 	}
-	if others := d.foreignEntries(); len(others) > 0 {
+	if others := d.foreignEntries(); len(others) > 0 && !d.opts.Beside {
 		return d.notBlankErr(others)
 	}
 	// Shard files left by an earlier format whose record is gone: not

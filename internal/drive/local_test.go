@@ -483,3 +483,36 @@ func TestClassifyKeepsCause(t *testing.T) {
 		t.Error("ErrInjectedENOSPC lost its cause")
 	}
 }
+
+// TestFormatBeside: a drive holding another store's files (MinIO's, for
+// `migrate from-minio`) is refused a format unless Beside is set, and
+// with it still formats only without an index or shard files of its own.
+func TestFormatBeside(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".minio.sys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bucket", "key"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := openLocal(t, dir, LocalOptions{})
+	if err := d.WriteFormat(ctx, testFormat); !errors.Is(err, ErrNotBlank) {
+		t.Fatalf("format beside MinIO's files without Beside: %v", err)
+	}
+	d.Close()
+	d = openLocal(t, dir, LocalOptions{Beside: true})
+	if err := d.WriteFormat(ctx, testFormat); err != nil {
+		t.Fatalf("format with Beside: %v", err)
+	}
+	if f, err := d.ReadFormat(ctx); err != nil || f.DriveID != testFormat.DriveID {
+		t.Fatalf("read back: %+v, %v", f, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bucket", "key")); err != nil {
+		t.Fatalf("the other store's files: %v", err)
+	}
+	// A formatted drive with foreign entries opens as formatted.
+	if f, err := PeekFormat(dir); err != nil || f.DriveID != testFormat.DriveID {
+		t.Fatalf("PeekFormat: %+v, %v", f, err)
+	}
+}

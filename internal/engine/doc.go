@@ -194,7 +194,9 @@
 // decides what a commit does with the version it replaces. A commit of a
 // new version takes its time and version id under the key's lock (the id
 // is the time in hex plus 64 random bits, so it locates its versions
-// table entry; time is strictly increasing per key), and the replaced
+// table entry; time is strictly increasing per key; versions adopted
+// from MinIO keep MinIO's UUIDs, found by scanning the key's versions
+// range, ImportBatch in import.go), and the replaced
 // version stays in the record as FlagPrev|FlagKeep; once the commit has
 // write quorum the settling batch moves it into the versions table (in a
 // Suspended bucket unless it is the null version, which the new null

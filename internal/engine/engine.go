@@ -170,6 +170,9 @@ func New(cfg Config) (*Engine, error) {
 	if !e.bitrot.Valid() {
 		return nil, fmt.Errorf("engine: unknown bitrot algorithm %d", e.bitrot)
 	}
+	if e.bitrot == bitrot.HighwayHash256MinIO {
+		return nil, fmt.Errorf("engine: bitrot algorithm %s is for adopted MinIO data only, not new objects", e.bitrot)
+	}
 	if cfg.Cluster != nil {
 		e.pins.delay = cfg.Cluster.FreeDelay
 		if e.pins.delay <= 0 {
@@ -203,6 +206,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	layout, err := loadFormats(context.Background(), drives, setSize, parity, e.log, cfg.Cluster)
 	if err != nil {
+		e.abandon()
+		return nil, err
+	}
+	if err := checkNoAdoption(context.Background(), drives); err != nil {
 		e.abandon()
 		return nil, err
 	}

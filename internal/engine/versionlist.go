@@ -131,7 +131,7 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head *
 			return false
 		}
 	case after.matches(head):
-	case after.null:
+	case after.null || after.adopted:
 		for _, k := range pendKeys {
 			if after.matches(pendByKey[k]) {
 				start = k
@@ -141,7 +141,7 @@ func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head *
 			if start != "" {
 				break
 			}
-			if k, err := nullKeyOn(ctx, d, bucket, key); err == nil && k != "" {
+			if k, err := versionKeyOn(ctx, d, bucket, key, after.id); err == nil && k != "" {
 				start = k
 			}
 		}

@@ -41,20 +41,28 @@ type versionRef struct {
 	id   string // "" for the null version
 	time int64  // from the id; 0 for the null version
 	null bool
+	// adopted marks an id this engine did not make: a version adopted
+	// from MinIO (internal/migrate) keeps its UUID, which carries no
+	// time, so its versions-table key is found by scanning the key's
+	// versions (versionKeyOn) instead of being computed.
+	adopted bool
 }
 
-// parseVersionID reads a request's version id: "null" or an id this
-// engine made. A UUID (how MinIO spells version ids) is ErrNoSuchVersion;
-// anything else is ErrInvalidArgument, as S3 answers an id it could not
-// have issued.
+// parseVersionID reads a request's version id: "null", an id this
+// engine made, or a UUID (how MinIO spells version ids: versions adopted
+// from MinIO keep theirs; one that names no version is ErrNoSuchVersion,
+// as clients such as minio-go's suite expect). Anything else is
+// ErrInvalidArgument, as S3 answers an id it could not have issued.
 func parseVersionID(s string) (versionRef, error) {
 	if s == NullVersionID {
 		return versionRef{null: true}, nil
 	}
 	if _, err := uuid.Parse(s); err == nil && len(s) == 36 {
-		// MinIO's form of version id: well formed, so clients (and
-		// minio-go's suite) expect NoSuchVersion, but never one of ours.
-		return versionRef{}, fmt.Errorf("%w: version id %q was not issued by this server", ErrNoSuchVersion, s)
+		if strings.ToLower(s) != s {
+			// Adopted ids are stored as MinIO formats them, lower case.
+			return versionRef{}, fmt.Errorf("%w: version id %q was not issued by this server", ErrNoSuchVersion, s)
+		}
+		return versionRef{id: s, adopted: true}, nil
 	}
 	if len(s) != 32 || strings.ToLower(s) != s {
 		return versionRef{}, fmt.Errorf("%w: invalid version id %q", ErrInvalidArgument, s)
@@ -71,14 +79,25 @@ func parseVersionID(s string) (versionRef, error) {
 
 // refOfVersionKey is the version a versions-table key under prefix
 // (drive.VersionPrefix) names; ok is false for a key whose id this engine
-// could not have made.
+// could not have made or adopted. An adopted id takes its time from the
+// key.
 func refOfVersionKey(prefix, k string) (ref versionRef, ok bool) {
 	id := k[len(prefix)+drive.VersionKeyLen:]
 	if id == "" {
 		return versionRef{null: true}, true
 	}
 	ref, err := parseVersionID(id)
-	return ref, err == nil
+	if err != nil {
+		return ref, false
+	}
+	if ref.adopted {
+		inv, err := strconv.ParseUint(k[len(prefix):len(prefix)+drive.VersionKeyLen], 16, 64)
+		if err != nil {
+			return ref, false
+		}
+		ref.time, ref.adopted = int64(^inv), false
+	}
+	return ref, true
 }
 
 // matches reports whether m is the version r names.
@@ -100,6 +119,14 @@ func deleteMarkerError(bucket, key string, m *meta.Object, latest bool, err erro
 // bucket/key on d ("" when it has none): the only key of the range with
 // no version id after the time.
 func nullKeyOn(ctx context.Context, d drive.Drive, bucket, key string) (string, error) {
+	return versionKeyOn(ctx, d, bucket, key, "")
+}
+
+// versionKeyOn finds the versions-table key of version id ("" for the
+// null version) of bucket/key on d by scanning the key's versions ("" when
+// it has none): for ids whose time is not known (the null version,
+// adopted ids).
+func versionKeyOn(ctx context.Context, d drive.Drive, bucket, key, id string) (string, error) {
 	prefix := drive.VersionPrefix(bucket, key)
 	q := drive.ScanQuery{Prefix: prefix, KeysOnly: true, Limit: 1000}
 	for {
@@ -108,7 +135,7 @@ func nullKeyOn(ctx context.Context, d drive.Drive, bucket, key string) (string, 
 			return "", err
 		}
 		for _, ent := range ents {
-			if len(ent.Key) == len(prefix)+drive.VersionKeyLen {
+			if len(ent.Key) == len(prefix)+drive.VersionKeyLen+len(id) && strings.HasSuffix(ent.Key, id) {
 				return ent.Key, nil
 			}
 		}
@@ -187,9 +214,9 @@ func (e *Engine) readNoncurrent(ctx context.Context, set *erasureSet, bucket, ke
 			}
 		}
 		k := drive.VersionKey(bucket, key, ref.time, ref.id)
-		if ref.null {
+		if ref.null || ref.adopted {
 			var err error
-			if k, err = nullKeyOn(ctx, d, bucket, key); err != nil {
+			if k, err = versionKeyOn(ctx, d, bucket, key, ref.id); err != nil {
 				return err
 			}
 			if k == "" {

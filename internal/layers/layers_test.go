@@ -50,7 +50,8 @@ var floors = map[string]int{
 	"internal/lifecycle":       4,
 	"internal/s3api/storetest": 4,
 
-	"internal/iam": 5,
+	"internal/iam":     5,
+	"internal/migrate": 5,
 
 	"internal/sts":     6,
 	"internal/s3api":   6,

@@ -1,0 +1,68 @@
+// Package migrate adopts the drives of a stopped MinIO deployment in
+// place (issue 43): `shardstore migrate from-minio [--dry-run] [--finish]
+// DRIVES...`. Nothing of the shard data is copied: MinIO's part files
+// are already Reed-Solomon shards framed [32-byte sum][chunk] per erasure
+// block, which is shardstore's shard file layout, so they are taken over
+// by hard link into shardstore's data area and recorded with the bitrot
+// algorithm bitrot.HighwayHash256MinIO (HighwayHash-256 under MinIO's
+// key). MinIO's format is described in docs/minio-format.md and decoded
+// by internal/minioformat.
+//
+// What an adoption does, in order:
+//
+//  1. Reads every drive's .minio.sys/format.json and orders the drives by
+//     their position in the set (not by the arguments). A deployment of
+//     several erasure sets or pools, or a node's share of a cluster, is
+//     refused for now, before anything is written.
+//  2. Formats each drive for shardstore beside MinIO's files
+//     (.shardstore.sys/, drive.LocalOptions.Beside): one set, slot =
+//     MinIO's position, deployment id = MinIO's, so an object's MinIO
+//     distribution is its shardstore Distribution unchanged.
+//  3. For each bucket (a top-level directory on a majority of drives):
+//     its configuration from .minio.sys/buckets/<bucket>/.metadata.bin
+//     (versioning, object lock, policy, lifecycle, tags) becomes its
+//     bucket record.
+//  4. For each key (a directory holding xl.meta): every drive's xl.meta
+//     is decoded, the versions are decided by quorum (a version counts
+//     on the drives whose copy agrees on id, kind, time, ETag and
+//     erasure layout, and whose distribution says it holds the shard
+//     it claims; an object version needs M such drives, a delete marker
+//     a majority), and each drive gets shardstore's records of the
+//     versions it holds: the key's current version, its noncurrent
+//     versions, refs, and inline shards (into the index up to
+//     shardstore's inline limit, else written out as a shard file).
+//     Part files are hard-linked to .shardstore.sys/data/ before the
+//     index batch that references them. A key is adopted whole or not
+//     at all: if any of its versions is encrypted, compressed, tiered,
+//     legacy, carries metadata this package does not understand, or
+//     lacks quorum, the key is listed as refused and left untouched.
+//  5. Records the outcome in each drive's index (system table,
+//     "migrate/minio"): "adopting" while it runs, "adopted" at the end.
+//     `shardstore server` refuses drives that say "adopting" (an
+//     interrupted adoption is resumed first), and a run on drives that
+//     say "adopted" does nothing: shardstore may have changed the data
+//     since, which a second adoption would overwrite.
+//
+// Keys are decoded and linked 8 at a time, and their records go to each
+// drive as one synced batch per 256 keys (a batch per key and drive made
+// the syncs the bottleneck: 335 against 3,500 objects/s on 10,000 small
+// keys over 16 drives).
+//
+// Safe by construction: --dry-run decodes everything and prints what
+// would be adopted and refused, with counts and bytes, and opens nothing
+// for writing. Every step is idempotent (index writes are puts, links
+// are checked by inode, a chunk's files are made before its batches), so
+// an interrupted run (kill -9) is resumed by running it again; the test
+// suite kills it at chosen writes (SHARDSTORE_TEST_MIGRATE_CRASH_AT,
+// tests only). MinIO's files are left where they were (the part
+// files have a second name) until --finish, which, once an adoption has
+// completed, removes MinIO's names of every adopted key, as the journal
+// in each drive's system table lists them ("migrate/minio/adopted/",
+// written in the same batch as the key's records); refused keys, even
+// ones written through shardstore since, and .minio.sys (IAM,
+// configuration) stay.
+//
+// Not done yet: several sets or pools, a node's share of a cluster,
+// unfinished multipart uploads (listed, not adopted), IAM users and
+// policies, SSE, compressed and tiered versions.
+package migrate

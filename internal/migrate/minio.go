@@ -1,0 +1,1033 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/bitrot"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/minioformat"
+)
+
+// Options configure FromMinIO.
+type Options struct {
+	// Drives are MinIO's drive directories (any order: format.json
+	// decides each one's position).
+	Drives []string
+	// DryRun decodes and reports without writing anything.
+	DryRun bool
+	// Finish removes MinIO's names of the adopted keys after a completed
+	// adoption.
+	Finish bool
+	// Owner is recorded as the owner of the adopted buckets and objects
+	// (an access key; empty: none, the root user's).
+	Owner string
+	// InlineLimit is the shard size up to which a MinIO inline shard
+	// stays inline in shardstore's index; 0 means
+	// engine.DefaultInlineLimit.
+	InlineLimit int64
+	// Out receives the progress lines and the report; nil discards them.
+	Out io.Writer
+	// NoSync skips fsyncs (tests on tmpfs only).
+	NoSync bool
+}
+
+// Refusal is a key (or bucket) left untouched, and why.
+type Refusal struct {
+	Bucket, Key, Reason string
+}
+
+// Report is what an adoption did (or, in a dry run, would do).
+type Report struct {
+	Buckets  int
+	Keys     int   // keys adopted
+	Versions int   // versions adopted (objects and delete markers)
+	Bytes    int64 // object bytes adopted (sizes S3 reports)
+	Linked   int   // part files taken over by hard link
+	// ShardBytes is the size of the part files taken over (not copied).
+	ShardBytes int64
+	// Written is the bytes written as inline shards turned into shard
+	// files (MinIO inlines more than shardstore does).
+	Written  int64
+	Uploads  int // unfinished multipart uploads, not adopted
+	Refused  []Refusal
+	Finished int // keys whose MinIO names --finish removed
+	Elapsed  time.Duration
+}
+
+// ObjectsPerSecond is the adoption rate in versions per second.
+func (r *Report) ObjectsPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Versions) / r.Elapsed.Seconds()
+}
+
+// ErrRefused is wrapped by a refusal of the whole deployment (layout).
+var ErrRefused = errors.New("migrate: deployment not adoptable")
+
+// stateKey is the TableSystem key of the migration's state on each drive
+// (the engine refuses to start while it says stateAdopting).
+const stateKey = engine.AdoptionStateKey
+
+const (
+	stateAdopting = engine.AdoptionRunning
+	stateAdopted  = "adopted"
+	stateFinished = "finished"
+)
+
+// minioSys is MinIO's system directory on each drive.
+const minioSys = ".minio.sys"
+
+// dirSuffix is how MinIO stores a key ending in "/".
+const dirSuffix = "__XLDIR__"
+
+type adopter struct {
+	opts   Options
+	paths  []string // by set position
+	format *minioformat.Format
+	drives []*drive.Local // by set position; nil in a dry run
+	mu     sync.Mutex     // guards rep and last while keys are adopted concurrently
+	rep    Report
+	start  time.Time
+	last   time.Time
+	steps  int // writes made, for crashAt
+}
+
+// keyWorkers is how many keys are decoded and linked at once.
+const keyWorkers = 8
+
+// crashAtEnv, for tests only, makes the process kill itself (SIGKILL)
+// at its Nth write (a link, a shard file or an index batch), so a test
+// can interrupt an adoption at every kind of point
+// (TestMigrateFromMinIOKilled).
+const crashAtEnv = "SHARDSTORE_TEST_MIGRATE_CRASH_AT"
+
+func (a *adopter) add(f func(r *Report)) {
+	a.mu.Lock()
+	f(&a.rep)
+	a.mu.Unlock()
+}
+
+// FromMinIO adopts (or with DryRun, inspects) the MinIO drives of opts.
+func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.InlineLimit == 0 {
+		opts.InlineLimit = engine.DefaultInlineLimit
+	}
+	a := &adopter{opts: opts, start: time.Now()}
+	a.last = a.start
+	if err := a.orderDrives(); err != nil {
+		return nil, err
+	}
+	if err := a.checkPools(); err != nil {
+		return nil, err
+	}
+	if opts.Finish {
+		return a.finish(ctx)
+	}
+	if !opts.DryRun {
+		if err := a.openDrives(ctx); err != nil {
+			return nil, err
+		}
+		defer a.closeDrives()
+		st, err := a.state(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		if st == stateAdopted || st == stateFinished {
+			fmt.Fprintf(opts.Out, "already adopted (state %q): nothing done; shardstore may have changed the data since, so an adoption is not redone over it\n", st)
+			return &a.rep, nil
+		}
+		if err := a.setState(ctx, stateAdopting); err != nil {
+			return nil, err
+		}
+	}
+	a.last = time.Now()
+	buckets, err := a.buckets()
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range buckets {
+		if err := a.adoptBucket(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	a.rep.Uploads = a.countUploads()
+	if !opts.DryRun {
+		if err := a.setState(ctx, stateAdopted); err != nil {
+			return nil, err
+		}
+	}
+	a.rep.Elapsed = time.Since(a.start)
+	a.printReport()
+	return &a.rep, nil
+}
+
+// orderDrives reads each drive's format.json and orders the drives by
+// their position in MinIO's set.
+func (a *adopter) orderDrives() error {
+	if len(a.opts.Drives) == 0 {
+		return fmt.Errorf("%w: no drives given", ErrRefused)
+	}
+	var paths []string
+	for i, p := range a.opts.Drives {
+		raw, err := os.ReadFile(filepath.Join(p, minioSys, "format.json"))
+		if err != nil {
+			return fmt.Errorf("%w: drive %s: %w (is it a MinIO drive?)", ErrRefused, p, err)
+		}
+		f, err := minioformat.ParseFormat(raw)
+		if err != nil {
+			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
+		}
+		if i == 0 {
+			a.format = f
+			if len(f.Sets) != 1 {
+				return fmt.Errorf("%w: the deployment has %d erasure sets; adopting several sets (or pools) is not supported yet, only a single set", ErrRefused, len(f.Sets))
+			}
+			if len(a.opts.Drives) != f.SetDriveCount() {
+				return fmt.Errorf("%w: the erasure set has %d drives but %d were given; give every drive of the set (a node's share of a multi-node deployment cannot be adopted yet)", ErrRefused, f.SetDriveCount(), len(a.opts.Drives))
+			}
+			paths = make([]string, len(a.opts.Drives))
+		} else if err := a.format.SameDeployment(f); err != nil {
+			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
+		}
+		_, pos, err := f.Position()
+		if err != nil {
+			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
+		}
+		if paths[pos] != "" {
+			return fmt.Errorf("%w: drives %s and %s both claim position %d", ErrRefused, paths[pos], p, pos+1)
+		}
+		paths[pos] = p
+	}
+	a.paths = paths
+	return nil
+}
+
+func (a *adopter) n() int { return len(a.paths) }
+
+// checkPools refuses a deployment of several pools (server pool1 pool2):
+// format.json describes only its own pool, but .minio.sys/pool.bin (an
+// object: a 4-byte header, then a msgpack map whose "pls" is the array of
+// pools) lists them all. A pool.bin that is absent (older releases) or
+// does not have that shape is no evidence either way.
+func (a *adopter) checkPools() error {
+	data, found, err := a.readSysObject("pool.bin")
+	if err != nil || !found {
+		return nil
+	}
+	if n := poolCount(data); n > 1 {
+		return fmt.Errorf("%w: the deployment has %d server pools; adopting several pools is not supported yet", ErrRefused, n)
+	}
+	return nil
+}
+
+// poolCount reads the length of pool.bin's "pls" array, or 0.
+func poolCount(data []byte) int {
+	const key = "\xa3pls"
+	if len(data) < 5 || data[0] != 1 || data[2] != 1 || data[4]&0xf0 != 0x80 {
+		return 0 // not format 1, version 1, a fixmap
+	}
+	i := bytes.Index(data[5:], []byte(key))
+	if i < 0 || 5+i+len(key) >= len(data) {
+		return 0
+	}
+	b := data[5+i+len(key):]
+	switch {
+	case b[0]&0xf0 == 0x90:
+		return int(b[0] & 0x0f)
+	case b[0] == 0xdc && len(b) >= 3:
+		return int(b[1])<<8 | int(b[2])
+	}
+	return 0
+}
+
+// openDrives opens each drive for shardstore and formats it beside
+// MinIO's files (the slot is MinIO's position).
+func (a *adopter) openDrives(ctx context.Context) error {
+	n := a.n()
+	parity := defaultParity(n)
+	a.drives = make([]*drive.Local, n)
+	for i, p := range a.paths {
+		d, err := drive.OpenLocal(p, drive.LocalOptions{Beside: true, NoSync: a.opts.NoSync, NoCreate: true})
+		if err != nil {
+			return fmt.Errorf("migrate: open drive %s: %w", p, err)
+		}
+		a.drives[i] = d
+		f, err := d.ReadFormat(ctx)
+		switch {
+		case err == nil:
+			if f.DeploymentID != a.format.DeploymentID || f.SetCount != 1 || f.SetSize != n || f.DriveIndex != i {
+				return fmt.Errorf("%w: drive %s already holds a shardstore format for another deployment or slot", ErrRefused, p)
+			}
+		case errors.Is(err, drive.ErrUnformatted):
+			f := drive.Format{DeploymentID: a.format.DeploymentID, SetCount: 1, SetSize: n, SetIndex: 0,
+				DriveIndex: i, DriveID: uuid.NewString(), Parity: parity}
+			if err := d.WriteFormat(ctx, f); err != nil {
+				return fmt.Errorf("migrate: format drive %s: %w", p, err)
+			}
+		default:
+			return fmt.Errorf("migrate: drive %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// defaultParity is MinIO's default STANDARD parity for a set of n drives
+// (which shardstore's defaults match).
+func defaultParity(n int) int {
+	switch {
+	case n == 1:
+		return 0
+	case n <= 3:
+		return 1
+	case n <= 5:
+		return 2
+	case n <= 7:
+		return 3
+	default:
+		return 4
+	}
+}
+
+func (a *adopter) closeDrives() {
+	for _, d := range a.drives {
+		if d != nil {
+			d.Close()
+		}
+	}
+}
+
+func (a *adopter) setState(ctx context.Context, state string) error {
+	for _, d := range a.drives {
+		b := &drive.Batch{}
+		b.Put(drive.TableSystem, stateKey, []byte(state))
+		if err := d.Apply(ctx, b); err != nil {
+			return fmt.Errorf("migrate: record state on %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// state returns the migration state the drives record ("" when none):
+// "adopting" when any drive says so, else what most say ("adopted" or
+// "finished").
+func (a *adopter) state(ctx context.Context) (string, error) {
+	votes := map[string]int{}
+	for _, d := range a.drives {
+		v, err := d.Get(ctx, drive.TableSystem, stateKey)
+		if err == nil {
+			votes[string(v)]++
+		} else if !errors.Is(err, drive.ErrNotFound) {
+			return "", err
+		}
+	}
+	if votes[stateAdopting] > 0 {
+		return stateAdopting, nil // interrupted, perhaps while recording the end
+	}
+	best := ""
+	for s, c := range votes {
+		if c > votes[best] {
+			best = s
+		}
+	}
+	return best, nil
+}
+
+// buckets lists MinIO's buckets: top-level directories present on a
+// majority of the drives.
+func (a *adopter) buckets() ([]string, error) {
+	count := map[string]int{}
+	for _, p := range a.paths {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: drive %s: %w", p, err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !e.IsDir() || strings.HasPrefix(name, ".") || name == "lost+found" {
+				continue
+			}
+			count[name]++
+		}
+	}
+	var out []string
+	for b, c := range count {
+		if c > a.n()/2 {
+			out = append(out, b)
+		} else {
+			a.refuse(b, "", fmt.Sprintf("bucket directory on %d of %d drives only", c, a.n()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (a *adopter) refuse(bucket, key, reason string) {
+	a.add(func(r *Report) { r.Refused = append(r.Refused, Refusal{Bucket: bucket, Key: key, Reason: reason}) })
+}
+
+// adoptBucket writes the bucket's record and adopts its keys.
+func (a *adopter) adoptBucket(ctx context.Context, bucket string) error {
+	info, err := a.bucketInfo(bucket)
+	if err != nil {
+		a.refuse(bucket, "", err.Error())
+		return nil
+	}
+	keys, err := a.keys(bucket)
+	if err != nil {
+		return err
+	}
+	if !a.opts.DryRun {
+		rec := engine.BucketRecord(info)
+		for _, d := range a.drives {
+			b := &drive.Batch{}
+			b.Put(drive.TableBuckets, bucket, rec)
+			if err := d.Apply(ctx, b); err != nil {
+				return fmt.Errorf("migrate: bucket %s on %s: %w", bucket, d, err)
+			}
+		}
+	}
+	a.rep.Buckets++
+	for at := 0; at < len(keys); at += chunkKeys {
+		if err := a.adoptChunk(ctx, bucket, keys[at:min(at+chunkKeys, len(keys))]); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkKeys is how many keys share one index batch per drive: a synced
+// batch per key and drive made the adoption wait on syncs (335 objects/s
+// on 16 drives); a chunk's links and shard files are made before its
+// batches, as each key's would be.
+const chunkKeys = 256
+
+// adoptChunk adopts keys (keyWorkers at a time) and applies their
+// records as one batch per drive.
+func (a *adopter) adoptChunk(ctx context.Context, bucket string, keys []string) error {
+	per := make([][]*drive.Batch, len(keys))
+	work := make(chan int)
+	errs := make([]error, keyWorkers)
+	var wg sync.WaitGroup
+	for w := range keyWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if errs[w] == nil {
+					per[i], errs[w] = a.adoptKey(ctx, bucket, keys[i])
+				}
+			}
+		}()
+	}
+	for i := range keys {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if a.opts.DryRun {
+		return nil
+	}
+	applyErrs := make([]error, a.n())
+	for p := range a.n() {
+		b := &drive.Batch{}
+		for _, kb := range per {
+			if kb != nil && kb[p] != nil {
+				b.Changes = append(b.Changes, kb[p].Changes...)
+			}
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.step()
+			if err := a.drives[p].Apply(ctx, b); err != nil {
+				applyErrs[p] = fmt.Errorf("migrate: bucket %s on %s: %w", bucket, a.drives[p], err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(applyErrs...)
+}
+
+// keys lists the bucket's keys in MinIO's path form: every directory
+// holding an xl.meta, on any drive.
+func (a *adopter) keys(bucket string) ([]string, error) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	errs := make([]error, a.n())
+	var wg sync.WaitGroup
+	for i, p := range a.paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			root := filepath.Join(p, bucket)
+			errs[i] = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						return nil
+					}
+					return err
+				}
+				if d.IsDir() || d.Name() != "xl.meta" {
+					return nil
+				}
+				rel, err := filepath.Rel(root, filepath.Dir(path))
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				seen[filepath.ToSlash(rel)] = true
+				mu.Unlock()
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("migrate: list %s on %s: %w", bucket, a.paths[i], err)
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// objectKey is the S3 key of MinIO's key path.
+func objectKey(rel string) string {
+	if k, ok := strings.CutSuffix(rel, dirSuffix); ok {
+		return k + "/"
+	}
+	return rel
+}
+
+// driveVersion is one drive's copy of one version.
+type driveVersion struct {
+	v    *minioformat.Version
+	meta *minioformat.Meta
+}
+
+// candidate is one version as the drives report it.
+type candidate struct {
+	ver    *minioformat.Version // the first agreeing copy
+	copies map[int]driveVersion // by drive position
+}
+
+// versionIdentity is what drives must agree on to count as holding the
+// same version.
+func versionIdentity(v *minioformat.Version) string {
+	id := fmt.Sprintf("%x/%d/%d", v.Header.VersionID, v.Kind, v.Header.ModTime)
+	if o := v.Object; o != nil {
+		id += fmt.Sprintf("/%s/%d/%d+%d/%d/%x/%v", o.ETag(), o.Size, o.DataBlocks, o.ParityBlocks, o.BlockSize, o.DataDir, o.Distribution)
+	}
+	return id
+}
+
+// adoptKey decides the key's versions by quorum, gives each drive its
+// shards (links, shard files) and returns each drive's index batch (nil
+// for a refused key, or in a dry run).
+func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Batch, error) {
+	key := objectKey(rel)
+	n := a.n()
+	metas := make([]*minioformat.Meta, n)
+	for i, p := range a.paths {
+		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
+		if err != nil {
+			continue // missing here: the other drives decide
+		}
+		m, err := minioformat.Decode(raw)
+		if err != nil {
+			if errors.Is(err, minioformat.ErrUnsupported) {
+				a.refuse(bucket, key, fmt.Sprintf("xl.meta on %s: %v", p, err))
+				return nil, nil
+			}
+			continue // a damaged copy counts as missing
+		}
+		metas[i] = m
+	}
+	var order []string
+	cands := map[string]*candidate{}
+	for i, m := range metas {
+		if m == nil {
+			continue
+		}
+		for vi := range m.Versions {
+			v := &m.Versions[vi]
+			id := versionIdentity(v)
+			c := cands[id]
+			if c == nil {
+				c = &candidate{ver: v, copies: map[int]driveVersion{}}
+				cands[id] = c
+				order = append(order, id)
+			}
+			if o := v.Object; o != nil && (i >= len(o.Distribution) || int(o.Distribution[i]) != o.Index) {
+				continue // the copy does not hold the shard its position says
+			}
+			c.copies[i] = driveVersion{v: v, meta: m}
+		}
+	}
+	var kept []*candidate
+	for _, id := range order {
+		c := cands[id]
+		need := n/2 + 1
+		if o := c.ver.Object; o != nil {
+			need = o.DataBlocks
+		}
+		if len(c.copies) < need {
+			a.refuse(bucket, key, fmt.Sprintf("version %s (%s) on %d drives, %d needed", c.ver.ID(), c.ver.Kind, len(c.copies), need))
+			return nil, nil
+		}
+		if reason := refusal(c.ver); reason != "" {
+			a.refuse(bucket, key, fmt.Sprintf("version %s: %s", c.ver.ID(), reason))
+			return nil, nil
+		}
+		kept = append(kept, c)
+	}
+	// Newest first, as MinIO and shardstore keep them; equal times keep
+	// the drives' order.
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].ver.Header.ModTime > kept[j].ver.Header.ModTime })
+	seenIDs := map[[16]byte]bool{}
+	for _, c := range kept {
+		if seenIDs[c.ver.Header.VersionID] {
+			a.refuse(bucket, key, fmt.Sprintf("version %s held in two forms by the drives", c.ver.ID()))
+			return nil, nil
+		}
+		seenIDs[c.ver.Header.VersionID] = true
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	base := make([]*meta.Object, len(kept))
+	for i, c := range kept {
+		m, err := a.convert(bucket, key, c.ver)
+		if err != nil {
+			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
+			return nil, nil
+		}
+		base[i] = m
+	}
+	// Per drive: the versions it holds, with its shard of each; the
+	// drives' batches are applied together.
+	batches := make([]*drive.Batch, n)
+	for p := 0; p < n; p++ {
+		var mine []*meta.Object
+		for i, c := range kept {
+			dv, ok := c.copies[p]
+			if !ok {
+				continue
+			}
+			m := *base[i]
+			m.Erasure.Distribution = append([]int(nil), base[i].Erasure.Distribution...)
+			if o := dv.v.Object; o != nil {
+				m.Erasure.Index = o.Index
+				held, err := a.takeShards(p, bucket, rel, &m, dv)
+				if err != nil {
+					return nil, err
+				}
+				if !held {
+					continue // its data is missing here: heal restores it
+				}
+			}
+			mine = append(mine, &m)
+		}
+		if a.opts.DryRun || len(mine) == 0 {
+			continue
+		}
+		batches[p] = &drive.Batch{}
+		engine.ImportBatch(batches[p], bucket, key, mine)
+		batches[p].Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
+	}
+	a.mu.Lock()
+	a.rep.Keys++
+	a.rep.Versions += len(kept)
+	for _, m := range base {
+		a.rep.Bytes += m.Size
+	}
+	a.progressLocked()
+	a.mu.Unlock()
+	return batches, nil
+}
+
+// journalPrefix keys the adoption's journal in each drive's system
+// table: one entry per key the drive got records of, naming MinIO's
+// directory of it, so that --finish removes MinIO's names of what was
+// adopted and of nothing else (not of a refused key that a client wrote
+// through shardstore since).
+const journalPrefix = "migrate/minio/adopted/"
+
+func journalKey(bucket, key string) string { return journalPrefix + bucket + "/" + key }
+
+// step counts a write and, under crashAtEnv, dies at the chosen one.
+func (a *adopter) step() {
+	at, _ := strconv.Atoi(os.Getenv(crashAtEnv))
+	if at <= 0 {
+		return
+	}
+	a.mu.Lock()
+	a.steps++
+	n := a.steps
+	a.mu.Unlock()
+	if n == at {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+}
+
+// refusal says why a version cannot be adopted, or "".
+func refusal(v *minioformat.Version) string {
+	switch v.Kind {
+	case minioformat.KindLegacy:
+		return "legacy (pre-2020) version"
+	case minioformat.KindDeleteMarker:
+		if v.Header.Flags&minioformat.FlagFreeVersion != 0 {
+			return "tiering free version"
+		}
+		if dm := v.DeleteMarker; dm != nil {
+			if len(dm.Unknown) > 0 {
+				return "unknown fields " + strings.Join(dm.Unknown, ", ")
+			}
+			for k := range dm.MetaSys {
+				return "delete marker internal metadata " + k + " not understood"
+			}
+		}
+		return ""
+	case minioformat.KindObject:
+	default:
+		return "unknown version kind " + v.Kind.String()
+	}
+	o := v.Object
+	if o == nil {
+		return "object version without its fields"
+	}
+	switch {
+	case len(v.Unknown) > 0 || len(o.Unknown) > 0:
+		return "unknown fields " + strings.Join(append(append([]string{}, v.Unknown...), o.Unknown...), ", ")
+	case o.Encrypted():
+		return "encrypted (SSE): its key is MinIO's KMS's or the client's"
+	case o.Compressed():
+		return "compressed (S2)"
+	case o.Transitioned():
+		return "transitioned to a remote tier"
+	case o.ErasureAlgorithm != 1 || o.ChecksumAlgo != 1:
+		return fmt.Sprintf("erasure algorithm %d, checksum %d", o.ErasureAlgorithm, o.ChecksumAlgo)
+	}
+	for k, val := range o.MetaSys {
+		switch strings.ToLower(k) {
+		case minioformat.MetaInlineData, minioformat.MetaChecksums:
+		case minioformat.MetaActualSize:
+			if string(val) != strconv.FormatInt(o.Size, 10) {
+				return "actual size differs from the stored size"
+			}
+		default:
+			return "internal metadata " + k + " not understood"
+		}
+	}
+	for k := range o.MetaUser {
+		lk := strings.ToLower(k)
+		if knownUserMeta[lk] || strings.HasPrefix(lk, "x-amz-meta-") {
+			continue
+		}
+		return "metadata " + k + " not understood"
+	}
+	return ""
+}
+
+var knownUserMeta = map[string]bool{
+	"etag": true, "content-type": true, "content-encoding": true, "content-disposition": true,
+	"content-language": true, "cache-control": true, "expires": true, "x-amz-storage-class": true,
+	"x-amz-tagging": true, "x-amz-object-lock-mode": true, "x-amz-object-lock-retain-until-date": true,
+	"x-amz-object-lock-legal-hold": true,
+}
+
+// storedHeaders maps MinIO's metadata names to the header names
+// shardstore's S3 layer stores.
+var storedHeaders = map[string]string{
+	"content-encoding": "Content-Encoding", "content-disposition": "Content-Disposition",
+	"content-language": "Content-Language", "cache-control": "Cache-Control", "expires": "Expires",
+}
+
+// convert builds shardstore's record of v, common to every drive (the
+// shard index and inline data are set per drive).
+func (a *adopter) convert(bucket, key string, v *minioformat.Version) (*meta.Object, error) {
+	n := a.n()
+	vid := ""
+	if v.ID() != "null" {
+		vid = v.ID()
+	}
+	if v.Kind == minioformat.KindDeleteMarker {
+		parity := defaultParity(n)
+		dist := make([]int, n)
+		for i := range dist {
+			dist[i] = i + 1
+		}
+		return &meta.Object{ModTime: v.Header.ModTime, VersionID: vid, Flags: meta.FlagDeleteMarker,
+			Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: 1 << 20,
+				Distribution: dist, Bitrot: uint8(bitrot.Default)}}, nil
+	}
+	o := v.Object
+	if o.DataBlocks+o.ParityBlocks != n || len(o.Distribution) != n {
+		return nil, fmt.Errorf("erasure %d+%d over %d positions on a set of %d drives", o.DataBlocks, o.ParityBlocks, len(o.Distribution), n)
+	}
+	m := &meta.Object{Size: o.Size, ModTime: o.ModTime, ETag: o.ETag(), StorageClass: "STANDARD",
+		Owner: a.opts.Owner, ACL: "private", VersionID: vid, Inline: o.Inline()}
+	if o.ModTime == 0 {
+		m.ModTime = v.Header.ModTime
+	}
+	for k, val := range o.MetaUser {
+		lk := strings.ToLower(k)
+		switch {
+		case lk == "content-type":
+			m.ContentType = val
+		case storedHeaders[lk] != "":
+			if m.Headers == nil {
+				m.Headers = map[string]string{}
+			}
+			m.Headers[storedHeaders[lk]] = val
+		case lk == "x-amz-storage-class":
+			m.StorageClass = val
+		case strings.HasPrefix(lk, "x-amz-meta-"):
+			if m.UserMeta == nil {
+				m.UserMeta = map[string]string{}
+			}
+			m.UserMeta[lk[len("x-amz-meta-"):]] = val
+		case lk == "x-amz-tagging":
+			q, err := url.ParseQuery(val)
+			if err != nil {
+				return nil, fmt.Errorf("tags %q: %w", val, err)
+			}
+			if len(q) > 0 {
+				m.Tags = map[string]string{}
+				for tk, tv := range q {
+					m.Tags[tk] = tv[0]
+				}
+			}
+		case lk == "x-amz-object-lock-mode":
+			m.LockMode = strings.ToUpper(val)
+		case lk == "x-amz-object-lock-retain-until-date":
+			t, err := time.Parse(time.RFC3339Nano, val)
+			if err != nil {
+				return nil, fmt.Errorf("retention date %q: %w", val, err)
+			}
+			m.RetainUntil = t.UnixNano()
+		case lk == "x-amz-object-lock-legal-hold":
+			m.LegalHold = strings.ToUpper(val)
+		}
+	}
+	cs, err := o.Checksums()
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) > 1 {
+		return nil, fmt.Errorf("%d checksums on one version", len(cs))
+	}
+	if len(cs) == 1 {
+		m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = cs[0].Algorithm, cs[0].String(), cs[0].Type()
+	}
+	m.DataID = uuid.UUID(o.DataDir).String()
+	if o.DataDir == ([16]byte{}) {
+		m.DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("minio:"+a.format.DeploymentID+"/"+bucket+"/"+key+"/"+v.ID())).String()
+	}
+	for _, p := range o.Parts {
+		m.Parts = append(m.Parts, meta.Part{Number: p.Number, Size: p.Size, ETag: p.ETag})
+	}
+	m.Erasure = meta.Erasure{DataShards: o.DataBlocks, ParityShards: o.ParityBlocks, BlockSize: int(o.BlockSize),
+		Bitrot: uint8(bitrot.HighwayHash256MinIO)}
+	for _, s := range o.Distribution {
+		m.Erasure.Distribution = append(m.Erasure.Distribution, int(s))
+	}
+	return m, nil
+}
+
+// takeShards gives drive p its shard of version m: the inline shard
+// (into m.InlineData, or written out as a shard file when it is larger
+// than shardstore inlines), or MinIO's part files hard-linked into the
+// data area. It reports false when the drive lacks the data.
+func (a *adopter) takeShards(p int, bucket, rel string, m *meta.Object, dv driveVersion) (bool, error) {
+	o := dv.v.Object
+	if m.Inline {
+		data := dv.meta.InlineData(dv.v.ID())
+		if data == nil && o.Size > 0 {
+			return false, nil
+		}
+		if want := o.ShardFileSize(o.Size); int64(len(data)) != want {
+			return false, nil
+		}
+		if int64(len(data)) <= a.opts.InlineLimit || len(o.Parts) != 1 {
+			m.InlineData = append([]byte{}, data...)
+			if m.InlineData == nil {
+				m.InlineData = []byte{}
+			}
+			return true, nil
+		}
+		m.Inline = false
+		a.add(func(r *Report) { r.Written += int64(len(data)) })
+		if a.opts.DryRun {
+			return true, nil
+		}
+		a.step()
+		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: o.Parts[0].Number})
+		if err := writeFileSync(dst, data, !a.opts.NoSync); err != nil {
+			return false, fmt.Errorf("migrate: %s/%s: %w", bucket, rel, err)
+		}
+		return true, nil
+	}
+	for _, part := range o.Parts {
+		src := filepath.Join(a.paths[p], bucket, filepath.FromSlash(rel), uuid.UUID(o.DataDir).String(), "part."+strconv.Itoa(part.Number))
+		fi, err := os.Stat(src)
+		if err != nil || fi.Size() != o.ShardFileSize(part.Size) {
+			return false, nil
+		}
+		a.add(func(r *Report) { r.Linked++; r.ShardBytes += fi.Size() })
+		if a.opts.DryRun {
+			continue
+		}
+		a.step()
+		dst := drive.ShardPath(a.paths[p], drive.ShardRef{ID: m.DataID, Part: part.Number})
+		if err := linkShard(src, dst, !a.opts.NoSync); err != nil {
+			return false, fmt.Errorf("migrate: %s/%s: %w", bucket, rel, err)
+		}
+	}
+	return true, nil
+}
+
+// linkShard gives src the second name dst (durably); a dst that already
+// is src (a resumed run) is kept, another file at dst is replaced.
+func linkShard(src, dst string, sync bool) error {
+	if fi, err := os.Stat(dst); err == nil {
+		si, err := os.Stat(src)
+		if err == nil && os.SameFile(fi, si) {
+			return nil
+		}
+		if err := os.Remove(dst); err != nil {
+			return err
+		}
+	}
+	if err := os.Link(src, dst); err != nil {
+		return err
+	}
+	if sync {
+		return syncDir(filepath.Dir(dst))
+	}
+	return nil
+}
+
+func writeFileSync(path string, data []byte, sync bool) error {
+	tmp := path + ".migrate-tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if sync {
+		return syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// countUploads counts MinIO's unfinished multipart uploads (not adopted).
+func (a *adopter) countUploads() int {
+	n := 0
+	root := filepath.Join(a.paths[0], minioSys, "multipart")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return 0
+	}
+	for _, e := range ents {
+		ups, err := os.ReadDir(filepath.Join(root, e.Name()))
+		if err == nil {
+			n += len(ups)
+		}
+	}
+	return n
+}
+
+// progressLocked prints a progress line at most once a second.
+func (a *adopter) progressLocked() {
+	now := time.Now()
+	if now.Sub(a.last) < time.Second {
+		return
+	}
+	a.last = now
+	el := now.Sub(a.start).Seconds()
+	fmt.Fprintf(a.opts.Out, "progress: %d keys, %d versions, %d refused, %.0f objects/s\n",
+		a.rep.Keys, a.rep.Versions, len(a.rep.Refused), float64(a.rep.Versions)/el)
+}
+
+func (a *adopter) printReport() {
+	r := &a.rep
+	verb := "adopted"
+	if a.opts.DryRun {
+		verb = "would adopt"
+	}
+	fmt.Fprintf(a.opts.Out, "%s %d buckets, %d keys, %d versions, %d bytes of objects\n", verb, r.Buckets, r.Keys, r.Versions, r.Bytes)
+	fmt.Fprintf(a.opts.Out, "shard data: %d part files (%d bytes) taken over by hard link, not copied; %d bytes of inline shards written as shard files\n",
+		r.Linked, r.ShardBytes, r.Written)
+	if r.Uploads > 0 {
+		fmt.Fprintf(a.opts.Out, "%d unfinished multipart uploads not adopted (clients restart them)\n", r.Uploads)
+	}
+	fmt.Fprintf(a.opts.Out, "refused: %d\n", len(r.Refused))
+	for _, f := range r.Refused {
+		fmt.Fprintf(a.opts.Out, "  refused %s/%s: %s\n", f.Bucket, f.Key, f.Reason)
+	}
+	fmt.Fprintf(a.opts.Out, "took %s (%.0f objects/s)\n", r.Elapsed.Round(time.Millisecond), r.ObjectsPerSecond())
+	if !a.opts.DryRun {
+		fmt.Fprintln(a.opts.Out, "MinIO's files are still in place; once `shardstore server` serves the data as expected, run again with --finish to remove MinIO's names of the adopted objects")
+	}
+}

@@ -1,0 +1,66 @@
+package migrate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shardstore/shardstore/internal/minioformat"
+)
+
+// TestRefusal: what adoption refuses to guess at, version by version.
+func TestRefusal(t *testing.T) {
+	obj := func(sys map[string][]byte, usr map[string]string) *minioformat.Version {
+		return &minioformat.Version{Kind: minioformat.KindObject, Object: &minioformat.Object{
+			ErasureAlgorithm: 1, ChecksumAlgo: 1, Size: 10, MetaSys: sys, MetaUser: usr}}
+	}
+	cases := []struct {
+		name string
+		v    *minioformat.Version
+		want string // "" adoptable, else a part of the reason
+	}{
+		{"plain", obj(map[string][]byte{"x-minio-internal-inline-data": []byte("true")}, map[string]string{"etag": "x", "X-Amz-Meta-A": "b", "content-type": "t"}), ""},
+		{"actual size equal", obj(map[string][]byte{"X-Minio-Internal-actual-size": []byte("10")}, nil), ""},
+		{"actual size differs", obj(map[string][]byte{"X-Minio-Internal-actual-size": []byte("12")}, nil), "actual size"},
+		{"SSE-S3", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-Sealed-Key": []byte("k")}, nil), "encrypted"},
+		{"compressed", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2")}, nil), "compressed"},
+		{"tiered", obj(map[string][]byte{"x-minio-internal-transition-status": []byte("complete")}, nil), "transitioned"},
+		{"replication state", obj(map[string][]byte{"x-minio-internal-replication-status": []byte("x")}, nil), "not understood"},
+		{"unknown header", obj(nil, map[string]string{"X-Amz-Replication-Status": "COMPLETED"}), "not understood"},
+		{"unknown field", &minioformat.Version{Kind: minioformat.KindObject, Unknown: []string{"Zz"}, Object: &minioformat.Object{ErasureAlgorithm: 1, ChecksumAlgo: 1}}, "unknown fields"},
+		{"legacy", &minioformat.Version{Kind: minioformat.KindLegacy}, "legacy"},
+		{"free version", &minioformat.Version{Kind: minioformat.KindDeleteMarker, Header: minioformat.Header{Flags: minioformat.FlagFreeVersion}, DeleteMarker: &minioformat.DeleteMarker{}}, "free version"},
+		{"delete marker", &minioformat.Version{Kind: minioformat.KindDeleteMarker, DeleteMarker: &minioformat.DeleteMarker{}}, ""},
+		{"unknown kind", &minioformat.Version{Kind: 9}, "unknown version kind"},
+	}
+	for _, c := range cases {
+		got := refusal(c.v)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: refusal %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestObjectKey: MinIO's directory form of keys ending in "/".
+func TestObjectKey(t *testing.T) {
+	for in, want := range map[string]string{"a/b": "a/b", "folder__XLDIR__": "folder/", "x/y__XLDIR__": "x/y/"} {
+		if got := objectKey(in); got != want {
+			t.Errorf("objectKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPoolCount reads the pool count of a pool.bin as the fixture's
+// MinIO wrote it (one pool), and of the same with two.
+func TestPoolCount(t *testing.T) {
+	one := []byte("\x01\x00\x01\x00\x82\xa1v\x01\xa3pls\x91\x84\xa2id\x00\xa2cl\xa5/data")
+	two := []byte("\x01\x00\x01\x00\x82\xa1v\x01\xa3pls\x92\x84\xa2id\x00")
+	if n := poolCount(one); n != 1 {
+		t.Errorf("one pool: %d", n)
+	}
+	if n := poolCount(two); n != 2 {
+		t.Errorf("two pools: %d", n)
+	}
+	if n := poolCount([]byte("\x02\x00\x01\x00\x82")); n != 0 {
+		t.Errorf("unknown format: %d", n)
+	}
+}
