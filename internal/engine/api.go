@@ -412,6 +412,28 @@ type DeleteOptions struct {
 	// the caller's s3:BypassGovernanceRetention). Nothing removes a
 	// version under COMPLIANCE retention or legal hold.
 	BypassGovernance bool
+	// Cond, when set, makes the delete conditional (If-Match and its
+	// companions): it is judged under the key's lock on the version the
+	// delete would remove or hide, so no write can slip in between.
+	Cond *DeleteConditions
+}
+
+// DeleteConditions are the preconditions of a conditional delete
+// (S3 User Guide, "How to perform conditional deletes"). A key without a
+// current object (none, or a delete marker current) fails them with
+// ErrObjectNotFound (S3's 404 NoSuchKey); a mismatch fails with
+// ErrPreconditionFailed (412).
+type DeleteConditions struct {
+	// IfMatch is the If-Match value: an ETag (quoted or not), a list of
+	// them, or "*" (any existing object).
+	IfMatch string
+	// ModTime, when not zero, must equal the object's Last-Modified to
+	// the second (x-amz-if-match-last-modified-time).
+	ModTime time.Time
+	// Size, when HasSize, must equal the object's size
+	// (x-amz-if-match-size).
+	Size    int64
+	HasSize bool
 }
 
 // DeleteResult is what a delete did, as S3 reports it.

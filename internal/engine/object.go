@@ -49,6 +49,36 @@ func (e *Engine) DeleteObjectIf(ctx context.Context, bucket, key string, still f
 	return made, err
 }
 
+// check judges cur, the version a conditional delete would remove or
+// hide (nil: there is none).
+func (c *DeleteConditions) check(cur *ObjectInfo) error {
+	if cur == nil || cur.DeleteMarker {
+		return fmt.Errorf("%w: conditional delete of a key without an object", ErrObjectNotFound)
+	}
+	if c.IfMatch != "" && !etagMatches(c.IfMatch, cur.ETag) {
+		return fmt.Errorf("%w: If-Match %s", ErrPreconditionFailed, c.IfMatch)
+	}
+	if !c.ModTime.IsZero() && !cur.ModTime.Truncate(time.Second).Equal(c.ModTime.Truncate(time.Second)) {
+		return fmt.Errorf("%w: x-amz-if-match-last-modified-time", ErrPreconditionFailed)
+	}
+	if c.HasSize && c.Size != cur.Size {
+		return fmt.Errorf("%w: x-amz-if-match-size", ErrPreconditionFailed)
+	}
+	return nil
+}
+
+// condKeep turns a delete's conditions into a keep function for
+// deleteObject and putDeleteMarker: the failure is kept in *failed.
+func condKeep(c *DeleteConditions, failed *error) func(ObjectInfo) bool {
+	if c == nil {
+		return nil
+	}
+	return func(cur ObjectInfo) bool {
+		*failed = c.check(&cur)
+		return *failed != nil
+	}
+}
+
 // deleteObject removes an object if keep, given its current version
 // under the object's lock, does not return true (nil: always remove);
 // deleted reports whether it went.

@@ -345,12 +345,18 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		return DeleteResult{}, err
 	}
 	if opts.VersionID == "" {
+		var failed error
+		keep := condKeep(opts.Cond, &failed)
 		if info.Versioning == "" {
-			_, err := e.deleteObject(ctx, bucket, key, nil)
-			return DeleteResult{}, err
+			_, err := e.deleteObject(ctx, bucket, key, keep)
+			return DeleteResult{}, firstErr([]error{err, failed})
 		}
-		res, _, err := e.putDeleteMarker(ctx, bucket, key, nil)
-		return res, err
+		res, made, err := e.putDeleteMarker(ctx, bucket, key, keep)
+		if err == nil && failed == nil && opts.Cond != nil && !made {
+			// A delete marker is current: no object to match.
+			failed = opts.Cond.check(nil)
+		}
+		return res, firstErr([]error{err, failed})
 	}
 	ref, err := parseVersionID(opts.VersionID)
 	if err != nil {
@@ -363,6 +369,9 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 	defer unlock()
 	head, herr := e.readObject(ctx, set, bucket, key)
 	if herr == nil && ref.matches(head.fi) {
+		if err := opts.checkVersion(head.fi, bucket, key); err != nil {
+			return DeleteResult{}, err
+		}
 		if err := e.checkRemovable(bucket, key, head.fi, opts.BypassGovernance); err != nil {
 			return DeleteResult{}, err
 		}
@@ -379,6 +388,9 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		if errors.Is(err, ErrNoSuchVersion) && herr != nil && !errors.Is(herr, ErrObjectNotFound) {
 			return DeleteResult{}, herr
 		}
+		return DeleteResult{}, err
+	}
+	if err := opts.checkVersion(st.fi, bucket, key); err != nil {
 		return DeleteResult{}, err
 	}
 	if err := e.checkRemovable(bucket, key, st.fi, opts.BypassGovernance); err != nil {
@@ -408,6 +420,16 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		e.jobs.QueueHeal(bucket, key)
 	}
 	return DeleteResult{VersionID: st.fi.VersionID, DeleteMarker: st.fi.IsDeleteMarker()}, nil
+}
+
+// checkVersion judges the version a delete with a version id removes
+// against opts.Cond (none: nothing to judge), under the key's lock.
+func (opts DeleteOptions) checkVersion(fi *meta.Object, bucket, key string) error {
+	if opts.Cond == nil {
+		return nil
+	}
+	cur := objectInfo(bucket, key, fi)
+	return opts.Cond.check(&cur)
 }
 
 // putDeleteMarker makes a delete marker the current version of

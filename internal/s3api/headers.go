@@ -314,6 +314,37 @@ func writeConditions(h http.Header, opts *engine.PutOptions) {
 	}
 }
 
+// deleteConditions reads a DeleteObject's conditional headers: If-Match
+// (an ETag, a list, or *), x-amz-if-match-last-modified-time (an HTTP
+// date) and x-amz-if-match-size (bytes). nil when none is sent; a bad
+// date or size is 400 InvalidArgument rather than a condition ignored,
+// since ignoring it would delete what the caller meant to protect.
+func deleteConditions(h http.Header) (*engine.DeleteConditions, error) {
+	var c engine.DeleteConditions
+	set := false
+	if im := strings.TrimSpace(h.Get("If-Match")); im != "" {
+		c.IfMatch, set = im, true
+	}
+	if v := h.Get("X-Amz-If-Match-Last-Modified-Time"); v != "" {
+		t, err := http.ParseTime(strings.TrimSpace(v))
+		if err != nil {
+			return nil, errInvalidArgument("Invalid x-amz-if-match-last-modified-time: %q", v)
+		}
+		c.ModTime, set = t, true
+	}
+	if v := h.Get("X-Amz-If-Match-Size"); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return nil, errInvalidArgument("Invalid x-amz-if-match-size: %q", v)
+		}
+		c.Size, c.HasSize, set = n, true, true
+	}
+	if !set {
+		return nil, nil
+	}
+	return &c, nil
+}
+
 // stripAWSChunked removes the aws-chunked transfer coding S3 clients put in
 // Content-Encoding: it describes the request, not the object.
 func stripAWSChunked(v string) string {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
@@ -368,13 +369,21 @@ func handleDeleteObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	cond, err := deleteConditions(q.r.Header)
+	if err != nil {
+		return err
+	}
 	target := q.bucketResource(bi)
 	target.Key, target.Version = q.key, version
 	res, err := q.s.cfg.Store.DeleteObjectVersion(q.ctx, q.bucket, q.key,
-		engine.DeleteOptions{VersionID: version, BypassGovernance: q.bypassGovernance(target)})
+		engine.DeleteOptions{VersionID: version, BypassGovernance: q.bypassGovernance(target), Cond: cond})
 	switch {
 	case err == nil:
 		q.setDeleteResult(bi, res)
+	case errors.Is(err, engine.ErrObjectNotFound) && cond != nil:
+		// A conditional delete of a key without a current object:
+		// 404 NoSuchKey, as a conditional write answers.
+		return fmt.Errorf("delete %s/%s: %w", q.bucket, q.key, err)
 	case errors.Is(err, engine.ErrObjectNotFound), errors.Is(err, engine.ErrNoSuchVersion):
 	default:
 		return fmt.Errorf("delete %s/%s: %w", q.bucket, q.key, versionError(err, version))
@@ -448,9 +457,14 @@ func handleDeleteObjects(q *request) error {
 			fail(errAccessDenied())
 			continue
 		}
+		cond, cerr := o.conditions()
+		if cerr != nil {
+			fail(cerr)
+			continue
+		}
 		res, err := q.s.cfg.Store.DeleteObjectVersion(q.ctx, q.bucket, o.Key,
-			engine.DeleteOptions{VersionID: o.VersionID, BypassGovernance: q.bypassGovernance(target)})
-		if err != nil && !errors.Is(err, engine.ErrObjectNotFound) && !errors.Is(err, engine.ErrNoSuchVersion) {
+			engine.DeleteOptions{VersionID: o.VersionID, BypassGovernance: q.bypassGovernance(target), Cond: cond})
+		if err != nil && (cond != nil || !errors.Is(err, engine.ErrObjectNotFound)) && !errors.Is(err, engine.ErrNoSuchVersion) {
 			ae := toAPIError(versionError(err, o.VersionID))
 			if ae.Status >= 500 {
 				q.s.log.Error("delete in batch failed", "request_id", q.id, "key", o.Key, "err", err)
@@ -464,6 +478,39 @@ func handleDeleteObjects(q *request) error {
 	}
 	q.writeXML(out)
 	return nil
+}
+
+// conditions reads the conditional elements of one DeleteObjects key
+// (ETag, LastModifiedTime as an HTTP date or ISO 8601, Size) as DeleteObject's headers
+// are read; nil when it has none.
+func (o xmlDeleteObject) conditions() (*engine.DeleteConditions, *Error) {
+	var c engine.DeleteConditions
+	set := false
+	if v := strings.TrimSpace(o.ETag); v != "" {
+		c.IfMatch, set = v, true
+	}
+	if v := strings.TrimSpace(o.LastModifiedTime); v != "" {
+		// The SDKs send the HTTP date form (the model's rfc822);
+		// ISO 8601 is what S3's XML uses elsewhere.
+		t, err := http.ParseTime(v)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return nil, errInvalidArgument("Invalid LastModifiedTime: %q", v)
+			}
+		}
+		c.ModTime, set = t, true
+	}
+	if v := strings.TrimSpace(o.Size); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errInvalidArgument("Invalid Size: %q", v)
+		}
+		c.Size, c.HasSize, set = n, true, true
+	}
+	if !set {
+		return nil, nil
+	}
+	return &c, nil
 }
 
 // deletedEntry is DeleteObjects' report of one key as S3 writes it: the

@@ -157,12 +157,19 @@ type xmlListVersions struct {
 }
 
 type xmlDeleteRequest struct {
-	XMLName xml.Name `xml:"Delete"`
-	Quiet   bool     `xml:"Quiet"`
-	Objects []struct {
-		Key       string `xml:"Key"`
-		VersionID string `xml:"VersionId"`
-	} `xml:"Object"`
+	XMLName xml.Name          `xml:"Delete"`
+	Quiet   bool              `xml:"Quiet"`
+	Objects []xmlDeleteObject `xml:"Object"`
+}
+
+// xmlDeleteObject is one key of a DeleteObjects request; ETag,
+// LastModifiedTime and Size make its delete conditional.
+type xmlDeleteObject struct {
+	Key              string `xml:"Key"`
+	VersionID        string `xml:"VersionId"`
+	ETag             string `xml:"ETag"`
+	LastModifiedTime string `xml:"LastModifiedTime"`
+	Size             string `xml:"Size"`
 }
 
 type xmlDeleted struct {
