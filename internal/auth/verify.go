@@ -162,7 +162,33 @@ func (v *Verifier) verify(r *http.Request) (*Request, *Error) {
 	case presignV2:
 		return v.verifyPresignedV2(r, q)
 	}
-	return &Request{Anonymous: true, Body: r.Body, ContentLength: r.ContentLength, Trailer: noTrailer}, nil
+	return anonymousRequest(r)
+}
+
+// anonymousRequest is the outcome for a request without authentication.
+// Its body is read as its x-amz-content-sha256 frames it, as for a signed
+// request: current SDKs send an unsigned upload as aws-chunked
+// STREAMING-UNSIGNED-PAYLOAD-TRAILER with a trailing checksum, which is
+// decoded (the trailer handed on for checking); a hex digest is checked.
+// Chunk signatures cannot be checked without a signer and are refused.
+// Any other value (none, UNSIGNED-PAYLOAD) leaves the body as sent.
+func anonymousRequest(r *http.Request) (*Request, *Error) {
+	out := &Request{Anonymous: true, Body: r.Body, ContentLength: r.ContentLength, Trailer: noTrailer}
+	switch payload := r.Header.Get("X-Amz-Content-Sha256"); payload {
+	case StreamingUnsignedPayloadTrailer:
+		cr, err := newChunkedFromRequest(r, payload, nil, "", scope{}, "")
+		if err != nil {
+			return nil, err
+		}
+		out.Body, out.ContentLength, out.Trailer = cr, cr.opt.declared, cr.trailers
+	case StreamingPayload, StreamingPayloadTrailer:
+		return nil, newErr(CodeInvalidRequest, "aws-chunked uploads with chunk signatures (%s) need a signed request", payload)
+	default:
+		if digest, err := hex.DecodeString(payload); err == nil && len(digest) == 32 {
+			out.Body = newHashReader(r.Body, digest, r.ContentLength)
+		}
+	}
+	return out, nil
 }
 
 // verifyHeader checks a request signed in the Authorization header.

@@ -7,12 +7,15 @@ differences found by ceph s3-tests (issue #42)") has the evidence."""
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import datetime as dt
+import zlib
 
 import pytest
 from botocore.exceptions import ClientError
 
+from conftest import _SERVERS, CLUSTER_NODES, empty_and_delete_bucket, start_https_server, unique_bucket_name
 from s3util import error_code, http_status
 
 
@@ -152,3 +155,75 @@ def test_delete_object_bad_condition_values(s3, bucket, header, value):
     finally:
         s3.meta.events.unregister("before-sign.s3.DeleteObject", add)
     assert s3.get_object(Bucket=bucket, Key="obj")["Body"].read() == b"keep"
+
+
+# --- anonymous uploads with a trailing checksum --------------------------
+#
+# botocore frames an unsigned upload as aws-chunked with a trailing
+# checksum only over TLS, so these run against a module HTTPS server.
+
+
+@pytest.fixture(scope="module")
+def tls_server(request, shardstore_bin, tmp_path_factory):
+    from test_tls import PKI
+
+    pki = PKI(tmp_path_factory.mktemp("residual-pki"))
+    base = tmp_path_factory.mktemp("residual-tls")
+    n = CLUSTER_NODES if CLUSTER_NODES > 1 else 1
+    dirs = [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"residual node {i + 1}") for i in range(n)]
+    srv = start_https_server(request, shardstore_bin, base, pki.ca_cert, dirs, "HTTPS server")
+    yield srv
+    request.config.stash[_SERVERS].remove(srv)
+    srv.stop()
+
+
+@pytest.fixture
+def tls_bucket(tls_server):
+    s3 = tls_server.client()
+    name = unique_bucket_name("anon")
+    s3.create_bucket(Bucket=name)
+    s3.put_bucket_acl(Bucket=name, ACL="public-read-write")
+    yield s3, tls_server.client(unsigned=True), name
+    empty_and_delete_bucket(s3, name)
+
+
+def test_anonymous_put_trailing_checksum(tls_bucket):
+    """boto3 >= 1.36 sends an unsigned PutObject over TLS as aws-chunked
+    STREAMING-UNSIGNED-PAYLOAD-TRAILER with an x-amz-checksum-crc32
+    trailer: stored decoded, with its checksum."""
+    s3, anon, bucket = tls_bucket
+    sent = {}
+
+    def capture(request, **_):
+        v = request.headers.get("x-amz-content-sha256")
+        sent["x-amz-content-sha256"] = v.decode() if isinstance(v, bytes) else v
+
+    anon.meta.events.register("before-send.s3.PutObject", capture)
+    body = b"anonymous bytes " * 4096
+    try:
+        r = anon.put_object(Bucket=bucket, Key="anon", Body=body)
+    finally:
+        anon.meta.events.unregister("before-send.s3.PutObject", capture)
+    assert sent.get("x-amz-content-sha256") == "STREAMING-UNSIGNED-PAYLOAD-TRAILER", (
+        f"botocore did not frame the upload: {sent}"
+    )
+    want = base64.b64encode(zlib.crc32(body).to_bytes(4, "big")).decode()
+    assert r["ChecksumCRC32"] == want
+    got = s3.get_object(Bucket=bucket, Key="anon", ChecksumMode="ENABLED")
+    assert got["Body"].read() == body
+    assert got["ContentLength"] == len(body)
+    assert got["ChecksumCRC32"] == want
+    assert "aws-chunked" not in got.get("ContentEncoding", "")
+
+
+def test_anonymous_put_trailing_checksum_wrong(tls_bucket):
+    """A wrong trailing checksum from an anonymous client is refused and
+    nothing is stored."""
+    s3, anon, bucket = tls_bucket
+
+    try:
+        anon.put_object(Bucket=bucket, Key="bad", Body=b"payload", ChecksumCRC32="AAAAAA==")
+        pytest.fail("a wrong CRC32 was accepted")
+    except ClientError as e:
+        assert http_status(e) == 400 and error_code(e) == "BadDigest", e.response
+    assert _status_code(s3.head_object, Bucket=bucket, Key="bad")[0] == 404
