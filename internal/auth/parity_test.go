@@ -81,8 +81,8 @@ func replaceQuery(t *testing.T, rawURL, k, v string) string {
 	return u.String()
 }
 
-// TestPresignedExpiresBounds: X-Amz-Expires must be a number from 1 to
-// 604800, refused with S3's AuthorizationQueryParametersError and S3's
+// TestPresignedExpiresBounds: X-Amz-Expires must be a number from 0 to
+// 604800 (0: a URL already expired), refused with S3's AuthorizationQueryParametersError and S3's
 // wording; an expired presigned URL is AccessDenied "Request has expired"
 // whatever its method.
 func TestPresignedExpiresBounds(t *testing.T) {
@@ -90,7 +90,6 @@ func TestPresignedExpiresBounds(t *testing.T) {
 	v := &Verifier{Users: NewUsers(testID), Now: func() time.Time { return signedAt }}
 	u := PresignURL(httptest.NewRequest("PUT", "http://127.0.0.1:9000/bucket/k", nil), testID, "eu-west-1", signedAt, time.Hour)
 	cases := map[string]string{
-		"0":                     "X-Amz-Expires must be positive",
 		"-1":                    "X-Amz-Expires must be non-negative",
 		"-604800":               "X-Amz-Expires must be non-negative",
 		"604801":                "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds",
@@ -109,6 +108,14 @@ func TestPresignedExpiresBounds(t *testing.T) {
 		if e := asAuthErr(err); e.Status != 400 || !strings.Contains(e.Message, msg) {
 			t.Errorf("X-Amz-Expires=%q: %d %q, want 400 %q", exp, e.Status, e.Message, msg)
 		}
+	}
+	// Zero: valid for no time, so expired even at the instant it was
+	// signed (a number S3's bounds allow, not a malformed one).
+	zero := strings.Replace(u, "X-Amz-Expires=3600", "X-Amz-Expires=0", 1)
+	_, err0 := v.Verify(httptest.NewRequest("GET", zero, nil))
+	wantCodes(t, err0, CodeAccessDenied)
+	if e := asAuthErr(err0); e.Status != 403 || e.Message != "Request has expired" {
+		t.Fatalf("X-Amz-Expires=0: %d %q", e.Status, e.Message)
 	}
 	// Expired: AccessDenied for a PUT as for a GET.
 	late := &Verifier{Users: NewUsers(testID), Now: func() time.Time { return signedAt.Add(time.Hour + time.Second) }}

@@ -186,8 +186,9 @@ func parsePresigned(q url.Values) (authParams, *Error) {
 	if _, ok := parseAmzDate(p.amzDate); !ok {
 		return p, newErr(code, "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"")
 	}
-	// S3's answers, in S3's words: a number, not negative, not zero (a
-	// URL valid for no time), and at most a week.
+	// S3's answers, in S3's words: a number, not negative, and at most a
+	// week. Zero passes: a URL valid for no time, answered as expired
+	// (AccessDenied "Request has expired") by the caller's expiry check.
 	exp := q.Get(qExpires)
 	digits := strings.TrimPrefix(exp, "-")
 	if len(digits) > 18 || !isDigits(digits) {
@@ -197,8 +198,6 @@ func parsePresigned(q url.Values) (authParams, *Error) {
 	switch {
 	case secs < 0:
 		return p, newErr(code, "X-Amz-Expires must be non-negative")
-	case secs == 0:
-		return p, newErr(code, "X-Amz-Expires must be positive")
 	case secs > maxPresignExpires:
 		return p, newErr(code, "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than %d seconds", maxPresignExpires)
 	}

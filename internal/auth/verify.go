@@ -274,7 +274,7 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Req
 	if t.After(now.Add(v.maxSkew())) {
 		return nil, newErr(CodeAccessDenied, "Request is not valid yet")
 	}
-	if now.After(t.Add(p.expires)) {
+	if p.expires == 0 || now.After(t.Add(p.expires)) {
 		return nil, newErr(CodeAccessDenied, "Request has expired")
 	}
 	token := ""

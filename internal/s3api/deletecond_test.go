@@ -108,3 +108,25 @@ func FuzzDeleteConditions(f *testing.F) {
 		}
 	})
 }
+
+// TestStripAWSChunked: aws-chunked goes, the other codings stay as sent.
+func TestStripAWSChunked(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                          "",
+		"gzip":                      "gzip",
+		"deflate, gzip":             "deflate, gzip",
+		"deflate,gzip":              "deflate,gzip",
+		"gzip, aws-chunked":         "gzip",
+		"aws-chunked, gzip":         "gzip",
+		"aws-chunked":               "",
+		"aws-chunked, aws-chunked":  "",
+		"AWS-CHUNKED,deflate, gzip": "deflate, gzip",
+		"deflate, aws-chunked, br":  "deflate, br",
+		" , ,":                      "",
+		"gzip,,br":                  "gzip,br",
+	} {
+		if got := stripAWSChunked(in); got != want {
+			t.Errorf("stripAWSChunked(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

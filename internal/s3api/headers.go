@@ -346,19 +346,20 @@ func deleteConditions(h http.Header) (*engine.DeleteConditions, error) {
 }
 
 // stripAWSChunked removes the aws-chunked transfer coding S3 clients put in
-// Content-Encoding: it describes the request, not the object.
+// Content-Encoding: it describes the request, not the object. The other
+// codings are kept as sent, separators included ("deflate, gzip" stays
+// "deflate, gzip", as S3 answers it).
 func stripAWSChunked(v string) string {
 	if v == "" {
 		return ""
 	}
 	var keep []string
 	for _, p := range strings.Split(v, ",") {
-		p = strings.TrimSpace(p)
-		if p != "" && !strings.EqualFold(p, "aws-chunked") {
+		if t := strings.TrimSpace(p); t != "" && !strings.EqualFold(t, "aws-chunked") {
 			keep = append(keep, p)
 		}
 	}
-	return strings.Join(keep, ",")
+	return strings.TrimSpace(strings.Join(keep, ","))
 }
 
 // parseHTTPTime parses an HTTP date; ok is false for absent or bad ones

@@ -351,7 +351,7 @@ func handleCompleteMultipartUpload(q *request) error {
 	out := xmlCompleteResult{NS: s3NS, Location: q.objectURL(), Bucket: q.bucket, Key: q.key,
 		ETag: quoteETag(oi.ETag), xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value),
 		ChecksumType: oi.Checksum.Type}
-	q.setVersionID(bi, oi.VersionID)
+	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	// The key headers are optional on a completion; a malformed set is
 	// ignored here, as nothing is unsealed.

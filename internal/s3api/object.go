@@ -118,7 +118,7 @@ func handlePutObject(q *request) error {
 	h.Set("ETag", quoteETag(oi.ETag))
 	setChecksumResponse(h, oi.Checksum)
 	setSSEHeaders(h, oi.Sealed, q.sse)
-	q.setVersionID(bi, oi.VersionID)
+	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	q.writeEmpty(http.StatusOK)
 	return nil
@@ -726,7 +726,7 @@ func handleCopyObject(q *request) error {
 	res := xmlCopyObjectResult{NS: s3NS, LastModified: isoTime(oi.ModTime), ETag: quoteETag(oi.ETag),
 		xmlChecksums: checksumsOf(oi.Checksum.Algorithm, oi.Checksum.Value), ChecksumType: oi.Checksum.Type}
 	q.setCopySourceVersion(src, srcBucket, srcInfo)
-	q.setVersionID(bi, oi.VersionID)
+	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
 	q.writeXML(res)

@@ -275,7 +275,7 @@ func handlePostObject(q *request) error {
 	if err != nil {
 		return fmt.Errorf("post %s/%s: %w", q.bucket, q.key, err)
 	}
-	q.setVersionID(bi, oi.VersionID)
+	q.setWrittenVersionID(bi, oi.VersionID)
 	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
 	return q.postAnswer(f, oi)
 }

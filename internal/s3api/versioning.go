@@ -112,6 +112,19 @@ func (q *request) setVersionID(bi engine.BucketInfo, id string) {
 	q.w.Header().Set("X-Amz-Version-Id", versionOut(id))
 }
 
+// setWrittenVersionID is setVersionID for a write that made a new
+// current version (PutObject, POST, CopyObject, CompleteMultipartUpload):
+// S3 omits x-amz-version-id when a versioning-suspended bucket stores
+// the write as its null version (the PutObject reference's "versioning
+// suspended" sample response has none; docs/conformance.md has the
+// evidence), while GET and HEAD of that version still answer "null".
+func (q *request) setWrittenVersionID(bi engine.BucketInfo, id string) {
+	if bi.Versioning == engine.VersioningSuspended && versionOut(id) == engine.NullVersionID {
+		return
+	}
+	q.setVersionID(bi, id)
+}
+
 // requestVersion is the request's versionId, "" when it names none. S3
 // refuses an empty value rather than reading it as the current version.
 func (q *request) requestVersion() (string, error) {

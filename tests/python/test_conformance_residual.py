@@ -227,3 +227,86 @@ def test_anonymous_put_trailing_checksum_wrong(tls_bucket):
     except ClientError as e:
         assert http_status(e) == 400 and error_code(e) == "BadDigest", e.response
     assert _status_code(s3.head_object, Bucket=bucket, Key="bad")[0] == 404
+
+
+# --- the small items -------------------------------------------------------
+
+
+def test_content_encoding_kept_as_sent(s3, bucket):
+    """Content-Encoding comes back exactly as sent, aws-chunked removed."""
+    for sent, want in [
+        ("gzip", "gzip"),
+        ("deflate, gzip", "deflate, gzip"),
+        ("gzip, aws-chunked", "gzip"),
+        ("aws-chunked, gzip", "gzip"),
+        ("aws-chunked", None),
+        ("aws-chunked, aws-chunked", None),
+    ]:
+        s3.put_object(Bucket=bucket, Key="enc", ContentEncoding=sent)
+        assert s3.head_object(Bucket=bucket, Key="enc").get("ContentEncoding") == want, sent
+
+
+def test_suspended_versioning_writes_omit_version_header(s3, bucket):
+    """A PUT or CompleteMultipartUpload into a versioning-suspended bucket
+    answers without x-amz-version-id (the version stored is null)."""
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Suspended"})
+    r = s3.put_object(Bucket=bucket, Key="p", Body=b"p")
+    assert "VersionId" not in r and "x-amz-version-id" not in r["ResponseMetadata"]["HTTPHeaders"]
+    up = s3.create_multipart_upload(Bucket=bucket, Key="m")
+    part = s3.upload_part(Bucket=bucket, Key="m", UploadId=up["UploadId"], PartNumber=1, Body=b"m")
+    r = s3.complete_multipart_upload(
+        Bucket=bucket, Key="m", UploadId=up["UploadId"], MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]}
+    )
+    assert "VersionId" not in r and "x-amz-version-id" not in r["ResponseMetadata"]["HTTPHeaders"]
+    assert s3.head_object(Bucket=bucket, Key="m")["VersionId"] == "null"
+    # Enabled again: a real id.
+    _enable_versioning(s3, bucket)
+    assert s3.put_object(Bucket=bucket, Key="p", Body=b"p2")["VersionId"] not in ("", "null")
+
+
+@pytest.mark.parametrize("alg", ["SHA256", "SHA1", "CRC32"])
+def test_complete_with_composite_checksum_suffix(s3, bucket, alg):
+    """CompleteMultipartUpload accepts the object's composite checksum in
+    its -N form (what S3 answers and SDK helpers send back) and verifies it."""
+    import hashlib
+
+    def digest(b):
+        if alg == "SHA256":
+            return hashlib.sha256(b).digest()
+        if alg == "SHA1":
+            return hashlib.sha1(b).digest()
+        return zlib.crc32(b).to_bytes(4, "big")
+
+    parts = [b"a" * (5 << 20), b"b" * (5 << 20), b"c" * 1024]
+    up = s3.create_multipart_upload(Bucket=bucket, Key="mp", ChecksumAlgorithm=alg)
+    done = []
+    for i, body in enumerate(parts, 1):
+        r = s3.upload_part(Bucket=bucket, Key="mp", UploadId=up["UploadId"], PartNumber=i, Body=body, ChecksumAlgorithm=alg)
+        done.append({"PartNumber": i, "ETag": r["ETag"], f"Checksum{alg}": r[f"Checksum{alg}"]})
+    composite = base64.b64encode(digest(b"".join(digest(p) for p in parts))).decode() + f"-{len(parts)}"
+    wrong = base64.b64encode(digest(b"other")).decode() + f"-{len(parts)}"
+    try:
+        s3.complete_multipart_upload(
+            Bucket=bucket, Key="mp", UploadId=up["UploadId"], MultipartUpload={"Parts": done}, **{f"Checksum{alg}": wrong}
+        )
+        pytest.fail("a wrong composite checksum was accepted")
+    except ClientError as e:
+        assert http_status(e) == 400 and error_code(e) == "BadDigest", e.response
+    r = s3.complete_multipart_upload(
+        Bucket=bucket, Key="mp", UploadId=up["UploadId"], MultipartUpload={"Parts": done}, **{f"Checksum{alg}": composite}
+    )
+    assert r[f"Checksum{alg}"] == composite
+    head = s3.head_object(Bucket=bucket, Key="mp", ChecksumMode="ENABLED")
+    assert head[f"Checksum{alg}"] == composite and head["ContentLength"] == sum(map(len, parts))
+
+
+def test_presigned_expires_zero(server, s3, bucket):
+    """X-Amz-Expires=0: a URL that expired when it was signed."""
+    import requests
+
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    v4 = server.client(signature_version="s3v4")
+    url = v4.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"}, ExpiresIn=0)
+    assert "X-Amz-Expires=0" in url, url
+    r = requests.get(url, timeout=30)
+    assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text and "Request has expired" in r.text, r.text
