@@ -38,7 +38,10 @@
 // sub-resources, which is inherent to the protocol.
 //
 // Requests without any authentication come back as Anonymous and the caller
-// decides what they may do.
+// decides what they may do. Their body is still framed as their
+// x-amz-content-sha256 says: aws-chunked STREAMING-UNSIGNED-PAYLOAD-TRAILER
+// (how current SDKs send unsigned uploads) is decoded with its trailer, a
+// hex digest is checked, and chunk-signed modes are refused.
 //
 // # Canonical request
 //
