@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // fromS3 runs `shardstore migrate from-s3` from src into dst.
@@ -216,6 +217,21 @@ func TestMigrateFromS3(t *testing.T) {
 	}
 	for _, b := range []string{"plain", "vers", "locked"} {
 		sameVersions(t, sc, dc, b)
+	}
+
+	// The import path is refused to a user without admin:ImportObject,
+	// on its own bucket too.
+	bob := dst.client(bobUser, bobPass)
+	createBucket(t, bob, "bobs")
+	_, err := bob.PutObject(x, &s3.PutObjectInput{Bucket: aws.String("bobs"), Key: aws.String("k"), Body: strings.NewReader("x")},
+		func(o *s3.Options) {
+			o.APIOptions = append(o.APIOptions,
+				smithyhttp.AddHeaderValue("X-Shardstore-Import-Version-Id", "null"),
+				smithyhttp.AddHeaderValue("X-Shardstore-Import-Mod-Time", "2020-01-01T00:00:00Z"))
+		})
+	wantCode(t, err, "AccessDenied", 403)
+	if _, err := bob.HeadObject(x, &s3.HeadObjectInput{Bucket: aws.String("bobs"), Key: aws.String("k")}); err == nil {
+		t.Fatal("a refused import wrote the object")
 	}
 }
 
