@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 
@@ -113,6 +114,11 @@ func CheckImport(imp *ImportVersion) error {
 	return nil
 }
 
+// errImportedBefore is commitMeta's answer to an import with nothing to
+// write: the version is there already, or an unversioned bucket holds a
+// newer one. The import succeeds without committing anything.
+var errImportedBefore = errors.New("imported before")
+
 // importDeleteMarker commits an imported delete marker.
 func (e *Engine) importDeleteMarker(ctx context.Context, bucket, key string, imp *ImportVersion) (ObjectInfo, error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
@@ -132,7 +138,7 @@ func (e *Engine) importDeleteMarker(ctx context.Context, bucket, key string, imp
 		return ObjectInfo{}, err
 	}
 	defer unlock()
-	if err := e.commitMeta(lctx, set, bucket, key, commitReq{m: dm, owner: objectOwner(bucket, key), newVersion: true, imp: imp}); err != nil {
+	if err := e.commitMeta(lctx, set, bucket, key, commitReq{m: dm, owner: objectOwner(bucket, key), newVersion: true, imp: imp}); err != nil && !errors.Is(err, errImportedBefore) {
 		return ObjectInfo{}, fmt.Errorf("import delete marker %s/%s: %w", bucket, key, err)
 	}
 	return objectInfo(bucket, key, dm), nil

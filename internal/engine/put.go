@@ -578,6 +578,12 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err == nil {
 		plan.committed = true
 	}
+	if errors.Is(err, errImportedBefore) {
+		err = nil // nothing written: the shards just made are removed
+		if opts.Import != nil {
+			m.ModTime, m.VersionID = opts.Import.ModTime, opts.Import.VersionID
+		}
+	}
 	unlock()
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
@@ -701,12 +707,25 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		versioning = info.Versioning
 		if req.imp != nil {
 			if err == nil && cur.fi.VersionID == req.imp.VersionID && cur.fi.ModTime == req.imp.ModTime {
-				return nil // imported before: nothing to do
+				return errImportedBefore
 			}
 			if err == nil && cur.fi.ModTime > req.imp.ModTime {
 				if versioning == "" {
-					return nil // an unversioned bucket keeps only the newest
+					return errImportedBefore // an unversioned bucket keeps only the newest
 				}
+				vid := req.imp.VersionID
+				if vid == "" {
+					vid = NullVersionID
+				}
+				if st, _, verr := e.resolveVersion(ctx, set, bucket, key, vid); verr == nil {
+					if st.fi.ModTime == req.imp.ModTime && st.fi.IsDeleteMarker() == m.IsDeleteMarker() {
+						return errImportedBefore
+					}
+					return fmt.Errorf("%w: version %s of %s/%s exists with another time", ErrInvalidArgument, vid, bucket, key)
+				} else if !errors.Is(verr, ErrNoSuchVersion) {
+					return verr
+				}
+				m.ModTime, m.VersionID = req.imp.ModTime, req.imp.VersionID
 				return e.commitNoncurrent(ctx, set, bucket, key, req)
 			}
 		} else if err := applyDefaultRetention(info, m, e.Now()); err != nil {
