@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/shardstore/shardstore/internal/drive"
@@ -94,6 +94,15 @@ type ImportVersion struct {
 	// the body arrives whole.
 	ETag string
 }
+
+// The HTTP headers that carry an ImportVersion on PutObject (read by
+// s3api.ParseImport, sent by internal/migrate's FromS3).
+const (
+	ImportVersionIDHeader    = "X-Shardstore-Import-Version-Id"
+	ImportModTimeHeader      = "X-Shardstore-Import-Mod-Time"
+	ImportDeleteMarkerHeader = "X-Shardstore-Import-Delete-Marker"
+	ImportETagHeader         = "X-Shardstore-Import-Etag"
+)
 
 // CheckImport validates an import for the engine: the version id's form
 // and, for shardstore's own ids, that the time it carries is ModTime.

@@ -22,7 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/shardstore/shardstore/internal/s3api"
+	"github.com/shardstore/shardstore/internal/engine"
 )
 
 // Endpoint is an S3 endpoint and the credentials to use there.
@@ -61,8 +61,8 @@ type S3Stats struct {
 
 // FromS3 copies every bucket of the source (or opts.Buckets) to the
 // target shardstore with its configuration and every version and delete
-// marker, oldest first, through the target's import path (s3api's
-// X-Shardstore-Import-* headers), so version ids, modification times and
+// marker, oldest first, through the target's import path (the
+// X-Shardstore-Import-* headers, engine.ImportVersion), so version ids, modification times and
 // ETags stay as they were. What the target already holds (same version
 // id and ETag) is skipped, so a re-run copies only what changed and an
 // interrupted run is resumed by running it again.
@@ -401,14 +401,14 @@ func (m *s3Mover) key(ctx context.Context, b string, vs, have []srcVersion) {
 func importHeaders(v srcVersion, etag string) func(*s3.Options) {
 	return func(o *s3.Options) {
 		o.APIOptions = append(o.APIOptions,
-			smithyhttp.AddHeaderValue(s3api.ImportVersionIDHeader, v.id),
-			smithyhttp.AddHeaderValue(s3api.ImportModTimeHeader, modTime(v).Format(time.RFC3339Nano)),
+			smithyhttp.AddHeaderValue(engine.ImportVersionIDHeader, v.id),
+			smithyhttp.AddHeaderValue(engine.ImportModTimeHeader, modTime(v).Format(time.RFC3339Nano)),
 			v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
 		if v.marker {
-			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(s3api.ImportDeleteMarkerHeader, "true"))
+			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(engine.ImportDeleteMarkerHeader, "true"))
 		}
 		if etag != "" {
-			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(s3api.ImportETagHeader, etag))
+			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(engine.ImportETagHeader, etag))
 		}
 	}
 }

@@ -17,11 +17,13 @@ import (
 // the admin action ImportAction may send them, as access.Decide answers
 // for every admin action (root, or an identity whose policy allows it);
 // anyone else is refused the whole request, not served a plain PUT.
+// The header names are engine's (engine.ImportVersionIDHeader...), so
+// that internal/migrate, which sends them, need not import this package.
 const (
-	ImportVersionIDHeader    = "X-Shardstore-Import-Version-Id"
-	ImportModTimeHeader      = "X-Shardstore-Import-Mod-Time"
-	ImportDeleteMarkerHeader = "X-Shardstore-Import-Delete-Marker"
-	ImportETagHeader         = "X-Shardstore-Import-Etag"
+	ImportVersionIDHeader    = engine.ImportVersionIDHeader
+	ImportModTimeHeader      = engine.ImportModTimeHeader
+	ImportDeleteMarkerHeader = engine.ImportDeleteMarkerHeader
+	ImportETagHeader         = engine.ImportETagHeader
 	// ImportAction is the admin action the import path needs.
 	ImportAction = "admin:ImportObject"
 )
