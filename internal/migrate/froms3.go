@@ -423,10 +423,7 @@ func (m *s3Mover) version(ctx context.Context, b string, v srcVersion) (int64, e
 		}
 		return 0, nil
 	}
-	var vid *string
-	if v.id != "null" {
-		vid = &v.id
-	}
+	vid := &v.id // "null" names the null version, in a versioned bucket too
 	get, err := m.src.GetObject(ctx, &s3.GetObjectInput{Bucket: &b, Key: &v.key, VersionId: vid, ChecksumMode: types.ChecksumModeEnabled})
 	if err != nil {
 		return 0, fmt.Errorf("read from the source: %w", err)

@@ -107,6 +107,86 @@ func fillS3Source(t *testing.T, c *s3.Client) {
 	put("locked", "held", []byte("under retention"), &s3.PutObjectInput{ObjectLockMode: types.ObjectLockModeGovernance,
 		ObjectLockRetainUntilDate: &until, ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
 	put("locked", "held", []byte("second version"), nil)
+	if _, err := c.PutObjectLockConfiguration(x, &s3.PutObjectLockConfigurationInput{Bucket: aws.String("locked"),
+		ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+			Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(3)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A suspended bucket: a null version below a versioned one.
+	createBucket(t, c, "susp")
+	put("susp", "n", []byte("null version"), nil)
+	for _, st := range []types.BucketVersioningStatus{types.BucketVersioningStatusEnabled, types.BucketVersioningStatusSuspended} {
+		if _, err := c.PutBucketVersioning(x, &s3.PutBucketVersioningInput{Bucket: aws.String("susp"),
+			VersioningConfiguration: &types.VersioningConfiguration{Status: st}}); err != nil {
+			t.Fatal(err)
+		}
+		if st == types.BucketVersioningStatusEnabled {
+			put("susp", "n", []byte("a versioned one"), nil)
+		}
+	}
+	// Bucket configuration.
+	if _, err := c.PutBucketTagging(x, &s3.PutBucketTaggingInput{Bucket: aws.String("vers"),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("team"), Value: aws.String("storage")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketCors(x, &s3.PutBucketCorsInput{Bucket: aws.String("vers"), CORSConfiguration: &types.CORSConfiguration{
+		CORSRules: []types.CORSRule{{AllowedMethods: []string{"GET"}, AllowedOrigins: []string{"https://example.com"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketLifecycleConfiguration(x, &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("vers"),
+		LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{{ID: aws.String("old"),
+			Status: types.ExpirationStatusEnabled, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("tmp/")},
+			NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(30)}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},"Action":["s3:GetObject"],"Resource":["arn:aws:s3:::plain/*"]}]}`
+	if _, err := c.PutBucketPolicy(x, &s3.PutBucketPolicyInput{Bucket: aws.String("plain"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameBucketConfig checks the buckets' configuration came over.
+func sameBucketConfig(t *testing.T, src, dst *s3.Client) {
+	t.Helper()
+	x := ctx(t)
+	for _, b := range []string{"plain", "vers", "locked", "susp"} {
+		describe := func(c *s3.Client) string {
+			var out []string
+			v, err := c.GetBucketVersioning(x, &s3.GetBucketVersioningInput{Bucket: aws.String(b)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, "versioning "+string(v.Status))
+			if l, err := c.GetObjectLockConfiguration(x, &s3.GetObjectLockConfigurationInput{Bucket: aws.String(b)}); err == nil {
+				out = append(out, fmt.Sprintf("lock %s", l.ObjectLockConfiguration.ObjectLockEnabled))
+				if r := l.ObjectLockConfiguration.Rule; r != nil {
+					out = append(out, fmt.Sprintf("default %s %d", r.DefaultRetention.Mode, aws.ToInt32(r.DefaultRetention.Days)))
+				}
+			}
+			if p, err := c.GetBucketPolicy(x, &s3.GetBucketPolicyInput{Bucket: aws.String(b)}); err == nil {
+				out = append(out, "policy "+aws.ToString(p.Policy))
+			}
+			if tg, err := c.GetBucketTagging(x, &s3.GetBucketTaggingInput{Bucket: aws.String(b)}); err == nil {
+				for _, tag := range tg.TagSet {
+					out = append(out, "tag "+aws.ToString(tag.Key)+"="+aws.ToString(tag.Value))
+				}
+			}
+			if cr, err := c.GetBucketCors(x, &s3.GetBucketCorsInput{Bucket: aws.String(b)}); err == nil {
+				for _, r := range cr.CORSRules {
+					out = append(out, fmt.Sprintf("cors %v %v", r.AllowedMethods, r.AllowedOrigins))
+				}
+			}
+			if lc, err := c.GetBucketLifecycleConfiguration(x, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(b)}); err == nil {
+				for _, r := range lc.Rules {
+					out = append(out, fmt.Sprintf("lifecycle %s %s", aws.ToString(r.ID), r.Status))
+				}
+			}
+			return strings.Join(out, "\n")
+		}
+		if w, g := describe(src), describe(dst); w != g {
+			t.Fatalf("bucket %s configuration differs:\nsource:\n%s\ntarget:\n%s", b, w, g)
+		}
+	}
 }
 
 // sameVersions checks that bucket b lists the same versions on both
@@ -189,20 +269,11 @@ func TestMigrateFromS3(t *testing.T) {
 	fillS3Source(t, sc)
 	out := fromS3(t, src, dst)
 	t.Logf("first run:\n%s", out)
-	for _, b := range []string{"plain", "vers", "locked"} {
+	for _, b := range []string{"plain", "vers", "locked", "susp"} {
 		sameVersions(t, sc, dc, b)
 	}
+	sameBucketConfig(t, sc, dc)
 	x := ctx(t)
-	for _, b := range []string{"vers", "locked"} {
-		v, err := dc.GetBucketVersioning(x, &s3.GetBucketVersioningInput{Bucket: aws.String(b)})
-		if err != nil || v.Status != types.BucketVersioningStatusEnabled {
-			t.Fatalf("target bucket %s versioning %v, %v", b, v, err)
-		}
-	}
-	if l, err := dc.GetObjectLockConfiguration(x, &s3.GetObjectLockConfigurationInput{Bucket: aws.String("locked")}); err != nil ||
-		l.ObjectLockConfiguration.ObjectLockEnabled != types.ObjectLockEnabledEnabled {
-		t.Fatalf("target object lock: %v", err)
-	}
 	if again := fromS3(t, src, dst); copiedCount(t, again) != "0" {
 		t.Fatalf("a second run copied something:\n%s", again)
 	}
@@ -215,7 +286,7 @@ func TestMigrateFromS3(t *testing.T) {
 	if again := fromS3(t, src, dst); copiedCount(t, again) != "2" {
 		t.Fatalf("the changes were not copied alone:\n%s", again)
 	}
-	for _, b := range []string{"plain", "vers", "locked"} {
+	for _, b := range []string{"plain", "vers", "locked", "susp"} {
 		sameVersions(t, sc, dc, b)
 	}
 
