@@ -86,14 +86,17 @@
 // re-run copies only what changed and an interrupted run (kill -9) is
 // resumed by running it again: each version is one PUT, committed whole
 // or not at all. Each copy is verified: the target checks a plain ETag
-// (the body's MD5) and a full-object checksum against the body, and its
-// answer must carry the source's version id and ETag. A key stops at its
+// (the body's MD5) and a full-object checksum against the body; a
+// multipart ETag is recomputed from the parts, read one by one, before
+// the body's last byte goes out (partsReader), so a mismatch fails the
+// PUT; and the target's answer must carry the source's version id and
+// ETag. A key stops at its
 // first failed version so that versions never land out of order.
 //
 // Not done yet: version ids other than shardstore's and MinIO's UUIDs
 // (AWS S3's, Ceph's) are refused by the target; times come from listings
 // (milliseconds) except for shardstore's ids, which carry nanoseconds;
 // deletions of versions on the source are not propagated; multipart
-// objects arrive as one part with their ETag kept but not recomputed;
+// objects arrive as one part, their ETag kept;
 // SSE-C/KMS objects, ACLs, owners and IAM are not copied.
 package migrate
