@@ -112,3 +112,37 @@ func TestImportOutOfOrder(t *testing.T) {
 		t.Errorf("a multipart import ETag: %+v, %v", oi, err)
 	}
 }
+
+// TestImportNullVersions: an imported version with an id keeps the null
+// version it replaces, in a Suspended bucket too; an imported null
+// version replaces the null version, in an Enabled bucket too.
+func TestImportNullVersions(t *testing.T) {
+	for _, state := range []string{VersioningEnabled, VersioningSuspended} {
+		t.Run(state, func(t *testing.T) {
+			e, _ := testEngine(t, 4, Config{})
+			setVersioning(t, e, state)
+			ctx := context.Background()
+			base := time.Date(2023, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
+			id := "5bfa2865-0dbe-4e67-87b6-27b05911f90e"
+			for i, vid := range []string{"", id, ""} {
+				body := fmt.Sprint("body ", i)
+				if _, err := e.PutObject(ctx, "bucket", "k", strings.NewReader(body), int64(len(body)),
+					PutOptions{Import: &ImportVersion{VersionID: vid, ModTime: base + int64(i)*1e9}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range res.Versions {
+				got = append(got, fmt.Sprintf("%q %d", v.VersionID, v.ModTime.UnixNano()-base))
+			}
+			want := fmt.Sprintf("%q %d\n%q %d", "", int64(2e9), id, int64(1e9))
+			if strings.Join(got, "\n") != want {
+				t.Fatalf("versions:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+			}
+		})
+	}
+}

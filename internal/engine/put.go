@@ -728,6 +728,16 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 				m.ModTime, m.VersionID = req.imp.ModTime, req.imp.VersionID
 				return e.commitNoncurrent(ctx, set, bucket, key, req)
 			}
+			switch {
+			case versioning == VersioningSuspended && req.imp.VersionID != "":
+				// An imported version with an id keeps what it replaces,
+				// the null version included, as in an Enabled bucket.
+				versioning = VersioningEnabled
+			case versioning == VersioningEnabled && req.imp.VersionID == "":
+				// An imported null version replaces the null version
+				// wherever it is, as in a Suspended bucket.
+				versioning = VersioningSuspended
+			}
 		} else if err := applyDefaultRetention(info, m, e.Now()); err != nil {
 			return err
 		}
