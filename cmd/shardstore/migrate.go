@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/ellipses"
@@ -87,6 +88,7 @@ func runMigrateFromS3(args []string) error {
 	tak := fs.String("target-access-key", "", "target access key (default $SHARDSTORE_ROOT_USER)")
 	tsk := fs.String("target-secret-key", "", "target secret key (default $SHARDSTORE_ROOT_PASSWORD)")
 	workers := fs.Int("workers", 8, "keys copied at once")
+	every := fs.Duration("progress", 2*time.Second, "how often a progress line (versions/s, MiB/s) is printed")
 	var buckets []string
 	fs.Func("bucket", "copy only this bucket (repeatable)", func(v string) error {
 		buckets = append(buckets, v)
@@ -111,6 +113,9 @@ func runMigrateFromS3(args []string) error {
 	if *target == "" {
 		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "no --target")
 	}
+	if *every <= 0 {
+		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "--progress %v: want a positive duration", *every)
+	}
 	if *workers < 1 || *workers > 256 {
 		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "--workers %d: want 1 to 256", *workers)
 	}
@@ -127,7 +132,7 @@ func runMigrateFromS3(args []string) error {
 			SecretKey: orEnv(*sk, "AWS_SECRET_ACCESS_KEY"), Region: orEnv(*region, "AWS_REGION")},
 		Target: migrate.Endpoint{URL: *target, AccessKey: orEnv(*tak, "SHARDSTORE_ROOT_USER"),
 			SecretKey: orEnv(*tsk, "SHARDSTORE_ROOT_PASSWORD")},
-		Buckets: buckets, Workers: *workers, Out: os.Stdout,
+		Buckets: buckets, Workers: *workers, Out: os.Stdout, Progress: *every,
 	})
 	return err
 }

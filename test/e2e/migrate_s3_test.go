@@ -341,8 +341,11 @@ func TestMigrateFromS3Killed(t *testing.T) {
 	_ = cmd.Wait()
 	l, _ := dc.ListObjectVersions(ctx(t), &s3.ListObjectVersionsInput{Bucket: aws.String("many")})
 	t.Logf("killed with %d of 120 versions on the target", len(l.Versions))
-	out := fromS3(t, src, dst)
+	out := fromS3(t, src, dst, "--progress", "10ms")
 	t.Logf("re-run:\n%s", out)
+	if !regexp.MustCompile(`copied \d+ versions \([0-9.]+/s\), \d+ bytes \([0-9.]+ MiB/s\)`).MatchString(out) {
+		t.Errorf("no progress line in:\n%s", out)
+	}
 	if n := sameVersions(t, sc, dc, "many"); n != 120 {
 		t.Fatalf("%d versions, want 120", n)
 	}
