@@ -7,13 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/migrate"
 )
 
-const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE..."
+const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL"
 
 // runMigrate is `shardstore migrate from-minio`: adopt a stopped MinIO
 // deployment's drives in place (internal/migrate).
@@ -24,6 +25,9 @@ func runMigrate(args []string) error {
 		"copied: MinIO's part files get a second name in shardstore's data area. MinIO's files stay\n" +
 		"until --finish. --dry-run reports what would be adopted and refused and writes nothing.\n" +
 		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n"
+	if len(args) > 0 && args[0] == "from-s3" {
+		return runMigrateFromS3(args[1:])
+	}
 	if len(args) == 0 || args[0] != "from-minio" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fmt.Fprint(os.Stdout, head)
@@ -58,5 +62,77 @@ func runMigrate(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout})
+	return err
+}
+
+const fromS3Usage = "shardstore migrate from-s3 --target URL [--bucket B]... [--workers N] SOURCE_URL"
+
+// runMigrateFromS3 is `shardstore migrate from-s3`: copy buckets, every
+// version with its id and time, from any S3 endpoint into a running
+// shardstore through its import path (internal/migrate.FromS3).
+func runMigrateFromS3(args []string) error {
+	head := "usage: " + fromS3Usage + "\n\n" +
+		"Copies every bucket of the S3 endpoint SOURCE_URL (or the --bucket ones) into the running\n" +
+		"shardstore at --target, with every version and delete marker oldest first, keeping version\n" +
+		"ids, modification times, ETags, metadata, tags, retention and legal hold, and the buckets'\n" +
+		"versioning, object lock, policy, lifecycle, tags and CORS. A re-run copies only what the\n" +
+		"target lacks; an interrupted run is resumed by running it again.\n" +
+		"Source credentials: --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY.\n" +
+		"Target credentials (root, or allowed admin:ImportObject): --target-access-key/--target-secret-key\n" +
+		"or SHARDSTORE_ROOT_USER/SHARDSTORE_ROOT_PASSWORD.\n"
+	fs := flag.NewFlagSet("migrate from-s3", flag.ContinueOnError)
+	target := fs.String("target", os.Getenv("SHARDSTORE_ENDPOINT"), "the shardstore to copy into (URL)")
+	ak := fs.String("access-key", "", "source access key (default $AWS_ACCESS_KEY_ID)")
+	sk := fs.String("secret-key", "", "source secret key (default $AWS_SECRET_ACCESS_KEY)")
+	region := fs.String("region", "", "source region (default $AWS_REGION, else us-east-1)")
+	tak := fs.String("target-access-key", "", "target access key (default $SHARDSTORE_ROOT_USER)")
+	tsk := fs.String("target-secret-key", "", "target secret key (default $SHARDSTORE_ROOT_PASSWORD)")
+	workers := fs.Int("workers", 8, "keys copied at once")
+	every := fs.Duration("progress", 2*time.Second, "how often a progress line (versions/s, MiB/s) is printed")
+	var buckets []string
+	fs.Func("bucket", "copy only this bucket (repeatable)", func(v string) error {
+		buckets = append(buckets, v)
+		return nil
+	})
+	var source []string
+	rest := args
+	for {
+		if err := cli.Parse(fs, rest, os.Stdout, fromS3Usage, head); err != nil {
+			return err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		source = append(source, rest[0])
+		rest = rest[1:]
+	}
+	if len(source) != 1 {
+		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "want one SOURCE_URL")
+	}
+	if *target == "" {
+		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "no --target")
+	}
+	if *every <= 0 {
+		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "--progress %v: want a positive duration", *every)
+	}
+	if *workers < 1 || *workers > 256 {
+		return cli.Usagef(fromS3Usage, "shardstore migrate from-s3 -h", "--workers %d: want 1 to 256", *workers)
+	}
+	orEnv := func(v, env string) string {
+		if v != "" {
+			return v
+		}
+		return os.Getenv(env)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err := migrate.FromS3(ctx, migrate.S3Options{
+		Source: migrate.Endpoint{URL: source[0], AccessKey: orEnv(*ak, "AWS_ACCESS_KEY_ID"),
+			SecretKey: orEnv(*sk, "AWS_SECRET_ACCESS_KEY"), Region: orEnv(*region, "AWS_REGION")},
+		Target: migrate.Endpoint{URL: *target, AccessKey: orEnv(*tak, "SHARDSTORE_ROOT_USER"),
+			SecretKey: orEnv(*tsk, "SHARDSTORE_ROOT_PASSWORD")},
+		Buckets: buckets, Workers: *workers, Out: os.Stdout, Progress: *every,
+	})
 	return err
 }

@@ -165,6 +165,12 @@ func TestAccountAndAdminActions(t *testing.T) {
 		{"Effect":"Allow","Action":"admin:*"},{"Effect":"Deny","Action":"admin:CreateUser"}]}`)))
 	s3only := identity("s3only", policies(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
 		{"Effect":"Allow","Action":["s3:*","admin:*"],"Resource":"arn:aws:s3:::*"}]}`)))
+	importer := identity("importer", policies(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":"admin:ImportObject"}]}`)))
+	s3all := identity("s3all", policies(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}`)))
+	noImport := identity("noimport", policies(identityPolicy(t, `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Action":"admin:*"},{"Effect":"Deny","Action":"admin:ImportObject"}]}`)))
 	bucket := func(name string) Resource { return Resource{Bucket: name} }
 	run(t, []row{
 		{"create: its policy", ask(maker, AccountAction, "s3:CreateBucket", bucket("made1")), allowedBy(ReasonIdentityPolicy)},
@@ -181,6 +187,18 @@ func TestAccountAndAdminActions(t *testing.T) {
 		{"admin: not for S3 actions", ask(admin, AdminAction, "s3:GetObject", Resource{}), deniedBy(ReasonNoGrant)},
 		{"admin: a users-file user", ask(bobC, AdminAction, "admin:Heal", Resource{}), deniedBy(ReasonNotIdentity)},
 		{"admin: root", ask(rootC, AdminAction, "admin:Heal", Resource{}), allowedBy(ReasonRoot)},
+
+		// PutObject's import path (migrate from-s3) asks admin:ImportObject:
+		// root and identities granted it; never a users-file user, an
+		// identity with every S3 permission, or one denied it.
+		{"import: root", ask(rootC, AdminAction, "admin:ImportObject", Resource{}), allowedBy(ReasonRoot)},
+		{"import: an admin identity", ask(admin, AdminAction, "admin:ImportObject", Resource{}), allowedBy(ReasonIdentityPolicy)},
+		{"import: granted alone", ask(importer, AdminAction, "admin:ImportObject", Resource{}), allowedBy(ReasonIdentityPolicy)},
+		{"import: a users-file user", ask(bobC, AdminAction, "admin:ImportObject", Resource{}), deniedBy(ReasonNotIdentity)},
+		{"import: every S3 permission", ask(s3all, AdminAction, "admin:ImportObject", Resource{}), deniedBy(ReasonNoGrant)},
+		{"import: S3 resources do not reach it", ask(s3only, AdminAction, "admin:ImportObject", Resource{}), deniedBy(ReasonNoGrant)},
+		{"import: denied", ask(noImport, AdminAction, "admin:ImportObject", Resource{}), explicitlyDeniedBy(ReasonIdentityPolicy)},
+		{"import: no policy", ask(identity("plain", policies()), AdminAction, "admin:ImportObject", Resource{}), deniedBy(ReasonNoGrant)},
 
 		// Self-service: a user's own access keys with its own key, where
 		// no policy speaks; a Deny still refuses; only for admin actions

@@ -362,6 +362,11 @@ type PutOptions struct {
 	// Encryption, when set, encrypts the new object (or every part of
 	// the new upload) at rest.
 	Encryption *Encryption
+
+	// Import, when set, writes a version another store made with its id
+	// and time (ImportVersion); only the S3 layer's admin import path
+	// sets it.
+	Import *ImportVersion
 }
 
 // Encryption says how new data is encrypted at rest (see package sse).

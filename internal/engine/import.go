@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/quorum"
 )
 
 // Importing records written by another store (internal/migrate adopts
@@ -69,6 +71,132 @@ func checkNoAdoption(ctx context.Context, drives []drive.Drive) error {
 		if err == nil && string(v) == AdoptionRunning {
 			return fmt.Errorf("engine: drive %s: an adoption of MinIO's drives (shardstore migrate from-minio) is under way or was interrupted: run it again to completion first", d)
 		}
+	}
+	return nil
+}
+
+// ImportVersion, in PutOptions, makes a PUT write a version another store
+// made (`shardstore migrate from-s3`): with its own version id and
+// modification time instead of new ones, at its place by time among the
+// key's versions. The S3 layer sets it only for callers allowed the admin
+// action admin:ImportObject, from validated headers (ParseImport).
+type ImportVersion struct {
+	// VersionID is the version's id in the engine's form: "" for the null
+	// version, else an id parseVersionID accepts (shardstore's own, whose
+	// time must be ModTime's, or a lower-case UUID as MinIO makes them).
+	VersionID string
+	// ModTime is the version's modification time, Unix nanoseconds.
+	ModTime int64
+	// DeleteMarker imports a delete marker (the body must be empty).
+	DeleteMarker bool
+	// ETag, when set, is the source's ETag: a plain MD5 must be the
+	// body's; a multipart one ("<md5>-<parts>") is stored as given, since
+	// the body arrives whole.
+	ETag string
+}
+
+// The HTTP headers that carry an ImportVersion on PutObject (read by
+// s3api.ParseImport, sent by internal/migrate's FromS3).
+const (
+	ImportVersionIDHeader    = "X-Shardstore-Import-Version-Id"
+	ImportModTimeHeader      = "X-Shardstore-Import-Mod-Time"
+	ImportDeleteMarkerHeader = "X-Shardstore-Import-Delete-Marker"
+	ImportETagHeader         = "X-Shardstore-Import-Etag"
+)
+
+// CheckImport validates an import for the engine: the version id's form
+// and, for shardstore's own ids, that the time it carries is ModTime.
+func CheckImport(imp *ImportVersion) error {
+	if imp.ModTime <= 0 {
+		return fmt.Errorf("%w: import modification time %d", ErrInvalidArgument, imp.ModTime)
+	}
+	if imp.VersionID == "" {
+		return nil
+	}
+	ref, err := parseVersionID(imp.VersionID)
+	if err != nil || ref.null {
+		return fmt.Errorf("%w: import version id %q", ErrInvalidArgument, imp.VersionID)
+	}
+	if !ref.adopted && ref.time != imp.ModTime {
+		return fmt.Errorf("%w: import version id %q carries another time than %d", ErrInvalidArgument, imp.VersionID, imp.ModTime)
+	}
+	return nil
+}
+
+// errImportedBefore is commitMeta's answer to an import with nothing to
+// write: the version is there already, or an unversioned bucket holds a
+// newer one. The import succeeds without committing anything.
+var errImportedBefore = errors.New("imported before")
+
+// importDeleteMarker commits an imported delete marker.
+func (e *Engine) importDeleteMarker(ctx context.Context, bucket, key string, imp *ImportVersion) (ObjectInfo, error) {
+	if _, err := e.BucketInfo(ctx, bucket); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := checkObjectName(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	set := e.setFor(bucket, key)
+	parity := set.parityFor("")
+	n := len(set.drives)
+	dm := &meta.Object{ModTime: imp.ModTime, VersionID: imp.VersionID, Flags: meta.FlagDeleteMarker,
+		Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: e.blockSize,
+			Distribution: e.distribution(key, n), Bitrot: uint8(e.bitrot)}}
+	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer unlock()
+	if err := e.commitMeta(lctx, set, bucket, key, commitReq{m: dm, owner: objectOwner(bucket, key), newVersion: true, imp: imp}); err != nil && !errors.Is(err, errImportedBefore) {
+		return ObjectInfo{}, fmt.Errorf("import delete marker %s/%s: %w", bucket, key, err)
+	}
+	return objectInfo(bucket, key, dm), nil
+}
+
+// commitNoncurrent writes an imported version older than the key's
+// current one straight into the versions table, leaving the current
+// version as it is. The caller holds the object's lock.
+func (e *Engine) commitNoncurrent(ctx context.Context, set *erasureSet, bucket, key string, req commitReq) error {
+	m, res := req.m, req.res
+	wq := quorum.WriteQuorum(m.Erasure.DataShards, m.Erasure.ParityShards)
+	ids := m.DataIDs()
+	vkey := drive.VersionKey(bucket, key, m.ModTime, m.VersionID)
+	left, late := e.leftIndexWrites(set, drive.ObjectKey(bucket, key))
+	errs := fanOutErr(&e.lag, set.drives, wq, grouped(ctx, set.drives, func(p int, d drive.Drive, apply func(*drive.Batch) error) error {
+		if res != nil && !res.ok(p) {
+			return res.errs[p]
+		}
+		dm := *m
+		dm.Erasure.Index = m.Erasure.Distribution[p]
+		b := &drive.Batch{}
+		for _, id := range ids {
+			b.Put(drive.TableRefs, id, []byte(req.owner))
+		}
+		if res != nil && res.inline != nil {
+			b.Put(drive.TableInline, drive.DataKey(m.DataID, 1), res.inline[p])
+		}
+		putNoncurrent(b, bucket, key, &dm)
+		return apply(b)
+	}), left, late)
+	if ok := countNil(errs); ok < wq {
+		forEachDrive(set.drives, func(p int, d drive.Drive) error {
+			if errs[p] != nil {
+				return nil
+			}
+			b := &drive.Batch{}
+			b.Delete(drive.TableVersions, vkey)
+			for _, id := range ids {
+				b.Delete(drive.TableRefs, id)
+			}
+			if res != nil && res.inline != nil {
+				b.Delete(drive.TableInline, drive.DataKey(m.DataID, 1))
+			}
+			return d.Apply(context.Background(), b)
+		})
+		return quorumError("import", errs, ok, wq)
+	}
+	if countNil(errs) < len(errs) {
+		e.jobs.QueueHeal(bucket, key)
 	}
 	return nil
 }

@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
 )
@@ -29,5 +34,115 @@ func TestAdoptedVersionIDs(t *testing.T) {
 	ref, ok := refOfVersionKey(prefix, drive.VersionKey("b", "k", mod, id))
 	if !ok || ref.adopted || ref.time != mod || ref.id != id {
 		t.Fatalf("refOfVersionKey of an adopted version = %+v, %v; want time %d", ref, ok, mod)
+	}
+}
+
+// TestImportOutOfOrder: imported versions keep their ids and times and
+// take their place by time, whatever order they arrive in: an older one
+// goes under the current version without disturbing it, a newer one
+// becomes current; importing a version again changes nothing; a shard-
+// store id must carry its own time.
+func TestImportOutOfOrder(t *testing.T) {
+	e, _ := testEngine(t, 4, Config{})
+	setVersioning(t, e, VersioningEnabled)
+	ctx := context.Background()
+	base := time.Date(2023, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
+	own := func(t int64) string { return fmt.Sprintf("%016x", t) + "00112233aabbccdd" }
+	ids := []string{own(base), "5bfa2865-0dbe-4e67-87b6-27b05911f90e", "", own(base + 3e9)}
+	bodies := [][]byte{[]byte("first"), bytes.Repeat([]byte("second"), 20000), []byte("third, the null version"), []byte("fourth")}
+	put := func(i int, marker bool) {
+		t.Helper()
+		imp := &ImportVersion{VersionID: ids[i], ModTime: base + int64(i)*1e9, DeleteMarker: marker}
+		var body []byte
+		if !marker {
+			body = bodies[i]
+		}
+		if _, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(body), int64(len(body)), PutOptions{Import: imp}); err != nil {
+			t.Fatalf("import %d: %v", i, err)
+		}
+	}
+	put(3, false) // the newest first
+	put(0, false)
+	put(2, true) // a delete marker in between
+	put(1, false)
+	put(0, false) // again: noncurrent ones and the current one
+	put(1, false)
+	put(2, true)
+	put(3, false)
+	res, err := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range res.Versions {
+		got = append(got, fmt.Sprintf("%s %d %v", v.VersionID, v.ModTime.UnixNano(), v.DeleteMarker))
+	}
+	want := []string{
+		fmt.Sprintf("%s %d false", ids[3], base+3e9), fmt.Sprintf(" %d true", base+2e9),
+		fmt.Sprintf("%s %d false", ids[1], base+1e9), fmt.Sprintf("%s %d false", ids[0], base),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("versions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, i := range []int{0, 1, 3} {
+		b, err := getAll(t, e, "k", GetOptions{VersionID: ids[i]})
+		if err != nil || !bytes.Equal(b, bodies[i]) {
+			t.Fatalf("version %d: %q, %v", i, b, err)
+		}
+	}
+	if b, err := getAll(t, e, "k", GetOptions{}); err != nil || !bytes.Equal(b, bodies[3]) {
+		t.Fatalf("current: %q, %v", b, err)
+	}
+	for _, bad := range []*ImportVersion{
+		{VersionID: own(base), ModTime: base + 1},
+		{VersionID: "null", ModTime: base},
+		{VersionID: "x", ModTime: base},
+		{ModTime: 0},
+	} {
+		if _, err := e.PutObject(ctx, "bucket", "k2", bytes.NewReader(nil), 0, PutOptions{Import: bad}); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("import %+v: %v, want ErrInvalidArgument", bad, err)
+		}
+	}
+	// A plain ETag must be the body's; a multipart one is kept.
+	if _, err := e.PutObject(ctx, "bucket", "k3", strings.NewReader("x"), 1, PutOptions{Import: &ImportVersion{ModTime: base, ETag: "00000000000000000000000000000000"}}); !errors.Is(err, ErrBadDigest) {
+		t.Errorf("a wrong import ETag: %v, want ErrBadDigest", err)
+	}
+	oi, err := e.PutObject(ctx, "bucket", "k3", strings.NewReader("x"), 1, PutOptions{Import: &ImportVersion{ModTime: base, ETag: "00000000000000000000000000000000-2"}})
+	if err != nil || oi.ETag != "00000000000000000000000000000000-2" {
+		t.Errorf("a multipart import ETag: %+v, %v", oi, err)
+	}
+}
+
+// TestImportNullVersions: an imported version with an id keeps the null
+// version it replaces, in a Suspended bucket too; an imported null
+// version replaces the null version, in an Enabled bucket too.
+func TestImportNullVersions(t *testing.T) {
+	for _, state := range []string{VersioningEnabled, VersioningSuspended} {
+		t.Run(state, func(t *testing.T) {
+			e, _ := testEngine(t, 4, Config{})
+			setVersioning(t, e, state)
+			ctx := context.Background()
+			base := time.Date(2023, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
+			id := "5bfa2865-0dbe-4e67-87b6-27b05911f90e"
+			for i, vid := range []string{"", id, ""} {
+				body := fmt.Sprint("body ", i)
+				if _, err := e.PutObject(ctx, "bucket", "k", strings.NewReader(body), int64(len(body)),
+					PutOptions{Import: &ImportVersion{VersionID: vid, ModTime: base + int64(i)*1e9}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range res.Versions {
+				got = append(got, fmt.Sprintf("%q %d", v.VersionID, v.ModTime.UnixNano()-base))
+			}
+			want := fmt.Sprintf("%q %d\n%q %d", "", int64(2e9), id, int64(1e9))
+			if strings.Join(got, "\n") != want {
+				t.Fatalf("versions:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+			}
+		})
 	}
 }

@@ -503,7 +503,27 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err := checkPutOptions(&opts); err != nil {
 		return ObjectInfo{}, err
 	}
-	if err := e.checkPutLock(info, opts.Lock); err != nil {
+	if opts.Import != nil {
+		if err := CheckImport(opts.Import); err != nil {
+			return ObjectInfo{}, err
+		}
+		if opts.Import.DeleteMarker {
+			if size > 0 {
+				return ObjectInfo{}, fmt.Errorf("%w: an imported delete marker has no body", ErrInvalidArgument)
+			}
+			return e.importDeleteMarker(ctx, bucket, key, opts.Import)
+		}
+		// A retention the source set may have expired since: it is
+		// kept as it was, not checked against now.
+		l := opts.Lock
+		l.RetainUntil = time.Time{}
+		if l.Mode != "" {
+			l.RetainUntil = e.Now().Add(time.Hour)
+		}
+		if err := e.checkPutLock(info, l); err != nil {
+			return ObjectInfo{}, err
+		}
+	} else if err := e.checkPutLock(info, opts.Lock); err != nil {
 		return ObjectInfo{}, err
 	}
 	set := e.setFor(bucket, key)
@@ -534,6 +554,12 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if opts.Encryption != nil {
 		etag = shownETag(m, opts.Encryption.Key, etag)
 	}
+	if imp := opts.Import; imp != nil && imp.ETag != "" && imp.ETag != etag {
+		if !isMultipartETag(imp.ETag) || opts.Encryption != nil {
+			return ObjectInfo{}, fmt.Errorf("put %s/%s: %w: import ETag %s, body has %s", bucket, key, ErrBadDigest, imp.ETag, etag)
+		}
+		etag = imp.ETag
+	}
 	m.ETag = etag
 	m.Parts = []meta.Part{{Number: 1, Size: res.size, ETag: etag, Checksum: checksum}}
 	if opts.ChecksumAlgorithm != "" {
@@ -548,9 +574,15 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
-	err = e.commitMeta(lctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true})
+	err = e.commitMeta(lctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true, imp: opts.Import})
 	if err == nil {
 		plan.committed = true
+	}
+	if errors.Is(err, errImportedBefore) {
+		err = nil // nothing written: the shards just made are removed
+		if opts.Import != nil {
+			m.ModTime, m.VersionID = opts.Import.ModTime, opts.Import.VersionID
+		}
 	}
 	unlock()
 	if err != nil {
@@ -634,6 +666,10 @@ type commitReq struct {
 	// version id and time here, under the lock, and the version it
 	// replaces is kept as a noncurrent version.
 	newVersion bool
+	// imp, on an imported version (PutOptions.Import), fixes its id and
+	// time; one older than the current version goes to the versions
+	// table without touching the current one (commitNoncurrent).
+	imp *ImportVersion
 }
 
 // commitMeta makes a version visible with write quorum. The caller holds
@@ -669,7 +705,40 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return berr
 		}
 		versioning = info.Versioning
-		if err := applyDefaultRetention(info, m, e.Now()); err != nil {
+		if req.imp != nil {
+			if err == nil && cur.fi.VersionID == req.imp.VersionID && cur.fi.ModTime == req.imp.ModTime {
+				return errImportedBefore
+			}
+			if err == nil && cur.fi.ModTime > req.imp.ModTime {
+				if versioning == "" {
+					return errImportedBefore // an unversioned bucket keeps only the newest
+				}
+				vid := req.imp.VersionID
+				if vid == "" {
+					vid = NullVersionID
+				}
+				if st, _, verr := e.resolveVersion(ctx, set, bucket, key, vid); verr == nil {
+					if st.fi.ModTime == req.imp.ModTime && st.fi.IsDeleteMarker() == m.IsDeleteMarker() {
+						return errImportedBefore
+					}
+					return fmt.Errorf("%w: version %s of %s/%s exists with another time", ErrInvalidArgument, vid, bucket, key)
+				} else if !errors.Is(verr, ErrNoSuchVersion) {
+					return verr
+				}
+				m.ModTime, m.VersionID = req.imp.ModTime, req.imp.VersionID
+				return e.commitNoncurrent(ctx, set, bucket, key, req)
+			}
+			switch {
+			case versioning == VersioningSuspended && req.imp.VersionID != "":
+				// An imported version with an id keeps what it replaces,
+				// the null version included, as in an Enabled bucket.
+				versioning = VersioningEnabled
+			case versioning == VersioningEnabled && req.imp.VersionID == "":
+				// An imported null version replaces the null version
+				// wherever it is, as in a Suspended bucket.
+				versioning = VersioningSuspended
+			}
+		} else if err := applyDefaultRetention(info, m, e.Now()); err != nil {
 			return err
 		}
 		// A version the new one replaces without keeping it (unversioned
@@ -687,15 +756,21 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	// is commit order, and a version id names its place in the versions
 	// table (see VersionKey).
 	var nulls []*nullVersion
+	if req.imp != nil && versioning == "" {
+		m.ModTime = req.imp.ModTime
+	}
 	if versioning != "" {
 		t := time.Now().UnixNano()
 		if err == nil && cur.fi.ModTime >= t {
 			t = cur.fi.ModTime + 1
 		}
 		m.ModTime, m.VersionID = t, ""
-		if versioning == VersioningEnabled {
+		if req.imp != nil {
+			m.ModTime, m.VersionID = req.imp.ModTime, req.imp.VersionID
+		}
+		if versioning == VersioningEnabled && req.imp == nil {
 			m.VersionID = newVersionID(t)
-		} else {
+		} else if versioning != VersioningEnabled && (req.imp == nil || req.imp.VersionID == "") {
 			// A suspended bucket's write replaces the null version
 			// wherever it is: current (dropped below) or noncurrent.
 			nulls = e.findNullVersions(ctx, set, bucket, key)

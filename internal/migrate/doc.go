@@ -65,4 +65,38 @@
 // Not done yet: several sets or pools, a node's share of a cluster,
 // unfinished multipart uploads (listed, not adopted), IAM users and
 // policies, SSE, compressed and tiered versions.
+//
+// # Copying from a running S3 endpoint
+//
+// FromS3 (`shardstore migrate from-s3 --target URL SOURCE_URL`, froms3.go)
+// copies buckets from any S3 endpoint into a running shardstore through
+// its import path: PutObject with the X-Shardstore-Import-* headers
+// (s3api.ParseImport), which only callers allowed the admin action
+// admin:ImportObject may send (access.Decide, as for every admin action)
+// and which make the engine keep the version's id and modification time
+// (engine.ImportVersion): a version newer than the key's current one
+// becomes current, an older one is put among the noncurrent versions at
+// its place by time (drive.VersionKey), the current one untouched, and
+// one already there writes nothing. Per bucket: made on the target (with
+// object lock when the source has it), versioning enabled while versions
+// are imported, then the versions of each key, oldest first, keys in
+// parallel (S3Options.Workers), then the bucket's final versioning, its
+// object lock rule, policy, lifecycle, tags and CORS. What the target
+// already lists with the same version id, ETag and time is skipped, so a
+// re-run copies only what changed and an interrupted run (kill -9) is
+// resumed by running it again: each version is one PUT, committed whole
+// or not at all. Each copy is verified: the target checks a plain ETag
+// (the body's MD5) and a full-object checksum against the body; a
+// multipart ETag is recomputed from the parts, read one by one, before
+// the body's last byte goes out (partsReader), so a mismatch fails the
+// PUT; and the target's answer must carry the source's version id and
+// ETag. A key stops at its
+// first failed version so that versions never land out of order.
+//
+// Not done yet: version ids other than shardstore's and MinIO's UUIDs
+// (AWS S3's, Ceph's) are refused by the target; times come from listings
+// (milliseconds) except for shardstore's ids, which carry nanoseconds;
+// deletions of versions on the source are not propagated; multipart
+// objects arrive as one part, their ETag kept;
+// SSE-C/KMS objects, ACLs, owners and IAM are not copied.
 package migrate

@@ -67,7 +67,8 @@ func init() {
 		ServerInfo Heal CreateUser DeleteUser ListUsers GetUser EnableUser DisableUser
 		AddUserToGroup RemoveUserFromGroup GetGroup ListGroups EnableGroup DisableGroup
 		CreatePolicy DeletePolicy GetPolicy ListUserPolicies AttachUserOrGroupPolicy
-		CreateServiceAccount UpdateServiceAccount RemoveServiceAccount ListServiceAccounts`) {
+		CreateServiceAccount UpdateServiceAccount RemoveServiceAccount ListServiceAccounts
+		ImportObject`) { // ImportObject: PutObject's import path (migrate from-s3)
 		adminActions[strings.ToLower(a)] = true
 	}
 }

@@ -87,7 +87,7 @@ func (q *request) newObjectOptions(bi engine.BucketInfo) (engine.PutOptions, che
 	if err != nil {
 		return opts, cs, err
 	}
-	if q.api == "PutObject" {
+	if q.api == "PutObject" && !q.importing {
 		if err := checkLockChecksum(bi, opts.Lock, md5sum != nil || cs.alg != "" || q.payloadSigned); err != nil {
 			return opts, cs, err
 		}
@@ -105,10 +105,16 @@ func handlePutObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	imp, err := q.importVersion()
+	if err != nil {
+		return err
+	}
+	q.importing = imp != nil
 	opts, _, err := q.newObjectOptions(bi)
 	if err != nil {
 		return err
 	}
+	opts.Import = imp
 	writeConditions(q.r.Header, &opts)
 	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, size, opts)
 	if err != nil {

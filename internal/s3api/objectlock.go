@@ -139,7 +139,11 @@ func lockHeaders(h http.Header, now time.Time) (objectlock.Lock, error) {
 // in a bucket without object lock is refused here, before the body is
 // read, as the engine would refuse it.
 func (q *request) writeLock(bi engine.BucketInfo) (objectlock.Lock, error) {
-	l, err := lockHeaders(q.r.Header, time.Now())
+	now := time.Now()
+	if q.importing {
+		now = importEarliest // an imported retention may have expired since
+	}
+	l, err := lockHeaders(q.r.Header, now)
 	if err != nil {
 		return l, err
 	}

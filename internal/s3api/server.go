@@ -260,9 +260,11 @@ type request struct {
 	id     string
 	api    string
 	bucket string
-	key    string
-	query  map[string][]string
-	caller Caller
+	// importing marks a PutObject on the import path (import.go).
+	importing bool
+	key       string
+	query     map[string][]string
+	caller    Caller
 	// body is the (decoded, verified) request body; length is its size
 	// or -1 when unknown; trailer returns trailing headers after EOF.
 	body    io.ReadCloser
