@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"archive/tar"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,8 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/klauspost/compress/zstd"
 
+	"github.com/shardstore/shardstore/internal/minioformat/miniofixture"
 	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
@@ -33,119 +32,22 @@ import (
 // answered over S3 before it was stopped (internal/minioformat/testdata).
 const minioFixture = "../../internal/minioformat/testdata/minio-16drives"
 
-type minioExpected struct {
-	Drives  int `json:"drives"`
-	Buckets []struct {
-		Name       string            `json:"name"`
-		Created    string            `json:"created"`
-		Versioning string            `json:"versioning"`
-		ObjectLock string            `json:"objectLock"`
-		Policy     string            `json:"policy"`
-		Lifecycle  []string          `json:"lifecycleRules"`
-		Tags       map[string]string `json:"tags"`
-		Objects    []struct {
-			Key  string `json:"key"`
-			ETag string `json:"etag"`
-			Size int64  `json:"size"`
-		} `json:"objects"`
-		Versions []struct {
-			Key          string `json:"key"`
-			VersionID    string `json:"versionId"`
-			IsLatest     bool   `json:"isLatest"`
-			DeleteMarker bool   `json:"deleteMarker"`
-			ETag         string `json:"etag"`
-			Size         int64  `json:"size"`
-			LastModified string `json:"lastModified"`
-			Head         *struct {
-				ETag               string            `json:"etag"`
-				ContentLength      int64             `json:"contentLength"`
-				LastModified       string            `json:"lastModified"`
-				ContentType        string            `json:"contentType"`
-				ContentDisposition string            `json:"contentDisposition"`
-				ContentEncoding    string            `json:"contentEncoding"`
-				ContentLanguage    string            `json:"contentLanguage"`
-				CacheControl       string            `json:"cacheControl"`
-				Metadata           map[string]string `json:"metadata"`
-				LockMode           string            `json:"lockMode"`
-				LockRetainUntil    string            `json:"lockRetainUntil"`
-				LegalHold          string            `json:"legalHold"`
-				TagCount           int32             `json:"tagCount"`
-				Checksums          map[string]string `json:"checksums"`
-			} `json:"head"`
-			SHA256 string `json:"sha256"`
-		} `json:"versions"`
-	} `json:"buckets"`
-}
-
 // minioDrives unpacks the fixture into dir/drive1..16 and returns the
 // drive paths (in name order) and MinIO's answers.
-func minioDrives(t *testing.T, dir string) ([]string, *minioExpected) {
+func minioDrives(t *testing.T, dir string) ([]string, *miniofixture.Expected) {
 	t.Helper()
-	js, err := os.ReadFile(minioFixture + ".json")
+	exp, err := miniofixture.Load(minioFixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exp minioExpected
-	if err := json.Unmarshal(js, &exp); err != nil {
-		t.Fatal(err)
-	}
-	if err := untarZstd(minioFixture+".tar.zst", dir); err != nil {
+	if err := miniofixture.Unpack(minioFixture, dir); err != nil {
 		t.Fatalf("unpack fixture: %v", err)
 	}
 	var drives []string
 	for i := 1; i <= exp.Drives; i++ {
 		drives = append(drives, filepath.Join(dir, fmt.Sprintf("drive%d", i)))
 	}
-	return drives, &exp
-}
-
-func untarZstd(src, dst string) error {
-	f, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
-		if !filepath.IsLocal(name) {
-			return fmt.Errorf("unsafe path %q", h.Name)
-		}
-		p := filepath.Join(dst, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			out, err := os.Create(p)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, tr)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
+	return drives, exp
 }
 
 // treeSum fingerprints every entry under dir: path, type, size, mode,
@@ -325,7 +227,7 @@ func TestMigrateFromMinIO(t *testing.T) {
 // checkAdopted compares what s serves with MinIO's answers: every
 // version byte-identical by version id, ListObjectVersions, HEAD, and
 // (when full) listings and bucket configuration.
-func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
+func checkAdopted(t *testing.T, s *server, exp *miniofixture.Expected, full bool) {
 	t.Helper()
 	c := s.root()
 	cx := ctx(t)
@@ -491,7 +393,7 @@ func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
 				}
 			}
 		}
-		if len(b.Lifecycle) > 0 {
+		if len(b.LifecycleRules) > 0 {
 			lc, err := c.GetBucketLifecycleConfiguration(cx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(b.Name)})
 			var ids []string
 			if err == nil {
@@ -499,8 +401,8 @@ func checkAdopted(t *testing.T, s *server, exp *minioExpected, full bool) {
 					ids = append(ids, aws.ToString(r.ID))
 				}
 			}
-			if fmt.Sprint(ids) != fmt.Sprint(b.Lifecycle) {
-				t.Errorf("bucket %s: lifecycle rules %v (%v), want %v", b.Name, ids, err, b.Lifecycle)
+			if fmt.Sprint(ids) != fmt.Sprint(b.LifecycleRules) {
+				t.Errorf("bucket %s: lifecycle rules %v (%v), want %v", b.Name, ids, err, b.LifecycleRules)
 			}
 		}
 		if b.ObjectLock != "" {
