@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shardstore/shardstore/internal/durable"
 )
 
 // Defaults of Config.
@@ -505,7 +507,7 @@ func (s *Spool) openSegment() error {
 	for _, dir := range s.cfg.Dirs {
 		f, err := os.OpenFile(filepath.Join(dir, name+segSuffix), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err == nil {
-			if err = syncDir(dir); err != nil {
+			if err = durable.SyncDir(dir); err != nil {
 				_ = f.Close()
 			}
 		}
@@ -521,18 +523,6 @@ func (s *Spool) openSegment() error {
 	}
 	s.cur = seg
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // seal closes the open segment and queues it for delivery.
@@ -716,7 +706,7 @@ func (s *Spool) removeSegment(name string) {
 		}
 	}
 	for _, dir := range s.cfg.Dirs {
-		_ = syncDir(dir)
+		_ = durable.SyncDir(dir)
 	}
 	for _, dir := range s.cfg.Dirs {
 		for _, suffix := range []string{segSuffix, doneSuffix} {

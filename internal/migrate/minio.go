@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/bitrot"
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/durable"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/minioformat"
@@ -938,7 +939,7 @@ func linkShard(src, dst string, sync bool) error {
 		return err
 	}
 	if sync {
-		return syncDir(filepath.Dir(dst))
+		return durable.SyncDir(filepath.Dir(dst))
 	}
 	return nil
 }
@@ -964,21 +965,9 @@ func writeFileSync(path string, data []byte, sync bool) error {
 		return err
 	}
 	if sync {
-		return syncDir(filepath.Dir(path))
+		return durable.SyncDir(filepath.Dir(path))
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // countUploads counts MinIO's unfinished multipart uploads (not adopted).
