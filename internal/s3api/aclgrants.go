@@ -394,6 +394,33 @@ type xmlGranteeInput struct {
 	DisplayName  string `xml:"DisplayName"`
 }
 
+// resolve trims a grantee's fields and says what kind it is: its
+// xsi:type, or without one what it names ("CanonicalUser", "Group",
+// "AmazonCustomerByEmail"). ok is false unless it names what its kind
+// needs.
+func (g xmlGranteeInput) resolve() (x xmlGranteeInput, kind string, ok bool) {
+	x = g
+	x.ID, x.URI, x.EmailAddress = strings.TrimSpace(x.ID), strings.TrimSpace(x.URI), strings.TrimSpace(x.EmailAddress)
+	kind = x.Type
+	if kind == "" { // no xsi:type: what the grantee names says it
+		switch {
+		case x.ID != "":
+			kind = "CanonicalUser"
+		case x.URI != "":
+			kind = "Group"
+		case x.EmailAddress != "":
+			kind = "AmazonCustomerByEmail"
+		}
+	}
+	switch {
+	case kind == "CanonicalUser" && x.ID != "",
+		kind == "Group" && x.URI != "",
+		kind == "AmazonCustomerByEmail" && x.EmailAddress != "":
+		return x, kind, true
+	}
+	return x, kind, false
+}
+
 // aclFromBody reads an AccessControlPolicy body for a resource owned by
 // owner (an access key). A document S3's schema refuses answers
 // MalformedACLError; an Owner other than the resource's, AccessDenied;
@@ -418,24 +445,8 @@ func (s *Server) aclFromBody(body []byte, owner string) (requestedACL, error) {
 		if g.Grantee == nil || !ok {
 			return requestedACL{}, errMalformedACL()
 		}
-		x := *g.Grantee
-		x.ID, x.URI, x.EmailAddress = strings.TrimSpace(x.ID), strings.TrimSpace(x.URI), strings.TrimSpace(x.EmailAddress)
-		kind := x.Type
-		if kind == "" { // no xsi:type: what the grantee names says it
-			switch {
-			case x.ID != "":
-				kind = "CanonicalUser"
-			case x.URI != "":
-				kind = "Group"
-			case x.EmailAddress != "":
-				kind = "AmazonCustomerByEmail"
-			}
-		}
-		switch {
-		case kind == "CanonicalUser" && x.ID != "":
-		case kind == "Group" && x.URI != "":
-		case kind == "AmazonCustomerByEmail" && x.EmailAddress != "":
-		default:
+		x, kind, ok := g.Grantee.resolve()
+		if !ok {
 			return requestedACL{}, errMalformedACL()
 		}
 		grants = append(grants, parsed{x, kind, perm})

@@ -201,31 +201,22 @@ func (s *Server) targetGrant(g xmlGrantInput) (xmlGrant, error) {
 	if g.Grantee == nil || !ok {
 		return xmlGrant{}, errMalformedXML()
 	}
-	x := *g.Grantee
-	x.ID, x.URI, x.EmailAddress = strings.TrimSpace(x.ID), strings.TrimSpace(x.URI), strings.TrimSpace(x.EmailAddress)
-	kind := x.Type
-	if kind == "" {
-		switch {
-		case x.ID != "":
-			kind = "CanonicalUser"
-		case x.URI != "":
-			kind = "Group"
-		case x.EmailAddress != "":
-			kind = "AmazonCustomerByEmail"
-		}
+	x, kind, ok := g.Grantee.resolve()
+	if !ok {
+		return xmlGrant{}, errMalformedXML()
 	}
-	switch {
-	case kind == "CanonicalUser" && x.ID != "":
+	switch kind {
+	case "CanonicalUser":
 		if _, err := s.userGrant(x.ID, perm); err != nil {
 			return xmlGrant{}, err
 		}
 		return userGrantXML(&xmlOwner{ID: x.ID}, perm), nil
-	case kind == "Group" && x.URI != "":
+	case "Group":
 		if _, err := groupGrant(x.URI, perm); err != nil {
 			return xmlGrant{}, err
 		}
 		return groupGrantXML(x.URI, perm), nil
-	case kind == "AmazonCustomerByEmail" && x.EmailAddress != "":
+	case "AmazonCustomerByEmail":
 		return xmlGrant{}, errUnresolvableEmail()
 	}
 	return xmlGrant{}, errMalformedXML()
