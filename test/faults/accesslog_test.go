@@ -7,10 +7,8 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -65,19 +63,8 @@ func (a *answers) count() int {
 // start that delivers everything, every answered request is in the
 // target bucket's log objects exactly once, and nothing else is.
 func TestKillAccessLog(t *testing.T) {
-	rounds := 6
-	if testing.Short() {
-		rounds = 2
-	}
-	if v := os.Getenv("SHARDSTORE_KILL_ROUNDS"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			rounds = n
-		}
-	}
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("SHARDSTORE_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseInt(v, 10, 64)
-	}
+	rounds := killRounds(t, 6, 2)
+	seed := killSeed()
 	t.Logf("seed %d (SHARDSTORE_KILL_SEED to replay), %d rounds", seed, rounds)
 	rnd := rand.New(rand.NewSource(seed))
 	drives := filepath.Join(t.TempDir(), "d{1...16}")

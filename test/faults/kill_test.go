@@ -585,30 +585,44 @@ func listProblems(ctx context.Context, c *s3.Client, m *model) (problems []strin
 	return problems
 }
 
-// TestKillRandomly kills the server with SIGKILL at random moments of a
-// concurrent workload, SHARDSTORE_KILL_ROUNDS times (default 50, 10 with
-// -short), and checks every acknowledged object after each restart.
-func TestKillRandomly(t *testing.T) {
-	rounds := 50
-	if testing.Short() {
-		rounds = 10
-	}
+// killRounds is how many kill rounds a test runs: SHARDSTORE_KILL_ROUNDS,
+// else full (short with -short).
+func killRounds(t *testing.T, full, short int) int {
+	t.Helper()
 	if v := os.Getenv("SHARDSTORE_KILL_ROUNDS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			t.Fatalf("SHARDSTORE_KILL_ROUNDS=%q: want a positive number", v)
 		}
-		rounds = n
+		return n
 	}
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
+// killSeed is the seed of a kill test's randomness: SHARDSTORE_KILL_SEED
+// (to replay a run it logged), else the clock.
+func killSeed() int64 {
+	if v := os.Getenv("SHARDSTORE_KILL_SEED"); v != "" {
+		seed, _ := strconv.ParseInt(v, 10, 64)
+		return seed
+	}
+	return time.Now().UnixNano()
+}
+
+// TestKillRandomly kills the server with SIGKILL at random moments of a
+// concurrent workload, SHARDSTORE_KILL_ROUNDS times (default 50, 10 with
+// -short), and checks every acknowledged object after each restart.
+func TestKillRandomly(t *testing.T) {
+	rounds := killRounds(t, 50, 10)
 	// PUT, copy and multipart overwrite existing keys half the time: an
 	// overwrite killed mid-commit is the hardest case (the engine keeps
 	// each drive's previous record until the commit has quorum).
 	// SHARDSTORE_KILL_OVERWRITES=0 writes only fresh keys.
 	overwrites := os.Getenv("SHARDSTORE_KILL_OVERWRITES") != "0"
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("SHARDSTORE_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseInt(v, 10, 64)
-	}
+	seed := killSeed()
 	t.Logf("seed %d (SHARDSTORE_KILL_SEED to replay), %d rounds, overwrites %v", seed, rounds, overwrites)
 	rnd := rand.New(rand.NewSource(seed))
 	root := t.TempDir()

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -35,19 +33,8 @@ type ackedVersion struct {
 // byte-identical by its id (a delete marker answers 405 by its id), and
 // ListObjectVersions lists every one of them, each key's newest first.
 func TestKillVersioned(t *testing.T) {
-	rounds := 12
-	if testing.Short() {
-		rounds = 4
-	}
-	if v := os.Getenv("SHARDSTORE_KILL_ROUNDS"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			rounds = n
-		}
-	}
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("SHARDSTORE_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseInt(v, 10, 64)
-	}
+	rounds := killRounds(t, 12, 4)
+	seed := killSeed()
 	t.Logf("seed %d (SHARDSTORE_KILL_SEED to replay), %d rounds", seed, rounds)
 	rnd := rand.New(rand.NewSource(seed))
 	root := t.TempDir()
