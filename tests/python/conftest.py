@@ -427,6 +427,13 @@ def _server_process(request, shardstore_bin, tmp_path_factory):
         sys.stderr.write(f"\nshardstore server exited with code {code} on SIGTERM\n{srv.log_tail(40)}\n")
 
 
+def https_certs_dirs(pki, base: Path, cn: str) -> list[Path]:
+    """One certificates directory per node (one for a single server) under
+    base, each signed by pki's CA for the name "<cn> node <n>"."""
+    n = CLUSTER_NODES if CLUSTER_NODES > 1 else 1
+    return [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"{cn} node {i + 1}") for i in range(n)]
+
+
 def start_https_server(request, binary: Path, base: Path, ca_cert: Path, certs_dirs: list[Path], what: str) -> Server:
     """Start a server speaking HTTPS, or in cluster mode a cluster with one
     certificates directory per node (certs_dirs), and register it so a
@@ -445,6 +452,12 @@ def start_https_server(request, binary: Path, base: Path, ca_cert: Path, certs_d
         pytest.fail(f"could not start the {what}: {problem}", pytrace=False)
     request.config.stash.setdefault(_SERVERS, []).append(srv)
     return srv
+
+
+def stop_https_server(request, srv: Server):
+    """Stop a server start_https_server started; returns its exit code."""
+    request.config.stash[_SERVERS].remove(srv)
+    return srv.stop()
 
 
 @pytest.fixture

@@ -15,7 +15,13 @@ import zlib
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import _SERVERS, CLUSTER_NODES, empty_and_delete_bucket, start_https_server, unique_bucket_name
+from conftest import (
+    empty_and_delete_bucket,
+    https_certs_dirs,
+    start_https_server,
+    stop_https_server,
+    unique_bucket_name,
+)
 from s3util import error_code, http_status
 
 
@@ -169,12 +175,10 @@ def tls_server(request, shardstore_bin, tmp_path_factory):
 
     pki = PKI(tmp_path_factory.mktemp("residual-pki"))
     base = tmp_path_factory.mktemp("residual-tls")
-    n = CLUSTER_NODES if CLUSTER_NODES > 1 else 1
-    dirs = [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"residual node {i + 1}") for i in range(n)]
+    dirs = https_certs_dirs(pki, base, "residual")
     srv = start_https_server(request, shardstore_bin, base, pki.ca_cert, dirs, "HTTPS server")
     yield srv
-    request.config.stash[_SERVERS].remove(srv)
-    srv.stop()
+    stop_https_server(request, srv)
 
 
 @pytest.fixture

@@ -41,15 +41,16 @@ from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from conftest import (
-    _SERVERS,
     ALICE,
     CLUSTER_NODES,
     REGION,
     ROOT_PASSWORD,
     ROOT_USER,
     empty_and_delete_bucket,
+    https_certs_dirs,
     kms_key_line,
     start_https_server,
+    stop_https_server,
     unique_bucket_name,
 )
 from s3util import MiB, error_code, http_status, md5_hex, multipart_etag, raw_request, sign
@@ -284,12 +285,10 @@ def tls_server(request, shardstore_bin, tmp_path_factory, pki):
     """An HTTPS server (or cluster, as the shared one) with conftest's KMS,
     for the SSE-C checks."""
     base = tmp_path_factory.mktemp("sse-tls")
-    n = CLUSTER_NODES if CLUSTER_NODES > 1 else 1
-    dirs = [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"sse node {i + 1}") for i in range(n)]
+    dirs = https_certs_dirs(pki, base, "sse")
     srv = start_https_server(request, shardstore_bin, base, pki.ca_cert, dirs, "HTTPS server")
     yield srv
-    request.config.stash[_SERVERS].remove(srv)
-    srv.stop()
+    stop_https_server(request, srv)
 
 
 @pytest.fixture

@@ -44,14 +44,15 @@ from pathlib import Path
 import pytest
 
 from conftest import (
-    _SERVERS,
     CLUSTER_NODES,
     REGION,
     ROOT_PASSWORD,
     ROOT_USER,
     Server,
     empty_and_delete_bucket,
+    https_certs_dirs,
     start_https_server,
+    stop_https_server,
     unique_bucket_name,
 )
 from s3util import MiB
@@ -451,15 +452,13 @@ def tls_server(request, shardstore_bin, tmp_path_factory, pki):
     Node 1's directory also holds two SNI certificates: s3.one.test (RSA,
     PKCS#1 key) and s3.two.test (ECDSA, SEC1 key)."""
     base = tmp_path_factory.mktemp("tls-server")
-    n = CLUSTER_NODES if CLUSTER_NODES > 1 else 1
-    dirs = [pki.certs_dir(base / f"certs-node{i + 1}", cn=f"shardstore node {i + 1}") for i in range(n)]
+    dirs = https_certs_dirs(pki, base, "shardstore")
     pki.pair(dirs[0] / "one", SNI_RSA, sans=f"DNS:{SNI_RSA}", form="rsa-pkcs1")
     pki.pair(dirs[0] / "two", SNI_EC, sans=f"DNS:{SNI_EC}", form="ec-sec1")
     srv = start_https_server(request, shardstore_bin, base, pki.ca_cert, dirs, "TLS server")
     srv.certs_dir = dirs[0]
     yield srv
-    request.config.stash[_SERVERS].remove(srv)
-    code = srv.stop()
+    code = stop_https_server(request, srv)
     assert code in (0, None), f"TLS server exited with code {code} on SIGTERM\n{srv.log_tail(40)}"
 
 
