@@ -18,73 +18,79 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Expected is MinIO's recorded answers, the JSON testdata/mkfixture writes
-// beside the drive tarball.
+// Expected is what MinIO answered over S3 before it was stopped: the JSON
+// testdata/mkfixture writes beside the drive tarball.
 type Expected struct {
 	MinIO struct {
 		Version string `json:"version"`
-		Source  string `json:"source"`
+		Source  string `json:"source,omitempty"`
 	} `json:"minio"`
 	Drives  int      `json:"drives"`
 	Buckets []Bucket `json:"buckets"`
 }
 
-// Bucket is one bucket's recorded configuration, listing and versions.
+// Bucket is one bucket's configuration and contents.
 type Bucket struct {
 	Name           string            `json:"name"`
 	Created        string            `json:"created"`
-	Versioning     string            `json:"versioning"`
-	ObjectLock     string            `json:"objectLock"`
-	LockDefault    string            `json:"lockDefault"`
-	Policy         string            `json:"policy"`
-	LifecycleRules []string          `json:"lifecycleRules"`
-	Tags           map[string]string `json:"tags"`
-	Objects        []struct {
-		Key          string `json:"key"`
-		ETag         string `json:"etag"`
-		Size         int64  `json:"size"`
-		LastModified string `json:"lastModified"`
-	} `json:"objects"`
-	Versions []Version `json:"versions"`
-	Uploads  []struct {
-		Key      string `json:"key"`
-		UploadID string `json:"uploadId"`
-		Parts    []int  `json:"parts"`
-	} `json:"uploads"`
+	Versioning     string            `json:"versioning,omitempty"`
+	ObjectLock     string            `json:"objectLock,omitempty"`
+	LockDefault    string            `json:"lockDefault,omitempty"`
+	Policy         string            `json:"policy,omitempty"`
+	LifecycleRules []string          `json:"lifecycleRules,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	Objects        []ListEntry       `json:"objects"`
+	Uploads        []Upload          `json:"uploads,omitempty"`
+	Versions       []Version         `json:"versions"`
 }
 
-// Version is one version (or delete marker) as ListObjectVersions listed
-// it, with its HEAD answer and the SHA-256 of its body.
+// Upload is an unfinished multipart upload.
+type Upload struct {
+	Key      string `json:"key"`
+	UploadID string `json:"uploadId"`
+	Parts    []int  `json:"parts"`
+}
+
+// ListEntry is one entry of ListObjectsV2.
+type ListEntry struct {
+	Key          string `json:"key"`
+	ETag         string `json:"etag"`
+	Size         int64  `json:"size"`
+	LastModified string `json:"lastModified"`
+}
+
+// Version is one entry of ListObjectVersions, with HEAD, tags and body of
+// object versions.
 type Version struct {
 	Key          string `json:"key"`
 	VersionID    string `json:"versionId"`
 	IsLatest     bool   `json:"isLatest"`
 	DeleteMarker bool   `json:"deleteMarker"`
-	ETag         string `json:"etag"`
+	ETag         string `json:"etag,omitempty"`
 	Size         int64  `json:"size"`
 	LastModified string `json:"lastModified"`
-	Head         *Head  `json:"head"`
-	SHA256       string `json:"sha256"`
+	Head         *Head  `json:"head,omitempty"`
+	SHA256       string `json:"sha256,omitempty"`
 }
 
-// Head is a version's recorded HEAD answer.
+// Head is what HEAD of a version said.
 type Head struct {
 	ETag               string            `json:"etag"`
 	ContentLength      int64             `json:"contentLength"`
 	LastModified       string            `json:"lastModified"`
-	ContentType        string            `json:"contentType"`
-	ContentDisposition string            `json:"contentDisposition"`
-	ContentEncoding    string            `json:"contentEncoding"`
-	ContentLanguage    string            `json:"contentLanguage"`
-	CacheControl       string            `json:"cacheControl"`
-	Metadata           map[string]string `json:"metadata"`
-	PartsCount         int32             `json:"partsCount"`
-	LockMode           string            `json:"lockMode"`
-	LockRetainUntil    string            `json:"lockRetainUntil"`
-	LegalHold          string            `json:"legalHold"`
-	TagCount           int32             `json:"tagCount"`
-	Tags               map[string]string `json:"tags"`
-	Checksums          map[string]string `json:"checksums"`
+	ContentType        string            `json:"contentType,omitempty"`
+	ContentDisposition string            `json:"contentDisposition,omitempty"`
+	ContentEncoding    string            `json:"contentEncoding,omitempty"`
+	ContentLanguage    string            `json:"contentLanguage,omitempty"`
+	CacheControl       string            `json:"cacheControl,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
+	PartsCount         int32             `json:"partsCount,omitempty"`
+	LockMode           string            `json:"lockMode,omitempty"`
+	LockRetainUntil    string            `json:"lockRetainUntil,omitempty"`
+	LegalHold          string            `json:"legalHold,omitempty"`
+	TagCount           int32             `json:"tagCount,omitempty"`
+	Tags               map[string]string `json:"tags,omitempty"`
+	Checksums          map[string]string `json:"checksums,omitempty"`
 }
 
 // Load reads the recorded answers of the fixture named base (the path

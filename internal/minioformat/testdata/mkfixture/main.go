@@ -38,6 +38,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/shardstore/shardstore/internal/minioformat/miniofixture"
 )
 
 const (
@@ -508,79 +510,15 @@ func (f *filler) fillLocked() error {
 	return nil
 }
 
-// Expected is what MinIO answered before it was stopped.
-type Expected struct {
-	MinIO struct {
-		Version string `json:"version"`
-		Source  string `json:"source,omitempty"`
-	} `json:"minio"`
-	Drives  int      `json:"drives"`
-	Buckets []Bucket `json:"buckets"`
-}
-
-// Bucket is one bucket's configuration and contents.
-type Bucket struct {
-	Name           string            `json:"name"`
-	Created        string            `json:"created"`
-	Versioning     string            `json:"versioning,omitempty"`
-	ObjectLock     string            `json:"objectLock,omitempty"`
-	LockDefault    string            `json:"lockDefault,omitempty"`
-	Policy         string            `json:"policy,omitempty"`
-	LifecycleRules []string          `json:"lifecycleRules,omitempty"`
-	Tags           map[string]string `json:"tags,omitempty"`
-	Objects        []ListEntry       `json:"objects"`
-	Uploads        []Upload          `json:"uploads,omitempty"`
-	Versions       []Version         `json:"versions"`
-}
-
-// Upload is an unfinished multipart upload.
-type Upload struct {
-	Key      string `json:"key"`
-	UploadID string `json:"uploadId"`
-	Parts    []int  `json:"parts"`
-}
-
-// ListEntry is one entry of ListObjectsV2.
-type ListEntry struct {
-	Key          string `json:"key"`
-	ETag         string `json:"etag"`
-	Size         int64  `json:"size"`
-	LastModified string `json:"lastModified"`
-}
-
-// Version is one entry of ListObjectVersions, with HEAD, tags and body of
-// object versions.
-type Version struct {
-	Key          string `json:"key"`
-	VersionID    string `json:"versionId"`
-	IsLatest     bool   `json:"isLatest"`
-	DeleteMarker bool   `json:"deleteMarker"`
-	ETag         string `json:"etag,omitempty"`
-	Size         int64  `json:"size"`
-	LastModified string `json:"lastModified"`
-	Head         *Head  `json:"head,omitempty"`
-	SHA256       string `json:"sha256,omitempty"`
-}
-
-// Head is what HEAD of a version said.
-type Head struct {
-	ETag               string            `json:"etag"`
-	ContentLength      int64             `json:"contentLength"`
-	LastModified       string            `json:"lastModified"`
-	ContentType        string            `json:"contentType,omitempty"`
-	ContentDisposition string            `json:"contentDisposition,omitempty"`
-	ContentEncoding    string            `json:"contentEncoding,omitempty"`
-	ContentLanguage    string            `json:"contentLanguage,omitempty"`
-	CacheControl       string            `json:"cacheControl,omitempty"`
-	Metadata           map[string]string `json:"metadata,omitempty"`
-	PartsCount         int32             `json:"partsCount,omitempty"`
-	LockMode           string            `json:"lockMode,omitempty"`
-	LockRetainUntil    string            `json:"lockRetainUntil,omitempty"`
-	LegalHold          string            `json:"legalHold,omitempty"`
-	TagCount           int32             `json:"tagCount,omitempty"`
-	Tags               map[string]string `json:"tags,omitempty"`
-	Checksums          map[string]string `json:"checksums,omitempty"`
-}
+// The recorded answers' shapes are miniofixture's, which the tests read.
+type (
+	Expected  = miniofixture.Expected
+	Bucket    = miniofixture.Bucket
+	Upload    = miniofixture.Upload
+	ListEntry = miniofixture.ListEntry
+	Version   = miniofixture.Version
+	Head      = miniofixture.Head
+)
 
 const ms = "2006-01-02T15:04:05.000Z"
 
