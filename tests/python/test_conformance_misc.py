@@ -45,12 +45,10 @@ def fresh_client(server, creds=None, **config):
 # ---- versioning headers ------------------------------------------------------
 
 
-def test_never_versioned_bucket_writes_send_no_version_id(s3, bucket):
-    """S3 sends x-amz-version-id only for a bucket whose versioning was ever
-    configured: not on PutObject, CompleteMultipartUpload, CopyObject or a
-    form upload in a bucket never versioned, and no x-amz-delete-marker on a
-    DELETE there or a GET/HEAD of a key that is not there (S3's HeadObject
-    reference: "If false, this response header does not appear")."""
+def write_without_version_ids(s3, bucket):
+    """PUT "p", multipart "m", a copy "c" of p and a form upload "f" into
+    bucket, asserting that none of them answers an x-amz-version-id (or a
+    VersionId); returns the copy's answer."""
     resp = s3.put_object(Bucket=bucket, Key="p", Body=b"p")
     assert "x-amz-version-id" not in headers_of(resp) and "VersionId" not in resp
     up = s3.create_multipart_upload(Bucket=bucket, Key="m")
@@ -58,12 +56,22 @@ def test_never_versioned_bucket_writes_send_no_version_id(s3, bucket):
     resp = s3.complete_multipart_upload(Bucket=bucket, Key="m", UploadId=up["UploadId"],
                                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
     assert "x-amz-version-id" not in headers_of(resp) and "VersionId" not in resp
-    resp = s3.copy_object(Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "p"})
-    assert "x-amz-version-id" not in headers_of(resp) and "VersionId" not in resp
-    assert "x-amz-copy-source-version-id" not in headers_of(resp)
+    copied = s3.copy_object(Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "p"})
+    assert "x-amz-version-id" not in headers_of(copied) and "VersionId" not in copied
     form = s3.generate_presigned_post(bucket, "f", ExpiresIn=600)
     posted = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"f")}, timeout=30)
     assert posted.status_code == 204 and "x-amz-version-id" not in posted.headers, posted.text
+    return copied
+
+
+def test_never_versioned_bucket_writes_send_no_version_id(s3, bucket):
+    """S3 sends x-amz-version-id only for a bucket whose versioning was ever
+    configured: not on PutObject, CompleteMultipartUpload, CopyObject or a
+    form upload in a bucket never versioned, and no x-amz-delete-marker on a
+    DELETE there or a GET/HEAD of a key that is not there (S3's HeadObject
+    reference: "If false, this response header does not appear")."""
+    resp = write_without_version_ids(s3, bucket)
+    assert "x-amz-copy-source-version-id" not in headers_of(resp)
     resp = s3.delete_object(Bucket=bucket, Key="p")
     assert "x-amz-delete-marker" not in headers_of(resp) and "x-amz-version-id" not in headers_of(resp)
     for fn in (s3.head_object, s3.get_object):
@@ -78,19 +86,8 @@ def test_suspended_bucket_writes_omit_null(s3, bucket):
     by ceph s3-tests"), while GET and HEAD of it say null; a DELETE makes a
     null delete marker that GET and HEAD report with x-amz-delete-marker: true."""
     s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Suspended"})
-    resp = s3.put_object(Bucket=bucket, Key="p", Body=b"p")
-    assert "x-amz-version-id" not in headers_of(resp) and "VersionId" not in resp
+    write_without_version_ids(s3, bucket)
     assert headers_of(s3.head_object(Bucket=bucket, Key="p"))["x-amz-version-id"] == "null"
-    up = s3.create_multipart_upload(Bucket=bucket, Key="m")
-    part = s3.upload_part(Bucket=bucket, Key="m", UploadId=up["UploadId"], PartNumber=1, Body=b"m")
-    resp = s3.complete_multipart_upload(Bucket=bucket, Key="m", UploadId=up["UploadId"],
-                                        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
-    assert "x-amz-version-id" not in headers_of(resp) and "VersionId" not in resp
-    resp = s3.copy_object(Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "p"})
-    assert "x-amz-version-id" not in headers_of(resp)
-    form = s3.generate_presigned_post(bucket, "f", ExpiresIn=600)
-    posted = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"f")}, timeout=30)
-    assert posted.status_code == 204 and "x-amz-version-id" not in posted.headers, posted.text
     assert [(v["Key"], v["VersionId"]) for v in s3.list_object_versions(Bucket=bucket)["Versions"]] == [
         ("c", "null"), ("f", "null"), ("m", "null"), ("p", "null")]
     resp = s3.delete_object(Bucket=bucket, Key="p")
