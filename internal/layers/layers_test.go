@@ -26,6 +26,7 @@ var floors = map[string]int{
 	"internal/md5lanes":    0,
 	"internal/meta":        0,
 	"internal/minioformat": 0,
+	"internal/minioexport": 0,
 	"internal/objectlock":  0,
 	"internal/peerauth":    0,
 	"internal/policy":      0,
