@@ -14,7 +14,7 @@ import (
 	"github.com/shardstore/shardstore/internal/migrate"
 )
 
-const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL"
+const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL | shardstore migrate from-minio-export --target URL EXPORT.zip..."
 
 // runMigrate is `shardstore migrate from-minio`: adopt a stopped MinIO
 // deployment's drives in place (internal/migrate).
@@ -27,6 +27,9 @@ func runMigrate(args []string) error {
 		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n"
 	if len(args) > 0 && args[0] == "from-s3" {
 		return runMigrateFromS3(args[1:])
+	}
+	if len(args) > 0 && args[0] == "from-minio-export" {
+		return runMigrateFromExport(args[1:])
 	}
 	if len(args) == 0 || args[0] != "from-minio" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
