@@ -852,7 +852,8 @@ func xmlLeaves(doc []byte, unordered bool) []string {
 		case xml.CharData:
 			text.Write(t)
 		case xml.EndElement:
-			if v := strings.TrimSpace(text.String()); v != "" {
+			// BucketKeyEnabled false is the default an answer spells out.
+			if v := strings.TrimSpace(text.String()); v != "" && !(t.Name.Local == "BucketKeyEnabled" && v == "false") {
 				out = append(out, fmt.Sprintf("%d:%s=%s", max(child, 0), strings.Join(path, "/"), v))
 			}
 			text.Reset()
