@@ -24,7 +24,7 @@ func commands() []command {
 		{"server", "run the S3 server on a set of drives", runServer},
 		{"cluster", "cluster demo: a cluster of node processes on this machine", runCluster},
 		{"admin", "operate a running server: admin status, admin heal", runAdmin},
-		{"migrate", "migrate from-minio: adopt a stopped MinIO deployment's drives in place", runMigrate},
+		{"migrate", "migrate from-minio: adopt a stopped MinIO deployment's drives in place; from-s3: copy through S3; from-minio-export: apply mc admin IAM/bucket exports", runMigrate},
 		{"bench", "measure: bench ec, bench put, bench drive, bench s3", runBench},
 		{"version", "print the version, commit and Go version", runVersion},
 	}

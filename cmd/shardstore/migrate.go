@@ -36,7 +36,7 @@ func runMigrate(args []string) error {
 			fmt.Fprint(os.Stdout, head)
 			return flag.ErrHelp
 		}
-		return cli.Usagef(migrateUsage, "shardstore migrate -h", "want: migrate from-minio DRIVE...")
+		return cli.Usagef(migrateUsage, "shardstore migrate -h", "want: migrate from-minio DRIVE..., from-s3 or from-minio-export")
 	}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	dry := fs.Bool("dry-run", false, "decode everything and report what would be adopted and refused; write nothing")

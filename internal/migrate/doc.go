@@ -99,4 +99,27 @@
 // deletions of versions on the source are not propagated; multipart
 // objects arrive as one part, their ETag kept;
 // SSE-C/KMS objects, ACLs, owners and IAM are not copied.
+//
+// # MinIO's IAM and bucket exports
+//
+// FromMinIOExport (`shardstore migrate from-minio-export --target URL
+// ZIP...`, fromexport.go) applies the zips of `mc admin cluster iam
+// export` and `mc admin cluster bucket export` (decoded by
+// internal/minioexport) to a running shardstore through its admin API
+// (/shardstore/admin/: policies, users, groups, attachments, access
+// keys) and S3 API (bucket creation and configuration), so every change
+// passes the target's access decision and works on a cluster as on one
+// node. It reads what the target has first and changes only what
+// differs, so a re-run applies nothing and --dry-run (reads only) says
+// what would change. Policies go through translatePolicy
+// (exportpolicy.go), which never grants more than MinIO did: actions the
+// target does not have are left out, an Allow statement it cannot read
+// is dropped, a Deny it cannot read refuses the policy (and the access
+// key whose session policy it is). A MinIO policy named like a built-in
+// one here but granting something else keeps MinIO's meaning as
+// "minio-NAME". What has no equivalent (the root user's service
+// accounts, LDAP/OpenID users' mappings, notification, replication,
+// remote targets, quotas, unknown files) is reported on "!" lines. A
+// user already on the target keeps its secret. Secrets go only into
+// request bodies, never into the output.
 package migrate

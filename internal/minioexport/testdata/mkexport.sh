@@ -123,7 +123,7 @@ q version suspend src/paused
 cd "$work"
 q admin cluster iam export src -o "$work/iam.zip"
 q admin cluster bucket export src
-mv "$work"/*cluster-metadata.zip "$work/buckets.zip" 2>/dev/null || mv "$work"/*metadata*.zip "$work/buckets.zip"
+mv "$work/src-bucket-metadata.zip" "$work/buckets.zip"
 cp "$work/iam.zip" "$work/buckets.zip" "$here/"
 "$minio" --version | head -1 >"$here/minio-version.txt"
 echo "wrote $here/iam.zip and $here/buckets.zip"
