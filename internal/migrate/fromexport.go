@@ -154,6 +154,22 @@ func (im *exportImporter) apply(what string, do func() error) bool {
 	return true
 }
 
+// applyOrRefuse is apply for a change the target may refuse as invalid
+// (a name or secret MinIO accepts and this server does not): a 400
+// answer is reported as not imported rather than as a failure.
+func (im *exportImporter) applyOrRefuse(what string, do func() error) bool {
+	if im.opts.DryRun {
+		return im.apply(what, do)
+	}
+	err := do()
+	var se *statusError
+	if errors.As(err, &se) && se.status == http.StatusBadRequest {
+		im.refuse("%s: not accepted here: %s", what, se.msg)
+		return false
+	}
+	return im.apply(what, func() error { return err })
+}
+
 // Answers of the target's admin API used here (internal/iam's JSON).
 type (
 	tUser struct {
@@ -256,7 +272,7 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		case ok:
 			im.present("user %s (its secret is left as it is here)", name)
 			userThere[name] = true
-		case im.apply("user "+name, func() error {
+		case im.applyOrRefuse("user "+name, func() error {
 			body := map[string]string{"name": name, "secretKey": u.SecretKey}
 			return im.t.admin(ctx, http.MethodPost, "users", nil, body, nil)
 		}):
@@ -399,7 +415,7 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		if sa.Expiry != nil {
 			req["expiry"] = sa.Expiry.Format(time.RFC3339)
 		}
-		if im.apply("access key "+ak+" of "+sa.Parent, func() error {
+		if im.applyOrRefuse("access key "+ak+" of "+sa.Parent, func() error {
 			return im.t.admin(ctx, http.MethodPost, "accesskeys", nil, req, nil)
 		}) {
 			for _, n := range notes {
@@ -715,7 +731,7 @@ func (t *target) admin(ctx context.Context, method, path string, q url.Values, b
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, serverMessage(data))
+		return &statusError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, serverMessage(data))}
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
