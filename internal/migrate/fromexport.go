@@ -263,8 +263,12 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		}
 	}
 
-	// Users.
+	// Users. Those the target already has count as there for group
+	// members and access key parents, exported or not.
 	userThere := map[string]bool{}
+	for name := range haveUser {
+		userThere[name] = true
+	}
 	for _, name := range sortedNames(x.Users) {
 		u := x.Users[name]
 		have, ok := haveUser[name]
@@ -295,6 +299,9 @@ func (im *exportImporter) iam(ctx context.Context) error {
 
 	// Groups and their members.
 	groupThere := map[string]bool{}
+	for name := range haveGroup {
+		groupThere[name] = true
+	}
 	for _, name := range sortedNames(x.Groups) {
 		g := x.Groups[name]
 		have, ok := haveGroup[name]
