@@ -252,7 +252,7 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		im.policyName[name] = target
 		if have, ok := havePolicy[target]; ok && samePolicy(doc, have.Document) {
 			im.present("policy %s", target)
-		} else if !im.apply("policy "+target, func() error {
+		} else if !im.applyOrRefuse("policy "+target, func() error {
 			return im.t.admin(ctx, http.MethodPut, "policies/"+url.PathEscape(target), nil, doc, nil)
 		}) {
 			im.policyName[name] = ""
@@ -513,21 +513,22 @@ func (im *exportImporter) bucket(ctx context.Context, b *minioexport.Bucket) {
 			}
 		}
 		what = fmt.Sprintf("bucket %s: %s", name, what)
-		if sub == "encryption" && !im.opts.DryRun {
-			// A target without a KMS cannot take default encryption:
-			// reported, not a failure of the import.
-			err := im.t.s3ok(ctx, http.MethodPut, name, sub, doc, nil)
-			var se *statusError
-			if errors.As(err, &se) && se.status == http.StatusNotImplemented {
-				im.refuse("%s: the target cannot take it (%s); configure a KMS there and run again", what, se.msg)
-				return
-			}
-			im.apply(what, func() error { return err })
+		if im.opts.DryRun || sub == "policy" {
+			// A bucket policy the target cannot take is a failure: left
+			// out, its Deny statements would no longer hold.
+			im.apply(what, func() error { return im.t.s3ok(ctx, http.MethodPut, name, sub, doc, nil) })
 			return
 		}
-		im.apply(what, func() error {
-			return im.t.s3ok(ctx, http.MethodPut, name, sub, doc, nil)
-		})
+		// A document the target cannot take (invalid here, or default
+		// encryption without a KMS) is reported, not a failure: without
+		// it nothing is allowed that was not.
+		err := im.t.s3ok(ctx, http.MethodPut, name, sub, doc, nil)
+		var se *statusError
+		if errors.As(err, &se) && (se.status == http.StatusBadRequest || se.status == http.StatusNotImplemented) {
+			im.refuse("%s: the target cannot take it (%s)", what, se.msg)
+			return
+		}
+		im.apply(what, func() error { return err })
 	}
 	if len(b.Versioning) > 0 && !locked {
 		put("versioning", "versioning", b.Versioning)

@@ -247,7 +247,9 @@ func TestMigrateFromMinIOExport(t *testing.T) {
 // from it), an access key whose session policy has such a Deny is not
 // created, an expired key, a name this server refuses, an LDAP user's
 // mapping, an unknown member, notifications, replication and unknown
-// files are "!" lines; the run still succeeds and a re-run is a no-op.
+// files, a lifecycle the target refuses and default encryption on a
+// target without a KMS are "!" lines; the run still succeeds and a
+// re-run is a no-op.
 func TestMigrateFromMinIOExportRefusals(t *testing.T) {
 	s := startServer(t)
 	x := ctx(t)
@@ -269,6 +271,9 @@ func TestMigrateFromMinIOExportRefusals(t *testing.T) {
 		"evented/replication.xml":  `<ReplicationConfiguration><Role></Role><Rule><ID>r</ID><Status>Enabled</Status></Rule></ReplicationConfiguration>`,
 		"evented/cors.xml":         `<CORSConfiguration/>`,
 		"evented/quota.json":       `{"quota":0,"size":0,"rate":0,"requests":0}`,
+		"evented/lifecycle.xml":    `<LifecycleConfiguration><Rule><ID>x</ID><Status>Maybe</Status></Rule></LifecycleConfiguration>`,
+		"evented/bucket-encryption.xml": `<ServerSideEncryptionConfiguration><Rule><ApplyServerSideEncryptionByDefault>` +
+			`<SSEAlgorithm>AES256</SSEAlgorithm></ApplyServerSideEncryptionByDefault></Rule></ServerSideEncryptionConfiguration>`,
 	})
 	run := func() string {
 		out, code := runBinary(t, dir, clientEnv(), "migrate", "from-minio-export", "--target", s.endpoint, iamZip, bucketZip)
@@ -296,6 +301,8 @@ func TestMigrateFromMinIOExportRefusals(t *testing.T) {
 		"! bucket evented: replication: no equivalent here",
 		"! bucket evented: cors.xml: a configuration this version does not know",
 		"+ bucket evented",
+		"! bucket evented: lifecycle: the target cannot take it (400",
+		"! bucket evented: default encryption: the target cannot take it (501", // this server has no KMS
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
