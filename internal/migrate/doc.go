@@ -120,6 +120,9 @@
 // "minio-NAME". What has no equivalent (the root user's service
 // accounts, LDAP/OpenID users' mappings, notification, replication,
 // remote targets, quotas, unknown files) is reported on "!" lines. A
-// user already on the target keeps its secret. Secrets go only into
+// user already on the target keeps its secret. Order: policies, users,
+// access keys, groups, then attachments, so that a user or key MinIO
+// had disabled (created enabled, then disabled: the admin API takes no
+// status at creation) holds no policy of this run in between. Secrets go only into
 // request bodies, never into the output.
 package migrate

@@ -297,6 +297,52 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		}
 	}
 
+	// Service accounts, before any policy is attached: a key MinIO had
+	// disabled is created enabled and disabled at once (the admin API
+	// has no status at creation), and in that moment its parent holds no
+	// policy from this run.
+	for _, ak := range sortedNames(x.ServiceAccounts) {
+		sa := x.ServiceAccounts[ak]
+		if have, ok := haveKey[ak]; ok {
+			im.present("access key %s (parent %s; its secret and policy are left as they are here)", ak, have.Parent)
+			im.keyStatus(ctx, ak, sa.Enabled, have.Status)
+			continue
+		}
+		if !userThere[sa.Parent] {
+			im.refuse("service account %s: its parent %s is not a user here (MinIO's root user, or an LDAP/OpenID user); "+
+				"create a user for it and an access key with `shardstore admin accesskey create`", ak, sa.Parent)
+			continue
+		}
+		if sa.Expiry != nil && !sa.Expiry.After(im.opts.Now()) {
+			im.refuse("service account %s: expired at %s", ak, sa.Expiry.Format(time.RFC3339))
+			continue
+		}
+		if len(sa.Groups) > 0 {
+			im.note("service account %s: MinIO recorded groups %s on it; here it has its parent's groups", ak, strings.Join(sa.Groups, ","))
+		}
+		req := map[string]any{"parent": sa.Parent, "accessKey": ak, "secretKey": sa.SecretKey,
+			"name": sa.Name, "description": sa.Description}
+		var notes []string
+		if sa.Policy != nil {
+			doc, n, err := translatePolicy(sa.Policy)
+			if err != nil {
+				im.refuse("service account %s: its session policy cannot be carried (%v); not imported, as the key would allow more", ak, err)
+				continue
+			}
+			req["policy"], notes = string(doc), n
+		}
+		if sa.Expiry != nil {
+			req["expiry"] = sa.Expiry.Format(time.RFC3339)
+		}
+		if im.applyOrRefuse("access key "+ak+" of "+sa.Parent, func() error {
+			return im.t.admin(ctx, http.MethodPost, "accesskeys", nil, req, nil)
+		}) {
+			for _, n := range notes {
+				im.refuse("access key %s: session policy: %s", ak, n)
+			}
+			im.keyStatus(ctx, ak, sa.Enabled, "enabled")
+		}
+	}
 	// Groups and their members.
 	groupThere := map[string]bool{}
 	for name := range haveGroup {
@@ -388,49 +434,6 @@ func (im *exportImporter) iam(ctx context.Context) error {
 			name, strings.Join(x.STSUserPolicies[name], ","))
 	}
 
-	// Service accounts.
-	for _, ak := range sortedNames(x.ServiceAccounts) {
-		sa := x.ServiceAccounts[ak]
-		if have, ok := haveKey[ak]; ok {
-			im.present("access key %s (parent %s; its secret and policy are left as they are here)", ak, have.Parent)
-			im.keyStatus(ctx, ak, sa.Enabled, have.Status)
-			continue
-		}
-		if !userThere[sa.Parent] {
-			im.refuse("service account %s: its parent %s is not a user here (MinIO's root user, or an LDAP/OpenID user); "+
-				"create a user for it and an access key with `shardstore admin accesskey create`", ak, sa.Parent)
-			continue
-		}
-		if sa.Expiry != nil && !sa.Expiry.After(im.opts.Now()) {
-			im.refuse("service account %s: expired at %s", ak, sa.Expiry.Format(time.RFC3339))
-			continue
-		}
-		if len(sa.Groups) > 0 {
-			im.note("service account %s: MinIO recorded groups %s on it; here it has its parent's groups", ak, strings.Join(sa.Groups, ","))
-		}
-		req := map[string]any{"parent": sa.Parent, "accessKey": ak, "secretKey": sa.SecretKey,
-			"name": sa.Name, "description": sa.Description}
-		var notes []string
-		if sa.Policy != nil {
-			doc, n, err := translatePolicy(sa.Policy)
-			if err != nil {
-				im.refuse("service account %s: its session policy cannot be carried (%v); not imported, as the key would allow more", ak, err)
-				continue
-			}
-			req["policy"], notes = string(doc), n
-		}
-		if sa.Expiry != nil {
-			req["expiry"] = sa.Expiry.Format(time.RFC3339)
-		}
-		if im.applyOrRefuse("access key "+ak+" of "+sa.Parent, func() error {
-			return im.t.admin(ctx, http.MethodPost, "accesskeys", nil, req, nil)
-		}) {
-			for _, n := range notes {
-				im.refuse("access key %s: session policy: %s", ak, n)
-			}
-			im.keyStatus(ctx, ak, sa.Enabled, "enabled")
-		}
-	}
 	for _, u := range x.Unknown {
 		im.refuse("%s: an export file this version does not know; not imported", u)
 	}
