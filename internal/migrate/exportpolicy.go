@@ -159,7 +159,7 @@ func samePolicy(a, b []byte) bool {
 	return bytes.Equal(xa, ya)
 }
 
-// splitMapped is a list without duplicates, in order.
+// uniq is a list without duplicates, in order.
 func uniq(list []string) []string {
 	var out []string
 	for _, s := range list {
