@@ -73,6 +73,10 @@ type NewAccessKey struct {
 	Description string     `json:"description,omitempty"`
 	Policy      string     `json:"policy,omitempty"`
 	Expiry      *time.Time `json:"expiry,omitempty"`
+	// Status is the key's status from its first moment: "" or
+	// "enabled", or "disabled" (an import of a key its source had
+	// disabled must never let it sign a request, not even briefly).
+	Status string `json:"status,omitempty"`
 }
 
 // Credentials are a new access key and its secret, shown once.
@@ -511,6 +515,13 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 		t := req.Expiry.UTC()
 		req.Expiry = &t
 	}
+	switch req.Status {
+	case "":
+		req.Status = StatusEnabled
+	case StatusEnabled, StatusDisabled:
+	default:
+		return Credentials{}, fmt.Errorf("%w: status %q: want %q or %q", ErrInvalid, req.Status, StatusEnabled, StatusDisabled)
+	}
 	rec := AuditRecord{Actor: actor, Action: "accesskey.create", Target: req.AccessKey, Detail: "parent " + req.Parent}
 	err := s.update(ctx, rec, func(st *state) error {
 		if _, ok := st.Users[req.Parent]; !ok {
@@ -531,7 +542,7 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 		st.AccessKeys[req.AccessKey] = &AccessKey{AccessKey: req.AccessKey, Parent: req.Parent,
 			SealedSecret: seal(s.keys.secrets, []byte(req.SecretKey), req.AccessKey),
 			Name:         req.Name, Description: req.Description, Policy: req.Policy, Expiry: req.Expiry,
-			Status: StatusEnabled, Created: s.now().UTC()}
+			Status: req.Status, Created: s.now().UTC()}
 		return nil
 	})
 	if err != nil {

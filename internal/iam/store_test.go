@@ -268,6 +268,23 @@ func TestAccessKeys(t *testing.T) {
 	if _, err := s.CreateAccessKey(ctx, "root", NewAccessKey{Parent: "alice", Expiry: &past}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("key expiring in the past: %v", err)
 	}
+	// A key created disabled never signs a request; a status other than
+	// the two is refused.
+	off, err := s.CreateAccessKey(ctx, "root", NewAccessKey{Parent: "alice", Status: StatusDisabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := refusal(s.Lookup(off.AccessKey)); !strings.Contains(authCode(err), "disabled") {
+		t.Fatalf("key created disabled: %v", err)
+	}
+	if err := s.RemoveAccessKey(ctx, "root", off.AccessKey); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"Disabled", "off", "enabled ", "\x00"} {
+		if _, err := s.CreateAccessKey(ctx, "root", NewAccessKey{Parent: "alice", Status: bad}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("status %q: %v", bad, err)
+		}
+	}
 
 	// Disabling the parent disables the key; the key expires.
 	if err := s.SetUserStatus(ctx, "root", "alice", false); err != nil {

@@ -297,10 +297,8 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		}
 	}
 
-	// Service accounts, before any policy is attached: a key MinIO had
-	// disabled is created enabled and disabled at once (the admin API
-	// has no status at creation), and in that moment its parent holds no
-	// policy from this run.
+	// Service accounts, before any policy is attached; a key MinIO had
+	// disabled is created disabled (never usable, not even for a moment).
 	for _, ak := range sortedNames(x.ServiceAccounts) {
 		sa := x.ServiceAccounts[ak]
 		if have, ok := haveKey[ak]; ok {
@@ -320,8 +318,12 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		if len(sa.Groups) > 0 {
 			im.note("service account %s: MinIO recorded groups %s on it; here it has its parent's groups", ak, strings.Join(sa.Groups, ","))
 		}
+		status := "enabled"
+		if !sa.Enabled {
+			status = "disabled"
+		}
 		req := map[string]any{"parent": sa.Parent, "accessKey": ak, "secretKey": sa.SecretKey,
-			"name": sa.Name, "description": sa.Description}
+			"name": sa.Name, "description": sa.Description, "status": status}
 		var notes []string
 		if sa.Policy != nil {
 			doc, n, err := translatePolicy(sa.Policy)
@@ -334,13 +336,17 @@ func (im *exportImporter) iam(ctx context.Context) error {
 		if sa.Expiry != nil {
 			req["expiry"] = sa.Expiry.Format(time.RFC3339)
 		}
-		if im.applyOrRefuse("access key "+ak+" of "+sa.Parent, func() error {
+		label := "access key " + ak + " of " + sa.Parent
+		if !sa.Enabled {
+			label += ": disabled"
+		}
+		if im.applyOrRefuse(label, func() error {
 			return im.t.admin(ctx, http.MethodPost, "accesskeys", nil, req, nil)
 		}) {
 			for _, n := range notes {
 				im.refuse("access key %s: session policy: %s", ak, n)
 			}
-			im.keyStatus(ctx, ak, sa.Enabled, "enabled")
+			im.keyStatus(ctx, ak, sa.Enabled, status)
 		}
 	}
 	// Groups and their members.

@@ -83,7 +83,7 @@ func TestMigrateFromMinIOExport(t *testing.T) {
 		"! bucket data: quota: no equivalent here",
 		"+ policy minio-readonly",
 		"+ user carol: disabled",
-		"+ access key alicesvcoff: disabled",
+		"+ access key alicesvcoff of alice: disabled",
 		"+ bucket locked (object lock)",
 		"+ bucket data: default encryption",
 	} {
