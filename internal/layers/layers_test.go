@@ -28,6 +28,7 @@ var floors = map[string]int{
 	"internal/minioformat": 0,
 	"internal/objectlock":  0,
 	"internal/peerauth":    0,
+	"internal/placement":   0,
 	"internal/policy":      0,
 
 	"internal/access":                   1,
