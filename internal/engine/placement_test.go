@@ -112,3 +112,29 @@ func TestPlacementFromFormat(t *testing.T) {
 		t.Fatalf("unknown placement: %v", err)
 	}
 }
+
+// TestRecordedSetSizeKept: drives formatted with sets of another size
+// than shardstore would choose for their count (MinIO with
+// MINIO_ERASURE_SET_DRIVE_COUNT: 12 drives as 3 sets of 4, where
+// shardstore picks one set of 12) form the recorded sets when started
+// without --set-size, in argument order.
+func TestRecordedSetSizeKept(t *testing.T) {
+	const depID = "ecf5b48f-a874-4de9-834b-d916fc7aa2a3"
+	_, paths := dirPaths(t, 12)
+	formatDrives(t, paths, depID, 3, 4, placement.MinIOSipMod)
+	e, err := New(Config{Paths: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if len(e.sets) != 3 {
+		t.Fatalf("%d sets, want the 3 recorded", len(e.sets))
+	}
+	for si, s := range e.sets {
+		for i, d := range s.drives {
+			if want := paths[si*4+i]; !strings.HasSuffix(d.String(), want) && d.String() != want {
+				t.Errorf("set %d slot %d is %s, want %s", si, i, d, want)
+			}
+		}
+	}
+}

@@ -25,6 +25,12 @@ const maxSetSize = 16
 // sets of 16): keys records the sets a key was found in as bits.
 const maxSets = 64
 
+// clusterRefusal says why a node's share of a MinIO cluster is refused
+// and what to do instead (doc.go says what adopting it would take).
+const clusterRefusal = "adopting a node's share of a multi-node MinIO deployment in place is not supported yet " +
+	"(the nodes would have to decide every key's versions together); copy such a deployment into a shardstore cluster " +
+	"with `shardstore migrate from-s3` instead"
+
 // orderDrives reads each drive's format.json and orders the drives by
 // their place in MinIO's deployment (set by set, each set by position):
 // a.paths[s*setSize+i] is position i of set s, whatever the order of
@@ -32,6 +38,11 @@ const maxSets = 64
 func (a *adopter) orderDrives() error {
 	if len(a.opts.Drives) == 0 {
 		return fmt.Errorf("%w: no drives given", ErrRefused)
+	}
+	for _, d := range a.opts.Drives {
+		if strings.HasPrefix(d, "http://") || strings.HasPrefix(d, "https://") {
+			return fmt.Errorf("%w: %s is a drive of a multi-node MinIO deployment: %s", ErrRefused, d, clusterRefusal)
+		}
 	}
 	var paths []string
 	for i, p := range a.opts.Drives {
@@ -75,9 +86,7 @@ func (a *adopter) checkLayout() error {
 	total := a.sets * a.setSize
 	if len(a.opts.Drives) != total {
 		return fmt.Errorf("%w: the MinIO deployment has %d drives (%d erasure sets of %d) but %d were given: give every drive of it. "+
-			"A node's share of a multi-node MinIO deployment cannot be adopted in place (shardstore's cluster formats and agrees on its "+
-			"drives and bucket records across nodes at start); copy such a deployment with `shardstore migrate from-s3` instead",
-			ErrRefused, total, a.sets, a.setSize, len(a.opts.Drives))
+			"If the others are on other nodes: %s", ErrRefused, total, a.sets, a.setSize, len(a.opts.Drives), clusterRefusal)
 	}
 	// shardstore server DRIVES... forms sets of the recorded size from
 	// the arguments in order; it can only if the size is one it forms.
@@ -121,7 +130,13 @@ func (a *adopter) describeLayout() string {
 		}
 	}
 	if !same {
-		fmt.Fprintf(&b, "the drives were given in another order than MinIO's; start shardstore with them in MinIO's order (set by set):\n  shardstore server %s\n",
+		// shardstore server takes its arguments in order as slots (and
+		// refuses drives given in another slot than their format's).
+		// Several ellipses in one argument expand differently: MinIO
+		// varies the leftmost fastest (/m{1...2}/d{1...3}: /m1/d1
+		// /m2/d1 ...), shardstore the rightmost (/m1/d1 /m1/d2 ...).
+		fmt.Fprintf(&b, "NOTE: the drives were given in another order than MinIO's sets: shardstore server would refuse them in this order "+
+			"(with several {...} in one argument, MinIO varies the leftmost fastest, shardstore the rightmost); start it with the drives in MinIO's order, set by set:\n  shardstore server %s\n",
 			strings.Join(a.paths, " "))
 	}
 	return b.String()

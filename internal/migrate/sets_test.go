@@ -101,6 +101,7 @@ func TestOrderDrives(t *testing.T) {
 		"two drives one place": {dup, "both claim position 1 of set 2"},
 		"another deployment":   {other, "deployment"},
 		"none":                 {nil, "no drives"},
+		"cluster endpoints":    {[]string{"http://n1:9000/d1", "http://n2:9000/d1"}, "migrate from-s3"},
 		"not MinIO":            {[]string{t.TempDir()}, "is it a MinIO drive"},
 	} {
 		a := &adopter{opts: Options{Drives: c.drives}}

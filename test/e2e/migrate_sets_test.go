@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -20,6 +21,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/minioformat/miniofixture"
 	"github.com/shardstore/shardstore/internal/placement"
+	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
 // The multi-set MinIO fixture: a single-node MinIO on drive{1...32},
@@ -131,7 +133,7 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 	out = runMigrate(t, shuffled...)
 	t.Logf("adoption:\n%s", out)
 	if !strings.Contains(out, fmt.Sprintf("adopted %d buckets", len(exp.Buckets))) || !strings.Contains(out, "refused: 0") ||
-		!strings.Contains(out, "shardstore server "+strings.Join(drives, " ")) {
+		!strings.Contains(out, "NOTE: the drives were given in another order") || !strings.Contains(out, "shardstore server "+strings.Join(drives, " ")) {
 		t.Fatalf("adoption report:\n%s", out)
 	}
 	for i, d := range drives {
@@ -143,6 +145,23 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 			f.Placement != string(placement.MinIOSipMod) || f.Parity != setsParity {
 			t.Fatalf("%s: shardstore format %+v", d, f)
 		}
+	}
+
+	// In the shuffled order the server would form other sets: it
+	// refuses, naming a drive given in another slot.
+	cmd := exec.Command(binary, append([]string{"server", "--console-address", "", "--address", "127.0.0.1:0"}, shuffled...)...)
+	cmd.Env = append(os.Environ(), serverEnv()...)
+	serverbin.DieWithParent(cmd)
+	done := make(chan []byte, 1)
+	go func() { b, _ := cmd.CombinedOutput(); done <- b }()
+	select {
+	case b := <-done:
+		if !strings.Contains(string(b), "the drive order changed") {
+			t.Fatalf("server on the drives in another order than MinIO's:\n%s", b)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the server started on the drives in another order than MinIO's")
 	}
 
 	driveArg := filepath.Join(dir, "drive{1...32}")
