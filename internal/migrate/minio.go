@@ -206,7 +206,7 @@ func (a *adopter) checkPools() error {
 		return nil
 	}
 	if n := poolCount(data); n > 1 {
-		return fmt.Errorf("%w: the deployment has %d server pools; adopting several pools is not supported yet", ErrRefused, n)
+		return fmt.Errorf("%w: the deployment has %d server pools (.minio.sys/pool.bin): %s", ErrRefused, n, poolsRefusal)
 	}
 	return nil
 }

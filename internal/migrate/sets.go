@@ -31,6 +31,10 @@ const clusterRefusal = "adopting a node's share of a multi-node MinIO deployment
 	"(the nodes would have to decide every key's versions together); copy such a deployment into a shardstore cluster " +
 	"with `shardstore migrate from-s3` instead"
 
+// poolsRefusal says why a deployment of several server pools is refused.
+const poolsRefusal = "adopting several server pools is not supported: shardstore has no pools yet (issue 47); " +
+	"copy such a deployment with `shardstore migrate from-s3` instead"
+
 // orderDrives reads each drive's format.json and orders the drives by
 // their place in MinIO's deployment (set by set, each set by position):
 // a.paths[s*setSize+i] is position i of set s, whatever the order of
@@ -44,23 +48,32 @@ func (a *adopter) orderDrives() error {
 			return fmt.Errorf("%w: %s is a drive of a multi-node MinIO deployment: %s", ErrRefused, d, clusterRefusal)
 		}
 	}
-	var paths []string
+	formats := make([]*minioformat.Format, len(a.opts.Drives))
 	for i, p := range a.opts.Drives {
 		raw, err := os.ReadFile(filepath.Join(p, minioSys, "format.json"))
 		if err != nil {
 			return fmt.Errorf("%w: drive %s: %w (is it a MinIO drive?)", ErrRefused, p, err)
 		}
-		f, err := minioformat.ParseFormat(raw)
-		if err != nil {
+		if formats[i], err = minioformat.ParseFormat(raw); err != nil {
 			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
 		}
-		if i == 0 {
-			a.format = f
-			if err := a.checkLayout(); err != nil {
-				return err
-			}
-			paths = make([]string, len(a.opts.Drives))
-		} else if err := a.format.SameDeployment(f); err != nil {
+	}
+	a.format = formats[0]
+	// Another pool of the same deployment has its own format.json sets:
+	// say so rather than that the drives disagree.
+	for i, f := range formats {
+		if f.DeploymentID == a.format.DeploymentID && a.format.SameDeployment(f) != nil {
+			return fmt.Errorf("%w: drives %s and %s are in different server pools of deployment %s: %s",
+				ErrRefused, a.opts.Drives[0], a.opts.Drives[i], f.DeploymentID, poolsRefusal)
+		}
+	}
+	if err := a.checkLayout(); err != nil {
+		return err
+	}
+	paths := make([]string, len(a.opts.Drives))
+	for i, p := range a.opts.Drives {
+		f := formats[i]
+		if err := a.format.SameDeployment(f); err != nil {
 			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
 		}
 		set, pos, err := f.Position()

@@ -91,6 +91,9 @@ func TestOrderDrives(t *testing.T) {
 			f["id"] = "11111111-2222-3333-4444-555555555555"
 		}
 	})
+	// Two pools of one deployment: each has its own sets.
+	pool2 := writeMinIOFormats(t, 1, 4, "SIPMOD+PARITY", nil)
+	pools := append(append([]string{}, paths...), pool2...)
 	for name, c := range map[string]struct {
 		drives []string
 		want   string
@@ -101,6 +104,7 @@ func TestOrderDrives(t *testing.T) {
 		"two drives one place": {dup, "both claim position 1 of set 2"},
 		"another deployment":   {other, "deployment"},
 		"none":                 {nil, "no drives"},
+		"two pools":            {pools, "shardstore has no pools yet (issue 47)"},
 		"cluster endpoints":    {[]string{"http://n1:9000/d1", "http://n2:9000/d1"}, "migrate from-s3"},
 		"not MinIO":            {[]string{t.TempDir()}, "is it a MinIO drive"},
 	} {

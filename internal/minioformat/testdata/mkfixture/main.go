@@ -59,13 +59,14 @@ func main() {
 	source := flag.String("source", "", "where the binary came from (recorded in the JSON), e.g. a commit")
 	keep := flag.Bool("keep", false, "keep the work directory (its path is printed)")
 	flag.IntVar(&drives, "drives", 16, "drive directories MinIO runs on (it forms its erasure sets by its own rules: 32 drives are 2 sets of 16)")
-	flag.StringVar(&contents, "fill", "full", "what to write: full (every case, the 16-drive fixture) or sets (a few objects of every kind, spread over the erasure sets)")
+	flag.IntVar(&pools, "pools", 1, "server pools the drives are split into (MinIO started with one drive{a...b} argument per pool)")
+	flag.StringVar(&contents, "fill", "full", "what to write: full (every case, the 16-drive fixture), sets (a few objects of every kind, spread over the erasure sets) or tiny (one bucket of 4 small objects: the pools fixture, whose adoption is refused)")
 	flag.Parse()
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
 	}
-	if contents != "full" && contents != "sets" {
-		log.Fatalf("-fill %q: want full or sets", contents)
+	if contents != "full" && contents != "sets" && contents != "tiny" {
+		log.Fatalf("-fill %q: want full, sets or tiny", contents)
 	}
 	if err := run(*minioBin, *out, *name, *source, *keep); err != nil {
 		log.Fatal(err)
@@ -77,6 +78,8 @@ var (
 	drives = 16
 	// contents is what the filler writes (-fill).
 	contents = "full"
+	// pools is how many server pools the drives form (-pools).
+	pools = 1
 )
 
 func run(minioBin, out, name, source string, keep bool) error {
@@ -105,7 +108,19 @@ func run(minioBin, out, name, source string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startMinIO(minioBin, addr, driveDirs, filepath.Join(work, "minio.log"))
+	args := driveDirs
+	if pools > 1 {
+		// One ellipses argument per pool: work/drive{1...4} work/drive{5...8}.
+		if drives%pools != 0 {
+			return fmt.Errorf("-pools %d does not divide -drives %d", pools, drives)
+		}
+		args = nil
+		per := drives / pools
+		for p := range pools {
+			args = append(args, filepath.Join(work, fmt.Sprintf("drive{%d...%d}", p*per+1, (p+1)*per)))
+		}
+	}
+	srv, err := startMinIO(minioBin, addr, args, filepath.Join(work, "minio.log"))
 	if err != nil {
 		return err
 	}
@@ -332,8 +347,11 @@ func (f *filler) del(bucket, key string) error {
 
 func (f *filler) fill() error {
 	steps := []func() error{f.fillPlain, f.fillVersioned, f.fillLocked, func() error { return f.mkBucket("empty-bucket", false) }}
-	if contents == "sets" {
+	switch contents {
+	case "sets":
 		steps = []func() error{f.fillSetsPlain, f.fillSetsVersioned}
+	case "tiny":
+		steps = []func() error{f.fillTiny}
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -551,6 +569,21 @@ func (f *filler) fillSetsPlain() error {
 	}
 	for _, key := range f.perSet("multipart-%d.bin") {
 		if err := f.onePartUpload(b, key, mib+100*kib+3); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillTiny (-fill tiny): one bucket with four small objects.
+func (f *filler) fillTiny() error {
+	const b = "plain"
+	if err := f.mkBucket(b, false); err != nil {
+		return err
+	}
+	for i := range 4 {
+		key := fmt.Sprintf("k%d.txt", i)
+		if _, err := f.put(b, key, body(b+"/"+key, 100+i)); err != nil {
 			return err
 		}
 	}
