@@ -545,7 +545,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		a.refuse(bucket, key, fmt.Sprintf("MinIO's files of it are on drives of set(s) %s, but MinIO places it in set %d", setList(other, a.sets), set+1))
 		return nil, nil
 	}
-	base := set * n // the set's first drive in a.paths
+	off := set * n // the set's first drive in a.paths
 	metas := make([]*minioformat.Meta, n)
 	for i, p := range a.setPaths(set) {
 		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
@@ -614,14 +614,14 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 	if len(kept) == 0 {
 		return nil, nil
 	}
-	recs := make([]*meta.Object, len(kept))
+	base := make([]*meta.Object, len(kept))
 	for i, c := range kept {
 		m, err := a.convert(bucket, key, c.ver)
 		if err != nil {
 			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
 			return nil, nil
 		}
-		recs[i] = m
+		base[i] = m
 	}
 	// Per drive of the set: the versions it holds, with its shard of
 	// each; the drives' batches are applied together (batches has one
@@ -634,11 +634,11 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 			if !ok {
 				continue
 			}
-			m := *recs[i]
-			m.Erasure.Distribution = append([]int(nil), recs[i].Erasure.Distribution...)
+			m := *base[i]
+			m.Erasure.Distribution = append([]int(nil), base[i].Erasure.Distribution...)
 			if o := dv.v.Object; o != nil {
 				m.Erasure.Index = o.Index
-				held, err := a.takeShards(base+p, bucket, rel, &m, dv)
+				held, err := a.takeShards(off+p, bucket, rel, &m, dv)
 				if err != nil {
 					return nil, err
 				}
@@ -654,12 +654,12 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		b := &drive.Batch{}
 		engine.ImportBatch(b, bucket, key, mine)
 		b.Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
-		batches[base+p] = b
+		batches[off+p] = b
 	}
 	a.mu.Lock()
 	a.rep.Keys++
 	a.rep.Versions += len(kept)
-	for _, m := range recs {
+	for _, m := range base {
 		a.rep.Bytes += m.Size
 	}
 	a.progressLocked()
