@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -376,4 +378,46 @@ func TestMigrateFromMinIOPools(t *testing.T) {
 	if treeSum(t, dir) != before {
 		t.Fatal("a refused adoption wrote to the drives")
 	}
+}
+
+// TestMigrateFromMinIOSetsKilled kills the adoption of the two-set
+// fixture (SIGKILL from inside, at a chosen write) at points spread over
+// both sets' links and index batches, resumes it by running it again,
+// and checks that every version reads back from the server.
+func TestMigrateFromMinIOSetsKilled(t *testing.T) {
+	singleNodeOnly(t, "the fixture is one node's 32 drives")
+	dir := t.TempDir()
+	drives, exp := minioSetsDrives(t, dir)
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	// The fixture's adoption makes 96 links and a batch per drive and
+	// bucket, about 160 writes; a run redoes what its predecessors did.
+	kills := 0
+	var out string
+	for at := 1 + rng.Intn(10); ; at += 1 + rng.Intn(40) {
+		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
+		b, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			kills++
+			t.Logf("killed at write %d", at)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, b)
+		}
+		out = string(b)
+		break
+	}
+	t.Logf("%d kills, then:\n%s", kills, out)
+	if kills < 2 {
+		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)
+	}
+	if !strings.Contains(out, "refused: 0") {
+		t.Fatalf("resumed adoption refused something:\n%s", out)
+	}
+	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...32}")})
+	checkAdopted(t, s, exp, true)
 }
