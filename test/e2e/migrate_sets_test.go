@@ -171,6 +171,9 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 		return launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", driveArg})
 	}
 	s := start()
+	if !strings.Contains(s.stderr.String(), "Placement: objects go to sets by minio-sipmod") {
+		t.Errorf("the server's start-up output does not say MinIO's placement is kept:\n%s", s.stderr.String())
+	}
 	checkAdopted(t, s, exp, true)
 	hcmd := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
 	hcmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint, "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
