@@ -20,7 +20,7 @@ const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE
 // deployment's drives in place (internal/migrate).
 func runMigrate(args []string) error {
 	head := "usage: " + migrateUsage + "\n\n" +
-		"Adopts the drives of a stopped single-node MinIO deployment (one erasure set) in place:\n" +
+		"Adopts the drives of a stopped single-node MinIO deployment (one or several erasure sets) in place:\n" +
 		"the same drive arguments the MinIO server had, e.g. /data{1...16}. Object data is not\n" +
 		"copied: MinIO's part files get a second name in shardstore's data area. MinIO's files stay\n" +
 		"until --finish. --dry-run reports what would be adopted and refused and writes nothing.\n" +

@@ -84,6 +84,9 @@ func printLayout(w io.Writer, l engine.Layout, paths []string, policy hashing.Po
 	for s := 0; s < l.Sets && (s+1)*l.SetSize <= len(paths); s++ {
 		fmt.Fprintf(w, "  set %d: %s\n", s+1, strings.Join(paths[s*l.SetSize:(s+1)*l.SetSize], " "))
 	}
+	if l.Placement != "" && l.Sets > 1 {
+		fmt.Fprintf(w, "Placement: objects go to sets by %s (kept from the MinIO deployment these drives were adopted from)\n", l.Placement)
+	}
 	if l.InlineLimit < 0 {
 		fmt.Fprintln(w, "Inline data: off (every object's shards are files)")
 	} else {

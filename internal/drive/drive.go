@@ -79,6 +79,11 @@ type Format struct {
 	DriveID string `json:"driveID"`
 	// Parity is the STANDARD parity the deployment was formatted with.
 	Parity int `json:"parity,omitempty"`
+	// Placement is how an object's erasure set is picked
+	// (placement.Algorithm): "" is shardstore's own; an adopted MinIO
+	// deployment keeps MinIO's ("minio-sipmod"), for its objects and
+	// every later one.
+	Placement string `json:"placement,omitempty"`
 }
 
 // DiskInfo reports capacity.

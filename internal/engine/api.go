@@ -649,6 +649,10 @@ type Layout struct {
 	InlineLimit int64  `json:"inline_limit"`
 	BlockSize   int    `json:"block_size"`
 	Bitrot      string `json:"bitrot"`
+	// Placement is how an object's set is picked (internal/placement):
+	// empty for shardstore's own, "minio-sipmod" on an adopted MinIO
+	// deployment.
+	Placement string `json:"placement,omitempty"`
 }
 
 // DriveStatus is one drive as an operator sees it.

@@ -50,7 +50,9 @@
 // drive is refused with a message naming it; a blank drive in a known
 // slot is adopted). Drives are grouped into erasure sets (the largest
 // size in 2..16 that divides the count); an object lives in the set
-// picked by xxh3(bucket/key, seed=deployment) (setFor).
+// picked by xxh3(bucket/key, seed=deployment) (setFor), or, on the drives
+// of a MinIO deployment adopted in place, by MinIO's SipHash of the key
+// (the placement the drive formats record: internal/placement).
 //
 // Parity defaults by set size (2-3 -> 1, 4-5 -> 2, 6-7 -> 3, 8+ -> 4);
 // REDUCED_REDUNDANCY uses at most 2. Geometry, block size and bitrot

@@ -14,6 +14,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/placement"
 	"github.com/zeebo/xxh3"
 )
 
@@ -102,18 +103,20 @@ type Engine struct {
 	log          *slog.Logger
 	deploymentID string
 	seed         uint64
-	sets         []*erasureSet
-	coders       erasure.Cache
-	hasher       *hashing.Engine
-	locks        *nsLock
-	pins         *pinSet
-	ahead        *listAhead  // listing pages made ahead of their requests (listahead.go)
-	indexWrites  indexWrites // index batches still running per drive and key (stragglers)
-	lag          fanOuts     // drives that fell far behind their set lately, parked goroutines (fanout.go)
-	inlineLimit  int64
-	blockSize    int
-	plainBufs    *plainBuffers // plaintext blocks of encrypted writes (encrypt.go)
-	bitrot       bitrot.Algorithm
+	// placer picks an object's set by the algorithm the formats record.
+	placer      *placement.Placer
+	sets        []*erasureSet
+	coders      erasure.Cache
+	hasher      *hashing.Engine
+	locks       *nsLock
+	pins        *pinSet
+	ahead       *listAhead  // listing pages made ahead of their requests (listahead.go)
+	indexWrites indexWrites // index batches still running per drive and key (stragglers)
+	lag         fanOuts     // drives that fell far behind their set lately, parked goroutines (fanout.go)
+	inlineLimit int64
+	blockSize   int
+	plainBufs   *plainBuffers // plaintext blocks of encrypted writes (encrypt.go)
+	bitrot      bitrot.Algorithm
 
 	// shared keeps bucket records and config documents: on the drives,
 	// or in the cluster's consensus group (sharedstate.go).
@@ -225,6 +228,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.deploymentID = layout.deploymentID
 	e.seed = xxh3.HashString(layout.deploymentID)
+	if e.placer, err = placement.New(layout.placement, layout.deploymentID); err != nil {
+		e.abandon()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	for s := 0; s < len(drives)/setSize; s++ {
 		e.sets = append(e.sets, &erasureSet{index: s, drives: drives[s*setSize : (s+1)*setSize], parity: parity})
 	}
@@ -298,13 +305,13 @@ type erasureSet struct {
 	parity int
 }
 
-// setFor picks the set an object lives in.
+// setFor picks the set an object lives in: by the deployment's
+// placement (internal/placement), which its formats record.
 func (e *Engine) setFor(bucket, key string) *erasureSet {
 	if len(e.sets) == 1 {
 		return e.sets[0]
 	}
-	h := xxh3.HashStringSeed(bucket+"/"+key, e.seed)
-	return e.sets[h%uint64(len(e.sets))]
+	return e.sets[e.placer.Set(bucket, key, len(e.sets))]
 }
 
 // distribution returns, for each drive position of a set, the 1-based

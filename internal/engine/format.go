@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/background"
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/placement"
 )
 
 type layout struct {
@@ -18,6 +19,9 @@ type layout struct {
 	// parity is the STANDARD parity recorded in the formats (0: none
 	// recorded).
 	parity int
+	// placement is the set placement the formats record ("":
+	// shardstore's; an adopted MinIO deployment's is MinIO's).
+	placement placement.Algorithm
 }
 
 // loadFormats reads every drive's format record, formats a fresh
@@ -73,6 +77,7 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 			depID = id
 		}
 	}
+	place := recordedPlacement(formats, errs, depID)
 	var problems []string
 	for i, d := range drives {
 		wantSet, wantIdx := i/setSize, i%setSize
@@ -94,6 +99,8 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 			problems = append(problems, fmt.Sprintf("drive %s was formatted with sets of %d drives, but sets of %d were asked for", d, f.SetSize, setSize))
 		case f.SetIndex != wantSet || f.DriveIndex != wantIdx:
 			problems = append(problems, fmt.Sprintf("drive %s holds slot %d of set %d but was given as slot %d of set %d: the drive order changed (put drives back in their original order)", d, f.DriveIndex+1, f.SetIndex+1, wantIdx+1, wantSet+1))
+		case placement.Algorithm(f.Placement) != place:
+			problems = append(problems, fmt.Sprintf("drive %s records object placement %q, most drives %q: objects would be looked for in the wrong sets", d, f.Placement, place))
 		}
 	}
 	if len(problems) > 0 {
@@ -104,7 +111,7 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 			continue // a blank drive of another node is adopted by that node
 		}
 		f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: n / setSize, SetSize: setSize,
-			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString(), Parity: parity}
+			SetIndex: i / setSize, DriveIndex: i % setSize, DriveID: uuid.NewString(), Parity: parity, Placement: string(place)}
 		if err := d.WriteFormat(ctx, f); err != nil {
 			return layout{}, fmt.Errorf("engine: format replacement drive %s: %w", d, err)
 		}
@@ -113,7 +120,23 @@ func loadFormats(ctx context.Context, drives []drive.Drive, setSize, parity int,
 		}
 		log.Info("blank drive adopted as replacement; it will be healed", "drive", d.String(), "set", f.SetIndex+1, "slot", f.DriveIndex+1)
 	}
-	return layout{deploymentID: depID, parity: recordedParity(formats, errs, depID)}, nil
+	return layout{deploymentID: depID, parity: recordedParity(formats, errs, depID), placement: place}, nil
+}
+
+// recordedPlacement is the placement most formatted drives of the
+// deployment record.
+func recordedPlacement(formats []drive.Format, errs []error, depID string) placement.Algorithm {
+	votes := map[string]int{}
+	best := ""
+	for i, f := range formats {
+		if errs[i] == nil && f.DeploymentID == depID {
+			votes[f.Placement]++
+			if v := votes[f.Placement]; v > votes[best] || (v == votes[best] && f.Placement < best) {
+				best = f.Placement
+			}
+		}
+	}
+	return placement.Algorithm(best)
 }
 
 // recordedParity is the parity most formatted drives of the deployment record.
@@ -184,7 +207,7 @@ var errForeignDrive = errors.New("drive holds another slot or deployment")
 func (e *Engine) adoptDrive(ctx context.Context, si, i int, d drive.Drive) error {
 	// WriteFormat itself refuses a directory that holds anything else.
 	f := drive.Format{Version: drive.LayoutVersion, DeploymentID: e.deploymentID, SetCount: len(e.sets), SetSize: len(e.sets[si].drives),
-		SetIndex: si, DriveIndex: i, DriveID: uuid.NewString(), Parity: e.sets[si].parity}
+		SetIndex: si, DriveIndex: i, DriveID: uuid.NewString(), Parity: e.sets[si].parity, Placement: string(e.placer.Algorithm())}
 	if err := d.WriteFormat(ctx, f); err != nil {
 		return fmt.Errorf("format: %w", err)
 	}

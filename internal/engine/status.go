@@ -15,7 +15,7 @@ const statusTimeout = 5 * time.Second
 // Layout reports how the deployment places and codes objects.
 func (e *Engine) Layout() Layout {
 	l := Layout{DeploymentID: e.deploymentID, Sets: len(e.sets), InlineLimit: e.inlineLimit,
-		BlockSize: e.blockSize, Bitrot: e.bitrot.String()}
+		BlockSize: e.blockSize, Bitrot: e.bitrot.String(), Placement: string(e.placer.Algorithm())}
 	if len(e.sets) > 0 {
 		s := e.sets[0]
 		l.SetSize = len(s.drives)

@@ -29,6 +29,7 @@ var floors = map[string]int{
 	"internal/minioexport": 0,
 	"internal/objectlock":  0,
 	"internal/peerauth":    0,
+	"internal/placement":   0,
 	"internal/policy":      0,
 
 	"internal/access":                   1,

@@ -118,10 +118,13 @@ func canonicalTagging(doc []byte) (string, error) {
 
 // readSysObject reads an object of MinIO's .minio.sys volume (path
 // relative to it) from its drives' xl.meta, decoding the erasure code.
+// It lives in the set MinIO's placement picks for its name, like any
+// object.
 func (a *adopter) readSysObject(rel string) ([]byte, bool, error) {
-	metas := make([]*minioformat.Meta, a.n())
+	paths := a.setPaths(a.setOf(minioSys, rel))
+	metas := make([]*minioformat.Meta, len(paths))
 	found := 0
-	for i, p := range a.paths {
+	for i, p := range paths {
 		raw, err := os.ReadFile(filepath.Join(p, minioSys, rel, "xl.meta"))
 		if err != nil {
 			continue
@@ -151,7 +154,7 @@ func (a *adopter) readSysObject(rel string) ([]byte, bool, error) {
 		if o.Inline() {
 			shards[o.Index-1] = bytes.NewReader(m.InlineData(m.Versions[0].ID()))
 		} else if len(o.Parts) == 1 {
-			f, err := os.Open(filepath.Join(a.paths[i], minioSys, rel, o.DataDirString(), "part."+strconv.Itoa(o.Parts[0].Number)))
+			f, err := os.Open(filepath.Join(paths[i], minioSys, rel, o.DataDirString(), "part."+strconv.Itoa(o.Parts[0].Number)))
 			if err == nil {
 				defer f.Close()
 				shards[o.Index-1] = f

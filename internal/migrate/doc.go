@@ -11,18 +11,30 @@
 // What an adoption does, in order:
 //
 //  1. Reads every drive's .minio.sys/format.json and orders the drives by
-//     their position in the set (not by the arguments). A deployment of
-//     several erasure sets or pools, or a node's share of a cluster, is
-//     refused for now, before anything is written.
+//     their place in the deployment, set by set and each set by position
+//     (not by the arguments; sets.go). Every drive of the deployment must
+//     be given. A deployment of several pools, or a node's share of a
+//     multi-node cluster, is refused, before anything is written.
 //  2. Formats each drive for shardstore beside MinIO's files
-//     (.shardstore.sys/, drive.LocalOptions.Beside): one set, slot =
-//     MinIO's position, deployment id = MinIO's, so an object's MinIO
-//     distribution is its shardstore Distribution unchanged.
+//     (.shardstore.sys/, drive.LocalOptions.Beside): set and slot =
+//     MinIO's set and position, deployment id = MinIO's, so an object's
+//     MinIO distribution is its shardstore Distribution unchanged, and
+//     placement = MinIO's (drive.Format.Placement: SipHash-2-4 of the
+//     object name keyed by the deployment id, internal/placement), so
+//     the engine looks for every adopted object in the set MinIO put it
+//     in, and places new objects by the same rule: one rule per
+//     deployment, never two copies of a key in two sets.
+//     `shardstore server` takes its arguments in order as slots, as
+//     MinIO does; the report prints MinIO's order when the arguments
+//     were in another (several {...} in one argument expand leftmost-
+//     fastest in MinIO, rightmost-fastest in shardstore).
 //  3. For each bucket (a top-level directory on a majority of drives):
 //     its configuration from .minio.sys/buckets/<bucket>/.metadata.bin
 //     (versioning, object lock, policy, lifecycle, tags) becomes its
 //     bucket record.
-//  4. For each key (a directory holding xl.meta): every drive's xl.meta
+//  4. For each key (a directory holding xl.meta): the key's set is the
+//     one MinIO's placement picks (a key whose files are on another
+//     set's drives is refused); every xl.meta of that set's drives
 //     is decoded, the versions are decided by quorum (a version counts
 //     on the drives whose copy agrees on id, kind, time, ETag and
 //     erasure layout, and whose distribution says it holds the shard
@@ -62,9 +74,42 @@
 // ones written through shardstore since, and .minio.sys (IAM,
 // configuration) stay.
 //
-// Not done yet: several sets or pools, a node's share of a cluster,
-// unfinished multipart uploads (listed, not adopted), IAM users and
-// policies, SSE, compressed and tiered versions.
+// Not done yet: several pools (shardstore has none yet, issue 47), a
+// node's share of a multi-node cluster (below), unfinished multipart
+// uploads (listed, not adopted), IAM users and policies, SSE,
+// compressed and tiered versions.
+//
+// # A node's share of a MinIO cluster (refused; what it would take)
+//
+// `migrate from-minio http://n{1...4}:9000/d{1...4}` run on each node
+// would have to adopt that node's drives only, the other nodes doing
+// theirs. It is refused (the drive count differs from format.json's;
+// the message names migrate from-s3) because doing it properly takes:
+//
+//   - Cross-node version decisions. A key's xl.meta copies are spread
+//     over every node (a set of 16 over 4 nodes: 4 per node); one node
+//     cannot tell a version on quorum from a dangling one, and nodes
+//     deciding alone would adopt a key on some nodes and refuse it on
+//     others. The nodes must exchange their per-key version summaries
+//     (id, kind, time, ETag, layout per drive) and apply one decision:
+//     a coordinated run (one node leading, the others serving their
+//     drives' xl.meta over the peer protocol, internal/driverpc or a
+//     migrate endpoint behind peerauth), resumable on every node.
+//   - Slots: shardstore's cluster interleaves slots across nodes
+//     (internal/cluster Parse: drive k of every node in turn); MinIO's
+//     order comes from its own ellipses expansion. Each node must check
+//     that its drives' MinIO positions are the slots the cluster
+//     topology gives them, and refuse otherwise.
+//   - Bucket records live in the cluster's Raft group
+//     (internal/consensus), which seeds itself from the drives' bucket
+//     records on its first start (engine raftState.loadBuckets): writing
+//     the records to every node's drives, as the single-node adoption
+//     does, would seed it, but only if every node finished first; the
+//     adoption state must gate the cluster's start on all nodes.
+//   - --finish on every node, after all nodes adopted.
+//
+// Placement, formats (deployment id, sets, slots) and the shard data
+// (hard links on each node's own drives) carry over as they are.
 //
 // # Copying from a running S3 endpoint
 //

@@ -24,6 +24,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/minioformat"
+	"github.com/shardstore/shardstore/internal/placement"
 )
 
 // Options configure FromMinIO.
@@ -101,14 +102,21 @@ const dirSuffix = "__XLDIR__"
 
 type adopter struct {
 	opts   Options
-	paths  []string // by set position
+	paths  []string // by place in the deployment: set by set, each by position
 	format *minioformat.Format
-	drives []*drive.Local // by set position; nil in a dry run
-	mu     sync.Mutex     // guards rep and last while keys are adopted concurrently
-	rep    Report
-	start  time.Time
-	last   time.Time
-	steps  int // writes made, for crashAt
+	// sets and setSize are MinIO's erasure sets; placer picks a key's
+	// set as MinIO did (sets.go).
+	sets, setSize int
+	placer        *placement.Placer
+	drives        []*drive.Local // as paths; nil in a dry run
+	mu            sync.Mutex     // guards rep and last while keys are adopted concurrently
+	rep           Report
+	start         time.Time
+	last          time.Time
+	steps         int // writes made, for crashAt
+	// seenIn is, for each key of the bucket being adopted, the sets
+	// (bit s) whose drives hold an xl.meta of it.
+	seenIn map[string]uint64
 }
 
 // keyWorkers is how many keys are decoded and linked at once.
@@ -142,6 +150,7 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 	if err := a.checkPools(); err != nil {
 		return nil, err
 	}
+	fmt.Fprint(opts.Out, a.describeLayout())
 	if opts.Finish {
 		return a.finish(ctx)
 	}
@@ -183,47 +192,7 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 	return &a.rep, nil
 }
 
-// orderDrives reads each drive's format.json and orders the drives by
-// their position in MinIO's set.
-func (a *adopter) orderDrives() error {
-	if len(a.opts.Drives) == 0 {
-		return fmt.Errorf("%w: no drives given", ErrRefused)
-	}
-	var paths []string
-	for i, p := range a.opts.Drives {
-		raw, err := os.ReadFile(filepath.Join(p, minioSys, "format.json"))
-		if err != nil {
-			return fmt.Errorf("%w: drive %s: %w (is it a MinIO drive?)", ErrRefused, p, err)
-		}
-		f, err := minioformat.ParseFormat(raw)
-		if err != nil {
-			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
-		}
-		if i == 0 {
-			a.format = f
-			if len(f.Sets) != 1 {
-				return fmt.Errorf("%w: the deployment has %d erasure sets; adopting several sets (or pools) is not supported yet, only a single set", ErrRefused, len(f.Sets))
-			}
-			if len(a.opts.Drives) != f.SetDriveCount() {
-				return fmt.Errorf("%w: the erasure set has %d drives but %d were given; give every drive of the set (a node's share of a multi-node deployment cannot be adopted yet)", ErrRefused, f.SetDriveCount(), len(a.opts.Drives))
-			}
-			paths = make([]string, len(a.opts.Drives))
-		} else if err := a.format.SameDeployment(f); err != nil {
-			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
-		}
-		_, pos, err := f.Position()
-		if err != nil {
-			return fmt.Errorf("%w: drive %s: %w", ErrRefused, p, err)
-		}
-		if paths[pos] != "" {
-			return fmt.Errorf("%w: drives %s and %s both claim position %d", ErrRefused, paths[pos], p, pos+1)
-		}
-		paths[pos] = p
-	}
-	a.paths = paths
-	return nil
-}
-
+// n is the number of drives of the deployment (every set).
 func (a *adopter) n() int { return len(a.paths) }
 
 // checkPools refuses a deployment of several pools (server pool1 pool2):
@@ -237,7 +206,7 @@ func (a *adopter) checkPools() error {
 		return nil
 	}
 	if n := poolCount(data); n > 1 {
-		return fmt.Errorf("%w: the deployment has %d server pools; adopting several pools is not supported yet", ErrRefused, n)
+		return fmt.Errorf("%w: the deployment has %d server pools (.minio.sys/pool.bin): %s", ErrRefused, n, poolsRefusal)
 	}
 	return nil
 }
@@ -265,9 +234,9 @@ func poolCount(data []byte) int {
 // openDrives opens each drive for shardstore and formats it beside
 // MinIO's files (the slot is MinIO's position).
 func (a *adopter) openDrives(ctx context.Context) error {
-	n := a.n()
+	n := a.setSize
 	parity := defaultParity(n)
-	a.drives = make([]*drive.Local, n)
+	a.drives = make([]*drive.Local, a.n())
 	for i, p := range a.paths {
 		d, err := drive.OpenLocal(p, drive.LocalOptions{Beside: true, NoSync: a.opts.NoSync, NoCreate: true})
 		if err != nil {
@@ -277,12 +246,14 @@ func (a *adopter) openDrives(ctx context.Context) error {
 		f, err := d.ReadFormat(ctx)
 		switch {
 		case err == nil:
-			if f.DeploymentID != a.format.DeploymentID || f.SetCount != 1 || f.SetSize != n || f.DriveIndex != i {
+			// A single set adopted before placements were recorded has none.
+			samePlace := f.Placement == string(a.placer.Algorithm()) || (a.sets == 1 && f.Placement == "")
+			if f.DeploymentID != a.format.DeploymentID || f.SetCount != a.sets || f.SetSize != n || f.SetIndex != i/n || f.DriveIndex != i%n || !samePlace {
 				return fmt.Errorf("%w: drive %s already holds a shardstore format for another deployment or slot", ErrRefused, p)
 			}
 		case errors.Is(err, drive.ErrUnformatted):
-			f := drive.Format{DeploymentID: a.format.DeploymentID, SetCount: 1, SetSize: n, SetIndex: 0,
-				DriveIndex: i, DriveID: uuid.NewString(), Parity: parity}
+			f := drive.Format{DeploymentID: a.format.DeploymentID, SetCount: a.sets, SetSize: n, SetIndex: i / n,
+				DriveIndex: i % n, DriveID: uuid.NewString(), Parity: parity, Placement: string(a.placer.Algorithm())}
 			if err := d.WriteFormat(ctx, f); err != nil {
 				return fmt.Errorf("migrate: format drive %s: %w", p, err)
 			}
@@ -480,10 +451,11 @@ func (a *adopter) adoptChunk(ctx context.Context, bucket string, keys []string) 
 }
 
 // keys lists the bucket's keys in MinIO's path form: every directory
-// holding an xl.meta, on any drive.
+// holding an xl.meta, on any drive; a.seenIn records the sets each was
+// found in.
 func (a *adopter) keys(bucket string) ([]string, error) {
 	var mu sync.Mutex
-	seen := map[string]bool{}
+	seen := map[string]uint64{}
 	errs := make([]error, a.n())
 	var wg sync.WaitGroup
 	for i, p := range a.paths {
@@ -506,7 +478,7 @@ func (a *adopter) keys(bucket string) ([]string, error) {
 					return err
 				}
 				mu.Lock()
-				seen[filepath.ToSlash(rel)] = true
+				seen[filepath.ToSlash(rel)] |= 1 << (i / a.setSize)
 				mu.Unlock()
 				return nil
 			})
@@ -523,6 +495,9 @@ func (a *adopter) keys(bucket string) ([]string, error) {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	a.mu.Lock()
+	a.seenIn = seen
+	a.mu.Unlock()
 	return out, nil
 }
 
@@ -561,9 +536,18 @@ func versionIdentity(v *minioformat.Version) string {
 // for a refused key, or in a dry run).
 func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Batch, error) {
 	key := objectKey(rel)
-	n := a.n()
+	n := a.setSize
+	set := a.setOf(bucket, rel)
+	a.mu.Lock()
+	seen := a.seenIn[rel]
+	a.mu.Unlock()
+	if other := seen &^ (1 << set); other != 0 {
+		a.refuse(bucket, key, fmt.Sprintf("MinIO's files of it are on drives of set(s) %s, but MinIO places it in set %d", setList(other, a.sets), set+1))
+		return nil, nil
+	}
+	off := set * n // the set's first drive in a.paths
 	metas := make([]*minioformat.Meta, n)
-	for i, p := range a.paths {
+	for i, p := range a.setPaths(set) {
 		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
 		if err != nil {
 			continue // missing here: the other drives decide
@@ -639,9 +623,10 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		}
 		base[i] = m
 	}
-	// Per drive: the versions it holds, with its shard of each; the
-	// drives' batches are applied together.
-	batches := make([]*drive.Batch, n)
+	// Per drive of the set: the versions it holds, with its shard of
+	// each; the drives' batches are applied together (batches has one
+	// per drive of the deployment, nil outside the set).
+	batches := make([]*drive.Batch, a.n())
 	for p := 0; p < n; p++ {
 		var mine []*meta.Object
 		for i, c := range kept {
@@ -653,7 +638,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 			m.Erasure.Distribution = append([]int(nil), base[i].Erasure.Distribution...)
 			if o := dv.v.Object; o != nil {
 				m.Erasure.Index = o.Index
-				held, err := a.takeShards(p, bucket, rel, &m, dv)
+				held, err := a.takeShards(off+p, bucket, rel, &m, dv)
 				if err != nil {
 					return nil, err
 				}
@@ -666,9 +651,10 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		if a.opts.DryRun || len(mine) == 0 {
 			continue
 		}
-		batches[p] = &drive.Batch{}
-		engine.ImportBatch(batches[p], bucket, key, mine)
-		batches[p].Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
+		b := &drive.Batch{}
+		engine.ImportBatch(b, bucket, key, mine)
+		b.Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
+		batches[off+p] = b
 	}
 	a.mu.Lock()
 	a.rep.Keys++
@@ -782,7 +768,7 @@ var storedHeaders = map[string]string{
 // convert builds shardstore's record of v, common to every drive (the
 // shard index and inline data are set per drive).
 func (a *adopter) convert(bucket, key string, v *minioformat.Version) (*meta.Object, error) {
-	n := a.n()
+	n := a.setSize
 	vid := ""
 	if v.ID() != "null" {
 		vid = v.ID()
@@ -970,18 +956,22 @@ func writeFileSync(path string, data []byte, sync bool) error {
 	return nil
 }
 
-// countUploads counts MinIO's unfinished multipart uploads (not adopted).
+// countUploads counts MinIO's unfinished multipart uploads (not
+// adopted): each lives in the set of its object, so the first drive of
+// every set is asked.
 func (a *adopter) countUploads() int {
 	n := 0
-	root := filepath.Join(a.paths[0], minioSys, "multipart")
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return 0
-	}
-	for _, e := range ents {
-		ups, err := os.ReadDir(filepath.Join(root, e.Name()))
-		if err == nil {
-			n += len(ups)
+	for s := range a.sets {
+		root := filepath.Join(a.setPaths(s)[0], minioSys, "multipart")
+		ents, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			ups, err := os.ReadDir(filepath.Join(root, e.Name()))
+			if err == nil {
+				n += len(ups)
+			}
 		}
 	}
 	return n

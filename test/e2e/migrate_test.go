@@ -501,7 +501,7 @@ func TestMigrateFromMinIORefuses(t *testing.T) {
 	drives, _ := minioDrives(t, dir)
 	before := treeSum(t, dir)
 	out, err := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives[:15]...)...).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "give every drive of the set") {
+	if err == nil || !strings.Contains(string(out), "give every drive of it") {
 		t.Fatalf("adopting 15 of 16 drives: %v\n%s", err, out)
 	}
 	if treeSum(t, dir) != before {

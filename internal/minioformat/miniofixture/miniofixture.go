@@ -1,7 +1,8 @@
 // Package miniofixture opens the real MinIO drives saved under
 // internal/minioformat/testdata (see its README: 16 drives of a
-// single-node MinIO, and what MinIO answered over S3 before it was
-// stopped) for the tests that read them: internal/minioformat's decoders
+// single-node MinIO, 32 drives in 2 erasure sets, 8 drives in 2 pools,
+// and what MinIO answered over S3 before it was stopped) for the tests
+// that read them: internal/minioformat's decoders
 // and test/e2e's adoption by `shardstore migrate from-minio`. It is test
 // support, used by tests only.
 package miniofixture

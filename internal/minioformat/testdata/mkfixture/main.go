@@ -39,11 +39,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/shardstore/shardstore/internal/minioformat"
 	"github.com/shardstore/shardstore/internal/minioformat/miniofixture"
+	"github.com/shardstore/shardstore/internal/placement"
 )
 
 const (
-	drives   = 16
 	rootUser = "fixtureadmin"
 	rootPass = "fixture-secret-key"
 	region   = "us-east-1"
@@ -57,14 +58,29 @@ func main() {
 	name := flag.String("name", "minio-16drives", "base name of the tarball (.tar.zst) and JSON (.json)")
 	source := flag.String("source", "", "where the binary came from (recorded in the JSON), e.g. a commit")
 	keep := flag.Bool("keep", false, "keep the work directory (its path is printed)")
+	flag.IntVar(&drives, "drives", 16, "drive directories MinIO runs on (it forms its erasure sets by its own rules: 32 drives are 2 sets of 16)")
+	flag.IntVar(&pools, "pools", 1, "server pools the drives are split into (MinIO started with one drive{a...b} argument per pool)")
+	flag.StringVar(&contents, "fill", "full", "what to write: full (every case, the 16-drive fixture), sets (a few objects of every kind, spread over the erasure sets) or tiny (one bucket of 4 small objects: the pools fixture, whose adoption is refused)")
 	flag.Parse()
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
+	}
+	if contents != "full" && contents != "sets" && contents != "tiny" {
+		log.Fatalf("-fill %q: want full, sets or tiny", contents)
 	}
 	if err := run(*minioBin, *out, *name, *source, *keep); err != nil {
 		log.Fatal(err)
 	}
 }
+
+var (
+	// drives is how many drive directories MinIO runs on (-drives).
+	drives = 16
+	// contents is what the filler writes (-fill).
+	contents = "full"
+	// pools is how many server pools the drives form (-pools).
+	pools = 1
+)
 
 func run(minioBin, out, name, source string, keep bool) error {
 	work, err := os.MkdirTemp("", "minio-fixture-")
@@ -92,7 +108,19 @@ func run(minioBin, out, name, source string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startMinIO(minioBin, addr, driveDirs, filepath.Join(work, "minio.log"))
+	args := driveDirs
+	if pools > 1 {
+		// One ellipses argument per pool: work/drive{1...4} work/drive{5...8}.
+		if drives%pools != 0 {
+			return fmt.Errorf("-pools %d does not divide -drives %d", pools, drives)
+		}
+		args = nil
+		per := drives / pools
+		for p := range pools {
+			args = append(args, filepath.Join(work, fmt.Sprintf("drive{%d...%d}", p*per+1, (p+1)*per)))
+		}
+	}
+	srv, err := startMinIO(minioBin, addr, args, filepath.Join(work, "minio.log"))
 	if err != nil {
 		return err
 	}
@@ -106,6 +134,9 @@ func run(minioBin, out, name, source string, keep bool) error {
 		UsePathStyle: true,
 	})
 	f := &filler{c: c, ctx: ctx}
+	if f.sets, f.placer, err = minioPlacement(driveDirs[0]); err != nil {
+		return err
+	}
 	if err := f.fill(); err != nil {
 		return fmt.Errorf("fill: %w (MinIO log: %s)", err, filepath.Join(work, "minio.log"))
 	}
@@ -133,6 +164,25 @@ func run(minioBin, out, name, source string, keep bool) error {
 	}
 	log.Printf("wrote %s.json and %s.tar.zst (%d bytes)", name, name, n)
 	return nil
+}
+
+// minioPlacement reads MinIO's set count and placement from a drive's
+// format.json.
+func minioPlacement(drive string) (int, *placement.Placer, error) {
+	raw, err := os.ReadFile(filepath.Join(drive, ".minio.sys", "format.json"))
+	if err != nil {
+		return 0, nil, err
+	}
+	mf, err := minioformat.ParseFormat(raw)
+	if err != nil {
+		return 0, nil, err
+	}
+	alg, err := placement.FromMinIO(mf.DistributionAlgo)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := placement.New(alg, mf.DeploymentID)
+	return len(mf.Sets), p, err
 }
 
 func freeAddr() (string, error) {
@@ -210,7 +260,7 @@ func (s *server) stop() error {
 }
 
 // body is the content of an object: small ones are random; big ones repeat
-// a 1 MiB random pattern (so the tarball compresses) with a 32-byte stamp,
+// a 1 MiB random pattern (64 KiB with -fill sets) (so the tarball compresses) with a 32-byte stamp,
 // unique to the object and offset, every 64 KiB (so every block, and every
 // data shard of it, differs from any other and a misplaced block or shard
 // changes the SHA-256).
@@ -222,9 +272,9 @@ func body(name string, size int) []byte {
 		_, _ = r.Read(b)
 		return b
 	}
-	copy(b, pattern())
-	for off := mib; off < size; off += mib {
-		copy(b[off:], b[:mib])
+	pat := pattern()
+	for off := 0; off < size; off += len(pat) {
+		copy(b[off:], pat)
 	}
 	var ob [8]byte
 	for off := 0; off < size; off += 64 * kib {
@@ -239,7 +289,11 @@ var patternBuf []byte
 
 func pattern() []byte {
 	if patternBuf == nil {
-		patternBuf = make([]byte, mib)
+		size := mib
+		if contents == "sets" {
+			size = 64 * kib // a smaller fixture: parity shards repeat too
+		}
+		patternBuf = make([]byte, size)
 		r := rand.NewChaCha8(sha256.Sum256([]byte("shardstore minio fixture pattern")))
 		_, _ = r.Read(patternBuf)
 	}
@@ -249,6 +303,10 @@ func pattern() []byte {
 type filler struct {
 	c   *s3.Client
 	ctx context.Context
+	// sets and placer are MinIO's erasure sets and their placement
+	// (-fill sets chooses names per set).
+	sets   int
+	placer *placement.Placer
 }
 
 type putOpt func(*s3.PutObjectInput)
@@ -289,6 +347,12 @@ func (f *filler) del(bucket, key string) error {
 
 func (f *filler) fill() error {
 	steps := []func() error{f.fillPlain, f.fillVersioned, f.fillLocked, func() error { return f.mkBucket("empty-bucket", false) }}
+	switch contents {
+	case "sets":
+		steps = []func() error{f.fillSetsPlain, f.fillSetsVersioned}
+	case "tiny":
+		steps = []func() error{f.fillTiny}
+	}
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return err
@@ -470,6 +534,145 @@ func (f *filler) fillVersioned() error {
 	}
 	if _, err := f.put(b, "dir/ñ/versioned-unicode.txt", body(b+"/dir/ñ/versioned-unicode.txt", 3*kib)); err != nil {
 		return err
+	}
+	return nil
+}
+
+// fillSetsPlain (-fill sets): an unversioned bucket with, in every
+// erasure set, an object of every storage kind (empty, inline, part
+// files of several blocks, a one-part multipart upload, a directory
+// object), plus a dozen small keys spread by the hash.
+func (f *filler) fillSetsPlain() error {
+	const b = "plain"
+	if err := f.mkBucket(b, false); err != nil {
+		return err
+	}
+	kinds := []struct {
+		name string // %d: the set's candidate number
+		size int
+	}{
+		{"empty-%d", 0}, {"small-%d.txt", 17}, {"inline-%d.bin", 20 * kib}, {"multi-block-%d.bin", 2*mib + 300*kib + 5},
+		{"folder-%d/", 0}, {"deep/%d/a/b/leaf.txt", 300}, {"ünïcødé/名前-%d.txt", 2 * kib},
+	}
+	for _, k := range kinds {
+		for _, key := range f.perSet(k.name) {
+			if _, err := f.put(b, key, body(b+"/"+key, k.size)); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range 12 {
+		key := fmt.Sprintf("spread/k%02d.txt", i)
+		if _, err := f.put(b, key, body(b+"/"+key, 100+37*i)); err != nil {
+			return err
+		}
+	}
+	for _, key := range f.perSet("multipart-%d.bin") {
+		if err := f.onePartUpload(b, key, mib+100*kib+3); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillTiny (-fill tiny): one bucket with four small objects.
+func (f *filler) fillTiny() error {
+	const b = "plain"
+	if err := f.mkBucket(b, false); err != nil {
+		return err
+	}
+	for i := range 4 {
+		key := fmt.Sprintf("k%d.txt", i)
+		if _, err := f.put(b, key, body(b+"/"+key, 100+i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// perSet returns one name per erasure set made from pattern (with %d),
+// each one that MinIO places in its set: the first candidate number
+// landing there. placement.MinIOSipMod computes MinIO's placement; the
+// tests check every key's xl.meta is where it says.
+func (f *filler) perSet(pattern string) []string {
+	names := make([]string, f.sets)
+	left := f.sets
+	for n := 0; left > 0; n++ {
+		name := fmt.Sprintf(pattern, n)
+		if s := f.placer.Set("", name, f.sets); names[s] == "" {
+			names[s] = name
+			left--
+		}
+	}
+	return names
+}
+
+// onePartUpload makes a multipart object of one part numbered 2 (a
+// part below 5 MiB may only be the last one; one part keeps the fixture
+// small), two erasure blocks long.
+func (f *filler) onePartUpload(bucket, key string, size int) error {
+	data := body(bucket+"/"+key, size)
+	cr, err := f.c.CreateMultipartUpload(f.ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		return fmt.Errorf("create multipart: %w", err)
+	}
+	up, err := f.c.UploadPart(f.ctx, &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
+		PartNumber: aws.Int32(2), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+	if err != nil {
+		return fmt.Errorf("upload part: %w", err)
+	}
+	_, err = f.c.CompleteMultipartUpload(f.ctx, &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(2), ETag: up.ETag}}}})
+	if err != nil {
+		return fmt.Errorf("complete multipart: %w", err)
+	}
+	return nil
+}
+
+// fillSetsVersioned (-fill sets): in every set, a key with a null
+// version from before versioning, versions inline and with part files,
+// a delete marker between them, and a key whose latest version is a
+// delete marker.
+func (f *filler) fillSetsVersioned() error {
+	const b = "versioned"
+	if err := f.mkBucket(b, false); err != nil {
+		return err
+	}
+	pre := f.perSet("pre-%d.txt")
+	for _, key := range pre {
+		if _, err := f.put(b, key, body(b+"/"+key+"#null", 700)); err != nil {
+			return err
+		}
+	}
+	if err := f.versioning(b, types.BucketVersioningStatusEnabled); err != nil {
+		return fmt.Errorf("versioning: %w", err)
+	}
+	for _, key := range f.perSet("doc-%d.txt") {
+		if _, err := f.put(b, key, body(b+"/"+key+"#1", 20)); err != nil {
+			return err
+		}
+		if _, err := f.put(b, key, body(b+"/"+key+"#2", 300*kib)); err != nil { // part files
+			return err
+		}
+		if err := f.del(b, key); err != nil {
+			return err
+		}
+		if _, err := f.put(b, key, body(b+"/"+key+"#3", 50)); err != nil {
+			return err
+		}
+	}
+	for _, key := range f.perSet("gone-%d.txt") {
+		if _, err := f.put(b, key, body(b+"/"+key+"#1", 10*kib)); err != nil {
+			return err
+		}
+		if err := f.del(b, key); err != nil {
+			return err
+		}
+	}
+	for _, key := range pre {
+		if _, err := f.put(b, key, body(b+"/"+key+"#2", 900)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
