@@ -93,8 +93,22 @@
 // ETag. A key stops at its
 // first failed version so that versions never land out of order.
 //
-// Not done yet: version ids other than shardstore's and MinIO's UUIDs
-// (AWS S3's, Ceph's) are refused by the target; times come from listings
+// Version ids the target cannot keep (ids.go): anything but "null", a
+// lower-case UUID and shardstore's own form (AWS S3's opaque ids, Ceph
+// RGW's). Each such version is imported under a new id of shardstore's
+// form: its time (the listing's, moved on by nanoseconds past the
+// version before it where the source lists several with one time, so
+// that the order stays) and, as its second half, 8 bytes of SHA-256 over
+// bucket, key and source id. That half is how a re-run recognises a
+// version imported before with no state of its own; the ids are also
+// recorded in the id map file (S3Options.IDMap, JSON lines), rewritten
+// whole after each bucket, so the source's ids stay translatable; the
+// objects' metadata is not touched. The summary names the buckets whose
+// ids were not all kept. Versions and delete markers come in two lists
+// of a listing page, so where one of each has the same time and neither
+// is the latest their order is a guess (the version first).
+//
+// Not done yet: times come from listings
 // (milliseconds) except for shardstore's ids, which carry nanoseconds;
 // deletions of versions on the source are not propagated; multipart
 // objects arrive as one part, their ETag kept;

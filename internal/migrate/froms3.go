@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -50,7 +51,15 @@ type S3Options struct {
 	Out io.Writer
 	// Progress is how often a progress line is printed (0: every 2s).
 	Progress time.Duration
+	// IDMap is the file where the ids of versions imported under new
+	// ids are recorded (JSON lines, IDMapEntry; "": DefaultIDMap). It is
+	// rewritten whole after each bucket, and only written when some
+	// version needed a new id or the file exists.
+	IDMap string
 }
+
+// DefaultIDMap is the id map file's name when S3Options.IDMap is empty.
+const DefaultIDMap = "shardstore-from-s3-ids.jsonl"
 
 // S3Stats counts what FromS3 did.
 type S3Stats struct {
@@ -63,6 +72,11 @@ type S3Stats struct {
 	// recomputed (the source does not answer by part).
 	Unverified int64
 	Failures   []string
+	// Remapped counts the source's versions whose ids the target could
+	// not keep (imported, or to import, under new ids; see IDMap).
+	Remapped int64
+	// RemappedBuckets lists the buckets where that happened.
+	RemappedBuckets []string
 }
 
 // FromS3 copies every bucket of the source (or opts.Buckets) to the
@@ -90,6 +104,9 @@ func FromS3(ctx context.Context, opts S3Options) (*S3Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
+	if opts.IDMap == "" {
+		opts.IDMap = DefaultIDMap
+	}
 	m := &s3Mover{src: src, dst: dst, opts: opts, stats: &S3Stats{}}
 	buckets, err := m.buckets(ctx)
 	if err != nil {
@@ -107,6 +124,10 @@ func FromS3(ctx context.Context, opts S3Options) (*S3Stats, error) {
 	st := m.stats
 	fmt.Fprintf(opts.Out, "done: buckets %d, versions copied %d, already there %d, bytes %d, failed %d, multipart ETags not recomputed %d\n",
 		st.Buckets, st.Copied, st.Skipped, st.Bytes, st.Failed, st.Unverified)
+	if len(st.RemappedBuckets) > 0 {
+		fmt.Fprintf(opts.Out, "version ids: %d versions of buckets %s have new ids (their source ids are not ids shardstore keeps); the map is %s\n",
+			st.Remapped, strings.Join(st.RemappedBuckets, ", "), opts.IDMap)
+	}
 	for _, f := range st.Failures {
 		fmt.Fprintf(opts.Out, "failed: %s\n", f)
 	}
@@ -139,7 +160,20 @@ type s3Mover struct {
 	src, dst *s3.Client
 	opts     S3Options
 	stats    *S3Stats
-	mu       sync.Mutex // guards stats.Failures
+	mu       sync.Mutex // guards stats.Failures and idMap
+	// idMap holds the current bucket's versions imported under new ids.
+	idMap []IDMapEntry
+}
+
+// mapped records v, now on the target, in the id map when its id is new.
+func (m *s3Mover) mapped(b string, v srcVersion) {
+	if v.suffix == "" {
+		return
+	}
+	m.mu.Lock()
+	m.idMap = append(m.idMap, IDMapEntry{Bucket: b, Key: v.key, SourceID: v.id, TargetID: v.target,
+		ModTime: v.at.Format(time.RFC3339Nano), Marker: v.marker})
+	m.mu.Unlock()
 }
 
 func (m *s3Mover) buckets(ctx context.Context) ([]string, error) {
@@ -191,8 +225,15 @@ type srcVersion struct {
 	key, id string // id "null" for the null version
 	etag    string
 	marker  bool
+	latest  bool
 	mod     time.Time
 	size    int64
+	seq     int // its place in the key's listing, newest first
+	// target is the id the version gets on the target: id, or a new one
+	// (newTargetID) when the target could not keep id; suffix is that
+	// new id's derived half ("" when id is kept). at is its time there.
+	target, suffix string
+	at             time.Time
 }
 
 // notFound reports an S3 error meaning the configuration is not there
@@ -260,7 +301,18 @@ func (m *s3Mover) bucketConfig(ctx context.Context, b string, locked bool, lock 
 			return err
 		}
 	}
-	if p, err := m.src.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &b}); err == nil {
+	// An empty answer (some servers give one for "none") is none, and
+	// one that is not a JSON object is not a policy (a server that does
+	// not know ?policy may answer it as a listing): it is reported and
+	// not copied.
+	p, err := m.src.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &b})
+	if err == nil {
+		if doc := strings.TrimSpace(aws.ToString(p.Policy)); doc != "" && (!strings.HasPrefix(doc, "{") || !json.Valid([]byte(doc))) {
+			fmt.Fprintf(m.opts.Out, "bucket %s: the source's answer to GetBucketPolicy is not a policy document: not copied\n", b)
+			p.Policy = nil
+		}
+	}
+	if err == nil && strings.TrimSpace(aws.ToString(p.Policy)) != "" {
 		_, err = m.dst.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: &b, Policy: p.Policy})
 		if err := wrap("policy", err); err != nil {
 			return err
@@ -268,7 +320,7 @@ func (m *s3Mover) bucketConfig(ctx context.Context, b string, locked bool, lock 
 	} else if err := wrap("policy", err); err != nil {
 		return err
 	}
-	if l, err := m.src.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &b}); err == nil {
+	if l, err := m.src.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &b}); err == nil && len(l.Rules) > 0 {
 		_, err = m.dst.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: &b,
 			LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: l.Rules}})
 		if err := wrap("lifecycle", err); err != nil {
@@ -277,7 +329,7 @@ func (m *s3Mover) bucketConfig(ctx context.Context, b string, locked bool, lock 
 	} else if err := wrap("lifecycle", err); err != nil {
 		return err
 	}
-	if tg, err := m.src.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: &b}); err == nil {
+	if tg, err := m.src.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: &b}); err == nil && len(tg.TagSet) > 0 {
 		_, err = m.dst.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: &b, Tagging: &types.Tagging{TagSet: tg.TagSet}})
 		if err := wrap("tags", err); err != nil {
 			return err
@@ -285,7 +337,7 @@ func (m *s3Mover) bucketConfig(ctx context.Context, b string, locked bool, lock 
 	} else if err := wrap("tags", err); err != nil {
 		return err
 	}
-	if c, err := m.src.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: &b}); err == nil {
+	if c, err := m.src.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: &b}); err == nil && len(c.CORSRules) > 0 {
 		_, err = m.dst.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: &b, CORSConfiguration: &types.CORSConfiguration{CORSRules: c.CORSRules}})
 		if err := wrap("CORS", err); err != nil {
 			return err
@@ -312,10 +364,11 @@ func listVersions(ctx context.Context, c *s3.Client, b string) (map[string][]src
 		var vs []srcVersion
 		for _, v := range page.Versions {
 			vs = append(vs, srcVersion{key: aws.ToString(v.Key), id: aws.ToString(v.VersionId), etag: strings.Trim(aws.ToString(v.ETag), `"`),
-				mod: aws.ToTime(v.LastModified), size: aws.ToInt64(v.Size)})
+				mod: aws.ToTime(v.LastModified), size: aws.ToInt64(v.Size), latest: aws.ToBool(v.IsLatest)})
 		}
 		for _, d := range page.DeleteMarkers {
-			vs = append(vs, srcVersion{key: aws.ToString(d.Key), id: aws.ToString(d.VersionId), marker: true, mod: aws.ToTime(d.LastModified)})
+			vs = append(vs, srcVersion{key: aws.ToString(d.Key), id: aws.ToString(d.VersionId), marker: true, mod: aws.ToTime(d.LastModified),
+				latest: aws.ToBool(d.IsLatest)})
 		}
 		for _, v := range vs {
 			if v.id == "" {
@@ -324,14 +377,86 @@ func listVersions(ctx context.Context, c *s3.Client, b string) (map[string][]src
 			if _, ok := byKey[v.key]; !ok {
 				keys = append(keys, v.key)
 			}
+			v.seq = len(byKey[v.key])
 			byKey[v.key] = append(byKey[v.key], v)
 		}
 	}
 	for k, vs := range byKey {
-		sort.SliceStable(vs, func(i, j int) bool { return modTime(vs[i]).Before(modTime(vs[j])) })
+		sortOldestFirst(vs)
 		byKey[k] = vs
 	}
 	return byKey, keys, nil
+}
+
+// sortOldestFirst orders a key's versions oldest first: by time; of
+// versions listed with the same time (a source that keeps seconds or
+// milliseconds), the latest last, and otherwise as the source listed
+// them (newest first, so the later place goes first). Versions and
+// delete markers come in two lists of a page, so their order against
+// each other is only known from their times and the latest flag.
+func sortOldestFirst(vs []srcVersion) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		a, b := vs[i], vs[j]
+		if ta, tb := modTime(a), modTime(b); !ta.Equal(tb) {
+			return ta.Before(tb)
+		}
+		if a.latest != b.latest {
+			return b.latest
+		}
+		if a.marker == b.marker {
+			return a.seq > b.seq
+		}
+		return false
+	})
+}
+
+// planIDs decides, for a key's versions oldest first, the id and time
+// each gets on the target: its own id when the target keeps it
+// (keptID), else a new one of shardstore's form (newTargetID). A time
+// the id does not fix (all but shardstore's ids) is moved on by the
+// nanoseconds needed to come after the version before it, so that
+// versions listed with the same time keep their order on the target.
+func planIDs(bucket string, vs []srcVersion) {
+	var prev time.Time
+	for i := range vs {
+		v := &vs[i]
+		v.at, v.target, v.suffix = modTime(*v), v.id, ""
+		_, fixed := shardstoreIDTime(v.id, v.mod)
+		if !fixed && !prev.IsZero() && !v.at.After(prev) {
+			v.at = prev.Add(time.Nanosecond)
+		}
+		if !keptID(v.id, v.mod) {
+			v.suffix = idSuffix(bucket, v.key, v.id)
+			v.target = newTargetID(v.at, v.suffix)
+		}
+		prev = v.at
+	}
+}
+
+// imported reports whether the target's versions have (the target's
+// listing of the key) hold v already: the same id, kind and ETag, and
+// the same time to the millisecond (listings give milliseconds); for a
+// version given a new id, one whose id ends in v's derived half.
+func imported(v srcVersion, have []srcVersion) bool {
+	_, ok := importedAs(v, have)
+	return ok
+}
+
+// importedAs is the target's version that imported(v, have) found.
+func importedAs(v srcVersion, have []srcVersion) (srcVersion, bool) {
+	i := slices.IndexFunc(have, func(h srcVersion) bool {
+		if h.marker != v.marker || h.etag != v.etag {
+			return false
+		}
+		if v.suffix != "" {
+			return remappedSuffix(h.id) == v.suffix
+		}
+		return h.id == v.id && h.mod.Truncate(time.Millisecond).Equal(v.at.Truncate(time.Millisecond))
+	})
+	if i < 0 {
+		return srcVersion{}, false
+	}
+	return have[i], true
 }
 
 // modTime is a version's exact modification time: a shardstore version
@@ -349,7 +474,7 @@ func modTime(v srcVersion) time.Time {
 
 // objects copies bucket b's versions the target lacks, keys in parallel,
 // each key's versions in order, oldest first.
-func (m *s3Mover) objects(ctx context.Context, b string) error {
+func (m *s3Mover) objects(ctx context.Context, b string) (err error) {
 	src, keys, err := listVersions(ctx, m.src, b)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
@@ -358,6 +483,34 @@ func (m *s3Mover) objects(ctx context.Context, b string) error {
 	if err != nil {
 		return fmt.Errorf("target: %w", err)
 	}
+	var kept, remapped int64
+	for _, k := range keys {
+		planIDs(b, src[k])
+		for _, v := range src[k] {
+			if v.suffix != "" {
+				remapped++
+			} else {
+				kept++
+			}
+		}
+	}
+	if remapped > 0 {
+		m.stats.Remapped += remapped
+		m.stats.RemappedBuckets = append(m.stats.RemappedBuckets, b)
+		fmt.Fprintf(m.opts.Out, "bucket %s: %d version ids kept, %d new (the target cannot keep the source's ids)\n", b, kept, remapped)
+	} else {
+		fmt.Fprintf(m.opts.Out, "bucket %s: all %d version ids kept\n", b, kept)
+	}
+	m.idMap = nil
+	defer func() {
+		// What is on the target now, whatever happened to the rest.
+		still := func(e IDMapEntry) bool {
+			return slices.ContainsFunc(have[e.Key], func(h srcVersion) bool { return h.id == e.TargetID })
+		}
+		if werr := writeIDMap(m.opts.IDMap, b, m.idMap, still); werr != nil && err == nil {
+			err = werr
+		}
+	}()
 	jobs := make(chan string)
 	var wg sync.WaitGroup
 	for range m.opts.Workers {
@@ -384,10 +537,12 @@ func (m *s3Mover) key(ctx context.Context, b string, vs, have []srcVersion) {
 		if ctx.Err() != nil {
 			return
 		}
-		if slices.ContainsFunc(have, func(h srcVersion) bool {
-			return h.id == v.id && h.marker == v.marker && h.etag == v.etag && modTime(h).Equal(modTime(v))
-		}) {
+		if h, ok := importedAs(v, have); ok {
 			atomic.AddInt64(&m.stats.Skipped, 1)
+			// Recorded as it is on the target: a plan may differ from the
+			// one that imported it by the nanoseconds of a tie.
+			v.target, v.at = h.id, modTime(h)
+			m.mapped(b, v)
 			continue
 		}
 		n, err := m.version(ctx, b, v)
@@ -400,6 +555,7 @@ func (m *s3Mover) key(ctx context.Context, b string, vs, have []srcVersion) {
 		}
 		atomic.AddInt64(&m.stats.Copied, 1)
 		atomic.AddInt64(&m.stats.Bytes, n)
+		m.mapped(b, v)
 	}
 }
 
@@ -407,8 +563,8 @@ func (m *s3Mover) key(ctx context.Context, b string, vs, have []srcVersion) {
 func importHeaders(v srcVersion, etag string) func(*s3.Options) {
 	return func(o *s3.Options) {
 		o.APIOptions = append(o.APIOptions,
-			smithyhttp.AddHeaderValue(engine.ImportVersionIDHeader, v.id),
-			smithyhttp.AddHeaderValue(engine.ImportModTimeHeader, modTime(v).Format(time.RFC3339Nano)),
+			smithyhttp.AddHeaderValue(engine.ImportVersionIDHeader, v.target),
+			smithyhttp.AddHeaderValue(engine.ImportModTimeHeader, v.at.Format(time.RFC3339Nano)),
 			v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
 		if v.marker {
 			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(engine.ImportDeleteMarkerHeader, "true"))
@@ -490,7 +646,7 @@ func (m *s3Mover) version(ctx context.Context, b string, v srcVersion) (int64, e
 	if got := strings.Trim(aws.ToString(put.ETag), `"`); got != etag {
 		return 0, fmt.Errorf("the target stored ETag %s, the source has %s", got, etag)
 	}
-	if got := aws.ToString(put.VersionId); v.id != "null" && got != v.id {
+	if got := aws.ToString(put.VersionId); v.target != "null" && got != v.target {
 		return 0, fmt.Errorf("the target stored version id %q", got)
 	}
 	return aws.ToInt64(get.ContentLength), nil
