@@ -93,6 +93,20 @@
 // ETag. A key stops at its
 // first failed version so that versions never land out of order.
 //
+// Multipart objects keep their parts: when the source answers HEAD
+// partNumber=N for every part with the ETag's part count (MinIO, AWS,
+// shardstore do), the part sizes go with the PUT (X-Shardstore-Import-
+// Parts, "SIZE*COUNT,..." runs) and so does a composite or full-object
+// checksum (X-Shardstore-Import-Checksum); the target cuts the body at
+// those sizes, writes each part as its own shard files, computes the
+// multipart ETag and the checksum from the parts, refuses a mismatch,
+// and commits the version once, after its last part
+// (engine.importParts): an interrupted import leaves no version. GET
+// partNumber, the part count and the checksums then answer as on the
+// source. A source that does not answer by part (gofakes3, an object
+// once imported whole) gets today's one-part import, its ETag kept and
+// counted as not recomputed.
+//
 // Version ids the target cannot keep (ids.go): anything but "null", a
 // lower-case UUID and shardstore's own form (AWS S3's opaque ids, Ceph
 // RGW's). Each such version is imported under a new id of shardstore's
@@ -110,7 +124,8 @@
 //
 // Not done yet: times come from listings
 // (milliseconds) except for shardstore's ids, which carry nanoseconds;
-// deletions of versions on the source are not propagated; multipart
-// objects arrive as one part, their ETag kept;
-// SSE-C/KMS objects, ACLs, owners and IAM are not copied.
+// deletions of versions on the source are not propagated; objects over
+// 5 GiB (one PUT) and imports in parts into a bucket that encrypts
+// every write are refused; SSE-C/KMS objects, ACLs, owners and IAM are
+// not copied.
 package migrate

@@ -559,9 +559,16 @@ func (m *s3Mover) key(ctx context.Context, b string, vs, have []srcVersion) {
 	}
 }
 
-// importHeaders adds the import headers to a target request.
-func importHeaders(v srcVersion, etag string) func(*s3.Options) {
+// importHeaders adds the import headers to a target request: parts and
+// checksum only for an object imported in parts (partsHeader).
+func importHeaders(v srcVersion, etag, parts, checksum string) func(*s3.Options) {
 	return func(o *s3.Options) {
+		if parts != "" {
+			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(engine.ImportPartsHeader, parts))
+		}
+		if checksum != "" {
+			o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(engine.ImportChecksumHeader, checksum))
+		}
 		o.APIOptions = append(o.APIOptions,
 			smithyhttp.AddHeaderValue(engine.ImportVersionIDHeader, v.target),
 			smithyhttp.AddHeaderValue(engine.ImportModTimeHeader, v.at.Format(time.RFC3339Nano)),
@@ -579,7 +586,7 @@ func importHeaders(v srcVersion, etag string) func(*s3.Options) {
 // answer: its version id and ETag (and checksum) must be the source's.
 func (m *s3Mover) version(ctx context.Context, b string, v srcVersion) (int64, error) {
 	if v.marker {
-		_, err := m.dst.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: &v.key, ContentLength: aws.Int64(0)}, importHeaders(v, ""))
+		_, err := m.dst.PutObject(ctx, &s3.PutObjectInput{Bucket: &b, Key: &v.key, ContentLength: aws.Int64(0)}, importHeaders(v, "", "", ""))
 		if err != nil {
 			return 0, fmt.Errorf("import delete marker: %w", err)
 		}
@@ -596,14 +603,15 @@ func (m *s3Mover) version(ctx context.Context, b string, v srcVersion) (int64, e
 		return 0, fmt.Errorf("the source changed while read (ETag %s, listed %s): run again", etag, v.etag)
 	}
 	var body io.Reader = get.Body
+	var sizes []int64
 	if parts := multipartParts(etag); parts > 0 {
 		// A multipart ETag is checked here, part by part, when the source
-		// still answers by part (an object imported whole does not).
-		head, err := m.src.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b, Key: &v.key, VersionId: vid, PartNumber: aws.Int32(1)})
-		if err != nil {
-			return 0, fmt.Errorf("read the source's part layout: %w", err)
+		// still answers by part (an object imported whole does not), and
+		// the object is imported as the same parts.
+		if sizes, err = m.partSizes(ctx, b, v.key, vid, parts, aws.ToInt64(get.ContentLength)); err != nil {
+			return 0, err
 		}
-		if aws.ToInt32(head.PartsCount) == parts {
+		if sizes != nil {
 			pr := newPartsReader(ctx, m.src, s3.GetObjectInput{Bucket: &b, Key: &v.key, VersionId: vid, IfMatch: get.ETag}, etag, parts)
 			defer pr.Close()
 			body = pr
@@ -624,7 +632,16 @@ func (m *s3Mover) version(ctx context.Context, b string, v srcVersion) (int64, e
 	if sc := get.StorageClass; sc == types.StorageClassReducedRedundancy {
 		in.StorageClass = sc
 	}
-	if get.ChecksumType == types.ChecksumTypeFullObject {
+	var partsHdr, checksumHdr string
+	switch {
+	case sizes != nil:
+		// The target computes the parts' checksums and must make the
+		// source's from them.
+		partsHdr = formatParts(sizes)
+		if alg, val := checksumOf(get); alg != "" && (get.ChecksumType == types.ChecksumTypeComposite || get.ChecksumType == types.ChecksumTypeFullObject) {
+			checksumHdr = alg + " " + string(get.ChecksumType) + " " + val
+		}
+	case get.ChecksumType == types.ChecksumTypeFullObject:
 		in.ChecksumCRC32, in.ChecksumCRC32C, in.ChecksumCRC64NVME = get.ChecksumCRC32, get.ChecksumCRC32C, get.ChecksumCRC64NVME
 		in.ChecksumSHA1, in.ChecksumSHA256 = get.ChecksumSHA1, get.ChecksumSHA256
 	}
@@ -639,7 +656,7 @@ func (m *s3Mover) version(ctx context.Context, b string, v srcVersion) (int64, e
 		}
 		in.Tagging = aws.String(q.Encode())
 	}
-	put, err := m.dst.PutObject(ctx, in, importHeaders(v, etag))
+	put, err := m.dst.PutObject(ctx, in, importHeaders(v, etag, partsHdr, checksumHdr))
 	if err != nil {
 		return 0, fmt.Errorf("import: %w", err)
 	}
@@ -793,4 +810,64 @@ func multipartParts(etag string) int32 {
 		return 0
 	}
 	return int32(parts)
+}
+
+// partSizes is the sizes of a multipart version's parts as the source
+// answers them (HEAD partNumber=N), nil when it does not answer by
+// part (the part count differs from the ETag's, as for an object once
+// imported whole) or its parts do not add up to the object's size.
+func (m *s3Mover) partSizes(ctx context.Context, b, key string, vid *string, parts int32, size int64) ([]int64, error) {
+	sizes := make([]int64, 0, parts)
+	var total int64
+	for n := int32(1); n <= parts; n++ {
+		head, err := m.src.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b, Key: &key, VersionId: vid, PartNumber: aws.Int32(n)})
+		if err != nil {
+			return nil, fmt.Errorf("read the source's part layout (part %d): %w", n, err)
+		}
+		if aws.ToInt32(head.PartsCount) != parts {
+			return nil, nil
+		}
+		ps := aws.ToInt64(head.ContentLength)
+		if ps < 1 || ps > engine.MaxPutSize {
+			return nil, nil
+		}
+		sizes = append(sizes, ps)
+		total += ps
+	}
+	if total != size {
+		return nil, nil
+	}
+	return sizes, nil
+}
+
+// formatParts writes part sizes as engine.ImportPartsHeader reads them,
+// runs of one size as "SIZE*COUNT".
+func formatParts(sizes []int64) string {
+	var b strings.Builder
+	for i := 0; i < len(sizes); {
+		j := i
+		for j < len(sizes) && sizes[j] == sizes[i] {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(sizes[i], 10))
+		if j-i > 1 {
+			b.WriteString("*" + strconv.Itoa(j-i))
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// checksumOf is the algorithm and value of the checksum a GET answered.
+func checksumOf(g *s3.GetObjectOutput) (string, string) {
+	for _, c := range []struct{ alg, val string }{{"CRC32", aws.ToString(g.ChecksumCRC32)}, {"CRC32C", aws.ToString(g.ChecksumCRC32C)},
+		{"CRC64NVME", aws.ToString(g.ChecksumCRC64NVME)}, {"SHA1", aws.ToString(g.ChecksumSHA1)}, {"SHA256", aws.ToString(g.ChecksumSHA256)}} {
+		if c.val != "" {
+			return c.alg, c.val
+		}
+	}
+	return "", ""
 }

@@ -167,3 +167,23 @@ func TestWriteIDMap(t *testing.T) {
 		t.Fatal("a damaged map was overwritten")
 	}
 }
+
+// FuzzReadIDMap: any file is read as entries that each pass the
+// checks, or refused; never a panic.
+func FuzzReadIDMap(f *testing.F) {
+	f.Add(`{"bucket":"b","key":"k","source_version_id":"3/x=","version_id":"` +
+		newTargetID(time.Date(2025, 1, 1, 0, 0, 0, 5, time.UTC), "0123456789abcdef") + `","mod_time":"2025-01-01T00:00:00.000000005Z"}` + "\n")
+	f.Add("{}\n[]\nnull\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		es, err := readIDMap(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			at, err := time.Parse(time.RFC3339Nano, e.ModTime)
+			if err != nil || e.Bucket == "" || e.Key == "" || e.SourceID == "" || !keptID(e.TargetID, at) {
+				t.Fatalf("accepted %+v", e)
+			}
+		}
+	})
+}
