@@ -122,9 +122,13 @@
 // of a listing page, so where one of each has the same time and neither
 // is the latest their order is a guess (the version first).
 //
+// Deletions on the source reach the target only with S3Options.Delete
+// (`--delete`, s3delete.go): after a bucket's copy, the target's
+// versions that no source version accounts for are deleted by version
+// id, each printed.
+//
 // Not done yet: times come from listings
-// (milliseconds) except for shardstore's ids, which carry nanoseconds;
-// deletions of versions on the source are not propagated; objects over
+// (milliseconds) except for shardstore's ids, which carry nanoseconds; objects over
 // 5 GiB (one PUT) and imports in parts into a bucket that encrypts
 // every write are refused; SSE-C/KMS objects, ACLs, owners and IAM are
 // not copied.

@@ -51,6 +51,9 @@ type S3Options struct {
 	Out io.Writer
 	// Progress is how often a progress line is printed (0: every 2s).
 	Progress time.Duration
+	// Delete removes from the target the versions and delete markers
+	// (and so the keys) that are gone from the source (s3delete.go).
+	Delete bool
 	// IDMap is the file where the ids of versions imported under new
 	// ids are recorded (JSON lines, IDMapEntry; "": DefaultIDMap). It is
 	// rewritten whole after each bucket, and only written when some
@@ -77,6 +80,9 @@ type S3Stats struct {
 	Remapped int64
 	// RemappedBuckets lists the buckets where that happened.
 	RemappedBuckets []string
+	// Deleted counts the target's versions deleted as gone from the
+	// source (S3Options.Delete).
+	Deleted int64
 }
 
 // FromS3 copies every bucket of the source (or opts.Buckets) to the
@@ -122,8 +128,12 @@ func FromS3(ctx context.Context, opts S3Options) (*S3Stats, error) {
 	}
 	stopProgress()
 	st := m.stats
-	fmt.Fprintf(opts.Out, "done: buckets %d, versions copied %d, already there %d, bytes %d, failed %d, multipart ETags not recomputed %d\n",
+	fmt.Fprintf(opts.Out, "done: buckets %d, versions copied %d, already there %d, bytes %d, failed %d, multipart ETags not recomputed %d",
 		st.Buckets, st.Copied, st.Skipped, st.Bytes, st.Failed, st.Unverified)
+	if opts.Delete {
+		fmt.Fprintf(opts.Out, ", deleted as gone from the source %d", st.Deleted)
+	}
+	fmt.Fprintln(opts.Out)
 	if len(st.RemappedBuckets) > 0 {
 		fmt.Fprintf(opts.Out, "version ids: %d versions of buckets %s have new ids (their source ids are not ids shardstore keeps); the map is %s\n",
 			st.Remapped, strings.Join(st.RemappedBuckets, ", "), opts.IDMap)
@@ -502,10 +512,11 @@ func (m *s3Mover) objects(ctx context.Context, b string) (err error) {
 		fmt.Fprintf(m.opts.Out, "bucket %s: all %d version ids kept\n", b, kept)
 	}
 	m.idMap = nil
+	var deleted map[string]bool
 	defer func() {
 		// What is on the target now, whatever happened to the rest.
 		still := func(e IDMapEntry) bool {
-			return slices.ContainsFunc(have[e.Key], func(h srcVersion) bool { return h.id == e.TargetID })
+			return !deleted[e.TargetID] && slices.ContainsFunc(have[e.Key], func(h srcVersion) bool { return h.id == e.TargetID })
 		}
 		if werr := writeIDMap(m.opts.IDMap, b, m.idMap, still); werr != nil && err == nil {
 			err = werr
@@ -528,6 +539,12 @@ func (m *s3Mover) objects(ctx context.Context, b string) (err error) {
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m.opts.Delete {
+		deleted = m.deleteGone(ctx, b, src, have)
+	}
 	return ctx.Err()
 }
 

@@ -187,3 +187,35 @@ func FuzzReadIDMap(f *testing.F) {
 		}
 	})
 }
+
+// TestGoneFromSource: the target versions that no source version
+// accounts for, by id or by derived half, are the ones --delete removes.
+func TestGoneFromSource(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	src := map[string][]srcVersion{
+		"k": {{key: "k", id: "null", mod: t0}, {key: "k", id: "3/A", mod: t0.Add(time.Second)}},
+		"u": {{key: "u", id: "c39279c4-c148-4deb-a634-61dafea523c7", mod: t0}},
+	}
+	for k := range src {
+		sortOldestFirst(src[k])
+		planIDs("b", src[k])
+	}
+	a := src["k"][1].target
+	other := newTargetID(t0.Add(time.Second), idSuffix("b", "k", "3/GONE"))
+	have := map[string][]srcVersion{
+		"k":    {{key: "k", id: "null"}, {key: "k", id: a}, {key: "k", id: other}},
+		"u":    {{key: "u", id: "c39279c4-c148-4deb-a634-61dafea523c7"}, {key: "u", id: "d39279c4-c148-4deb-a634-61dafea523c7"}},
+		"gone": {{key: "gone", id: "null"}, {key: "gone", id: "e39279c4-c148-4deb-a634-61dafea523c7", marker: true}},
+	}
+	var got []string
+	for _, h := range goneFromSource(src, have) {
+		got = append(got, h.key+" "+h.id)
+	}
+	want := "gone e39279c4-c148-4deb-a634-61dafea523c7, gone null, k " + other + ", u d39279c4-c148-4deb-a634-61dafea523c7"
+	if strings.Join(got, ", ") != want {
+		t.Fatalf("gone: %s\nwant %s", strings.Join(got, ", "), want)
+	}
+	if g := goneFromSource(src, map[string][]srcVersion{}); len(g) != 0 {
+		t.Fatalf("an empty target: %v", g)
+	}
+}

@@ -330,6 +330,27 @@ func TestMigrateFromS3NewIDs(t *testing.T) {
 		t.Fatalf("the id map has %d entries, want 8", len(ids))
 	}
 	sameVersionsMapped(t, sc, dc, "awslike", ids)
+
+	// A version deleted on the source goes with --delete, under its new
+	// id, and leaves the map.
+	l, err = sc.ListObjectVersions(x, &s3.ListObjectVersionsInput{Bucket: aws.String("awslike"), Prefix: aws.String("deep/")})
+	if err != nil || len(l.Versions) != 2 {
+		t.Fatalf("%v %+v", err, l)
+	}
+	victim := aws.ToString(l.Versions[0].VersionId)
+	if _, err := sc.DeleteObject(x, &s3.DeleteObjectInput{Bucket: aws.String("awslike"), Key: aws.String("deep/er/ü key"), VersionId: aws.String(victim)}); err != nil {
+		t.Fatal(err)
+	}
+	gone := ids["awslike\x00deep/er/ü key\x00"+victim].TargetID
+	out = fromFake(t, fake, dst, idMap, "--delete")
+	if !strings.Contains(out, "deleted: awslike/deep/er/ü key version "+gone) {
+		t.Fatalf("the deletion of %s (source %s) is not printed:\n%s", gone, victim, out)
+	}
+	ids = readMap(t, idMap)
+	if _, still := ids["awslike\x00deep/er/ü key\x00"+victim]; still || len(ids) != 7 {
+		t.Fatalf("the id map keeps the deleted version (%d entries)", len(ids))
+	}
+	sameVersionsMapped(t, sc, dc, "awslike", ids)
 }
 
 // TestMigrateFromS3NewIDsKilled kills an import from a source whose ids
