@@ -91,7 +91,7 @@ func runMigrateFromS3(args []string) error {
 	tak := fs.String("target-access-key", "", "target access key (default $SHARDSTORE_ROOT_USER)")
 	tsk := fs.String("target-secret-key", "", "target secret key (default $SHARDSTORE_ROOT_PASSWORD)")
 	workers := fs.Int("workers", 8, "keys copied at once")
-	every := fs.Duration("progress", 2*time.Second, "how often a progress line (versions/s, MiB/s) is printed")
+	every := fs.Duration("progress", 2*time.Second, "how often a progress line (versions/s, MiB/s, share done, ETA) is printed")
 	del := fs.Bool("delete", false, "delete from the target the versions and keys gone from the source (printed one by one)")
 	idMap := fs.String("id-map", migrate.DefaultIDMap, "file recording the new ids of versions whose source ids the target cannot keep (JSON lines)")
 	var buckets []string

@@ -122,6 +122,11 @@
 // of a listing page, so where one of each has the same time and neither
 // is the latest their order is a guess (the version first).
 //
+// Progress: a first pass lists the source's buckets for the totals
+// (versions and bytes); the progress line then shows the rates, the
+// share done and an ETA, the longer of what the version rate and the
+// byte rate give for what is left (progressLine).
+//
 // Deletions on the source reach the target only with S3Options.Delete
 // (`--delete`, s3delete.go): after a bucket's copy, the target's
 // versions that no source version accounts for are deleted by version

@@ -83,6 +83,11 @@ type S3Stats struct {
 	// Deleted counts the target's versions deleted as gone from the
 	// source (S3Options.Delete).
 	Deleted int64
+	// SkippedBytes are the bytes of the versions already there.
+	SkippedBytes int64
+	// Total and TotalBytes are what the source lists in all (the first
+	// pass, for the progress line's ETA).
+	Total, TotalBytes int64
 }
 
 // FromS3 copies every bucket of the source (or opts.Buckets) to the
@@ -116,6 +121,9 @@ func FromS3(ctx context.Context, opts S3Options) (*S3Stats, error) {
 	m := &s3Mover{src: src, dst: dst, opts: opts, stats: &S3Stats{}}
 	buckets, err := m.buckets(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.count(ctx, buckets); err != nil {
 		return nil, err
 	}
 	stopProgress := m.progress()
@@ -207,7 +215,9 @@ func (m *s3Mover) buckets(ctx context.Context) ([]string, error) {
 }
 
 // progress prints a line every opts.Progress until the returned func is
-// called (more than once is fine).
+// called (more than once is fine): versions and bytes copied with their
+// rates, and how far the run is against the first pass's totals with an
+// ETA (progressLine).
 func (m *s3Mover) progress() func() {
 	done := make(chan struct{})
 	var once sync.Once
@@ -220,14 +230,68 @@ func (m *s3Mover) progress() func() {
 			case <-done:
 				return
 			case <-t.C:
-				s := time.Since(start).Seconds()
-				c, b := atomic.LoadInt64(&m.stats.Copied), atomic.LoadInt64(&m.stats.Bytes)
-				fmt.Fprintf(m.opts.Out, "copied %d versions (%.1f/s), %d bytes (%.1f MiB/s), already there %d, failed %d\n",
-					c, float64(c)/s, b, float64(b)/s/(1<<20), atomic.LoadInt64(&m.stats.Skipped), atomic.LoadInt64(&m.stats.Failed))
+				fmt.Fprintln(m.opts.Out, progressLine(m.snapshot(), time.Since(start)))
 			}
 		}
 	}()
 	return func() { once.Do(func() { close(done) }) }
+}
+
+// snapshot reads the counters the progress line shows.
+func (m *s3Mover) snapshot() S3Stats {
+	return S3Stats{Copied: atomic.LoadInt64(&m.stats.Copied), Bytes: atomic.LoadInt64(&m.stats.Bytes),
+		Skipped: atomic.LoadInt64(&m.stats.Skipped), SkippedBytes: atomic.LoadInt64(&m.stats.SkippedBytes),
+		Failed: atomic.LoadInt64(&m.stats.Failed), Total: m.stats.Total, TotalBytes: m.stats.TotalBytes}
+}
+
+// progressLine is one progress line for st after elapsed. The ETA is the
+// longer of the two the copy rates give, versions/s over the versions
+// left and bytes/s over the bytes left (small objects are bound by the
+// first, large ones by the second); versions already there count as
+// done. Before anything is copied, or past the totals (the source grew
+// since it was counted), it is "unknown".
+func progressLine(st S3Stats, elapsed time.Duration) string {
+	sec := max(elapsed.Seconds(), 1e-9)
+	line := fmt.Sprintf("copied %d versions (%.1f/s), %d bytes (%.1f MiB/s), already there %d, failed %d",
+		st.Copied, float64(st.Copied)/sec, st.Bytes, float64(st.Bytes)/sec/(1<<20), st.Skipped, st.Failed)
+	if st.Total <= 0 {
+		return line
+	}
+	done := st.Copied + st.Skipped + st.Failed
+	doneBytes := st.Bytes + st.SkippedBytes
+	line += fmt.Sprintf("; %d of %d versions (%.1f%%), %.1f of %.1f MiB", done, st.Total,
+		100*float64(min(done, st.Total))/float64(st.Total), float64(doneBytes)/(1<<20), float64(st.TotalBytes)/(1<<20))
+	leftN, leftB := st.Total-done, st.TotalBytes-doneBytes
+	if st.Copied == 0 || leftN < 0 || leftB < 0 {
+		return line + ", ETA unknown"
+	}
+	eta := float64(leftN) / (float64(st.Copied) / sec)
+	if st.Bytes > 0 {
+		eta = max(eta, float64(leftB)/(float64(st.Bytes)/sec))
+	}
+	return line + ", ETA " + time.Duration(eta*float64(time.Second)).Round(time.Second).String()
+}
+
+// count lists the buckets' versions once for the totals the progress
+// line's ETA needs, and prints them.
+func (m *s3Mover) count(ctx context.Context, buckets []string) error {
+	start := time.Now()
+	for _, b := range buckets {
+		p := s3.NewListObjectVersionsPaginator(m.src, &s3.ListObjectVersionsInput{Bucket: &b})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("count the versions of %s: %w", b, err)
+			}
+			m.stats.Total += int64(len(page.Versions) + len(page.DeleteMarkers))
+			for _, v := range page.Versions {
+				m.stats.TotalBytes += max(aws.ToInt64(v.Size), 0)
+			}
+		}
+	}
+	fmt.Fprintf(m.opts.Out, "source: %d versions and delete markers, %d bytes in %d buckets (listed in %s)\n",
+		m.stats.Total, m.stats.TotalBytes, len(buckets), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // srcVersion is one version or delete marker of the source.
@@ -556,6 +620,7 @@ func (m *s3Mover) key(ctx context.Context, b string, vs, have []srcVersion) {
 		}
 		if h, ok := importedAs(v, have); ok {
 			atomic.AddInt64(&m.stats.Skipped, 1)
+			atomic.AddInt64(&m.stats.SkippedBytes, v.size)
 			// Recorded as it is on the target: a plan may differ from the
 			// one that imported it by the nanoseconds of a tie.
 			v.target, v.at = h.id, modTime(h)

@@ -406,8 +406,14 @@ func TestMigrateFromS3NewIDsKilled(t *testing.T) {
 	_ = cmd.Wait()
 	l, _ := dc.ListObjectVersions(x, &s3.ListObjectVersionsInput{Bucket: aws.String("many")})
 	t.Logf("killed with %d of 120 versions on the target", len(l.Versions))
-	out := fromFake(t, fake, dst, idMap)
+	out := fromFake(t, fake, dst, idMap, "--progress", "10ms")
 	t.Logf("re-run:\n%s", out)
+	if !strings.Contains(out, "source: 120 versions and delete markers") {
+		t.Errorf("no totals in:\n%s", out)
+	}
+	if !regexp.MustCompile(`copied \d+ versions .*; \d+ of 120 versions \([0-9.]+%\), [0-9.]+ of [0-9.]+ MiB, ETA (\d[0-9hms.]*|unknown)\n`).MatchString(out) {
+		t.Errorf("no progress line with an ETA in:\n%s", out)
+	}
 	ids := readMap(t, idMap)
 	if len(ids) != 120 {
 		t.Fatalf("the id map has %d entries, want 120", len(ids))
