@@ -107,6 +107,9 @@ func FromS3(ctx context.Context, opts S3Options) (*S3Stats, error) {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
+	// The progress line, the buckets' lines and the deletions are
+	// printed from several goroutines.
+	opts.Out = &lockedWriter{w: opts.Out}
 	src, err := newS3Client(opts.Source)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
@@ -952,4 +955,16 @@ func checksumOf(g *s3.GetObjectOutput) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
