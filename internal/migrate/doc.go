@@ -132,6 +132,11 @@
 // versions that no source version accounts for are deleted by version
 // id, each printed.
 //
+// Measured (README, "Copying from a running S3 endpoint"): beside rclone
+// sync and mc mirror from a MinIO source on loopback, 2,000 x 64 KiB in
+// 21.7 s (rclone 22.1 s, mc 22.7 s) and 20 x 64 MiB in 6.7 s (4.2 s,
+// 7.6 s), medians of 3 on a shared 2-core machine.
+//
 // Not done yet: times come from listings
 // (milliseconds) except for shardstore's ids, which carry nanoseconds; objects over
 // 5 GiB (one PUT) and imports in parts into a bucket that encrypts
