@@ -118,9 +118,13 @@
 // recorded in the id map file (S3Options.IDMap, JSON lines), rewritten
 // whole after each bucket, so the source's ids stay translatable; the
 // objects' metadata is not touched. The summary names the buckets whose
-// ids were not all kept. Versions and delete markers come in two lists
-// of a listing page, so where one of each has the same time and neither
-// is the latest their order is a guess (the version first).
+// ids were not all kept. Versions listed with the same time (a listing
+// gives milliseconds, some stores seconds) are put in the order of the
+// listing's answer, where versions and delete markers stand side by side
+// newest first (listorder.go reads it back from the body, which the SDK
+// splits into two lists); where a store's answer is not in that order
+// (moto lists delete markers after versions, gofakes3 oldest first) the
+// latest goes last and a version before a delete marker of its time.
 //
 // Progress: a first pass lists the source's buckets for the totals
 // (versions and bytes); the progress line then shows the rates, the

@@ -306,6 +306,9 @@ type srcVersion struct {
 	mod     time.Time
 	size    int64
 	seq     int // its place in the key's listing, newest first
+	// order is its place in the listing's answer, versions and markers
+	// together (-1: not known; listorder.go).
+	order int
 	// target is the id the version gets on the target: id, or a new one
 	// (newTargetID) when the target could not keep id; suffix is that
 	// new id's derived half ("" when id is kept). at is its time there.
@@ -431,13 +434,26 @@ func listVersions(ctx context.Context, c *s3.Client, b string) (map[string][]src
 	byKey := map[string][]srcVersion{}
 	var keys []string
 	p := s3.NewListObjectVersionsPaginator(c, &s3.ListObjectVersionsInput{Bucket: &b})
+	var body []byte
+	listedBefore := 0
 	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+		page, err := p.NextPage(ctx, func(o *s3.Options) { o.APIOptions = append(o.APIOptions, captureBody(&body)) })
 		if err != nil {
 			return nil, nil, fmt.Errorf("list the versions of %s: %w", b, err)
 		}
 		// A page lists each key's versions and markers newest first, in
-		// two lists: merge them back into one order by time.
+		// two lists: merge them back into one order by time, and where
+		// times are equal by the order of the answer (listorder.go).
+		place := map[listed]int{}
+		if order, err := listingOrder(body); err == nil && len(order) == len(page.Versions)+len(page.DeleteMarkers) {
+			for i, e := range order {
+				place[e] = listedBefore + i
+			}
+			if len(place) != len(order) {
+				place = map[listed]int{} // an entry twice: not an order to go by
+			}
+		}
+		listedBefore += len(page.Versions) + len(page.DeleteMarkers)
 		var vs []srcVersion
 		for _, v := range page.Versions {
 			vs = append(vs, srcVersion{key: aws.ToString(v.Key), id: aws.ToString(v.VersionId), etag: strings.Trim(aws.ToString(v.ETag), `"`),
@@ -450,6 +466,10 @@ func listVersions(ctx context.Context, c *s3.Client, b string) (map[string][]src
 		for _, v := range vs {
 			if v.id == "" {
 				v.id = "null"
+			}
+			v.order = -1
+			if i, ok := place[listed{key: v.key, id: v.id, marker: v.marker}]; ok {
+				v.order = i
 			}
 			if _, ok := byKey[v.key]; !ok {
 				keys = append(keys, v.key)
@@ -467,15 +487,19 @@ func listVersions(ctx context.Context, c *s3.Client, b string) (map[string][]src
 
 // sortOldestFirst orders a key's versions oldest first: by time; of
 // versions listed with the same time (a source that keeps seconds or
-// milliseconds), the latest last, and otherwise as the source listed
-// them (newest first, so the later place goes first). Versions and
-// delete markers come in two lists of a page, so their order against
-// each other is only known from their times and the latest flag.
+// milliseconds), as the answer listed them (newest first, so the later
+// place goes first). Where that order is not known (the answer's body
+// was not read back), the latest goes last and otherwise each kind is in
+// its list's order, a version before a delete marker of the same time.
 func sortOldestFirst(vs []srcVersion) {
+	byAnswer := answerOrderFits(vs)
 	sort.SliceStable(vs, func(i, j int) bool {
 		a, b := vs[i], vs[j]
 		if ta, tb := modTime(a), modTime(b); !ta.Equal(tb) {
 			return ta.Before(tb)
+		}
+		if byAnswer {
+			return a.order > b.order // listed later: older
 		}
 		if a.latest != b.latest {
 			return b.latest
@@ -485,6 +509,23 @@ func sortOldestFirst(vs []srcVersion) {
 		}
 		return false
 	})
+}
+
+// answerOrderFits reports whether the answer's order of a key's
+// versions is one to go by: every one has its place, and in that order
+// times never rise and the latest, if any, comes first, as S3 lists
+// them. Some stores list otherwise (moto lists a key's delete markers
+// after all its versions, gofakes3 oldest first); their order says
+// nothing about ties.
+func answerOrderFits(vs []srcVersion) bool {
+	byOrder := slices.Clone(vs)
+	sort.Slice(byOrder, func(i, j int) bool { return byOrder[i].order < byOrder[j].order })
+	for i, v := range byOrder {
+		if v.order < 0 || (v.latest && i != 0) || (i > 0 && modTime(v).After(modTime(byOrder[i-1]))) {
+			return false
+		}
+	}
+	return true
 }
 
 // planIDs decides, for a key's versions oldest first, the id and time

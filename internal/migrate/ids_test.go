@@ -49,6 +49,9 @@ func TestPlanIDs(t *testing.T) {
 			{key: "k", id: "3/M", mod: t0, marker: true, seq: 3},
 			{key: "k", id: "null", mod: t0.Add(-2 * time.Second), seq: 4, etag: "n"},
 		}
+		for i := range vs {
+			vs[i].order = -1 // the answer's order not known
+		}
 		sortOldestFirst(vs)
 		planIDs("b", vs)
 		return vs
@@ -86,6 +89,42 @@ func TestPlanIDs(t *testing.T) {
 		if !imported(vs[i], []srcVersion{{key: "k", id: again[i].target, etag: again[i].etag, marker: again[i].marker, mod: again[i].at}}) {
 			t.Fatalf("%s is not recognised on the target", vs[i].id)
 		}
+	}
+	// Where the answer's order is known, it decides ties: here the
+	// delete marker came after the version of the same time.
+	tied := []srcVersion{
+		{key: "k", id: "3/M", mod: t0, marker: true, latest: true, order: 0},
+		{key: "k", id: "3/V", mod: t0, order: 1},
+		{key: "k", id: "3/O", mod: t0.Add(-time.Second), order: 2},
+	}
+	sortOldestFirst(tied)
+	if got := tied[0].id + " " + tied[1].id + " " + tied[2].id; got != "3/O 3/V 3/M" {
+		t.Fatalf("order by the answer: %s", got)
+	}
+	// An answer that lists the markers after the versions (moto) or the
+	// oldest first (gofakes3) is not gone by.
+	for name, vs := range map[string][]srcVersion{
+		"markers after": {
+			{key: "k", id: "3/V2", mod: t0, order: 0},
+			{key: "k", id: "3/V1", mod: t0, order: 1},
+			{key: "k", id: "3/M", mod: t0, marker: true, latest: true, order: 2},
+		},
+		"oldest first": {
+			{key: "k", id: "3/V1", mod: t0.Add(-time.Second), order: 0},
+			{key: "k", id: "3/V2", mod: t0, order: 1},
+			{key: "k", id: "3/M", mod: t0, marker: true, latest: true, order: 2},
+		},
+		"an entry without its place": {
+			{key: "k", id: "3/V2", mod: t0, order: 1, latest: true},
+			{key: "k", id: "3/V1", mod: t0, order: -1},
+		},
+	} {
+		if answerOrderFits(vs) {
+			t.Errorf("%s: the answer's order is gone by", name)
+		}
+	}
+	if !answerOrderFits(tied) {
+		t.Error("S3's order is not gone by")
 	}
 	if idSuffix("b", "k", "3/A") == idSuffix("b", "k2", "3/A") || idSuffix("b", "k", "3/A") == idSuffix("b2", "k", "3/A") ||
 		idSuffix("a\x00b", "c", "d") == idSuffix("a", "b\x00c", "d") {
@@ -197,6 +236,9 @@ func TestGoneFromSource(t *testing.T) {
 		"u": {{key: "u", id: "c39279c4-c148-4deb-a634-61dafea523c7", mod: t0}},
 	}
 	for k := range src {
+		for i := range src[k] {
+			src[k][i].order = -1
+		}
 		sortOldestFirst(src[k])
 		planIDs("b", src[k])
 	}
