@@ -68,7 +68,7 @@ func runMigrate(args []string) error {
 	return err
 }
 
-const fromS3Usage = "shardstore migrate from-s3 --target URL [--bucket B]... [--workers N] SOURCE_URL"
+const fromS3Usage = "shardstore migrate from-s3 --target URL [--bucket B]... [--workers N] [--id-map FILE] [--delete] SOURCE_URL"
 
 // runMigrateFromS3 is `shardstore migrate from-s3`: copy buckets, every
 // version with its id and time, from any S3 endpoint into a running
@@ -80,6 +80,9 @@ func runMigrateFromS3(args []string) error {
 		"ids, modification times, ETags, metadata, tags, retention and legal hold, and the buckets'\n" +
 		"versioning, object lock, policy, lifecycle, tags and CORS. A re-run copies only what the\n" +
 		"target lacks; an interrupted run is resumed by running it again.\n" +
+		"Version ids that are neither shardstore's nor UUIDs (AWS S3's, Ceph's) get new ids of shardstore's\n" +
+		"form, in the same order and with the same times, recorded in --id-map.\n" +
+		"--delete also removes from the target the versions and keys gone from the source (never without it).\n" +
 		"Source credentials: --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY.\n" +
 		"Target credentials (root, or allowed admin:ImportObject): --target-access-key/--target-secret-key\n" +
 		"or SHARDSTORE_ROOT_USER/SHARDSTORE_ROOT_PASSWORD.\n"
@@ -91,7 +94,9 @@ func runMigrateFromS3(args []string) error {
 	tak := fs.String("target-access-key", "", "target access key (default $SHARDSTORE_ROOT_USER)")
 	tsk := fs.String("target-secret-key", "", "target secret key (default $SHARDSTORE_ROOT_PASSWORD)")
 	workers := fs.Int("workers", 8, "keys copied at once")
-	every := fs.Duration("progress", 2*time.Second, "how often a progress line (versions/s, MiB/s) is printed")
+	every := fs.Duration("progress", 2*time.Second, "how often a progress line (versions/s, MiB/s, share done, ETA) is printed")
+	del := fs.Bool("delete", false, "delete from the target the versions and keys gone from the source (printed one by one)")
+	idMap := fs.String("id-map", migrate.DefaultIDMap, "file recording the new ids of versions whose source ids the target cannot keep (JSON lines)")
 	var buckets []string
 	fs.Func("bucket", "copy only this bucket (repeatable)", func(v string) error {
 		buckets = append(buckets, v)
@@ -135,7 +140,7 @@ func runMigrateFromS3(args []string) error {
 			SecretKey: orEnv(*sk, "AWS_SECRET_ACCESS_KEY"), Region: orEnv(*region, "AWS_REGION")},
 		Target: migrate.Endpoint{URL: *target, AccessKey: orEnv(*tak, "SHARDSTORE_ROOT_USER"),
 			SecretKey: orEnv(*tsk, "SHARDSTORE_ROOT_PASSWORD")},
-		Buckets: buckets, Workers: *workers, Out: os.Stdout, Progress: *every,
+		Buckets: buckets, Workers: *workers, Out: os.Stdout, Progress: *every, IDMap: *idMap, Delete: *del,
 	})
 	return err
 }

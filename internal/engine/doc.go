@@ -32,6 +32,7 @@
 //	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead
 //	versions.go     versioned buckets; versionlist.go lists versions
 //	multipart.go    multipart uploads; completechecksum.go their checksums
+//	import.go       versions another store made (migrate); import_parts.go such a version in its parts
 //	object.go       delete, copy, in-place metadata updates (ACL, tags)
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
 //	healobject.go   heal one object (the background jobs decide when)

@@ -90,9 +90,26 @@ type ImportVersion struct {
 	// DeleteMarker imports a delete marker (the body must be empty).
 	DeleteMarker bool
 	// ETag, when set, is the source's ETag: a plain MD5 must be the
-	// body's; a multipart one ("<md5>-<parts>") is stored as given, since
-	// the body arrives whole.
+	// body's; a multipart one ("<md5>-<parts>") is stored as given when
+	// the body arrives whole (no Parts), and must be the parts' when
+	// Parts are given.
 	ETag string
+	// Parts, when set, are the sizes of the source object's parts, in
+	// order: the body is stored as that many parts (importParts), so GET
+	// partNumber and the part count answer as on the source, and the
+	// multipart ETag is computed from them and must be ETag.
+	Parts []int64
+	// Checksum, with Parts, is the source object's checksum, which the
+	// parts' checksums must make (zero: none).
+	Checksum ImportChecksum
+}
+
+// ImportChecksum is an imported multipart object's checksum: its
+// algorithm (canonical, upper case), type (hashing.Composite or
+// hashing.FullObject) and value as S3 shows it (base64, a composite one
+// followed by "-<parts>").
+type ImportChecksum struct {
+	Algorithm, Type, Value string
 }
 
 // The HTTP headers that carry an ImportVersion on PutObject (read by
@@ -102,6 +119,13 @@ const (
 	ImportModTimeHeader      = "X-Shardstore-Import-Mod-Time"
 	ImportDeleteMarkerHeader = "X-Shardstore-Import-Delete-Marker"
 	ImportETagHeader         = "X-Shardstore-Import-Etag"
+	// ImportPartsHeader lists the part sizes (ImportVersion.Parts):
+	// comma-separated, each "SIZE" or "SIZE*COUNT" for COUNT parts of
+	// SIZE bytes in a row, e.g. "5242880*3,1048583".
+	ImportPartsHeader = "X-Shardstore-Import-Parts"
+	// ImportChecksumHeader is "ALGORITHM TYPE VALUE" (ImportChecksum),
+	// e.g. "CRC32 COMPOSITE kR7f0Q==-4".
+	ImportChecksumHeader = "X-Shardstore-Import-Checksum"
 )
 
 // CheckImport validates an import for the engine: the version id's form
@@ -109,6 +133,9 @@ const (
 func CheckImport(imp *ImportVersion) error {
 	if imp.ModTime <= 0 {
 		return fmt.Errorf("%w: import modification time %d", ErrInvalidArgument, imp.ModTime)
+	}
+	if err := checkImportParts(imp); err != nil {
+		return err
 	}
 	if imp.VersionID == "" {
 		return nil

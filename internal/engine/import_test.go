@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/hashing"
 )
 
 // TestAdoptedVersionIDs: a UUID (a version id adopted from MinIO) is a
@@ -144,5 +147,78 @@ func TestImportNullVersions(t *testing.T) {
 				t.Fatalf("versions:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 			}
 		})
+	}
+}
+
+// TestImportParts: a body imported with its parts is stored as those
+// parts (read back by partNumber), its multipart ETag and composite
+// checksum computed from them; a wrong ETag, checksum or total size is
+// refused and leaves no version.
+func TestImportParts(t *testing.T) {
+	e, _ := testEngine(t, 4, Config{})
+	setVersioning(t, e, VersioningEnabled)
+	ctx := context.Background()
+	base := time.Date(2023, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
+	parts := [][]byte{bytes.Repeat([]byte("a"), 70000), []byte("bc"), bytes.Repeat([]byte("d"), 100)}
+	body := bytes.Join(parts, nil)
+	var sums []byte
+	var raw [][]byte
+	for _, p := range parts {
+		s := md5.Sum(p)
+		sums = append(sums, s[:]...)
+		h, _ := hashing.NewChecksum(hashing.CRC32C)
+		h.Write(p)
+		raw = append(raw, h.Sum(nil))
+	}
+	all := md5.Sum(sums)
+	etag := hex.EncodeToString(all[:]) + "-3"
+	composite, err := hashing.CompositeChecksum(hashing.CRC32C, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "5bfa2865-0dbe-4e67-87b6-27b05911f90e"
+	imp := func(etag string, sizes []int64, sum string) *ImportVersion {
+		return &ImportVersion{VersionID: id, ModTime: base, ETag: etag, Parts: sizes,
+			Checksum: ImportChecksum{Algorithm: hashing.CRC32C, Type: hashing.Composite, Value: sum}}
+	}
+	for name, bad := range map[string]*ImportVersion{
+		"wrong ETag":         imp(strings.Repeat("0", 32)+"-3", []int64{70000, 2, 100}, composite),
+		"wrong checksum":     imp(etag, []int64{70000, 2, 100}, "AAAAAA==-3"),
+		"other cut":          imp(etag, []int64{70001, 1, 100}, composite),
+		"sizes not the body": imp(etag, []int64{70000, 2, 99}, composite),
+	} {
+		if _, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(body), int64(len(body)), PutOptions{Import: bad}); err == nil {
+			t.Fatalf("%s: imported", name)
+		}
+		if _, err := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{}); len(res.Versions) != 0 {
+			t.Fatalf("%s: a refused import left %d versions", name, len(res.Versions))
+		}
+	}
+	oi, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(body), int64(len(body)), PutOptions{Import: imp(etag, []int64{70000, 2, 100}, composite)})
+	if err != nil || oi.ETag != etag || oi.VersionID != id {
+		t.Fatalf("import: %+v, %v", oi, err)
+	}
+	for i, p := range parts {
+		b, err := getAll(t, e, "k", GetOptions{VersionID: id, PartNumber: i + 1})
+		if err != nil || !bytes.Equal(b, p) {
+			t.Fatalf("part %d: %d bytes, %v", i+1, len(b), err)
+		}
+	}
+	if b, err := getAll(t, e, "k", GetOptions{}); err != nil || !bytes.Equal(b, body) {
+		t.Fatalf("whole: %d bytes, %v", len(b), err)
+	}
+	st, err := e.HeadObject(ctx, "bucket", "k", GetOptions{})
+	if err != nil || st.Checksum.Value != composite || st.Checksum.Type != hashing.Composite || len(st.Parts) != 3 {
+		t.Fatalf("stat: %+v, %v", st, err)
+	}
+	// Again: nothing written, the same answer.
+	if oi, err := e.PutObject(ctx, "bucket", "k", bytes.NewReader(body), int64(len(body)), PutOptions{Import: imp(etag, []int64{70000, 2, 100}, composite)}); err != nil || oi.VersionID != id {
+		t.Fatalf("again: %+v, %v", oi, err)
+	}
+	if res, _ := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{}); len(res.Versions) != 1 {
+		t.Fatalf("%d versions after importing one twice", len(res.Versions))
 	}
 }

@@ -526,6 +526,12 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	} else if err := e.checkPutLock(info, opts.Lock); err != nil {
 		return ObjectInfo{}, err
 	}
+	if opts.Import != nil && len(opts.Import.Parts) > 0 {
+		if opts.Encryption != nil {
+			return ObjectInfo{}, fmt.Errorf("%w: an import in parts into an encrypted write is not supported", ErrInvalidArgument)
+		}
+		return e.importParts(ctx, bucket, key, body, size, opts)
+	}
 	set := e.setFor(bucket, key)
 	parity := set.parityFor(opts.StorageClass)
 	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSizeFor(opts.Encryption))

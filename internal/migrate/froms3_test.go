@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -76,5 +77,31 @@ func readWith(r io.Reader, size int) ([]byte, error) {
 		if err != nil {
 			return out, err
 		}
+	}
+}
+
+// TestProgressLine: the ETA is the longer of what the version rate and
+// the byte rate give for what is left, and unknown before anything is
+// copied or past the totals.
+func TestProgressLine(t *testing.T) {
+	for _, c := range []struct {
+		st   S3Stats
+		want string
+	}{
+		// 10 of 100 versions in 10s, bytes far behind: the bytes decide.
+		{S3Stats{Copied: 10, Bytes: 10 << 20, Total: 100, TotalBytes: 1000 << 20}, "10 of 100 versions (10.0%), 10.0 of 1000.0 MiB, ETA 16m30s"},
+		// Small objects: the versions decide.
+		{S3Stats{Copied: 10, Bytes: 10, Skipped: 40, SkippedBytes: 40, Total: 100, TotalBytes: 100}, "50 of 100 versions (50.0%), 0.0 of 0.0 MiB, ETA 50s"},
+		{S3Stats{Skipped: 5, Total: 100, TotalBytes: 100}, "ETA unknown"},
+		{S3Stats{Copied: 200, Bytes: 10, Total: 100, TotalBytes: 100}, "ETA unknown"},
+		{S3Stats{Copied: 100, Bytes: 100, Total: 100, TotalBytes: 100}, "ETA 0s"},
+	} {
+		got := progressLine(c.st, 10*time.Second)
+		if !strings.HasSuffix(got, c.want) || !strings.HasPrefix(got, "copied ") {
+			t.Errorf("%+v: %q, want it to end in %q", c.st, got, c.want)
+		}
+	}
+	if got := progressLine(S3Stats{Copied: 1}, 0); strings.Contains(got, "ETA") || strings.Contains(got, "Inf") || strings.Contains(got, "NaN") {
+		t.Errorf("no totals, no time: %q", got)
 	}
 }

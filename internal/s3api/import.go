@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,11 +25,14 @@ const (
 	ImportModTimeHeader      = engine.ImportModTimeHeader
 	ImportDeleteMarkerHeader = engine.ImportDeleteMarkerHeader
 	ImportETagHeader         = engine.ImportETagHeader
+	ImportPartsHeader        = engine.ImportPartsHeader
+	ImportChecksumHeader     = engine.ImportChecksumHeader
 	// ImportAction is the admin action the import path needs.
 	ImportAction = "admin:ImportObject"
 )
 
-var importHeaders = []string{ImportVersionIDHeader, ImportModTimeHeader, ImportDeleteMarkerHeader, ImportETagHeader}
+var importHeaders = []string{ImportVersionIDHeader, ImportModTimeHeader, ImportDeleteMarkerHeader, ImportETagHeader,
+	ImportPartsHeader, ImportChecksumHeader}
 
 // importEarliest is the earliest modification time an import accepts.
 var importEarliest = time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -38,7 +42,9 @@ var importEarliest = time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)
 // "null" or an id the engine accepts (engine.CheckImport), the time
 // RFC 3339 with nanoseconds, after 1990 and at most a day ahead of now,
 // the delete marker "true" or "false", the ETag an MD5 in hex with an
-// optional "-<parts>" (1 to 10000).
+// optional "-<parts>" (1 to 10000); the part sizes (parseImportParts)
+// as many as the ETag's parts, and the checksum "ALGORITHM TYPE VALUE"
+// only with them (engine.CheckImport checks both).
 func ParseImport(h http.Header, now time.Time) (*engine.ImportVersion, error) {
 	present := false
 	for _, name := range importHeaders {
@@ -88,10 +94,59 @@ func ParseImport(h http.Header, now time.Time) (*engine.ImportVersion, error) {
 		}
 		imp.ETag = etag
 	}
+	if v := h.Get(ImportPartsHeader); v != "" {
+		parts, err := parseImportParts(v)
+		if err != nil {
+			return nil, errInvalidArgument("%s: %v", ImportPartsHeader, err)
+		}
+		imp.Parts = parts
+	}
+	if v := h.Get(ImportChecksumHeader); v != "" {
+		f := strings.Split(v, " ")
+		if len(f) != 3 {
+			return nil, errInvalidArgument("%s %q is not ALGORITHM TYPE VALUE", ImportChecksumHeader, v)
+		}
+		imp.Checksum = engine.ImportChecksum{Algorithm: f[0], Type: f[1], Value: f[2]}
+	}
 	if err := engine.CheckImport(imp); err != nil {
+		if len(imp.Parts) > 0 || imp.Checksum != (engine.ImportChecksum{}) {
+			return nil, errInvalidArgument("%v", err)
+		}
 		return nil, errInvalidArgument("%s %q: not a version id this server keeps for a version of that time", ImportVersionIDHeader, imp.VersionID)
 	}
 	return imp, nil
+}
+
+// parseImportParts reads the part sizes of ImportPartsHeader: items
+// "SIZE" or "SIZE*COUNT" separated by commas, numbers in plain decimal
+// (no sign, no leading zero), SIZE 1 to engine.MaxPutSize, COUNT 1 to
+// engine.MaxPartNumber, at most engine.MaxPartNumber parts in all.
+func parseImportParts(v string) ([]int64, error) {
+	num := func(s string, max int64) (int64, bool) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil && n >= 1 && n <= max && strconv.FormatInt(n, 10) == s
+	}
+	var parts []int64
+	for _, item := range strings.Split(v, ",") {
+		sz, cnt, rep := strings.Cut(item, "*")
+		size, ok := num(sz, engine.MaxPutSize)
+		if !ok {
+			return nil, fmt.Errorf("part size %q is not 1 to %d", sz, int64(engine.MaxPutSize))
+		}
+		count := int64(1)
+		if rep {
+			if count, ok = num(cnt, engine.MaxPartNumber); !ok {
+				return nil, fmt.Errorf("part count %q is not 1 to %d", cnt, engine.MaxPartNumber)
+			}
+		}
+		if int64(len(parts))+count > engine.MaxPartNumber {
+			return nil, fmt.Errorf("more than %d parts", engine.MaxPartNumber)
+		}
+		for range count {
+			parts = append(parts, size)
+		}
+	}
+	return parts, nil
 }
 
 // validImportETag: 32 lower-case hex digits, optionally "-N", N 1-10000.
