@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
@@ -220,5 +222,48 @@ func TestImportParts(t *testing.T) {
 	}
 	if res, _ := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{}); len(res.Versions) != 1 {
 		t.Fatalf("%d versions after importing one twice", len(res.Versions))
+	}
+}
+
+// An import in parts may be larger than one PUT (a multipart object's
+// parts are kept, each at most MaxPutSize); a plain PUT or import may
+// not, and nothing may exceed MaxObjectSize. The body fails after a
+// few bytes: what matters is which error the size check gives before
+// anything is read, and that no version is left.
+func TestImportPartsLargerThanOnePut(t *testing.T) {
+	e, _ := testEngine(t, 4, Config{})
+	setVersioning(t, e, VersioningEnabled)
+	ctx := context.Background()
+	errBody := errors.New("the body ends here")
+	failing := func() io.Reader { return io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(errBody)) }
+	parts := []int64{MaxPutSize, MaxPutSize, 1 << 20}
+	var size int64
+	for _, n := range parts {
+		size += n
+	}
+	imp := &ImportVersion{VersionID: "5bfa2865-0dbe-4e67-87b6-27b05911f90e", ModTime: time.Date(2023, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano(),
+		ETag: strings.Repeat("a", 32) + "-3", Parts: parts}
+	if _, err := e.PutObject(ctx, "bucket", "big", failing(), size, PutOptions{Import: imp}); !errors.Is(err, errBody) {
+		t.Fatalf("import of %d bytes in parts: want the body's error (no size refusal), got %v", size, err)
+	}
+	if _, err := e.PutObject(ctx, "bucket", "big", failing(), size, PutOptions{}); !errors.Is(err, ErrEntityTooLarge) {
+		t.Fatalf("plain PUT of %d bytes: %v", size, err)
+	}
+	whole := *imp
+	whole.Parts, whole.ETag = nil, strings.Repeat("a", 32)
+	if _, err := e.PutObject(ctx, "bucket", "big", failing(), size, PutOptions{Import: &whole}); !errors.Is(err, ErrEntityTooLarge) {
+		t.Fatalf("import of %d bytes without parts: %v", size, err)
+	}
+	over := *imp
+	over.Parts = []int64{MaxPutSize + 1, 1}
+	over.ETag = strings.Repeat("a", 32) + "-2"
+	if _, err := e.PutObject(ctx, "bucket", "big", failing(), MaxPutSize+2, PutOptions{Import: &over}); err == nil || errors.Is(err, errBody) {
+		t.Fatalf("an import part over %d bytes: %v", int64(MaxPutSize), err)
+	}
+	if _, err := e.PutObject(ctx, "bucket", "big", failing(), MaxObjectSize+1, PutOptions{Import: imp}); !errors.Is(err, ErrEntityTooLarge) {
+		t.Fatalf("import over %d bytes: %v", int64(MaxObjectSize), err)
+	}
+	if res, err := e.ListObjectVersions(ctx, "bucket", ListVersionsOptions{}); err != nil || len(res.Versions) != 0 {
+		t.Fatalf("refused imports left versions: %+v %v", res.Versions, err)
 	}
 }

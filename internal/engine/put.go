@@ -497,8 +497,13 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err := checkObjectName(key); err != nil {
 		return ObjectInfo{}, err
 	}
-	if size > MaxPutSize {
-		return ObjectInfo{}, fmt.Errorf("%w: %d bytes in one PUT, at most %d", ErrEntityTooLarge, size, int64(MaxPutSize))
+	// An import in parts keeps a multipart object's parts, each at most
+	// MaxPutSize (checkImportParts), so it may be as large as an object.
+	if limit := int64(MaxPutSize); size > limit && (opts.Import == nil || len(opts.Import.Parts) == 0 || size > MaxObjectSize) {
+		if opts.Import != nil && len(opts.Import.Parts) > 0 {
+			limit = MaxObjectSize
+		}
+		return ObjectInfo{}, fmt.Errorf("%w: %d bytes in one PUT, at most %d", ErrEntityTooLarge, size, limit)
 	}
 	if err := checkPutOptions(&opts); err != nil {
 		return ObjectInfo{}, err

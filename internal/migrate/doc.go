@@ -187,9 +187,10 @@
 // 7.6 s), medians of 3 on a shared 2-core machine.
 //
 // Not done yet: times come from listings
-// (milliseconds) except for shardstore's ids, which carry nanoseconds; objects over
-// 5 GiB (one PUT) and imports in parts into a bucket that encrypts
-// every write are refused; SSE-C/KMS objects, ACLs, owners and IAM are
+// (milliseconds) except for shardstore's ids, which carry nanoseconds; an
+// object over 5 GiB is imported only in parts (a source that does not
+// answer HEAD by part cannot give one), and imports in parts into a
+// bucket that encrypts every write are refused; SSE-C/KMS objects, ACLs, owners and IAM are
 // not copied.
 //
 // # MinIO's IAM and bucket exports

@@ -91,7 +91,7 @@ func handleUploadPart(q *request) error {
 	if err != nil {
 		return err
 	}
-	size, err := q.bodySize()
+	size, err := q.bodySize(false)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,14 @@ import (
 // transfer coding and no Content-Length (which S3 itself refuses with 411
 // MissingContentLength) is accepted with size -1: the engine streams it
 // and learns the size at EOF, refusing it past the 5 GiB PUT limit.
-func (q *request) bodySize() (int64, error) {
+//
+// inParts allows up to MaxObjectSize, for an import whose parts are
+// kept (each part at most MaxPutSize, checked by the engine).
+func (q *request) bodySize(inParts bool) (int64, error) {
+	limit := int64(engine.MaxPutSize)
+	if inParts {
+		limit = engine.MaxObjectSize
+	}
 	if q.length < 0 {
 		if !chunked(q.r) {
 			return 0, errorf("MissingContentLength", http.StatusLengthRequired,
@@ -33,7 +40,7 @@ func (q *request) bodySize() (int64, error) {
 		q.exact = newExactBody(q.body, -1)
 		return -1, nil
 	}
-	if q.length > engine.MaxPutSize {
+	if q.length > limit {
 		return 0, errorf("EntityTooLarge", http.StatusBadRequest,
 			"Your proposed upload exceeds the maximum allowed size")
 	}
@@ -101,15 +108,17 @@ func handlePutObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	size, err := q.bodySize()
-	if err != nil {
-		return err
-	}
+	// The import headers first: an import in parts may be larger than
+	// one PUT (a multipart object of up to 5 TiB, its parts kept).
 	imp, err := q.importVersion()
 	if err != nil {
 		return err
 	}
 	q.importing = imp != nil
+	size, err := q.bodySize(imp != nil && len(imp.Parts) > 0)
+	if err != nil {
+		return err
+	}
 	opts, _, err := q.newObjectOptions(bi)
 	if err != nil {
 		return err
