@@ -39,6 +39,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin audit [--json]
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
+       shardstore admin idp ldap policy attach|detach|list ...
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -52,6 +53,7 @@ Operates a running server through its admin API:
   prometheus a scrape configuration with a bearer token for /shardstore/metrics
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
+  idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
@@ -79,6 +81,8 @@ func runAdmin(args []string) error {
 		return runAdminPrometheus(args[1:])
 	case "kms":
 		return runAdminKMS(args[1:])
+	case "idp":
+		return runAdminIDP(args[1:])
 	default:
 		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus or kms)", args[0])
 	}

@@ -73,6 +73,9 @@ type NewAccessKey struct {
 	Description string     `json:"description,omitempty"`
 	Policy      string     `json:"policy,omitempty"`
 	Expiry      *time.Time `json:"expiry,omitempty"`
+	// LDAPUsername names the directory user when Parent is its DN (by
+	// default, the name last seen signing in with that DN).
+	LDAPUsername string `json:"ldapUsername,omitempty"`
 }
 
 // Credentials are a new access key and its secret, shown once.
@@ -363,6 +366,10 @@ func (s *Store) RemovePolicy(ctx context.Context, actor, name string) error {
 			return fmt.Errorf("%w: policy %q is attached to users [%s] and groups [%s]; detach it first",
 				ErrConflict, name, strings.Join(users, " "), strings.Join(groups, " "))
 		}
+		if dns := ldapMappedTo(st, name); len(dns) > 0 {
+			return fmt.Errorf("%w: policy %q is mapped to the LDAP DNs [%s]; detach it first (shardstore admin idp ldap policy detach)",
+				ErrConflict, name, strings.Join(dns, " | "))
+		}
 		delete(st.Policies, name)
 		return nil
 	})
@@ -511,9 +518,19 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 		t := req.Expiry.UTC()
 		req.Expiry = &t
 	}
+	var ldapUser string
+	if _, ok := s.snap.Load().st.Users[req.Parent]; !ok {
+		dn, name, err := s.ldapKeyOwner(req.Parent, req.LDAPUsername)
+		if err != nil {
+			return Credentials{}, err
+		}
+		if name != "" {
+			req.Parent, ldapUser = dn, name
+		}
+	}
 	rec := AuditRecord{Actor: actor, Action: "accesskey.create", Target: req.AccessKey, Detail: "parent " + req.Parent}
 	err := s.update(ctx, rec, func(st *state) error {
-		if _, ok := st.Users[req.Parent]; !ok {
+		if _, ok := st.Users[req.Parent]; !ok && ldapUser == "" {
 			return fmt.Errorf("user %q: %w", req.Parent, ErrNotFound)
 		}
 		if s.keyTaken(st, req.AccessKey) {
@@ -531,7 +548,7 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 		st.AccessKeys[req.AccessKey] = &AccessKey{AccessKey: req.AccessKey, Parent: req.Parent,
 			SealedSecret: seal(s.keys.secrets, []byte(req.SecretKey), req.AccessKey),
 			Name:         req.Name, Description: req.Description, Policy: req.Policy, Expiry: req.Expiry,
-			Status: StatusEnabled, Created: s.now().UTC()}
+			Status: StatusEnabled, Created: s.now().UTC(), LDAPUser: ldapUser}
 		return nil
 	})
 	if err != nil {

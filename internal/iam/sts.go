@@ -39,6 +39,11 @@ type sessionClaims struct {
 	// Bounds are the narrowing policies: the calling access key's own
 	// policy and the session policy, each of which must allow.
 	Bounds []string `json:"b,omitempty"`
+	// LDAPUser and LDAPDN name a directory user's session (ldap.go):
+	// its permissions are its DN's and groups' mapped policies, decided
+	// at each use.
+	LDAPUser string `json:"lu,omitempty"`
+	LDAPDN   string `json:"ld,omitempty"`
 }
 
 const (
@@ -140,6 +145,9 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 			return auth.Identity{}, auth.InvalidToken()
 		}
 		base, user = &permissions{All: true}, s.opts.Root.AccessKey
+	} else if c.LDAPDN != "" {
+		base, refusal = s.ldapSession(c)
+		user = c.LDAPDN
 	} else {
 		snap := s.snap.Load()
 		u, ok := snap.st.Users[c.User]
@@ -166,6 +174,9 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 		p = p.Narrowed(b)
 	}
 	id := s.identity(user, c.SecretKey, p)
+	if c.LDAPDN != "" {
+		id.DisplayName = c.LDAPUser
+	}
 	id.AccessKey, id.Session, id.Refusal = accessKey, true, refusal
 	return id, nil
 }

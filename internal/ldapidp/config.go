@@ -34,19 +34,21 @@ const (
 var Settings = []struct {
 	Name, Help string
 	Secret     bool
+	// Ours marks settings MinIO does not have (no MINIO_ alias).
+	Ours bool
 }{
-	{SettingServerAddr, "`HOST:PORT` of the LDAP server (enables LDAP sign-in)", false},
-	{SettingLookupBindDN, "`DN` of the read-only account that searches users and groups", false},
-	{SettingLookupBindPassword, "password of the lookup account", true},
-	{SettingUserBaseDN, "`DN` under which users are searched (several separated by ';')", false},
-	{SettingUserFilter, "`FILTER` finding a user by name, %s standing for the (escaped) name, e.g. (uid=%s)", false},
-	{SettingGroupBaseDN, "`DN` under which groups are searched", false},
-	{SettingGroupFilter, "`FILTER` finding a user's groups: %d the user's DN, %s its name, e.g. (&(objectclass=groupOfNames)(member=%d))", false},
-	{SettingTLSSkipVerify, "on: do not verify the LDAP server's certificate (tests only)", false},
-	{SettingServerInsecure, "on: plain LDAP without TLS (a trusted network only)", false},
-	{SettingServerStartTLS, "on: StartTLS on the plain LDAP port instead of LDAPS", false},
-	{SettingServerCA, "`FILE` of PEM authorities trusted for the LDAP server beside the system's and the certificates directory's CAs/", false},
-	{SettingRecheckInterval, "how long a federated credential's directory check is reused (`DURATION`, default 1m; 0s checks on every request)", false},
+	{SettingServerAddr, "`HOST:PORT` of the LDAP server (enables LDAP sign-in)", false, false},
+	{SettingLookupBindDN, "`DN` of the read-only account that searches users and groups", false, false},
+	{SettingLookupBindPassword, "password of the lookup account", true, false},
+	{SettingUserBaseDN, "`DN` under which users are searched (several separated by ';')", false, false},
+	{SettingUserFilter, "`FILTER` finding a user by name, %s standing for the (escaped) name, e.g. (uid=%s)", false, false},
+	{SettingGroupBaseDN, "`DN` under which groups are searched", false, false},
+	{SettingGroupFilter, "`FILTER` finding a user's groups: %d the user's DN, %s its name, e.g. (&(objectclass=groupOfNames)(member=%d))", false, false},
+	{SettingTLSSkipVerify, "on: do not verify the LDAP server's certificate (tests only)", false, false},
+	{SettingServerInsecure, "on: plain LDAP without TLS (a trusted network only)", false, false},
+	{SettingServerStartTLS, "on: StartTLS on the plain LDAP port instead of LDAPS", false, false},
+	{SettingServerCA, "`FILE` of PEM authorities trusted for the LDAP server beside the system's and the certificates directory's CAs/", false, true},
+	{SettingRecheckInterval, "how long a federated credential's directory check is reused (`DURATION`, default 1m; 0s checks on every request)", false, true},
 }
 
 // Env reads the settings from the environment: SHARDSTORE_IDENTITY_LDAP_X,
@@ -55,7 +57,7 @@ func Env(getenv func(string) string) map[string]string {
 	out := map[string]string{}
 	for _, s := range Settings {
 		v := getenv("SHARDSTORE_IDENTITY_LDAP_" + s.Name)
-		if v == "" {
+		if v == "" && !s.Ours {
 			v = getenv("MINIO_IDENTITY_LDAP_" + s.Name)
 		}
 		if v != "" {

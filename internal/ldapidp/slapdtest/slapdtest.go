@@ -386,8 +386,11 @@ func testLDIF() string {
 		entry("dn: "+UserDN(u), "objectClass: inetOrgPerson", "uid: "+u, "cn: "+u, "sn: "+u,
 			"description: "+desc, "userPassword: "+Password(u))
 	}
-	entry("dn: "+GroupDN("readers"), "objectClass: groupOfNames", "cn: readers", "member: "+UserDN("alice"), "member: "+UserDN("carol"))
-	entry("dn: "+GroupDN("writers"), "objectClass: groupOfNames", "cn: writers", "member: "+UserDN("bob"))
+	// groupOfNames needs a member: a placeholder DN keeps a group that
+	// the tests empty valid.
+	const placeholder = "member: cn=placeholder," + Suffix
+	entry("dn: "+GroupDN("readers"), "objectClass: groupOfNames", "cn: readers", placeholder, "member: "+UserDN("alice"), "member: "+UserDN("carol"))
+	entry("dn: "+GroupDN("writers"), "objectClass: groupOfNames", "cn: writers", placeholder, "member: "+UserDN("bob"))
 	return b.String()
 }
 
