@@ -527,7 +527,7 @@ func runServer(args []string) error {
 	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
 	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, console.Config{
 		S3: srv, Region: o.region, ShareEndpoint: cmp.Or(publicURL, endpoint), Usage: eng.BucketUsage, Metrics: registry,
-		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent,
+		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent, LDAP: directory != nil,
 		Logger: logger.With("component", "console"),
 	}, logger)
 	if err != nil {

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"encoding/xml"
+	"time"
+
+	"github.com/chromedp/chromedp"
 	"io"
 	"net/http"
 	"net/url"
@@ -22,7 +25,7 @@ import (
 // the directory on every use of a credential so that a removal shows at
 // once. The server logs every request (--log-requests) so that the
 // password checks below read everything it writes.
-func ldapServer(t *testing.T, startTLS bool) (*server, *slapdtest.Server) {
+func ldapServer(t *testing.T, startTLS bool, extra ...string) (*server, *slapdtest.Server) {
 	t.Helper()
 	dir := slapdtest.Start(t)
 	for _, kv := range dir.Env(startTLS, true) {
@@ -30,7 +33,7 @@ func ldapServer(t *testing.T, startTLS bool) (*server, *slapdtest.Server) {
 		t.Setenv(k, v)
 	}
 	t.Setenv("SHARDSTORE_IDENTITY_LDAP_RECHECK_INTERVAL", "0s")
-	s := startServer(t, "--log-requests", "--log-level", "debug")
+	s := startServer(t, append([]string{"--log-requests", "--log-level", "debug"}, extra...)...)
 	return s, dir
 }
 
@@ -248,4 +251,53 @@ func TestLDAPStartTLSAndThrottle(t *testing.T) {
 	if strings.Contains(s.stderr.String(), "wrong-pw") {
 		t.Error("a failed password is in the server log")
 	}
+}
+
+// TestLDAPConsoleInBrowser: the web console signs a directory user in
+// with its name and password (headless Chromium, the real login page):
+// a wrong password is refused with a message, alice sees the buckets her
+// mapped policy lets her list and is refused a bucket creation; once she
+// leaves the directory her console session stops working.
+func TestLDAPConsoleInBrowser(t *testing.T) {
+	c := newChrome(t)
+	s, dir := ldapServer(t, false, "--console-address", "127.0.0.1:0")
+	url := s.consoleURL(t)
+	if _, err := s.root().CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("team-data")}); err != nil {
+		t.Fatal(err)
+	}
+	s.adminJSON(t, nil, "idp", "ldap", "policy", "attach", "readonly", "--group", slapdtest.GroupDN("readers"))
+
+	c.run("open login page", chromedp.Navigate(url+"/"), chromedp.WaitVisible("#access-key", chromedp.ByQuery),
+		chromedp.WaitVisible("#login-mode", chromedp.ByQuery))
+	c.run("choose the directory login", chromedp.SetValue("#login-mode", "ldap", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#login-mode").dispatchEvent(new Event("change"))`, nil))
+	c.poll("fields named for the directory", `document.querySelector("label[for=access-key]").textContent === "User name"`)
+	c.run("wrong password",
+		chromedp.SendKeys("#access-key", "alice", chromedp.ByQuery),
+		chromedp.SendKeys("#secret-key", "not-alice-pw", chromedp.ByQuery),
+		chromedp.Click("#login-button", chromedp.ByQuery))
+	c.poll("login error shown", `document.querySelector("#login-error").textContent.includes("wrong")`)
+	c.run("log in as alice",
+		chromedp.Evaluate(`document.querySelector("#secret-key").value = ""`, nil),
+		chromedp.SendKeys("#secret-key", slapdtest.Password("alice"), chromedp.ByQuery),
+		chromedp.Click("#login-button", chromedp.ByQuery),
+		chromedp.WaitVisible("#logout", chromedp.ByQuery))
+	c.poll("alice's buckets listed", `[...document.querySelectorAll("a.bucket-link")].some(a => a.textContent === "team-data")`)
+	c.poll("alice named in the header", `document.body.textContent.includes("alice")`)
+	c.shot("ldap-buckets")
+	c.run("create bucket refused",
+		chromedp.SendKeys("#new-bucket", "alice-own", chromedp.ByQuery),
+		chromedp.Click("#create-bucket", chromedp.ByQuery))
+	c.poll("refusal shown", `document.body.textContent.includes("AccessDenied") || document.body.textContent.toLowerCase().includes("denied") || document.body.textContent.toLowerCase().includes("not allowed")`)
+
+	// alice leaves the directory: the console session is refused and the
+	// page goes back to the login.
+	dir.DeleteUser("alice")
+	c.run("reload buckets", chromedp.Navigate(url+"/#/buckets"), chromedp.Reload())
+	c.poll("session refused", `!!document.querySelector("#access-key") || document.body.textContent.includes("InvalidAccessKeyId") || document.body.textContent.includes("no longer")`)
+	c.checkNoAlerts()
+	if strings.Contains(s.stderr.String(), slapdtest.Password("alice")) || strings.Contains(s.stderr.String(), "not-alice-pw") {
+		t.Error("a password is in the server log")
+	}
+	_ = time.Second
 }
