@@ -62,7 +62,8 @@ https:// endpoint with a private CA needs --ca-cert FILE (or SHARDSTORE_CA_CERT)
 Requests are signed with the root credentials from SHARDSTORE_ROOT_USER /
 SHARDSTORE_ROOT_PASSWORD (or MINIO_ROOT_USER / MINIO_ROOT_PASSWORD), or the
 development defaults when neither is set; SHARDSTORE_ACCESS_KEY and
-SHARDSTORE_SECRET_KEY sign as a user instead (one whose policies allow the
+SHARDSTORE_SECRET_KEY (with SHARDSTORE_SESSION_TOKEN for temporary
+credentials) sign as a user instead (one whose policies allow the
 admin action, or any user managing its own access keys).`
 
 // runAdmin operates a running server through its admin API.
@@ -143,7 +144,9 @@ func newAdminClient(endpoint, region, caFile string) (*adminClient, error) {
 	ak, sk := os.Getenv("SHARDSTORE_ACCESS_KEY"), os.Getenv("SHARDSTORE_SECRET_KEY")
 	switch {
 	case ak != "" && sk != "":
-		c.creds = aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk}
+		// Temporary credentials (a directory user's, from
+		// AssumeRoleWithLDAPIdentity) come with their session token.
+		c.creds = aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, SessionToken: os.Getenv("SHARDSTORE_SESSION_TOKEN")}
 		return c, nil
 	case ak != "" || sk != "":
 		return nil, errors.New("set both SHARDSTORE_ACCESS_KEY and SHARDSTORE_SECRET_KEY, or neither")

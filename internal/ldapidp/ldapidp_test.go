@@ -340,3 +340,30 @@ func TestSlapd(t *testing.T) {
 		}
 	})
 }
+
+// FuzzParse: any settings parse or fail with ErrConfig, never panic,
+// and an error never shows the lookup password.
+func FuzzParse(f *testing.F) {
+	f.Add("ldap.example.org:636", "(uid=%s)", "ou=p,dc=x", "", "", "on", "1m")
+	f.Add("h", "(&(uid=%s)(!(x=y)))", "ou=a,dc=x;ou=b,dc=x", "ou=g,dc=x", "(member=%d)", "off", "0s")
+	f.Fuzz(func(t *testing.T, addr, userFilter, userBase, groupBase, groupFilter, startTLS, recheck string) {
+		const pw = "fuzz-lookup-secret"
+		s := map[string]string{"SERVER_ADDR": addr, "USER_DN_SEARCH_FILTER": userFilter, "USER_DN_SEARCH_BASE_DN": userBase,
+			"GROUP_SEARCH_BASE_DN": groupBase, "GROUP_SEARCH_FILTER": groupFilter, "SERVER_STARTTLS": startTLS,
+			"RECHECK_INTERVAL": recheck, "LOOKUP_BIND_DN": "cn=lookup,dc=x", "LOOKUP_BIND_PASSWORD": pw}
+		cfg, ok, err := ldapidp.Parse(s, nil)
+		switch {
+		case err != nil:
+			if !errors.Is(err, ldapidp.ErrConfig) {
+				t.Fatalf("error %v is not ErrConfig", err)
+			}
+			if strings.Contains(err.Error(), pw) {
+				t.Fatalf("error shows the password: %v", err)
+			}
+		case ok:
+			if cfg.Addr == "" || len(cfg.UserBases) == 0 || !strings.Contains(cfg.UserFilter, "%s") || cfg.Recheck < 0 {
+				t.Fatalf("accepted an incomplete configuration: %+v", cfg)
+			}
+		}
+	})
+}

@@ -134,6 +134,11 @@ func (h *Handler) serveFederated(w http.ResponseWriter, r *http.Request, body []
 	if !federatedActions[form.Get("Action")] {
 		return false
 	}
+	if r.URL.Query().Has("LDAPPassword") {
+		// A URL ends up in proxies' and browsers' logs and histories.
+		fail(w, http.StatusBadRequest, "ValidationError", "send LDAPPassword in the POST body, not in the URL")
+		return true
+	}
 	h.assumeRoleWithLDAP(w, r, form)
 	return true
 }

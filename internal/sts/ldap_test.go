@@ -124,6 +124,14 @@ func TestAssumeRoleWithLDAPIdentity(t *testing.T) {
 	if status, code, _ := post(h, "192.0.2.2", form("LDAPUsername", "alice", "LDAPPassword", "alice-pw")); status != 400 || code != "IDPCommunicationError" {
 		t.Fatalf("directory down: %d %s", status, code)
 	}
+	// A password in the URL is refused (the body is where it belongs).
+	r := httptest.NewRequest("POST", "http://localhost/?LDAPPassword=alice-pw", strings.NewReader(form("LDAPUsername", "alice").Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 400 || !strings.Contains(w.Body.String(), "ValidationError") {
+		t.Fatalf("password in the URL: %d %s", w.Code, w.Body.String())
+	}
 	// Not configured.
 	plain := &Handler{Verifier: v, Issuer: ids}
 	if status, code, _ := post(plain, "192.0.2.3", form("LDAPUsername", "alice", "LDAPPassword", "alice-pw")); status != 400 || code != "InvalidAction" {

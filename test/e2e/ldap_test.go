@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -42,12 +46,22 @@ func ldapServer(t *testing.T, startTLS bool, extra ...string) (*server, *slapdte
 // credentials or the STS error code and HTTP status.
 func ldapSTS(t *testing.T, s *server, user, password string, extra url.Values) (creds miniocreds.Value, code string, status int) {
 	t.Helper()
+	return ldapSTSVia(t, s, false, user, password, extra)
+}
+
+// ldapSTSVia is ldapSTS, to node 1 only when direct.
+func ldapSTSVia(t *testing.T, s *server, direct bool, user, password string, extra url.Values) (creds miniocreds.Value, code string, status int) {
+	t.Helper()
 	form := url.Values{"Action": {"AssumeRoleWithLDAPIdentity"}, "Version": {"2011-06-15"},
 		"LDAPUsername": {user}, "LDAPPassword": {password}}
 	for k, v := range extra {
 		form[k] = v
 	}
-	resp, err := http.Post(s.endpoint+"/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	hc := s.http // any node answers (a cluster spreads the calls)
+	if direct {
+		hc = s.direct
+	}
+	resp, err := hc.Post(s.endpoint+"/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +209,40 @@ func TestLDAPSignIn(t *testing.T) {
 		t.Fatalf("bob after leaving writers: %v", err)
 	}
 
+	// bob makes an access key of his own (his mapped policies include
+	// admin:CreateServiceAccount) with shardstore admin and his temporary
+	// credentials; disabling him in the directory stops both.
+	selfKeys := filepath.Join(t.TempDir(), "selfkeys.json")
+	if err := os.WriteFile(selfKeys, []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["admin:CreateServiceAccount"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.adminJSON(t, nil, "policy", "create", "selfkeys", selfKeys)
+	s.adminJSON(t, nil, "idp", "ldap", "policy", "attach", "selfkeys", "--user", slapdtest.UserDN("bob"))
+	cmd := exec.Command(binary, "admin", "accesskey", "create", "--json")
+	cmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint, "SHARDSTORE_ACCESS_KEY="+bobCreds.AccessKeyID,
+		"SHARDSTORE_SECRET_KEY="+bobCreds.SecretAccessKey, "SHARDSTORE_SESSION_TOKEN="+bobCreds.SessionToken)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bob creates his own access key: %v\n%s", err, out)
+	}
+	var bobKey struct{ AccessKey, SecretKey string }
+	if err := json.Unmarshal(out, &bobKey); err != nil {
+		t.Fatalf("accesskey create: %v\n%s", err, out)
+	}
+	bobKeyClient := s.client(bobKey.AccessKey, bobKey.SecretKey)
+	if _, err := bobKeyClient.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("by-key.txt"), Body: strings.NewReader("k")}); err != nil {
+		t.Fatalf("bob's own access key writes: %v", err)
+	}
+	dir.SetDisabled("bob", true)
+	_, err = bobKeyClient.GetObject(c, &s3.GetObjectInput{Bucket: aws.String("data"), Key: aws.String("by-key.txt")})
+	wantCode(t, err, "InvalidAccessKeyId", 403)
+	_, err = bob.GetObject(c, &s3.GetObjectInput{Bucket: aws.String("data"), Key: aws.String("by-key.txt")})
+	wantCode(t, err, "InvalidAccessKeyId", 403)
+	dir.SetDisabled("bob", false)
+	if _, err := bobKeyClient.GetObject(c, &s3.GetObjectInput{Bucket: aws.String("data"), Key: aws.String("by-key.txt")}); err != nil {
+		t.Fatalf("bob's key after he is enabled again: %v", err)
+	}
+
 	// slapd stops: federated sign-ins fail clearly, existing directory
 	// credentials are refused, root keeps working.
 	dir.Stop()
@@ -214,7 +262,7 @@ func TestLDAPSignIn(t *testing.T) {
 	// password, session secrets.
 	log := s.stderr.String()
 	for _, secret := range []string{slapdtest.Password("alice"), slapdtest.Password("bob"), slapdtest.Password("carol"),
-		"not-alice-pw", slapdtest.LookupPassword, aliceCreds.SecretAccessKey, aliceCreds.SessionToken, key.SecretKey} {
+		"not-alice-pw", slapdtest.LookupPassword, aliceCreds.SecretAccessKey, aliceCreds.SessionToken, key.SecretKey, bobKey.SecretKey} {
 		if strings.Contains(log, secret) {
 			t.Errorf("the server log holds a secret (%.4s...)", secret)
 		}
@@ -240,12 +288,12 @@ func TestLDAPStartTLSAndThrottle(t *testing.T) {
 	}
 	got := ""
 	for i := 0; i < 12 && got != "Throttling"; i++ {
-		_, got, _ = ldapSTS(t, s, "bob", "wrong-pw", nil)
+		_, got, _ = ldapSTSVia(t, s, true, "bob", "wrong-pw", nil)
 	}
 	if got != "Throttling" {
 		t.Fatalf("12 failed sign-ins from one address: %s, want Throttling", got)
 	}
-	if _, code, _ := ldapSTS(t, s, "bob", slapdtest.Password("bob"), nil); code != "Throttling" {
+	if _, code, _ := ldapSTSVia(t, s, true, "bob", slapdtest.Password("bob"), nil); code != "Throttling" {
 		t.Fatalf("a right password from a throttled address: %s, want Throttling", code)
 	}
 	if strings.Contains(s.stderr.String(), "wrong-pw") {
