@@ -51,7 +51,9 @@ func runAdminIDP(args []string) error {
 		return admin.Attachment{User: f.user, Group: f.group}, nil
 	}
 	change := func(word string) identityCommand {
-		return identityCommand{args: "POLICY...", about: word + " policies to or from a directory user's or group's DN (--user DN | --group DN)", min: 1, max: -1,
+		about := map[string]string{"attach": "map policies to a directory user's or group's DN (--user DN | --group DN)",
+			"detach": "remove policies mapped to a directory user's or group's DN (--user DN | --group DN)"}[word]
+		return identityCommand{args: "POLICY...", about: about, min: 1, max: -1,
 			flags: dnFlags,
 			run: func(ctx context.Context, c *adminClient, a []string, out io.Writer) error {
 				at, err := target()
