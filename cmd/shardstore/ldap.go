@@ -11,6 +11,7 @@ import (
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/ldapidp"
+	"github.com/shardstore/shardstore/internal/oidcidp"
 	"github.com/shardstore/shardstore/internal/sts"
 )
 
@@ -91,10 +92,13 @@ func ldapOptions(opts *iam.Options, dir *ldapidp.Directory) {
 
 // stsHandler is the STS endpoint, serving AssumeRoleWithLDAPIdentity
 // when a directory is configured.
-func stsHandler(v *auth.Verifier, ids *iam.Store, dir *ldapidp.Directory, logger *slog.Logger) *sts.Handler {
+func stsHandler(v *auth.Verifier, ids *iam.Store, dir *ldapidp.Directory, oidc *oidcidp.Provider, logger *slog.Logger) *sts.Handler {
 	h := &sts.Handler{Verifier: v, Issuer: ids, Log: logger}
 	if dir != nil {
 		h.LDAP, h.LDAPIssuer = dir, ids
+	}
+	if oidc != nil {
+		h.OIDC, h.OIDCIssuer = oidc, ids
 	}
 	return h
 }

@@ -364,6 +364,10 @@ func runServer(args []string) error {
 	if err != nil {
 		return err
 	}
+	openID, err := openOIDC(os.Getenv, certStore.RootCAs(), logger.With("component", "openid"))
+	if err != nil {
+		return err
+	}
 	idOpts := iam.Options{Backend: eng, Root: root,
 		Key: os.Getenv("SHARDSTORE_IAM_KEY"), PreviousKey: os.Getenv("SHARDSTORE_IAM_PREVIOUS_KEY"),
 		Taken: func(ak string) bool { _, ok := users.Lookup(ak); return ok },
@@ -425,7 +429,7 @@ func runServer(args []string) error {
 		Auth:              s3api.SigV4{Verifier: verifier},
 		Registry:          registry,
 		Admin:             adm,
-		STS:               stsHandler(verifier, ids, directory, logger.With("component", "sts")),
+		STS:               stsHandler(verifier, ids, directory, openID, logger.With("component", "sts")),
 		Region:            o.region,
 		Domain:            o.domain,
 		Logger:            logger.With("component", "s3api"),

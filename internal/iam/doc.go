@@ -72,4 +72,9 @@
 // moment, so a removed or disabled user is refused within the interval,
 // and an unreachable directory refuses directory users only
 // (docs/sso.md).
+//
+// OpenID Connect sessions (AssumeRoleWithWebIdentity, oidc.go) record
+// the token's subject, issuer and the policy names its claim gave
+// (package sts validated it through oidcidp); they are decided at each
+// use with those policies as they are then.
 package iam

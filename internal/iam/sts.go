@@ -44,6 +44,12 @@ type sessionClaims struct {
 	// at each use.
 	LDAPUser string `json:"lu,omitempty"`
 	LDAPDN   string `json:"ld,omitempty"`
+	// OIDCSub, OIDCIss and OIDCPolicies name an OpenID session
+	// (oidc.go): the token's subject and issuer, and the policies its
+	// claim named.
+	OIDCSub      string   `json:"os,omitempty"`
+	OIDCIss      string   `json:"oi,omitempty"`
+	OIDCPolicies []string `json:"op,omitempty"`
 }
 
 const (
@@ -148,6 +154,8 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 	} else if c.LDAPDN != "" {
 		base, refusal = s.ldapSession(c)
 		user = c.LDAPDN
+	} else if c.OIDCSub != "" {
+		base, user = s.oidcPermissions(c), c.OIDCSub
 	} else {
 		snap := s.snap.Load()
 		u, ok := snap.st.Users[c.User]

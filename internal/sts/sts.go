@@ -9,6 +9,10 @@
 // LDAP directory (internal/ldapidp), failed sign-ins are counted and
 // throttled per source address, and the session carries the policies
 // mapped to the user's DN and groups (iam.Store.AssumeRoleWithLDAP).
+// AssumeRoleWithWebIdentity (oidc.go), the AWS SDKs' unsigned call,
+// exchanges an OpenID Connect token validated by internal/oidcidp for a
+// session with the policies its claim names
+// (iam.Store.AssumeRoleWithWebIdentity).
 //
 // Roles are not modelled: RoleArn is required (the SDKs insist on it)
 // and recorded nowhere; the session has the caller's own permissions,
@@ -48,8 +52,12 @@ type Handler struct {
 	// LDAP and LDAPIssuer serve AssumeRoleWithLDAPIdentity; nil when
 	// LDAP is not configured. Limiter counts failed sign-ins (nil: the
 	// handler's own).
-	LDAP        Directory
-	LDAPIssuer  LDAPIssuer
+	LDAP       Directory
+	LDAPIssuer LDAPIssuer
+	// OIDC and OIDCIssuer serve AssumeRoleWithWebIdentity (oidc.go);
+	// nil when OpenID Connect is not configured.
+	OIDC        TokenValidator
+	OIDCIssuer  WebIdentityIssuer
 	Limiter     *Limiter
 	limiterOnce sync.Once
 }

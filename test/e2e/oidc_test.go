@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+
+	"github.com/shardstore/shardstore/internal/oidcidp/oidctest"
+)
+
+// webIdentity asks AssumeRoleWithWebIdentity with aws-sdk-go-v2 at its
+// defaults (the call is unsigned) and returns an S3 client of the
+// session, or the STS error code.
+func webIdentity(t *testing.T, s *server, token string, policy *string) (*s3.Client, string) {
+	t.Helper()
+	c := sts.New(sts.Options{Region: region, BaseEndpoint: aws.String(s.endpoint), HTTPClient: s.http})
+	out, err := c.AssumeRoleWithWebIdentity(ctx(t), &sts.AssumeRoleWithWebIdentityInput{
+		RoleArn: aws.String("arn:aws:iam::000000000000:role/web"), RoleSessionName: aws.String("e2e-session"),
+		WebIdentityToken: aws.String(token), Policy: policy})
+	if err != nil {
+		var ae smithy.APIError
+		if errors.As(err, &ae) {
+			return nil, ae.ErrorCode()
+		}
+		t.Fatalf("AssumeRoleWithWebIdentity: %v", err)
+	}
+	cr := out.Credentials
+	return s3.New(s3.Options{Region: region, BaseEndpoint: aws.String(s.endpoint), UsePathStyle: true, HTTPClient: s.http,
+		Credentials: credentials.NewStaticCredentialsProvider(*cr.AccessKeyId, *cr.SecretAccessKey, *cr.SessionToken)}), ""
+}
+
+// TestOIDCWebIdentity: a real OpenID provider (oidc-provider, oidctest)
+// signs alice and bob in through its authorization-code flow; the
+// server, configured by MinIO's MINIO_IDENTITY_OPENID_* variables,
+// exchanges their ID tokens for credentials (aws-sdk-go-v2's
+// AssumeRoleWithWebIdentity) that may do what the policy claim names and
+// nothing else; a token of another client and a tampered one are
+// InvalidIdentityToken; with the provider down a server that has not
+// seen its keys answers IDPCommunicationError while root works; no token
+// reaches the log.
+func TestOIDCWebIdentity(t *testing.T) {
+	op := oidctest.Start(t)
+	t.Setenv("MINIO_IDENTITY_OPENID_CONFIG_URL", op.ConfigURL())
+	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_ID", oidctest.ClientID)
+	s := startServer(t, "--log-requests", "--log-level", "debug")
+	c := ctx(t)
+	root := s.root()
+	if _, err := root.CreateBucket(c, &s3.CreateBucketInput{Bucket: aws.String("web")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("a.txt"), Body: strings.NewReader("a")}); err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]string{}
+	for _, who := range []struct{ user, client, secret string }{
+		{"alice", oidctest.ClientID, oidctest.ClientSecret}, {"bob", oidctest.ClientID, oidctest.ClientSecret},
+		{"other", oidctest.OtherClient, oidctest.OtherSecret},
+	} {
+		user := who.user
+		if user == "other" {
+			user = "alice"
+		}
+		tok, err := op.Login(user, who.client, who.secret)
+		if err != nil {
+			t.Fatalf("%s signs in at the provider: %v", who.user, err)
+		}
+		tokens[who.user] = tok
+	}
+
+	alice, code := webIdentity(t, s, tokens["alice"], nil)
+	if code != "" {
+		t.Fatalf("alice: %s", code)
+	}
+	if _, err := alice.GetObject(c, &s3.GetObjectInput{Bucket: aws.String("web"), Key: aws.String("a.txt")}); err != nil {
+		t.Fatalf("alice (readonly) reads: %v", err)
+	}
+	_, err := alice.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("alice.txt"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied", 403)
+
+	bob, code := webIdentity(t, s, tokens["bob"], nil)
+	if code != "" {
+		t.Fatalf("bob: %s", code)
+	}
+	if _, err := bob.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("bob.txt"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatalf("bob (readwrite) writes: %v", err)
+	}
+	narrow, code := webIdentity(t, s, tokens["bob"], aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::web/*"}]}`))
+	if code != "" {
+		t.Fatalf("bob with a session policy: %s", code)
+	}
+	_, err = narrow.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("bob2.txt"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied", 403)
+
+	tampered := []byte(tokens["alice"])
+	tampered[len(tampered)-5] ^= 1
+	for why, tok := range map[string]string{"another client's token": tokens["other"], "tampered": string(tampered), "not a JWT": "abc"} {
+		if _, code := webIdentity(t, s, tok, nil); code != "InvalidIdentityToken" {
+			t.Errorf("%s: %q, want InvalidIdentityToken", why, code)
+		}
+	}
+
+	// The provider goes down: a server that has not fetched its keys yet
+	// cannot check a token and says so; root works.
+	op.Stop()
+	s2 := startServer(t)
+	if _, code := webIdentity(t, s2, tokens["alice"], nil); code != "IDPCommunicationError" {
+		t.Fatalf("provider down: %q, want IDPCommunicationError", code)
+	}
+	if _, err := s2.root().ListBuckets(c, &s3.ListBucketsInput{}); err != nil {
+		t.Fatalf("root with the provider down: %v", err)
+	}
+	for _, tok := range tokens {
+		if strings.Contains(s.stderr.String(), tok) || strings.Contains(s2.stderr.String(), tok) {
+			t.Fatal("an identity token is in the server log")
+		}
+	}
+}
