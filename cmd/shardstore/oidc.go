@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/shardstore/shardstore/internal/console"
 	"github.com/shardstore/shardstore/internal/oidcidp"
 )
 
@@ -25,4 +26,12 @@ func openOIDC(getenv func(string) string, roots *x509.CertPool, logger *slog.Log
 	logger.Info("OpenID Connect sign-in enabled", "config_url", cfg.ConfigURL, "client_id", cfg.ClientID, "policies", claim)
 	fmt.Fprintf(os.Stderr, "OpenID Connect: %s (client %s, %s)\n", cfg.ConfigURL, cfg.ClientID, claim)
 	return oidcidp.New(cfg), nil
+}
+
+// withOpenID offers the console's "Sign in with" login of the provider.
+func withOpenID(cfg console.Config, p *oidcidp.Provider) console.Config {
+	if p != nil {
+		cfg.OpenID, cfg.OpenIDName, cfg.OpenIDRedirect = p, p.Config().DisplayName, p.Config().RedirectURI
+	}
+	return cfg
 }

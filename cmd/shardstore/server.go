@@ -529,11 +529,11 @@ func runServer(args []string) error {
 		go func() { served <- srv.Serve(ln) }()
 	}
 	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
-	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, console.Config{
+	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, withOpenID(console.Config{
 		S3: srv, Region: o.region, ShareEndpoint: cmp.Or(publicURL, endpoint), Usage: eng.BucketUsage, Metrics: registry,
 		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent, LDAP: directory != nil,
 		Logger: logger.With("component", "console"),
-	}, logger)
+	}, openID), logger)
 	if err != nil {
 		_ = stopper.Shutdown(context.Background())
 		if node == nil {

@@ -43,6 +43,12 @@ type Config struct {
 	// LDAP offers the directory (LDAP) login: the S3 server answers
 	// AssumeRoleWithLDAPIdentity (ldap.go).
 	LDAP bool
+	// OpenID offers "Sign in with OpenIDName" (oidc.go); OpenIDRedirect
+	// is the callback URL registered with the provider ("" = this
+	// console's /api/oidc/callback as the browser reaches it).
+	OpenID         OpenIDLogin
+	OpenIDName     string
+	OpenIDRedirect string
 	// SessionTTL is how long a login lasts; 0 means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock (tests); nil means time.Now.
@@ -57,6 +63,7 @@ type Console struct {
 	sessions *sessions
 	static   http.Handler
 	api      map[string]route // built once by New
+	oidc     pendingLogins    // OpenID logins under way (oidc.go)
 }
 
 // New returns the console for cfg.
@@ -131,6 +138,8 @@ func (c *Console) routes() map[string]route {
 		"/api/login":              {method: http.MethodPost, public: true, serve: c.login},
 		"/api/session":            {method: http.MethodGet, public: true, serve: c.sessionInfo},
 		"/api/login-options":      {method: http.MethodGet, public: true, serve: c.loginOptions},
+		"/api/oidc/login":         {method: http.MethodGet, public: true, serve: c.oidcLogin},
+		oidcCallbackURL:           {method: http.MethodGet, public: true, serve: c.oidcCallback},
 		"/api/logout":             {method: http.MethodPost, serve: c.logout},
 		"/api/buckets":            {method: "GET POST DELETE", serve: c.buckets},
 		"/api/objects":            {method: http.MethodGet, serve: c.listObjects},

@@ -20,7 +20,11 @@ import (
 
 // loginOptions tells the login page which logins the console offers.
 func (c *Console) loginOptions(w http.ResponseWriter, _ *http.Request, _ *session) {
-	writeJSON(w, http.StatusOK, map[string]bool{"ldap": c.cfg.LDAP})
+	out := map[string]any{"ldap": c.cfg.LDAP}
+	if c.cfg.OpenID != nil {
+		out["openid"] = cmpOr(c.cfg.OpenIDName, "OpenID")
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 type stsCredentials struct {
@@ -42,18 +46,7 @@ func (c *Console) ldapLogin(w http.ResponseWriter, r *http.Request, name, passwo
 	secs := min(max(int64(ttl/time.Second), 900), 43200)
 	form := url.Values{"Action": {"AssumeRoleWithLDAPIdentity"}, "Version": {"2011-06-15"},
 		"LDAPUsername": {name}, "LDAPPassword": {password}, "DurationSeconds": {strconv.FormatInt(secs, 10)}}
-	body := form.Encode()
-	u := &url.URL{Scheme: "http", Host: consoleHost, Path: "/"}
-	req := (&http.Request{Method: http.MethodPost, URL: u, Host: consoleHost, Header: http.Header{},
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, RequestURI: "/", RemoteAddr: r.RemoteAddr,
-		Body: http.NoBody, ContentLength: int64(len(body))}).WithContext(r.Context())
-	req.Body = readCloser{strings.NewReader(body)}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	rec := &recorder{header: http.Header{}}
-	c.cfg.S3.ServeHTTP(rec, req)
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
+	rec := c.stsCall(r, form)
 	if rec.status != http.StatusOK {
 		var e struct {
 			Error struct{ Code, Message string } `xml:"Error"`
@@ -89,6 +82,23 @@ func (c *Console) ldapLogin(w http.ResponseWriter, r *http.Request, name, passwo
 	s := c.sessions.create(cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken, name, now, ttl)
 	setCookie(w, r, s, now)
 	writeJSON(w, http.StatusOK, sessionReply{User: name, CSRF: s.csrf, Ops: c.mayOperate(r, s), Expires: s.expires})
+}
+
+// stsCall sends an unsigned STS form to the S3 server in process, as
+// from the browser's address, and returns the buffered answer.
+func (c *Console) stsCall(r *http.Request, form url.Values) *recorder {
+	body := form.Encode()
+	u := &url.URL{Scheme: "http", Host: consoleHost, Path: "/"}
+	req := (&http.Request{Method: http.MethodPost, URL: u, Host: consoleHost, Header: http.Header{},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, RequestURI: "/", RemoteAddr: r.RemoteAddr,
+		Body: readCloser{strings.NewReader(body)}, ContentLength: int64(len(body))}).WithContext(r.Context())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := &recorder{header: http.Header{}}
+	c.cfg.S3.ServeHTTP(rec, req)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return rec
 }
 
 type readCloser struct{ *strings.Reader }

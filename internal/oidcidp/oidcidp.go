@@ -12,8 +12,8 @@
 // Settings come from SHARDSTORE_IDENTITY_OPENID_* or MinIO's
 // MINIO_IDENTITY_OPENID_* environment variables (Env): CONFIG_URL,
 // CLIENT_ID, CLIENT_SECRET, CLAIM_NAME, SCOPES, REDIRECT_URI,
-// ROLE_POLICY. The console's authorization-code login is not built yet;
-// SCOPES, REDIRECT_URI and CLIENT_SECRET are read for it.
+// ROLE_POLICY, DISPLAY_NAME. AuthCodeURL and Exchange (authcode.go) are
+// the console's authorization-code login with PKCE and a nonce.
 //
 // Errors: ErrInvalidToken (malformed, bad signature, wrong issuer or
 // audience, not yet valid), ErrExpiredToken, ErrUnavailable (discovery
@@ -53,7 +53,7 @@ var (
 )
 
 // Setting names (after SHARDSTORE_IDENTITY_OPENID_ or MINIO_IDENTITY_OPENID_).
-var settingNames = []string{"CONFIG_URL", "CLIENT_ID", "CLIENT_SECRET", "CLAIM_NAME", "SCOPES", "REDIRECT_URI", "ROLE_POLICY"}
+var settingNames = []string{"CONFIG_URL", "CLIENT_ID", "CLIENT_SECRET", "CLAIM_NAME", "SCOPES", "REDIRECT_URI", "ROLE_POLICY", "DISPLAY_NAME"}
 
 // Env reads the settings: ours first, then MinIO's name.
 func Env(getenv func(string) string) map[string]string {
@@ -79,6 +79,7 @@ type Config struct {
 	Scopes       []string // for the console's login (not built yet)
 	RedirectURI  string
 	RolePolicy   []string // policies of every token, instead of the claim's
+	DisplayName  string   // the console's "Sign in with ..." (default "OpenID")
 	RootCAs      *x509.CertPool
 	// Leeway is the clock skew allowed on exp, nbf and iat.
 	Leeway time.Duration
@@ -114,6 +115,7 @@ func Parse(s map[string]string, roots *x509.CertPool) (cfg Config, ok bool, err 
 	}
 	cfg.RedirectURI = strings.TrimSpace(s["REDIRECT_URI"])
 	cfg.RolePolicy = splitPolicies(s["ROLE_POLICY"])
+	cfg.DisplayName = strings.TrimSpace(s["DISPLAY_NAME"])
 	cfg.RootCAs, cfg.Leeway = roots, time.Minute
 	return cfg, true, nil
 }
@@ -135,6 +137,8 @@ type Claims struct {
 	Expiry          time.Time
 	// Policies are the names the policy claim (or ROLE_POLICY) gives.
 	Policies []string
+	// Nonce is the token's nonce claim (the console's login checks it).
+	Nonce string
 }
 
 // Provider validates the tokens of one OpenID provider. It is safe for
@@ -146,6 +150,8 @@ type Provider struct {
 	mu       sync.Mutex
 	issuer   string
 	jwksURI  string
+	authURL  string // authorization_endpoint
+	tokenURL string // token_endpoint
 	keys     map[string]crypto.PublicKey
 	fetched  time.Time // of the keys
 	failedAt time.Time // of the last failed fetch
@@ -199,18 +205,8 @@ func (p *Provider) getJSON(ctx context.Context, u string, v any) error {
 
 // refresh fetches discovery (once) and the JWKS; p.mu is held.
 func (p *Provider) refresh(ctx context.Context) error {
-	if p.jwksURI == "" {
-		var d struct {
-			Issuer  string `json:"issuer"`
-			JWKSURI string `json:"jwks_uri"`
-		}
-		if err := p.getJSON(ctx, p.cfg.ConfigURL, &d); err != nil {
-			return fmt.Errorf("%w: discovery: %w", ErrUnavailable, err)
-		}
-		if d.Issuer == "" || d.JWKSURI == "" {
-			return fmt.Errorf("%w: the discovery document names no issuer or jwks_uri", ErrUnavailable)
-		}
-		p.issuer, p.jwksURI = d.Issuer, d.JWKSURI
+	if err := p.discover(ctx); err != nil {
+		return err
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
@@ -227,6 +223,27 @@ func (p *Provider) refresh(ctx context.Context) error {
 		keys[kid] = key
 	}
 	p.keys, p.fetched = keys, p.now()
+	return nil
+}
+
+// discover reads the discovery document once; p.mu is held.
+func (p *Provider) discover(ctx context.Context) error {
+	if p.jwksURI != "" {
+		return nil
+	}
+	var d struct {
+		Issuer   string `json:"issuer"`
+		JWKSURI  string `json:"jwks_uri"`
+		AuthURL  string `json:"authorization_endpoint"`
+		TokenURL string `json:"token_endpoint"`
+	}
+	if err := p.getJSON(ctx, p.cfg.ConfigURL, &d); err != nil {
+		return fmt.Errorf("%w: discovery: %w", ErrUnavailable, err)
+	}
+	if d.Issuer == "" || d.JWKSURI == "" {
+		return fmt.Errorf("%w: the discovery document names no issuer or jwks_uri", ErrUnavailable)
+	}
+	p.issuer, p.jwksURI, p.authURL, p.tokenURL = d.Issuer, d.JWKSURI, d.AuthURL, d.TokenURL
 	return nil
 }
 
@@ -300,6 +317,7 @@ func (p *Provider) Validate(ctx context.Context, token string) (Claims, error) {
 	if !contains(aud, p.cfg.ClientID) && azp != p.cfg.ClientID {
 		return Claims{}, fmt.Errorf("%w: the token is for another audience", ErrInvalidToken)
 	}
+	c.Nonce, _ = mc["nonce"].(string)
 	if exp, err := mc.GetExpirationTime(); err == nil && exp != nil {
 		c.Expiry = exp.Time
 	}

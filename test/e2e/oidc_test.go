@@ -2,8 +2,13 @@ package e2e
 
 import (
 	"errors"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -120,4 +125,59 @@ func TestOIDCWebIdentity(t *testing.T) {
 			t.Fatal("an identity token is in the server log")
 		}
 	}
+}
+
+// TestOIDCConsoleInBrowser: "Sign in with TestIdP" on the console's login
+// page takes headless Chromium to the real provider's login and consent
+// pages and back (authorization code with PKCE, state and nonce); alice
+// then sees the buckets her policy claim lets her list, and signs out. A
+// callback with a state the console did not issue is refused.
+func TestOIDCConsoleInBrowser(t *testing.T) {
+	c := newChrome(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	consoleAddr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	op := oidctest.Start(t, "http://"+consoleAddr+"/api/oidc/callback")
+	t.Setenv("MINIO_IDENTITY_OPENID_CONFIG_URL", op.ConfigURL())
+	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_ID", oidctest.ClientID)
+	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_SECRET", oidctest.ClientSecret)
+	t.Setenv("MINIO_IDENTITY_OPENID_DISPLAY_NAME", "TestIdP")
+	s := startServer(t, "--console-address", consoleAddr)
+	url := s.consoleURL(t)
+	if _, err := s.root().CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("idp-data")}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A callback the console did not start is refused.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(url + "/api/oidc/callback?state=forged&code=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "sso_error=InvalidState") {
+		t.Fatalf("forged callback: %d %s", resp.StatusCode, loc)
+	}
+
+	c.run("open login page", chromedp.Navigate(url+"/"), chromedp.WaitVisible("#sso-login", chromedp.ByQuery))
+	c.poll("sign-in button named", `document.querySelector("#sso-login").textContent === "Sign in with TestIdP"`)
+	c.shot("oidc-login")
+	c.run("sign in with the provider", chromedp.Click("#sso-login", chromedp.ByQuery),
+		chromedp.WaitVisible(`input[name=login]`, chromedp.ByQuery))
+	c.shot("oidc-provider-login")
+	c.run("provider login page",
+		chromedp.SendKeys(`input[name=login]`, "alice", chromedp.ByQuery),
+		chromedp.SendKeys(`input[name=password]`, "alice-password", chromedp.ByQuery),
+		chromedp.Click(`button[type=submit]`, chromedp.ByQuery))
+	c.run("provider consent page", chromedp.WaitReady(`input[name=prompt][value=consent]`, chromedp.ByQuery),
+		chromedp.Click(`button[type=submit]`, chromedp.ByQuery))
+	c.run("back in the console", chromedp.WaitVisible("#logout", chromedp.ByQuery))
+	c.poll("alice's buckets listed", `[...document.querySelectorAll("a.bucket-link")].some(a => a.textContent === "idp-data")`)
+	c.poll("alice named", `document.body.textContent.includes("alice")`)
+	c.shot("oidc-buckets")
+	c.logout()
+	c.checkNoAlerts()
 }

@@ -167,7 +167,14 @@ function loginPage() {
     skLabel.textContent = ldap ? "Password" : "Secret key";
   } }, el("option", { value: "key", text: "Access key" }), el("option", { value: "ldap", text: "Directory (LDAP) account" }));
   const modeRow = el("div", { id: "login-mode-row", hidden: true }, el("label", { for: "login-mode", text: "Log in with" }), mode);
-  api("GET", "/api/login-options").then((o) => { if (o.ldap) modeRow.hidden = false; }).catch(() => {});
+  // "Sign in with <provider>": the browser goes to the OpenID provider
+  // and comes back through /api/oidc/callback with a session.
+  const sso = el("a", { id: "sso-login", class: "button", href: "/api/oidc/login", hidden: true });
+  api("GET", "/api/login-options").then((o) => {
+    if (o.ldap) modeRow.hidden = false;
+    if (o.openid) { sso.textContent = "Sign in with " + o.openid; sso.hidden = false; }
+  }).catch(() => {});
+  const ssoError = new URLSearchParams(location.search).get("sso_error");
   const form = el("form", { class: "login-card", onsubmit: async (ev) => {
     ev.preventDefault();
     err.textContent = "";
@@ -190,10 +197,12 @@ function loginPage() {
   } },
     el("h1", {}, el("span", { class: "brand-mark", "aria-hidden": "true" }), "shardstore"),
     el("p", { class: "muted", text: "Log in with an access key and secret key, or a directory account where the server offers it. The console acts as that identity: what it may not do through S3, it may not do here." }),
+    sso,
     modeRow,
     akLabel, ak,
     skLabel, sk,
     btn, err);
+  if (ssoError) err.textContent = "Signing in with the identity provider failed (" + ssoError + ").";
   return el("div", { class: "login" }, form);
 }
 

@@ -95,8 +95,10 @@ type Provider struct {
 // ConfigURL is the provider's discovery URL.
 func (p *Provider) ConfigURL() string { return p.Issuer + "/.well-known/openid-configuration" }
 
-// Start runs the provider; it is stopped when the test ends.
-func Start(t testing.TB) *Provider {
+// Start runs the provider; it is stopped when the test ends. Both
+// clients accept the redirect URIs given (a console's callback) besides
+// the one Login uses.
+func Start(t testing.TB, redirects ...string) *Provider {
 	t.Helper()
 	install.once.Do(func() { install.node, install.dir, install.log, install.err = findOrInstall() })
 	for _, l := range install.log {
@@ -120,7 +122,7 @@ func Start(t testing.TB) *Provider {
 	l.Close()
 	p := &Provider{t: t, Issuer: "http://127.0.0.1:" + strconv.Itoa(port), redirect: "http://127.0.0.1:1/callback",
 		done: make(chan struct{}), out: &strings.Builder{}}
-	p.cmd = exec.Command(install.node, script, strconv.Itoa(port), p.redirect)
+	p.cmd = exec.Command(install.node, script, strconv.Itoa(port), strings.Join(append([]string{p.redirect}, redirects...), ","))
 	p.cmd.Dir = install.dir
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
