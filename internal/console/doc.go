@@ -37,7 +37,10 @@
 // every call is then signed with them and carries their session token
 // (share links too), so the user acts with its mapped policies and the
 // session ends when the directory no longer confirms the user. The
-// password is forwarded once and kept nowhere.
+// password is forwarded once and kept nowhere. "Sign in with <provider>"
+// (oidc.go) runs OpenID Connect's authorization-code flow with PKCE,
+// state and nonce against Config.OpenID and ends the same way, with
+// AssumeRoleWithWebIdentity in process.
 //
 // Answers are decoded from S3 XML into small JSON shapes (objects.go).
 // Downloads stream through as attachments with a sandbox CSP, so an HTML
