@@ -133,6 +133,10 @@ func TestOIDCWebIdentity(t *testing.T) {
 // then sees the buckets her policy claim lets her list, and signs out. A
 // callback with a state the console did not issue is refused.
 func TestOIDCConsoleInBrowser(t *testing.T) {
+	// The provider must know the console's callback URL before the
+	// server starts, so the console gets a fixed port, which only one
+	// node process could take.
+	singleNodeOnly(t, "the console's callback port is registered with the provider in advance")
 	c := newChrome(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
