@@ -70,13 +70,18 @@ func (p *pendingLogins) put(state string, l pendingLogin, now time.Time) {
 	p.m[state] = l
 }
 
-// take returns and forgets the login of state: a state works once.
-func (p *pendingLogins) take(state string, now time.Time) (pendingLogin, bool) {
+// take returns and forgets the login of state when browser (the
+// cookie's value) is the one that started it: a state works once, and
+// only for its own browser (another cannot use it up either).
+func (p *pendingLogins) take(state, browser string, now time.Time) (pendingLogin, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l, ok := p.m[state]
+	if !ok || subtle.ConstantTimeCompare([]byte(browser), []byte(l.browser)) != 1 {
+		return pendingLogin{}, false
+	}
 	delete(p.m, state)
-	return l, ok && now.Before(l.expires)
+	return l, now.Before(l.expires)
 }
 
 // redirectURI is the callback the provider sends the browser back to:
@@ -129,9 +134,12 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *sessio
 		return
 	}
 	q := r.URL.Query()
-	login, ok := c.oidc.take(q.Get("state"), now)
-	ck, err := r.Cookie(oidcCookie)
-	if !ok || err != nil || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(login.browser)) != 1 {
+	var browser string
+	if ck, err := r.Cookie(oidcCookie); err == nil {
+		browser = ck.Value
+	}
+	login, ok := c.oidc.take(q.Get("state"), browser, now)
+	if !ok || browser == "" {
 		c.sessions.failed(addr, now)
 		fail("InvalidState")
 		return
