@@ -168,8 +168,14 @@ func (s *Store) ldapRefusal(snap *snapshot, username, dn string) (*permissions, 
 // ldapIdentity is the identity of a directory user's credential.
 func (s *Store) ldapIdentity(username, dn, secret string, p *permissions) auth.Identity {
 	id := s.identity(dn, secret, p)
-	id.DisplayName = username
+	id.DisplayName, id.Claims = username, ldapClaims(username, dn)
 	return id
+}
+
+// ldapClaims are a directory user's policy variables, as MinIO names
+// them: ${ldap:username} and ${ldap:user} (the DN).
+func ldapClaims(username, dn string) map[string]string {
+	return map[string]string{"ldap:username": username, "ldap:user": dn}
 }
 
 // LDAPRequest asks for a directory user's session: the identity

@@ -142,7 +142,7 @@ func TestLDAPSessionsAndKeys(t *testing.T) {
 		if id.Refusal != nil {
 			return false, false, id.Refusal
 		}
-		if id.User != aliceDN || id.DisplayName != "alice" {
+		if id.User != aliceDN || id.DisplayName != "alice" || id.Claims["ldap:username"] != "alice" || id.Claims["ldap:user"] != aliceDN {
 			t.Fatalf("session identity: %+v", id)
 		}
 		get := id.Permissions.Evaluate(&policy.Request{Action: "s3:GetObject", Resource: "arn:aws:s3:::b/k"}) == policy.Allowed

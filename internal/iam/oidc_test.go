@@ -33,7 +33,7 @@ func TestWebIdentitySessions(t *testing.T) {
 	allowed := func(action string) bool {
 		t.Helper()
 		id, err := s.LookupSession(creds.AccessKey, creds.SessionToken)
-		if err != nil || id.Refusal != nil || id.User != "alice" {
+		if err != nil || id.Refusal != nil || id.User != "alice" || id.Claims["jwt:sub"] != "alice" || id.Claims["jwt:iss"] != "https://idp" {
 			t.Fatalf("session: %+v %v", id, err)
 		}
 		return id.Permissions.Evaluate(&policy.Request{Action: action, Resource: "arn:aws:s3:::b/k"}) == policy.Allowed

@@ -182,8 +182,11 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 		p = p.Narrowed(b)
 	}
 	id := s.identity(user, c.SecretKey, p)
-	if c.LDAPDN != "" {
-		id.DisplayName = c.LDAPUser
+	switch {
+	case c.LDAPDN != "":
+		id.DisplayName, id.Claims = c.LDAPUser, ldapClaims(c.LDAPUser, c.LDAPDN)
+	case c.OIDCSub != "":
+		id.Claims = map[string]string{"jwt:sub": c.OIDCSub, "jwt:iss": c.OIDCIss}
 	}
 	id.AccessKey, id.Session, id.Refusal = accessKey, true, refusal
 	return id, nil

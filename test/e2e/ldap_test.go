@@ -138,6 +138,19 @@ func TestLDAPSignIn(t *testing.T) {
 	}
 	_, err = alice.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("alice.txt"), Body: strings.NewReader("x")})
 	wantCode(t, err, "AccessDenied", 403)
+	// ${ldap:username} in a mapped policy: alice writes under her own
+	// prefix only (the mapping applies to her session at once).
+	home := filepath.Join(t.TempDir(), "home.json")
+	if err := os.WriteFile(home, []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:PutObject","Resource":"arn:aws:s3:::data/${ldap:username}/*"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.adminJSON(t, nil, "policy", "create", "home", home)
+	s.adminJSON(t, nil, "idp", "ldap", "policy", "attach", "home", "--user", slapdtest.UserDN("alice"))
+	if _, err := alice.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("alice/notes.txt"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatalf("alice writes under ${ldap:username}: %v", err)
+	}
+	_, err = alice.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("bob/notes.txt"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied", 403)
 
 	bobCreds, code, _ := ldapSTS(t, s, "bob", slapdtest.Password("bob"), nil)
 	if code != "" {

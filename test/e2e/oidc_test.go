@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,6 +102,24 @@ func TestOIDCWebIdentity(t *testing.T) {
 		t.Fatalf("bob with a session policy: %s", code)
 	}
 	_, err = narrow.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("bob2.txt"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied", 403)
+
+	// ${jwt:sub}: bob's token also names "diagnostics", which root now
+	// creates to deny writes outside web/${jwt:sub}/; a new session of
+	// bob's writes there only.
+	diag := filepath.Join(t.TempDir(), "diagnostics.json")
+	if err := os.WriteFile(diag, []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"s3:PutObject","NotResource":"arn:aws:s3:::web/${jwt:sub}/*"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.adminJSON(t, nil, "policy", "create", "diagnostics", diag)
+	bob2, code := webIdentity(t, s, tokens["bob"], nil)
+	if code != "" {
+		t.Fatalf("bob again: %s", code)
+	}
+	if _, err := bob2.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("bob/own.txt"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatalf("bob writes under ${jwt:sub}: %v", err)
+	}
+	_, err = bob2.PutObject(c, &s3.PutObjectInput{Bucket: aws.String("web"), Key: aws.String("elsewhere.txt"), Body: strings.NewReader("x")})
 	wantCode(t, err, "AccessDenied", 403)
 
 	tampered := []byte(tokens["alice"])
