@@ -39,6 +39,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin audit [--json]
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
+       shardstore admin idp ldap policy attach|detach|list ...
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -52,6 +53,7 @@ Operates a running server through its admin API:
   prometheus a scrape configuration with a bearer token for /shardstore/metrics
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
+  idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
@@ -60,7 +62,8 @@ https:// endpoint with a private CA needs --ca-cert FILE (or SHARDSTORE_CA_CERT)
 Requests are signed with the root credentials from SHARDSTORE_ROOT_USER /
 SHARDSTORE_ROOT_PASSWORD (or MINIO_ROOT_USER / MINIO_ROOT_PASSWORD), or the
 development defaults when neither is set; SHARDSTORE_ACCESS_KEY and
-SHARDSTORE_SECRET_KEY sign as a user instead (one whose policies allow the
+SHARDSTORE_SECRET_KEY (with SHARDSTORE_SESSION_TOKEN for temporary
+credentials) sign as a user instead (one whose policies allow the
 admin action, or any user managing its own access keys).`
 
 // runAdmin operates a running server through its admin API.
@@ -79,6 +82,8 @@ func runAdmin(args []string) error {
 		return runAdminPrometheus(args[1:])
 	case "kms":
 		return runAdminKMS(args[1:])
+	case "idp":
+		return runAdminIDP(args[1:])
 	default:
 		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus or kms)", args[0])
 	}
@@ -139,7 +144,9 @@ func newAdminClient(endpoint, region, caFile string) (*adminClient, error) {
 	ak, sk := os.Getenv("SHARDSTORE_ACCESS_KEY"), os.Getenv("SHARDSTORE_SECRET_KEY")
 	switch {
 	case ak != "" && sk != "":
-		c.creds = aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk}
+		// Temporary credentials (a directory user's, from
+		// AssumeRoleWithLDAPIdentity) come with their session token.
+		c.creds = aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, SessionToken: os.Getenv("SHARDSTORE_SESSION_TOKEN")}
 		return c, nil
 	case ak != "" || sk != "":
 		return nil, errors.New("set both SHARDSTORE_ACCESS_KEY and SHARDSTORE_SECRET_KEY, or neither")

@@ -37,6 +37,7 @@ type identityFlags struct {
 	json                                     bool
 	secretStdin                              bool
 	user, group, policy, expiry, name, descr string
+	ldapUser                                 string
 }
 
 func runAdminIdentity(args []string) error {
@@ -384,9 +385,10 @@ func identityCommands(f *identityFlags) map[string]map[string]identityCommand {
 					fs.StringVar(&f.expiry, "expiry", "", "when the key stops working: a `TIME` (RFC 3339) or a duration from now (24h)")
 					fs.StringVar(&f.name, "name", "", "a `NAME` for the key")
 					fs.StringVar(&f.descr, "description", "", "a `DESCRIPTION` of the key")
+					fs.StringVar(&f.ldapUser, "ldap-user", "", "the LDAP user `NAME` when --user is a directory user's DN (docs/sso.md)")
 				},
 				run: func(ctx context.Context, c *adminClient, _ []string, out io.Writer) error {
-					req := iam.NewAccessKey{Parent: f.user, Name: f.name, Description: f.descr}
+					req := iam.NewAccessKey{Parent: f.user, Name: f.name, Description: f.descr, LDAPUsername: f.ldapUser}
 					if f.policy != "" {
 						doc, err := readDocument(f.policy)
 						if err != nil {

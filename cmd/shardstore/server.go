@@ -40,7 +40,6 @@ import (
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
 	"github.com/shardstore/shardstore/internal/s3api"
-	"github.com/shardstore/shardstore/internal/sts"
 )
 
 // Defaults of the server command.
@@ -98,6 +97,8 @@ type serverOptions struct {
 	// accessLogInterval batches server access log records into log
 	// objects (--access-log-interval).
 	accessLogInterval time.Duration
+	// ldap is the LDAP sign-in configuration (ldap.go).
+	ldap ldapFlags
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -143,6 +144,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 		"encrypt every new object at rest (SSE-S3) unless the request or the bucket's default encryption says otherwise; needs a KMS (also SHARDSTORE_ENCRYPT_ALL=1, MINIO_KMS_AUTO_ENCRYPTION=on)")
 	fs.BoolVar(&o.allowSSECOverHTTP, "allow-ssec-over-http", envTrue(os.Getenv("SHARDSTORE_ALLOW_SSEC_OVER_HTTP")),
 		"accept SSE-C customer keys on plain HTTP requests, which S3 refuses since the key crosses the network in clear; for a TLS-terminating proxy in front (also SHARDSTORE_ALLOW_SSEC_OVER_HTTP=1)")
+	o.ldap = addLDAPFlags(fs, os.Getenv)
 	head := fmt.Sprintf("usage: %s\n\n"+
 		"Runs the S3 server on the given drive directories.\n"+
 		"DRIVE may use ellipses: /data/d{1...16}. Without drives the server uses %s.\n"+
@@ -358,11 +360,21 @@ func runServer(args []string) error {
 		node.printPlacement(os.Stderr, eng.Layout().SetSize, eng.Layout().Parity)
 	}
 
-	ids, err := iam.Open(context.Background(), iam.Options{Backend: eng, Root: root,
+	directory, err := openLDAP(o.ldap, certStore.RootCAs(), logger.With("component", "ldap"))
+	if err != nil {
+		return err
+	}
+	openID, err := openOIDC(os.Getenv, certStore.RootCAs(), logger.With("component", "openid"))
+	if err != nil {
+		return err
+	}
+	idOpts := iam.Options{Backend: eng, Root: root,
 		Key: os.Getenv("SHARDSTORE_IAM_KEY"), PreviousKey: os.Getenv("SHARDSTORE_IAM_PREVIOUS_KEY"),
 		Taken: func(ak string) bool { _, ok := users.Lookup(ak); return ok },
 		// Audit records are written whatever --log-level says.
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "audit")})
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "audit")}
+	ldapOptions(&idOpts, directory)
+	ids, err := iam.Open(context.Background(), idOpts)
 	if err != nil {
 		return err
 	}
@@ -417,7 +429,7 @@ func runServer(args []string) error {
 		Auth:              s3api.SigV4{Verifier: verifier},
 		Registry:          registry,
 		Admin:             adm,
-		STS:               &sts.Handler{Verifier: verifier, Issuer: ids, Log: logger.With("component", "sts")},
+		STS:               stsHandler(verifier, ids, directory, openID, logger.With("component", "sts")),
 		Region:            o.region,
 		Domain:            o.domain,
 		Logger:            logger.With("component", "s3api"),
@@ -517,11 +529,11 @@ func runServer(args []string) error {
 		go func() { served <- srv.Serve(ln) }()
 	}
 	fmt.Fprintf(os.Stdout, "S3 endpoint: %s\n", endpoint)
-	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, console.Config{
+	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, withOpenID(console.Config{
 		S3: srv, Region: o.region, ShareEndpoint: cmp.Or(publicURL, endpoint), Usage: eng.BucketUsage, Metrics: registry,
-		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent,
+		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent, LDAP: directory != nil,
 		Logger: logger.With("component", "console"),
-	}, logger)
+	}, openID), logger)
 	if err != nil {
 		_ = stopper.Shutdown(context.Background())
 		if node == nil {

@@ -121,10 +121,11 @@ func done(w http.ResponseWriter, err error) {
 //	GET policies | GET, PUT, DELETE policies/NAME | POST policies/attach|detach
 //	GET accesskeys[?user=U] | POST accesskeys | DELETE accesskeys/AK | POST accesskeys/AK/enable|disable
 //	GET audit
+//	GET idp/ldap/policies | POST idp/ldap/policies/attach|detach (ldap.go)
 func (h *Handler) routeIdentities(method, path string, r *http.Request) (*call, int, string, bool) {
 	parts := strings.Split(path, "/")
 	switch parts[0] {
-	case "users", "groups", "policies", "accesskeys", "audit":
+	case "users", "groups", "policies", "accesskeys", "audit", "idp":
 	default:
 		return nil, 0, "", false
 	}
@@ -287,6 +288,8 @@ func (h *Handler) identityCall(method string, p []string, r *http.Request) *call
 		}
 	case "accesskeys":
 		return h.accessKeyCall(method, p, r)
+	case "idp":
+		return h.idpCall(method, p, r) // ldap.go
 	}
 	return nil
 }

@@ -29,6 +29,10 @@ type Identity struct {
 	// Session marks temporary credentials (a session token came with
 	// the request).
 	Session bool
+	// Claims are the policy variables of a federated identity, by key:
+	// ldap:username and ldap:user (the DN) of a directory user's
+	// credentials, jwt:sub and jwt:iss of an OpenID session.
+	Claims map[string]string
 	// Refusal, when set, is why these credentials may not be used (a
 	// disabled user, an expired key). The verifier answers it only once
 	// the signature has matched, so that nobody without the secret learns

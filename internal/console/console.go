@@ -40,6 +40,15 @@ type Config struct {
 	CPU func() []float64
 	// Errors holds the server's recent warnings and errors (nil: none).
 	Errors *logring.Ring
+	// LDAP offers the directory (LDAP) login: the S3 server answers
+	// AssumeRoleWithLDAPIdentity (ldap.go).
+	LDAP bool
+	// OpenID offers "Sign in with OpenIDName" (oidc.go); OpenIDRedirect
+	// is the callback URL registered with the provider ("" = this
+	// console's /api/oidc/callback as the browser reaches it).
+	OpenID         OpenIDLogin
+	OpenIDName     string
+	OpenIDRedirect string
 	// SessionTTL is how long a login lasts; 0 means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock (tests); nil means time.Now.
@@ -54,6 +63,7 @@ type Console struct {
 	sessions *sessions
 	static   http.Handler
 	api      map[string]route // built once by New
+	oidc     pendingLogins    // OpenID logins under way (oidc.go)
 }
 
 // New returns the console for cfg.
@@ -127,6 +137,9 @@ func (c *Console) routes() map[string]route {
 	return map[string]route{
 		"/api/login":              {method: http.MethodPost, public: true, serve: c.login},
 		"/api/session":            {method: http.MethodGet, public: true, serve: c.sessionInfo},
+		"/api/login-options":      {method: http.MethodGet, public: true, serve: c.loginOptions},
+		"/api/oidc/login":         {method: http.MethodGet, public: true, serve: c.oidcLogin},
+		oidcCallbackURL:           {method: http.MethodGet, public: true, serve: c.oidcCallback},
 		"/api/logout":             {method: http.MethodPost, serve: c.logout},
 		"/api/buckets":            {method: "GET POST DELETE", serve: c.buckets},
 		"/api/objects":            {method: http.MethodGet, serve: c.listObjects},
@@ -185,6 +198,9 @@ func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request) {
 type loginRequest struct {
 	AccessKey string `json:"accessKey"`
 	SecretKey string `json:"secretKey"`
+	// LDAPUsername and LDAPPassword log a directory user in (ldap.go).
+	LDAPUsername string `json:"ldapUsername"`
+	LDAPPassword string `json:"ldapPassword"`
 }
 
 // sessionReply tells the page who is logged in.
@@ -210,7 +226,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, _ *session) {
 		return
 	}
 	var req loginRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 8<<10)).Decode(&req); err != nil || req.AccessKey == "" || req.SecretKey == "" {
+	if err := json.NewDecoder(io.LimitReader(r.Body, 8<<10)).Decode(&req); err == nil && (req.LDAPUsername != "" || req.LDAPPassword != "") {
+		if req.LDAPUsername == "" || req.LDAPPassword == "" {
+			writeError(w, http.StatusBadRequest, "BadLogin", "give a user name and a password")
+			return
+		}
+		c.ldapLogin(w, r, req.LDAPUsername, req.LDAPPassword)
+		return
+	} else if err != nil || req.AccessKey == "" || req.SecretKey == "" {
 		writeError(w, http.StatusBadRequest, "BadLogin", "give an access key and a secret key")
 		return
 	}
@@ -228,9 +251,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, _ *session) {
 		writeError(w, http.StatusBadGateway, "InternalError", err.Error())
 		return
 	}
-	s = c.sessions.create(req.AccessKey, req.SecretKey, now, c.cfg.SessionTTL)
+	s = c.sessions.create(req.AccessKey, req.SecretKey, "", "", now, c.cfg.SessionTTL)
 	setCookie(w, r, s, now)
-	writeJSON(w, http.StatusOK, sessionReply{User: s.access, CSRF: s.csrf, Ops: c.mayOperate(r, s), Expires: s.expires})
+	writeJSON(w, http.StatusOK, sessionReply{User: s.user(), CSRF: s.csrf, Ops: c.mayOperate(r, s), Expires: s.expires})
 }
 
 func (c *Console) sessionInfo(w http.ResponseWriter, r *http.Request, _ *session) {
@@ -239,7 +262,7 @@ func (c *Console) sessionInfo(w http.ResponseWriter, r *http.Request, _ *session
 		writeError(w, http.StatusUnauthorized, "NotLoggedIn", "not logged in")
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionReply{User: s.access, CSRF: s.csrf, Ops: c.mayOperate(r, s), Expires: s.expires})
+	writeJSON(w, http.StatusOK, sessionReply{User: s.user(), CSRF: s.csrf, Ops: c.mayOperate(r, s), Expires: s.expires})
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {

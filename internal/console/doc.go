@@ -30,6 +30,18 @@
 // block, object lock) applies unchanged, and a new rule needs no console
 // change.
 //
+// A directory (LDAP) user logs in with its name and password where the
+// server signs directory users in (Config.LDAP): the console asks the S3
+// server's STS endpoint for AssumeRoleWithLDAPIdentity in process, with
+// the browser's address (ldap.go), and keeps the temporary credentials;
+// every call is then signed with them and carries their session token
+// (share links too), so the user acts with its mapped policies and the
+// session ends when the directory no longer confirms the user. The
+// password is forwarded once and kept nowhere. "Sign in with <provider>"
+// (oidc.go) runs OpenID Connect's authorization-code flow with PKCE,
+// state and nonce against Config.OpenID and ends the same way, with
+// AssumeRoleWithWebIdentity in process.
+//
 // Answers are decoded from S3 XML into small JSON shapes (objects.go).
 // Downloads stream through as attachments with a sandbox CSP, so an HTML
 // object can never run in the console's origin. Share links are

@@ -348,7 +348,7 @@ func (c *Console) download(w http.ResponseWriter, r *http.Request, s *session) {
 	if rg := r.Header.Get("Range"); rg != "" {
 		hdr.Set("Range", rg)
 	}
-	c.cfg.S3.ServeHTTP(dw, c.newS3Request(r.Context(), r, s.identity(), s3Request{method: http.MethodGet, bucket: bucket, key: key, query: sq, header: hdr}))
+	c.cfg.S3.ServeHTTP(dw, c.newS3Request(r.Context(), r, s, s3Request{method: http.MethodGet, bucket: bucket, key: key, query: sq, header: hdr}))
 	if dw.status >= 300 && !dw.wrote {
 		writeS3Error(w, decodeS3Error(dw.status, dw.errBody))
 	}
@@ -678,6 +678,9 @@ func (c *Console) share(w http.ResponseWriter, r *http.Request, s *session) {
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "BadShareEndpoint", err.Error())
 		return
+	}
+	if s.token != "" {
+		hq.Set("X-Amz-Security-Token", s.token) // temporary credentials: the link carries the token
 	}
 	u := &url.URL{Scheme: base.Scheme, Host: base.Host, Path: strings.TrimRight(base.Path, "/") + "/" + req.Bucket + "/" + req.Key,
 		RawQuery: encodeQuery(hq)}

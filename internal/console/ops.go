@@ -27,7 +27,7 @@ func (c *Console) adminCall(w http.ResponseWriter, r *http.Request, s *session, 
 		sr.body, sr.size = bytes.NewReader(body), int64(len(body))
 		sr.header = http.Header{"Content-Type": {"application/json"}}
 	}
-	c.cfg.S3.ServeHTTP(w, c.newS3Request(r.Context(), r, s.identity(), sr))
+	c.cfg.S3.ServeHTTP(w, c.newS3Request(r.Context(), r, s, sr))
 }
 
 // mayOperate reports whether the identity may see the operations pages

@@ -54,7 +54,7 @@ func (e *s3Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Messag
 // with SigV4 exactly as a client would sign it, so the S3 layer applies
 // every access rule it applies to that identity's own requests. The
 // browser's address goes along for policies that test aws:SourceIp.
-func (c *Console) newS3Request(ctx context.Context, browser *http.Request, id auth.Identity, sr s3Request) *http.Request {
+func (c *Console) newS3Request(ctx context.Context, browser *http.Request, s *session, sr s3Request) *http.Request {
 	path := "/"
 	if sr.bucket != "" {
 		path += sr.bucket
@@ -93,7 +93,10 @@ func (c *Console) newS3Request(ctx context.Context, browser *http.Request, id au
 		// The admin API wants the body's hash; an empty body's is known.
 		payload = emptySHA256
 	}
-	auth.SignRequest(r, id, c.region(), c.now(), payload)
+	if s.token != "" {
+		r.Header.Set("X-Amz-Security-Token", s.token) // signed with the rest
+	}
+	auth.SignRequest(r, s.identity(), c.region(), c.now(), payload)
 	return r
 }
 
@@ -146,7 +149,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 // the S3 error it carried.
 func (c *Console) call(browser *http.Request, s *session, sr s3Request) (*recorder, error) {
 	rec := &recorder{header: http.Header{}}
-	c.cfg.S3.ServeHTTP(rec, c.newS3Request(browser.Context(), browser, s.identity(), sr))
+	c.cfg.S3.ServeHTTP(rec, c.newS3Request(browser.Context(), browser, s, sr))
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}

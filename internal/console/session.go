@@ -38,6 +38,10 @@ type session struct {
 	access  string
 	secret  string
 	expires time.Time
+	// token is the session token of temporary credentials (a directory
+	// login, ldap.go), sent with every request; display names the user
+	// then.
+	token, display string
 
 	mu       sync.Mutex
 	ops      bool
@@ -46,6 +50,14 @@ type session struct {
 
 func (s *session) identity() auth.Identity {
 	return auth.Identity{AccessKey: s.access, SecretKey: s.secret}
+}
+
+// user is who the page shows as logged in.
+func (s *session) user() string {
+	if s.display != "" {
+		return s.display
+	}
+	return s.access
 }
 
 // sessions is the console's session table.
@@ -69,8 +81,9 @@ func randomToken() string {
 
 // create adds a session for the credentials, evicting expired ones
 // (and, at the cap, the one closest to expiry).
-func (t *sessions) create(access, secret string, now time.Time, ttl time.Duration) *session {
-	s := &session{id: randomToken(), csrf: randomToken(), access: access, secret: secret, expires: now.Add(ttl)}
+func (t *sessions) create(access, secret, token, display string, now time.Time, ttl time.Duration) *session {
+	s := &session{id: randomToken(), csrf: randomToken(), access: access, secret: secret, expires: now.Add(ttl),
+		token: token, display: display}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.byID) >= maxSessions {

@@ -57,4 +57,24 @@
 // their admin: action (a user may always manage its own access keys).
 // Every change is an audit record (actor, action, target, time; never a
 // secret) in the server log and in GET /shardstore/admin/audit.
+//
+// # Directory (LDAP) users
+//
+// A directory user has no record in the store. The document maps DNs
+// (users' and groups', normalized by ldapidp.NormalizeDN) to policies
+// (state.LDAPPolicies, AttachLDAPPolicies). AssumeRoleWithLDAP issues a
+// session naming the user and its DN for someone package sts has just
+// signed in through ldapidp; an access key may name a DN as its parent
+// with the user's name. Every use of either asks Options.Directory
+// whether the name still finds that DN and which groups it has now
+// (ldap.go: answers cached for DirectoryRecheck, failures for 5 s, one
+// lookup per name at a time) and decides with the mappings of that
+// moment, so a removed or disabled user is refused within the interval,
+// and an unreachable directory refuses directory users only
+// (docs/sso.md).
+//
+// OpenID Connect sessions (AssumeRoleWithWebIdentity, oidc.go) record
+// the token's subject, issuer and the policy names its claim gave
+// (package sts validated it through oidcidp); they are decided at each
+// use with those policies as they are then.
 package iam

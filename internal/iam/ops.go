@@ -77,6 +77,9 @@ type NewAccessKey struct {
 	// "enabled", or "disabled" (an import of a key its source had
 	// disabled must never let it sign a request, not even briefly).
 	Status string `json:"status,omitempty"`
+	// LDAPUsername names the directory user when Parent is its DN (by
+	// default, the name last seen signing in with that DN).
+	LDAPUsername string `json:"ldapUsername,omitempty"`
 }
 
 // Credentials are a new access key and its secret, shown once.
@@ -367,6 +370,10 @@ func (s *Store) RemovePolicy(ctx context.Context, actor, name string) error {
 			return fmt.Errorf("%w: policy %q is attached to users [%s] and groups [%s]; detach it first",
 				ErrConflict, name, strings.Join(users, " "), strings.Join(groups, " "))
 		}
+		if dns := ldapMappedTo(st, name); len(dns) > 0 {
+			return fmt.Errorf("%w: policy %q is mapped to the LDAP DNs [%s]; detach it first (shardstore admin idp ldap policy detach)",
+				ErrConflict, name, strings.Join(dns, " | "))
+		}
 		delete(st.Policies, name)
 		return nil
 	})
@@ -522,9 +529,19 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 	default:
 		return Credentials{}, fmt.Errorf("%w: status %q: want %q or %q", ErrInvalid, req.Status, StatusEnabled, StatusDisabled)
 	}
+	var ldapUser string
+	if _, ok := s.snap.Load().st.Users[req.Parent]; !ok {
+		dn, name, err := s.ldapKeyOwner(req.Parent, req.LDAPUsername)
+		if err != nil {
+			return Credentials{}, err
+		}
+		if name != "" {
+			req.Parent, ldapUser = dn, name
+		}
+	}
 	rec := AuditRecord{Actor: actor, Action: "accesskey.create", Target: req.AccessKey, Detail: "parent " + req.Parent}
 	err := s.update(ctx, rec, func(st *state) error {
-		if _, ok := st.Users[req.Parent]; !ok {
+		if _, ok := st.Users[req.Parent]; !ok && ldapUser == "" {
 			return fmt.Errorf("user %q: %w", req.Parent, ErrNotFound)
 		}
 		if s.keyTaken(st, req.AccessKey) {
@@ -542,7 +559,7 @@ func (s *Store) CreateAccessKey(ctx context.Context, actor string, req NewAccess
 		st.AccessKeys[req.AccessKey] = &AccessKey{AccessKey: req.AccessKey, Parent: req.Parent,
 			SealedSecret: seal(s.keys.secrets, []byte(req.SecretKey), req.AccessKey),
 			Name:         req.Name, Description: req.Description, Policy: req.Policy, Expiry: req.Expiry,
-			Status: req.Status, Created: s.now().UTC()}
+			Status: req.Status, Created: s.now().UTC(), LDAPUser: ldapUser}
 		return nil
 	})
 	if err != nil {

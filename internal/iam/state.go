@@ -20,6 +20,9 @@ type state struct {
 	Groups     map[string]*Group     `json:"groups"`
 	Policies   map[string]*Policy    `json:"policies"`
 	AccessKeys map[string]*AccessKey `json:"accessKeys"`
+	// LDAPPolicies map a directory DN (normalized, a user's or a
+	// group's) to policy names (ldap.go).
+	LDAPPolicies map[string][]string `json:"ldapPolicies,omitempty"`
 }
 
 // Status values of users, groups and access keys.
@@ -71,6 +74,9 @@ type AccessKey struct {
 	Expiry       *time.Time `json:"expiry,omitempty"`
 	Status       string     `json:"status"`
 	Created      time.Time  `json:"created"`
+	// LDAPUser is the directory user name of a key whose Parent is a
+	// directory DN (ldap.go).
+	LDAPUser string `json:"ldapUser,omitempty"`
 }
 
 func newState() *state {

@@ -54,6 +54,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (tests move it); nil is time.Now.
 	Now func() time.Time
+	// Directory is the LDAP directory whose users' sessions and access
+	// keys are checked against it (ldap.go); nil when LDAP is not
+	// configured. DirectoryRecheck is how long an answer is reused.
+	Directory        Directory
+	DirectoryRecheck time.Duration
 }
 
 // Store is the identity store. It is safe for concurrent use.
@@ -67,6 +72,8 @@ type Store struct {
 	sessions sessionCache
 	auditMu  sync.Mutex
 	audit    []AuditRecord
+	// dir caches the LDAP directory's answers (ldap.go).
+	dir dirCache
 }
 
 // snapshot is one version of the store, with what requests need
@@ -85,6 +92,9 @@ type credential struct {
 	disabled string // why it may not be used, "" when it may
 	expiry   *time.Time
 	bound    *policy.Policy // an access key's own policy
+	// ldapUser is the directory user name of an LDAP user's access key,
+	// whose permissions are decided at each use (ldap.go).
+	ldapUser string
 }
 
 func keyMaterial(key string, root auth.Identity) []byte {
@@ -228,6 +238,21 @@ func (s *Store) build(st *state, seq uint64) (*snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("identity store: access key %s: %w", ak, err)
 		}
+		if k.LDAPUser != "" {
+			c := &credential{parent: k.Parent, expiry: k.Expiry, ldapUser: k.LDAPUser}
+			if k.Policy != "" {
+				if c.bound, err = policy.Parse([]byte(k.Policy), policy.ParseOptions{Identity: true}); err != nil {
+					c.bound = denyAll
+				}
+			}
+			c.id = s.ldapIdentity(k.LDAPUser, k.Parent, string(sec), &permissions{})
+			c.id.AccessKey = ak
+			if k.Status == StatusDisabled {
+				c.disabled = "The access key is disabled."
+			}
+			snap.creds[ak] = c
+			continue
+		}
 		parent := perms[k.Parent]
 		if parent == nil {
 			continue // its user is gone (removal drops its keys; be safe)
@@ -267,13 +292,26 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 
 // Lookup implements auth.IdentityStore.
 func (s *Store) Lookup(accessKey string) (auth.Identity, error) {
-	c, ok := s.snap.Load().creds[accessKey]
+	snap := s.snap.Load()
+	c, ok := snap.creds[accessKey]
 	if !ok {
 		return auth.Identity{}, auth.InvalidAccessKey("")
 	}
 	// A refused key still gives its secret to the verifier, which says
 	// why only to a caller whose signature matched.
 	id := c.id
+	if c.ldapUser != "" && c.disabled == "" {
+		// A directory user's key: what it may do is decided now.
+		p, err := s.ldapRefusal(snap, c.ldapUser, c.parent)
+		if err != nil {
+			id.Refusal = err
+			return id, nil
+		}
+		if c.bound != nil {
+			p = p.Narrowed(c.bound)
+		}
+		id.Permissions = p
+	}
 	switch {
 	case c.disabled != "":
 		id.Refusal = auth.InvalidAccessKey(c.disabled)

@@ -39,6 +39,17 @@ type sessionClaims struct {
 	// Bounds are the narrowing policies: the calling access key's own
 	// policy and the session policy, each of which must allow.
 	Bounds []string `json:"b,omitempty"`
+	// LDAPUser and LDAPDN name a directory user's session (ldap.go):
+	// its permissions are its DN's and groups' mapped policies, decided
+	// at each use.
+	LDAPUser string `json:"lu,omitempty"`
+	LDAPDN   string `json:"ld,omitempty"`
+	// OIDCSub, OIDCIss and OIDCPolicies name an OpenID session
+	// (oidc.go): the token's subject and issuer, and the policies its
+	// claim named.
+	OIDCSub      string   `json:"os,omitempty"`
+	OIDCIss      string   `json:"oi,omitempty"`
+	OIDCPolicies []string `json:"op,omitempty"`
 }
 
 const (
@@ -140,6 +151,11 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 			return auth.Identity{}, auth.InvalidToken()
 		}
 		base, user = &permissions{All: true}, s.opts.Root.AccessKey
+	} else if c.LDAPDN != "" {
+		base, refusal = s.ldapSession(c)
+		user = c.LDAPDN
+	} else if c.OIDCSub != "" {
+		base, user = s.oidcPermissions(c), c.OIDCSub
 	} else {
 		snap := s.snap.Load()
 		u, ok := snap.st.Users[c.User]
@@ -166,6 +182,12 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 		p = p.Narrowed(b)
 	}
 	id := s.identity(user, c.SecretKey, p)
+	switch {
+	case c.LDAPDN != "":
+		id.DisplayName, id.Claims = c.LDAPUser, ldapClaims(c.LDAPUser, c.LDAPDN)
+	case c.OIDCSub != "":
+		id.Claims = map[string]string{"jwt:sub": c.OIDCSub, "jwt:iss": c.OIDCIss}
+	}
 	id.AccessKey, id.Session, id.Refusal = accessKey, true, refusal
 	return id, nil
 }

@@ -14,6 +14,8 @@ const module = "github.com/shardstore/shardstore/"
 var floors = map[string]int{
 	"internal/bitrot":      0,
 	"internal/certs":       0,
+	"internal/ldapidp":     0,
+	"internal/oidcidp":     0,
 	"internal/cli":         0,
 	"internal/cpustat":     0,
 	"internal/durable":     0,
@@ -37,6 +39,8 @@ var floors = map[string]int{
 	"internal/kms/baotest":              1,
 	"internal/minioformat/miniofixture": 1,
 	"internal/sealing":                  1,
+	"internal/ldapidp/slapdtest":        1,
+	"internal/oidcidp/oidctest":         1,
 	"internal/quorum":                   1,
 	"internal/hashing":                  1,
 	"internal/drive":                    1,

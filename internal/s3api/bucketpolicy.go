@@ -285,6 +285,11 @@ func ConditionKeys(r *http.Request, c Caller) map[string][]string {
 		m["aws:principaltype"] = []string{"User"}
 		m["aws:username"] = []string{c.principal()}
 		m["aws:userid"] = []string{c.principal()}
+		// A federated identity's own variables (${ldap:username},
+		// ${jwt:sub}, ...).
+		for k, v := range c.Claims {
+			m[k] = []string{v}
+		}
 	}
 	return m
 }

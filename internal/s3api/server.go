@@ -537,9 +537,10 @@ func (s *Server) reserved(q *request) bool {
 		}
 		promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP(q.w, q.r)
 		return true
-	case p == "/" && q.r.Method == http.MethodPost && s.cfg.STS != nil && auth.IsSTSRequest(q.r):
+	case p == "/" && q.r.Method == http.MethodPost && s.cfg.STS != nil && (auth.IsSTSRequest(q.r) || auth.IsFederatedSTSRequest(q.r)):
 		// STS on the S3 endpoint, as MinIO serves it: a form POST to "/"
-		// signed for service "sts".
+		// signed for service "sts", or an unsigned one whose identity is
+		// in its parameters (AssumeRoleWithLDAPIdentity).
 		q.api = "STS"
 		s.cfg.STS.ServeHTTP(q.w, q.r)
 		return true

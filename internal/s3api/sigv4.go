@@ -70,7 +70,7 @@ func callerOf(id auth.Identity, anonymous bool) Caller {
 		return Caller{Anonymous: true}
 	}
 	return Caller{AccessKey: id.AccessKey, DisplayName: id.DisplayName, Root: id.Root,
-		User: id.User, Owner: id.Owner, Permissions: id.Permissions, Session: id.Session}
+		User: id.User, Owner: id.Owner, Permissions: id.Permissions, Session: id.Session, Claims: id.Claims}
 }
 
 // authError turns an *auth.Error into the S3 error the client sees.

@@ -77,6 +77,8 @@ type Caller struct {
 	Permissions auth.Permissions
 	// Session marks temporary credentials.
 	Session bool
+	// Claims are a federated identity's policy variables (auth.Identity).
+	Claims map[string]string
 }
 
 // owner is the owner recorded for what the caller creates.

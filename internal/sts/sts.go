@@ -4,6 +4,16 @@
 // with the auth.Verifier and has the identity store issue the session
 // (iam.Store.AssumeRole); answers are STS's XML.
 //
+// AssumeRoleWithLDAPIdentity (ldap.go) is MinIO's unsigned STS call for
+// directory users: the user name and password are checked against the
+// LDAP directory (internal/ldapidp), failed sign-ins are counted and
+// throttled per source address, and the session carries the policies
+// mapped to the user's DN and groups (iam.Store.AssumeRoleWithLDAP).
+// AssumeRoleWithWebIdentity (oidc.go), the AWS SDKs' unsigned call,
+// exchanges an OpenID Connect token validated by internal/oidcidp for a
+// session with the policies its claim names
+// (iam.Store.AssumeRoleWithWebIdentity).
+//
 // Roles are not modelled: RoleArn is required (the SDKs insist on it)
 // and recorded nowhere; the session has the caller's own permissions,
 // narrowed by the Policy parameter when one is given.
@@ -22,6 +32,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/auth"
@@ -38,6 +49,17 @@ type Handler struct {
 	Verifier *auth.Verifier
 	Issuer   Issuer
 	Log      *slog.Logger
+	// LDAP and LDAPIssuer serve AssumeRoleWithLDAPIdentity; nil when
+	// LDAP is not configured. Limiter counts failed sign-ins (nil: the
+	// handler's own).
+	LDAP       Directory
+	LDAPIssuer LDAPIssuer
+	// OIDC and OIDCIssuer serve AssumeRoleWithWebIdentity (oidc.go);
+	// nil when OpenID Connect is not configured.
+	OIDC        TokenValidator
+	OIDCIssuer  WebIdentityIssuer
+	Limiter     *Limiter
+	limiterOnce sync.Once
 }
 
 // maxBody bounds the form: AssumeRole's parameters with a 2 KiB policy
@@ -132,6 +154,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(body) > maxBody {
 		fail(w, http.StatusRequestEntityTooLarge, "ValidationError", fmt.Sprintf("the request body is larger than %d bytes", maxBody))
+		return
+	}
+	if r.Header.Get("Authorization") == "" && h.serveFederated(w, r, body) {
 		return
 	}
 	id, err := h.Verifier.VerifySTS(r, body)

@@ -157,27 +157,52 @@ function loginPage() {
   const ak = el("input", { id: "access-key", name: "accessKey", autocomplete: "username", required: true, autofocus: true });
   const sk = el("input", { id: "secret-key", name: "secretKey", type: "password", autocomplete: "current-password", required: true });
   const btn = el("button", { type: "submit", class: "primary", id: "login-button", text: "Log in" });
+  const akLabel = el("label", { for: "access-key", text: "Access key" });
+  const skLabel = el("label", { for: "secret-key", text: "Secret key" });
+  // A directory (LDAP) login, offered when the server signs directory
+  // users in: the same two fields, named as the directory names them.
+  const mode = el("select", { id: "login-mode", onchange: () => {
+    const ldap = mode.value === "ldap";
+    akLabel.textContent = ldap ? "User name" : "Access key";
+    skLabel.textContent = ldap ? "Password" : "Secret key";
+  } }, el("option", { value: "key", text: "Access key" }), el("option", { value: "ldap", text: "Directory (LDAP) account" }));
+  const modeRow = el("div", { id: "login-mode-row", hidden: true }, el("label", { for: "login-mode", text: "Log in with" }), mode);
+  // "Sign in with <provider>": the browser goes to the OpenID provider
+  // and comes back through /api/oidc/callback with a session.
+  const sso = el("a", { id: "sso-login", class: "button", href: "/api/oidc/login", hidden: true });
+  api("GET", "/api/login-options").then((o) => {
+    if (o.ldap) modeRow.hidden = false;
+    if (o.openid) { sso.textContent = "Sign in with " + o.openid; sso.hidden = false; }
+  }).catch(() => {});
+  const ssoError = new URLSearchParams(location.search).get("sso_error");
   const form = el("form", { class: "login-card", onsubmit: async (ev) => {
     ev.preventDefault();
     err.textContent = "";
     btn.disabled = true;
+    const ldap = mode.value === "ldap";
     try {
-      const s = await api("POST", "/api/login", { json: { accessKey: ak.value.trim(), secretKey: sk.value } });
+      const json = ldap ? { ldapUsername: ak.value.trim(), ldapPassword: sk.value } : { accessKey: ak.value.trim(), secretKey: sk.value };
+      const s = await api("POST", "/api/login", { json });
       Object.assign(state, { user: s.user, csrf: s.csrf, ops: s.ops });
       sk.value = "";
       if (!location.hash) location.hash = "#/buckets";
       route();
     } catch (e) {
-      err.textContent = e.code === "InvalidCredentials" ? "The access key or secret key is wrong." : explain(e);
+      err.textContent = e.code === "InvalidCredentials"
+        ? (ldap ? "The user name or password is wrong, or the account may not use this server." : "The access key or secret key is wrong.")
+        : explain(e);
     } finally {
       btn.disabled = false;
     }
   } },
     el("h1", {}, el("span", { class: "brand-mark", "aria-hidden": "true" }), "shardstore"),
-    el("p", { class: "muted", text: "Log in with an access key and secret key. The console acts as that identity: what it may not do through S3, it may not do here." }),
-    el("label", { for: "access-key", text: "Access key" }), ak,
-    el("label", { for: "secret-key", text: "Secret key" }), sk,
+    el("p", { class: "muted", text: "Log in with an access key and secret key, or a directory account where the server offers it. The console acts as that identity: what it may not do through S3, it may not do here." }),
+    sso,
+    modeRow,
+    akLabel, ak,
+    skLabel, sk,
     btn, err);
+  if (ssoError) err.textContent = "Signing in with the identity provider failed (" + ssoError + ").";
   return el("div", { class: "login" }, form);
 }
 

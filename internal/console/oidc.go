@@ -1,0 +1,187 @@
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/xml"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/oidcidp"
+)
+
+// "Sign in with <provider>": the authorization-code flow with PKCE.
+// GET /api/oidc/login makes a random state, nonce and PKCE verifier,
+// keeps them in the server's memory under the state (bound to a random
+// cookie of this browser, SameSite=Lax so that it comes back with the
+// provider's redirect) and sends the browser to the provider. GET
+// /api/oidc/callback takes the state once, checks the cookie, trades the
+// code for an ID token (client secret, PKCE verifier) and checks its
+// signature and nonce (oidcidp), then asks the S3 server's STS endpoint
+// for AssumeRoleWithWebIdentity in process, as for a directory login, and
+// opens a session with the temporary credentials. Sign-out is the
+// ordinary logout.
+
+// OpenIDLogin is the provider side of the flow (oidcidp.Provider).
+type OpenIDLogin interface {
+	AuthCodeURL(ctx context.Context, redirectURI, state, nonce, challenge string) (string, error)
+	Exchange(ctx context.Context, code, verifier, redirectURI, nonce string) (string, oidcidp.Claims, error)
+}
+
+const (
+	oidcCookie      = "shardstore_oidc"
+	oidcPendingTTL  = 10 * time.Minute
+	maxOIDCPending  = 10000
+	oidcCallbackURL = "/api/oidc/callback"
+)
+
+type pendingLogin struct {
+	browser, nonce, verifier, redirect string
+	expires                            time.Time
+}
+
+// pendingLogins are logins sent to the provider and not yet back.
+type pendingLogins struct {
+	mu sync.Mutex
+	m  map[string]pendingLogin
+}
+
+func (p *pendingLogins) put(state string, l pendingLogin, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]pendingLogin{}
+	}
+	if len(p.m) >= maxOIDCPending {
+		for k, v := range p.m {
+			if now.After(v.expires) {
+				delete(p.m, k)
+			}
+		}
+		if len(p.m) >= maxOIDCPending {
+			return // the oldest logins fail rather than memory growing
+		}
+	}
+	p.m[state] = l
+}
+
+// take returns and forgets the login of state when browser (the
+// cookie's value) is the one that started it: a state works once, and
+// only for its own browser (another cannot use it up either).
+func (p *pendingLogins) take(state, browser string, now time.Time) (pendingLogin, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := p.m[state]
+	if !ok || subtle.ConstantTimeCompare([]byte(browser), []byte(l.browser)) != 1 {
+		return pendingLogin{}, false
+	}
+	delete(p.m, state)
+	return l, now.Before(l.expires)
+}
+
+// redirectURI is the callback the provider sends the browser back to:
+// the configured one, or this console's own address.
+func (c *Console) redirectURI(r *http.Request) string {
+	if c.cfg.OpenIDRedirect != "" {
+		return c.cfg.OpenIDRedirect
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + oidcCallbackURL
+}
+
+func (c *Console) oidcLogin(w http.ResponseWriter, r *http.Request, _ *session) {
+	if c.cfg.OpenID == nil {
+		writeError(w, http.StatusNotFound, "OpenIDNotConfigured", "this server has no OpenID provider")
+		return
+	}
+	now := c.now()
+	state, nonce, verifier, browser := randomToken(), randomToken(), randomToken(), randomToken()
+	sum := sha256.Sum256([]byte(verifier))
+	redirect := c.redirectURI(r)
+	u, err := c.cfg.OpenID.AuthCodeURL(r.Context(), redirect, state, nonce, base64.RawURLEncoding.EncodeToString(sum[:]))
+	if err != nil {
+		c.log.Warn("console OpenID login: the provider is unavailable", "err", err)
+		http.Redirect(w, r, "/?sso_error=ProviderUnavailable", http.StatusSeeOther)
+		return
+	}
+	c.oidc.put(state, pendingLogin{browser: browser, nonce: nonce, verifier: verifier, redirect: redirect, expires: now.Add(oidcPendingTTL)}, now)
+	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: browser, Path: "/api/oidc/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(oidcPendingTTL / time.Second)})
+	http.Redirect(w, r, u, http.StatusSeeOther)
+}
+
+func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *session) {
+	now := c.now()
+	addr := clientAddr(r)
+	fail := func(code string) {
+		http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/api/oidc/", HttpOnly: true, MaxAge: -1})
+		http.Redirect(w, r, "/?sso_error="+url.QueryEscape(code), http.StatusSeeOther)
+	}
+	if c.cfg.OpenID == nil {
+		fail("OpenIDNotConfigured")
+		return
+	}
+	if c.sessions.refused(addr, now) {
+		fail("TooManyAttempts")
+		return
+	}
+	q := r.URL.Query()
+	var browser string
+	if ck, err := r.Cookie(oidcCookie); err == nil {
+		browser = ck.Value
+	}
+	login, ok := c.oidc.take(q.Get("state"), browser, now)
+	if !ok || browser == "" {
+		c.sessions.failed(addr, now)
+		fail("InvalidState")
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		fail("ProviderRefused")
+		return
+	}
+	token, claims, err := c.cfg.OpenID.Exchange(r.Context(), q.Get("code"), login.verifier, login.redirect, login.nonce)
+	if err != nil {
+		c.sessions.failed(addr, now)
+		c.log.Warn("console OpenID login refused", "remote", addr, "err", err)
+		fail("InvalidIdentityToken")
+		return
+	}
+	secs := min(max(int64(c.cfg.SessionTTL/time.Second), 900), 43200)
+	rec := c.stsCall(r, url.Values{"Action": {"AssumeRoleWithWebIdentity"}, "Version": {"2011-06-15"},
+		"WebIdentityToken": {token}, "RoleSessionName": {"console"}, "DurationSeconds": {strconv.FormatInt(secs, 10)}})
+	if rec.status != http.StatusOK {
+		var e struct {
+			Error struct{ Code string } `xml:"Error"`
+		}
+		_ = xml.Unmarshal(rec.body.Bytes(), &e)
+		fail(cmpOr(e.Error.Code, "InternalError"))
+		return
+	}
+	var ok2 struct {
+		Result struct {
+			Credentials stsCredentials `xml:"Credentials"`
+		} `xml:"AssumeRoleWithWebIdentityResult"`
+	}
+	if err := xml.Unmarshal(rec.body.Bytes(), &ok2); err != nil || ok2.Result.Credentials.SessionToken == "" {
+		fail("InternalError")
+		return
+	}
+	cr := ok2.Result.Credentials
+	ttl := c.cfg.SessionTTL
+	if exp, err := time.Parse(time.RFC3339, cr.Expiration); err == nil && exp.Sub(now) < ttl {
+		ttl = exp.Sub(now)
+	}
+	s := c.sessions.create(cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken, claims.Subject, now, ttl)
+	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/api/oidc/", HttpOnly: true, MaxAge: -1})
+	setCookie(w, r, s, now)
+	http.Redirect(w, r, "/#/buckets", http.StatusSeeOther)
+}

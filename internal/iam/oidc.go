@@ -1,0 +1,92 @@
+package iam
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// OpenID Connect sessions (STS AssumeRoleWithWebIdentity). The token's
+// policy claim (or the provider's role policy) names managed or built-in
+// policies; the session records the names, the subject and the issuer,
+// and is decided at each use with the policies of that moment, narrowed
+// by the session policy. A session lives at most as long as asked
+// (DurationSeconds), like AWS's; the identity token is checked once,
+// when the session is issued.
+
+// WebIdentityRequest asks for a session of a validated OpenID token.
+type WebIdentityRequest struct {
+	Issuer, Subject string
+	Policies        []string      // from the token's claim
+	Duration        time.Duration // 0: DefaultSessionDuration
+	Policy          string        // a session policy, optional
+}
+
+// maxClaimPolicies bounds the policy names a token may carry.
+const maxClaimPolicies = 64
+
+// AssumeRoleWithWebIdentity issues temporary credentials for a token
+// package sts has validated. Names of policies that do not exist are
+// ignored; a token naming none that does gets AccessDenied.
+func (s *Store) AssumeRoleWithWebIdentity(_ context.Context, req WebIdentityRequest) (Credentials, error) {
+	d := req.Duration
+	if d == 0 {
+		d = DefaultSessionDuration
+	}
+	if d < MinSessionDuration || d > MaxSessionDuration {
+		return Credentials{}, &STSError{Code: "ValidationError", Message: fmt.Sprintf(
+			"1 validation error detected: Value '%d' at 'durationSeconds' failed to satisfy constraint: Member must have value between %d and %d",
+			int64(d/time.Second), int64(MinSessionDuration/time.Second), int64(MaxSessionDuration/time.Second))}
+	}
+	if req.Subject == "" || req.Issuer == "" {
+		return Credentials{}, &STSError{Code: "InvalidIdentityToken", Message: "The token names no subject or issuer."}
+	}
+	snap := s.snap.Load()
+	var known []string
+	for _, p := range req.Policies {
+		if _, ok := snap.policies[p]; ok && len(known) < maxClaimPolicies {
+			known = append(known, p)
+		}
+	}
+	if len(known) == 0 {
+		s.logOnly(AuditRecord{Actor: "oidc:" + req.Subject, Action: "sts.assumerolewithwebidentity", Target: req.Issuer,
+			Error: "the token names no existing policy"})
+		return Credentials{}, &STSError{Code: "AccessDenied", Message: "The token's policy claim names no policy of this server."}
+	}
+	c := sessionClaims{AccessKey: newAccessKey("SSTS"), SecretKey: newSecret(), OIDCSub: req.Subject, OIDCIss: req.Issuer, OIDCPolicies: known}
+	c.Expiry = s.now().Add(d).UTC().Truncate(time.Second)
+	if req.Policy != "" {
+		if err := checkPolicy(req.Policy, maxInlinePolicy); err != nil {
+			if pe, ok := err.(*PolicyError); ok { //nolint:errorlint // checkPolicy returns it unwrapped
+				code := "MalformedPolicyDocument"
+				if strings.HasPrefix(pe.Message, "Policy document is") {
+					code = "PackedPolicyTooLarge"
+				}
+				return Credentials{}, &STSError{Code: code, Message: pe.Message}
+			}
+			return Credentials{}, err
+		}
+		c.Bounds = append(c.Bounds, req.Policy)
+	}
+	plain, err := json.Marshal(c)
+	if err != nil {
+		return Credentials{}, err
+	}
+	token := tokenPrefix + seal(s.keys.tokens, plain, tokenAAD)
+	s.logOnly(AuditRecord{Actor: "oidc:" + req.Subject, Action: "sts.assumerolewithwebidentity", Target: c.AccessKey,
+		Detail: "issuer " + req.Issuer + ", policies " + strings.Join(known, ",") + ", expires " + c.Expiry.Format(time.RFC3339)})
+	exp := c.Expiry
+	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}, nil
+}
+
+// oidcPermissions are an OpenID session's policies now.
+func (s *Store) oidcPermissions(c sessionClaims) *permissions {
+	snap := s.snap.Load()
+	p := &permissions{}
+	for _, name := range c.OIDCPolicies {
+		p.Add(snap.policies[name]) // a policy removed since grants nothing
+	}
+	return p
+}

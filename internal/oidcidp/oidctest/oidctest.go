@@ -1,0 +1,245 @@
+// Package oidctest runs a real OpenID Connect provider for the tests:
+// panva's oidc-provider (npm, an OpenID Certified implementation) under
+// Node.js, configured by provider.mjs with two users (alice: policy
+// readonly, groups readers; bob: policies readwrite and diagnostics,
+// groups writers) and two clients (shardstore, other-app). Login signs a
+// user in through the provider's own authorization-code flow (its
+// development login and consent pages, driven over HTTP) and returns the
+// ID token the token endpoint issues.
+//
+// Node comes from PATH; oidc-provider from the npm registry, installed
+// with npm into the user cache on first use (saying so). Without them a
+// test is skipped, unless SHARDSTORE_REQUIRE_OIDC is set, where that is
+// a failure.
+package oidctest
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+//go:embed provider.mjs
+var providerScript []byte
+
+// Package is the npm package (and version) the provider comes from.
+const Package = "oidc-provider@9.13.3"
+
+// Clients of the provider.
+const (
+	ClientID     = "shardstore"
+	ClientSecret = "shardstore-client-secret"
+	OtherClient  = "other-app"
+	OtherSecret  = "other-app-secret"
+)
+
+var install struct {
+	once      sync.Once
+	node, dir string
+	log       []string
+	err       error
+}
+
+func findOrInstall() (node, dir string, log []string, err error) {
+	node, err = exec.LookPath("node")
+	if err != nil {
+		return "", "", nil, errors.New("no node on PATH (Debian's nodejs package)")
+	}
+	cache, _ := os.UserCacheDir()
+	dir = filepath.Join(cache, "shardstore-test", "oidc-provider")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "oidc-provider", "package.json")); err == nil {
+		return node, dir, []string{"using " + Package + " in " + dir}, nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", "", nil, errors.New("oidc-provider is not installed and there is no npm")
+	}
+	log = append(log, "installing "+Package+" from the npm registry into "+dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", log, err
+	}
+	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--prefix", dir, Package)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", "", log, fmt.Errorf("npm install %s: %w: %s", Package, err, out)
+	}
+	return node, dir, log, nil
+}
+
+// Provider is a running oidc-provider.
+type Provider struct {
+	t        testing.TB
+	Issuer   string // http://127.0.0.1:PORT
+	redirect string
+	cmd      *exec.Cmd
+	done     chan struct{}
+	out      *strings.Builder
+	mu       sync.Mutex
+}
+
+// ConfigURL is the provider's discovery URL.
+func (p *Provider) ConfigURL() string { return p.Issuer + "/.well-known/openid-configuration" }
+
+// Start runs the provider; it is stopped when the test ends. Both
+// clients accept the redirect URIs given (a console's callback) besides
+// the one Login uses.
+func Start(t testing.TB, redirects ...string) *Provider {
+	t.Helper()
+	install.once.Do(func() { install.node, install.dir, install.log, install.err = findOrInstall() })
+	for _, l := range install.log {
+		t.Log(l)
+	}
+	if install.err != nil {
+		if os.Getenv("SHARDSTORE_REQUIRE_OIDC") != "" {
+			t.Fatalf("SHARDSTORE_REQUIRE_OIDC is set and there is no OpenID provider: %v", install.err)
+		}
+		t.Skipf("skipping the OpenID tests: %v; set SHARDSTORE_REQUIRE_OIDC=1 to make this a failure", install.err)
+	}
+	script := filepath.Join(install.dir, "provider.mjs") // beside node_modules, so the import resolves
+	if err := os.WriteFile(script, providerScript, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p := &Provider{t: t, Issuer: "http://127.0.0.1:" + strconv.Itoa(port), redirect: "http://127.0.0.1:1/callback",
+		done: make(chan struct{}), out: &strings.Builder{}}
+	p.cmd = exec.Command(install.node, script, strconv.Itoa(port), strings.Join(append([]string{p.redirect}, redirects...), ","))
+	p.cmd.Dir = install.dir
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = p.cmd.Stdout
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start node: %v", err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(stdout)
+		once := sync.Once{}
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if strings.Contains(sc.Text(), "listening") {
+				once.Do(func() { close(ready) })
+			}
+		}
+		_ = p.cmd.Wait()
+	}()
+	select {
+	case <-ready:
+	case <-p.done:
+		t.Fatalf("oidc-provider exited:\n%s", p.output())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("oidc-provider did not start within 60s:\n%s", p.output())
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+func (p *Provider) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// Stop ends the provider.
+func (p *Provider) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+var formAction = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)
+
+// Login signs user in for client (ClientID or OtherClient) through the
+// authorization-code flow and returns the ID token.
+func (p *Provider) Login(user, client, secret string) (string, error) {
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		if strings.HasPrefix(req.URL.String(), p.redirect) {
+			return http.ErrUseLastResponse // the code, for the client
+		}
+		return nil
+	}}
+	q := url.Values{"client_id": {client}, "response_type": {"code"}, "scope": {"openid"},
+		"redirect_uri": {p.redirect}, "state": {"st-" + user}, "nonce": {"n-" + user}}
+	resp, err := hc.Get(p.Issuer + "/auth?" + q.Encode())
+	if err != nil {
+		return "", err
+	}
+	for _, step := range []url.Values{
+		{"prompt": {"login"}, "login": {user}, "password": {user + "-password"}},
+		{"prompt": {"consent"}},
+	} {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := formAction.FindSubmatch(body)
+		if m == nil {
+			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, p.redirect) {
+				break // consent already given
+			}
+			return "", fmt.Errorf("no form on %s (%d): %.300s", resp.Request.URL, resp.StatusCode, body)
+		}
+		action, _ := url.Parse(string(m[1]))
+		resp, err = hc.PostForm(resp.Request.URL.ResolveReference(action).String(), step)
+		if err != nil {
+			return "", err
+		}
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		return "", fmt.Errorf("no code in the redirect (%d %s)", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	tr, err := http.NewRequest(http.MethodPost, p.Issuer+"/token", strings.NewReader(url.Values{"grant_type": {"authorization_code"},
+		"code": {loc.Query().Get("code")}, "redirect_uri": {p.redirect}}.Encode()))
+	if err != nil {
+		return "", err
+	}
+	tr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	tr.SetBasicAuth(client, secret)
+	resp, err = hc.Do(tr)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		IDToken string `json:"id_token"`
+		Error   string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.IDToken == "" {
+		return "", fmt.Errorf("token endpoint: %d %v %s", resp.StatusCode, err, tok.Error)
+	}
+	return tok.IDToken, nil
+}

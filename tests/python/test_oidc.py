@@ -1,0 +1,180 @@
+"""OpenID Connect (issue 45) with boto3 at default settings: a real OpenID
+provider (panva's oidc-provider under Node, configured by
+internal/oidcidp/oidctest/provider.mjs, the same as the Go tests') signs
+alice and bob in through its authorization-code flow; the server, configured
+by MinIO's MINIO_IDENTITY_OPENID_* variables, exchanges their ID tokens for
+credentials with boto3's assume_role_with_web_identity, which may do what the
+token's policy claim names and nothing else; a token issued to another client
+and a tampered one are InvalidIdentityToken.
+
+node comes from PATH and oidc-provider is installed with npm into the user
+cache when missing (as the Go harness does). Without them the test skips and
+says why, unless SHARDSTORE_REQUIRE_OIDC=1."""
+
+from __future__ import annotations
+
+import base64
+import http.cookiejar
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from conftest import REGION, ROOT_PASSWORD, ROOT_USER, Server, _SERVERS, REPO_ROOT
+
+PACKAGE = "oidc-provider@9.13.3"
+SCRIPT = REPO_ROOT / "internal" / "oidcidp" / "oidctest" / "provider.mjs"
+REDIRECT = "http://127.0.0.1:1/callback"
+
+
+def _skip_or_fail(why: str):
+    if os.environ.get("SHARDSTORE_REQUIRE_OIDC"):
+        pytest.fail(f"SHARDSTORE_REQUIRE_OIDC is set and {why}", pytrace=False)
+    pytest.skip(f"skipping the OpenID tests: {why} (set SHARDSTORE_REQUIRE_OIDC=1 to make this a failure)")
+
+
+def _provider_dir() -> Path:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node:
+        _skip_or_fail("there is no node on PATH (Debian's nodejs)")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    d = cache / "shardstore-test" / "oidc-provider"
+    if not (d / "node_modules" / "oidc-provider" / "package.json").exists():
+        if not npm:
+            _skip_or_fail("oidc-provider is not installed and there is no npm")
+        print(f"installing {PACKAGE} from the npm registry into {d}")
+        d.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(d), PACKAGE],
+                             capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            _skip_or_fail(f"npm install {PACKAGE} failed: {res.stderr[-500:]}")
+    return d
+
+
+@pytest.fixture(scope="module")
+def provider():
+    d = _provider_dir()
+    shutil.copyfile(SCRIPT, d / "provider.mjs")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([shutil.which("node"), str(d / "provider.mjs"), str(port), REDIRECT], cwd=d,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    while True:  # warnings (an unsupported Node version, dev keys) come first
+        line = proc.stdout.readline()
+        seen.append(line)
+        if "listening" in line:
+            break
+        if not line or len(seen) > 100:
+            proc.kill()
+            pytest.fail(f"oidc-provider did not start: {''.join(seen)[-2000:]}", pytrace=False)
+    issuer = f"http://127.0.0.1:{port}"
+    yield issuer
+    proc.terminate()
+    proc.wait(10)
+
+
+class _NoRedirectToClient(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if newurl.startswith(REDIRECT):
+            return None  # the code, for the client
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _login(issuer: str, user: str, client: str, secret: str) -> str:
+    """Sign user in through the provider's authorization-code flow (its
+    login and consent pages) and return the ID token."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirectToClient())
+    q = urllib.parse.urlencode({"client_id": client, "response_type": "code", "scope": "openid",
+                                "redirect_uri": REDIRECT, "state": "st", "nonce": "n"})
+    resp = opener.open(f"{issuer}/auth?{q}", timeout=30)
+    for step in ({"prompt": "login", "login": user, "password": user + "-password"}, {"prompt": "consent"}):
+        body = resp.read().decode()
+        m = re.search(r'<form[^>]*action="([^"]+)"', body)
+        assert m, f"no form on {resp.geturl()}"
+        action = urllib.parse.urljoin(resp.geturl(), m.group(1))
+        try:
+            resp = opener.open(action, data=urllib.parse.urlencode(step).encode(), timeout=30)
+        except urllib.error.HTTPError as e:
+            resp = e  # the 303 to the client's redirect URI
+    location = resp.headers.get("Location", "")
+    code = urllib.parse.parse_qs(urllib.parse.urlparse(location).query).get("code", [""])[0]
+    assert code, f"no code in the redirect: {location}"
+    req = urllib.request.Request(f"{issuer}/token", data=urllib.parse.urlencode(
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT}).encode())
+    req.add_header("Authorization", "Basic " + base64.b64encode(f"{client}:{secret}".encode()).decode())
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["id_token"]
+
+
+@pytest.fixture(scope="module")
+def oidc_server(request, shardstore_bin, provider, tmp_path_factory):
+    saved = dict(os.environ)
+    os.environ.update({"MINIO_IDENTITY_OPENID_CONFIG_URL": provider + "/.well-known/openid-configuration",
+                       "MINIO_IDENTITY_OPENID_CLIENT_ID": "shardstore"})
+    try:
+        srv = Server(shardstore_bin, tmp_path_factory.mktemp("oidcserver"), ["--log-requests"])
+        srv.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    request.config.stash.setdefault(_SERVERS, []).append(srv)
+    yield srv
+    request.config.stash[_SERVERS].remove(srv)
+    srv.stop()
+
+
+def _sts(srv):
+    # No credentials: AssumeRoleWithWebIdentity is unsigned.
+    return boto3.session.Session(region_name=REGION).client("sts", endpoint_url=srv.endpoint,
+                                                             config=Config())  # unsigned: botocore knows the call needs no credentials
+
+
+def _exchange(srv, token, **extra):
+    out = _sts(srv).assume_role_with_web_identity(RoleArn="arn:aws:iam::000000000000:role/web",
+                                                  RoleSessionName="pytest", WebIdentityToken=token, **extra)
+    c = out["Credentials"]
+    assert out["SubjectFromWebIdentityToken"]
+    return boto3.session.Session(aws_access_key_id=c["AccessKeyId"], aws_secret_access_key=c["SecretAccessKey"],
+                                 aws_session_token=c["SessionToken"], region_name=REGION).client(
+        "s3", endpoint_url=srv.endpoint, config=Config())
+
+
+def test_web_identity_with_boto3(oidc_server, provider):
+    srv = oidc_server
+    root = boto3.session.Session(aws_access_key_id=ROOT_USER, aws_secret_access_key=ROOT_PASSWORD,
+                                 region_name=REGION).client("s3", endpoint_url=srv.endpoint, config=Config())
+    root.create_bucket(Bucket="oidc-data")
+    root.put_object(Bucket="oidc-data", Key="a.txt", Body=b"a")
+
+    alice = _exchange(srv, _login(provider, "alice", "shardstore", "shardstore-client-secret"))
+    assert alice.get_object(Bucket="oidc-data", Key="a.txt")["Body"].read() == b"a"
+    with pytest.raises(ClientError) as e:
+        alice.put_object(Bucket="oidc-data", Key="alice.txt", Body=b"x")
+    assert e.value.response["Error"]["Code"] == "AccessDenied"
+
+    bob_token = _login(provider, "bob", "shardstore", "shardstore-client-secret")
+    bob = _exchange(srv, bob_token, DurationSeconds=900)
+    bob.put_object(Bucket="oidc-data", Key="bob.txt", Body=b"x")
+
+    other = _login(provider, "alice", "other-app", "other-app-secret")
+    tampered = bob_token[:-5] + ("A" if bob_token[-5] != "A" else "B") + bob_token[-4:]
+    for why, tok in (("another client's token", other), ("tampered", tampered)):
+        with pytest.raises(ClientError) as e:
+            _exchange(srv, tok)
+        assert e.value.response["Error"]["Code"] == "InvalidIdentityToken", why
+
+    log = Path(srv.stderr_path).read_text(errors="replace")
+    assert bob_token not in log and other not in log
