@@ -38,6 +38,13 @@ func runAndReport(t *testing.T, cfg Config) *Result {
 	cfg.Binary, cfg.Dir = binary, t.TempDir()
 	cfg.Network = os.Getenv("SHARDSTORE_JEPSEN_NET")
 	cfg.OutDir = os.Getenv("SHARDSTORE_JEPSEN_OUT")
+	if s := os.Getenv("SHARDSTORE_JEPSEN_NEMESES"); s != "" {
+		n, err := ParseNemeses(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Nemeses = n
+	}
 	cfg.Log = func(f string, a ...any) { t.Logf(f, a...) }
 	t.Logf("seed %d (rerun with SHARDSTORE_JEPSEN_SEED=%d)", cfg.Seed, cfg.Seed)
 	res, err := Run(cfg)
