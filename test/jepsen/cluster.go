@@ -2,6 +2,7 @@ package jepsen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -68,6 +69,70 @@ func NewNetwork(kind string, n int) (nw Network, note string, err error) {
 		return nw, fmt.Sprintf("proxy network: namespaces not available (%v)", nsErr), err
 	}
 	return nil, "", fmt.Errorf("jepsen: unknown network %q (netns or proxy)", kind)
+}
+
+// tmpfsSize is the size of each drive's tmpfs when the drives are
+// small filesystems of their own (Config.SmallDrives).
+const tmpfsSize = "256m"
+
+// mountDrives makes every drive directory a tmpfs of tmpfsSize, so a
+// drive can be filled (FillDrives) without filling the machine's disk.
+// It needs root; unmountDrives undoes it.
+func mountDrives(dir string, n, drives int) error {
+	for i := range n {
+		for j := 1; j <= drives; j++ {
+			d := filepath.Join(dir, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+			out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+tmpfsSize, "jepsen-drive", d).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("mount tmpfs on %s: %w: %s", d, err, strings.TrimSpace(string(out)))
+			}
+		}
+	}
+	return nil
+}
+
+func unmountDrives(dir string, n, drives int) {
+	for i := range n {
+		for j := 1; j <= drives; j++ {
+			_ = exec.Command("umount", "-l", filepath.Join(dir, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j))).Run()
+		}
+	}
+}
+
+// fillerName is the file FillDrives writes beside a drive's data.
+const fillerName = "jepsen-filler"
+
+// FillDrives fills every drive of node i with a file of zeros until
+// the filesystem is full (ENOSPC).
+func (c *Cluster) FillDrives(i int) error {
+	buf := make([]byte, 1<<20)
+	for j := 1; j <= c.drives; j++ {
+		f, err := os.Create(filepath.Join(c.DriveDir(i, j), fillerName))
+		if err != nil {
+			return err
+		}
+		for {
+			if _, err := f.Write(buf); err != nil {
+				break // ENOSPC: full
+			}
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// EmptyDrives removes what FillDrives wrote.
+func (c *Cluster) EmptyDrives(i int) error {
+	var errs []error
+	for j := 1; j <= c.drives; j++ {
+		if err := os.Remove(filepath.Join(c.DriveDir(i, j), fillerName)); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // StartCluster starts n nodes with drives drives each under dir and

@@ -18,10 +18,11 @@ const (
 	NemKill    = "kill"              // kill -9 of one or two nodes (a minority), restarted when the round ends
 	NemPause   = "pause"             // SIGSTOP of one node for longer than a lock lease (30 s), then SIGCONT
 	NemRolling = "rolling-restart"   // every node in turn: SIGTERM, start again, wait until ready
+	NemFull    = "disk-full"         // one node's drives (each a small tmpfs) filled to ENOSPC, emptied when the round ends
 )
 
 // AllNemeses is every nemesis the harness has.
-var AllNemeses = []string{NemHalves, NemIsolate, NemBridge, NemKill, NemPause, NemRolling}
+var AllNemeses = []string{NemHalves, NemIsolate, NemBridge, NemKill, NemPause, NemRolling, NemFull}
 
 func isNetwork(n string) bool { return strings.HasPrefix(n, "partition-") }
 
@@ -122,6 +123,22 @@ func (n *nemesis) startProcess(kind string) (*active, error) {
 				errs = append(errs, n.c.Restart(v))
 			}
 			return errors.Join(errs...)
+		}}, nil
+	case NemFull:
+		v := p[0]
+		if err := n.c.FillDrives(v); err != nil {
+			return nil, err
+		}
+		return &active{name: kind, nodes: fmt.Sprint(nodes1([]int{v})), start: n.h.Now(), stop: func() error {
+			err := n.c.EmptyDrives(v)
+			if !n.c.Up(v) {
+				// A node that died of the full disk is a finding for the
+				// report; the run goes on with it restarted.
+				n.log("nemesis: node %d exited while its drives were full:\n%s", v+1, n.c.Log(v, 15))
+				n.h.AddFault(FaultEvent{Name: "crashed-on-full-disk", Nodes: fmt.Sprint(v + 1), Start: n.h.Now(), End: n.h.Now()})
+				err = errors.Join(err, n.c.Restart(v))
+			}
+			return err
 		}}, nil
 	case NemPause:
 		v := p[0]

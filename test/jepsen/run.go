@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -107,6 +108,16 @@ func Run(cfg Config) (*Result, error) {
 	}
 	defer nw.Close()
 	cfg.Log("network: %s", note)
+	if slices.Contains(cfg.Nemeses, NemFull) {
+		// Drives of their own, small enough to fill.
+		if err := mountDrives(cfg.Dir, cfg.Nodes, cfg.Drives); err != nil {
+			unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
+			cfg.Log("disk-full left out: %v", err)
+			cfg.Nemeses = slices.DeleteFunc(slices.Clone(cfg.Nemeses), func(n string) bool { return n == NemFull })
+		} else {
+			defer unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
+		}
+	}
 	c, err := StartCluster(cfg.Binary, cfg.Dir, nw, cfg.Nodes, cfg.Drives, "--drive-timeout", "3s")
 	if err != nil {
 		return nil, err
