@@ -348,6 +348,7 @@ var KnownAnomalies = map[string]string{
 	"versions/lost":            "docs/consistency.md, finding V1",
 	"versions/duplicate-id":    "docs/consistency.md, finding V2",
 	"versions/duplicate-write": "docs/consistency.md, finding V2",
+	"versions/order":           "docs/consistency.md, finding V2",
 	"list-after-write/stale":   "docs/consistency.md, finding L1",
 }
 
