@@ -1,0 +1,158 @@
+package jepsen
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// ms is a time in the hand-made histories.
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func keys(prefix string) []string { return []string{prefix + "k"} }
+
+func op(kind Kind, key, value string, call, ret int, out Outcome) Op {
+	return Op{Kind: kind, Key: key, Value: value, Call: ms(call), Return: ms(ret), Outcome: out}
+}
+
+// The register checker on hand-made histories: each "bad" one must be
+// caught, each "good" one must pass.
+func TestCheckLinearizableHistories(t *testing.T) {
+	cases := []struct {
+		name string
+		ops  []Op
+		bad  bool
+	}{
+		{"read sees the acknowledged write", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpGet, "k", "a", 20, 30, Ok)}, false},
+		{"stale read after an acknowledged overwrite", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 20, 30, Ok), op(OpGet, "k", "a", 40, 50, Ok)}, true},
+		{"lost acknowledged write (final read absent)", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpGet, "k", "", 40, 50, Ok)}, true},
+		{"concurrent read may see either", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 20, 40, Ok), op(OpGet, "k", "a", 25, 30, Ok), op(OpGet, "k", "b", 35, 50, Ok)}, false},
+		{"unknown write may take effect later", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 20, 30, Unknown), op(OpGet, "k", "a", 40, 50, Ok), op(OpGet, "k", "b", 60, 70, Ok)}, false},
+		{"unknown write may never take effect", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 20, 30, Unknown), op(OpGet, "k", "a", 40, 50, Ok)}, false},
+		{"read flips back to the older value", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 20, 30, Unknown), op(OpGet, "k", "b", 40, 50, Ok), op(OpGet, "k", "a", 60, 70, Ok)}, true},
+		{"If-None-Match succeeds on an existing key", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPutIfAbsent, "k", "b", 20, 30, Ok)}, true},
+		{"If-None-Match refused on a missing key", []Op{
+			{Kind: OpPutIfAbsent, Key: "k", Value: "b", Call: ms(20), Return: ms(30), Outcome: Fail, Refused: true}}, true},
+		{"If-Match on the current value", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), {Kind: OpPutIfMatch, Key: "k", Value: "b", Match: "a", Call: ms(20), Return: ms(30), Outcome: Ok}, op(OpGet, "k", "b", 40, 50, Ok)}, false},
+		{"If-Match succeeds on a replaced value", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "c", 12, 15, Ok), {Kind: OpPutIfMatch, Key: "k", Value: "b", Match: "a", Call: ms(20), Return: ms(30), Outcome: Ok}}, true},
+		{"delete then read absent", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpDelete, "k", "", 20, 30, Ok), op(OpGet, "k", "", 40, 50, Ok)}, false},
+		{"listing misses an acknowledged write", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), {Kind: OpList, Key: "", Call: ms(20), Return: ms(30), Outcome: Ok, Listed: map[string]string{}}}, true},
+		{"listing shows a deleted key", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpDelete, "k", "", 12, 15, Ok), {Kind: OpList, Key: "", Call: ms(20), Return: ms(30), Outcome: Ok, Listed: map[string]string{"k": "a"}}}, true},
+		{"failed reads and refused connections are ignored", []Op{
+			op(OpPut, "k", "a", 0, 10, Ok), op(OpGet, "k", "zzz", 20, 30, Fail), op(OpPut, "k", "b", 40, 50, Fail)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var st CheckStats
+			got := CheckLinearizable(c.ops, keys, 10*time.Second, true, &st)
+			if (len(got) > 0) != c.bad {
+				t.Fatalf("anomalies %v, want bad=%v", got, c.bad)
+			}
+			if st.LinearKeys != 1 {
+				t.Fatalf("checked %d keys, want 1", st.LinearKeys)
+			}
+		})
+	}
+}
+
+func TestCheckVersionsHistories(t *testing.T) {
+	vput := func(v, id string, call, ret int) Op {
+		return Op{Kind: OpVPut, Key: "p/k", Value: v, VersionID: id, Call: ms(call), Return: ms(ret), Outcome: Ok}
+	}
+	vlist := func(call, ret int, vs ...ListedVersion) Op {
+		return Op{Kind: OpVList, Key: "p/", Call: ms(call), Return: ms(ret), Outcome: Ok, Versions: map[string][]ListedVersion{"p/k": vs}}
+	}
+	a, b := ListedVersion{VersionID: "1", Value: "a"}, ListedVersion{VersionID: "2", Value: "b", Latest: true}
+	cases := []struct {
+		name string
+		ops  []Op
+		want string // "" = no anomaly, else the type expected
+	}{
+		{"good", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, b, a)}, ""},
+		{"lost", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, b)}, "lost"},
+		{"order", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, a, b)}, "order"},
+		{"duplicate", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, b, b, a)}, "duplicate-id"},
+		{"phantom", []Op{vput("a", "1", 0, 10), vlist(40, 50, ListedVersion{VersionID: "9", Value: "?beef"}, a)}, "phantom"},
+		{"id", []Op{vput("a", "1", 0, 10), vlist(40, 50, ListedVersion{VersionID: "7", Value: "a"})}, "id-mismatch"},
+		{"concurrent write not yet listed", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 60), vlist(40, 50, a)}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var st CheckStats
+			got := CheckVersions(c.ops, &st)
+			if c.want == "" {
+				if len(got) > 0 {
+					t.Fatalf("anomalies %v, want none", got)
+				}
+				return
+			}
+			var types []string
+			for _, a := range got {
+				types = append(types, a.Type)
+			}
+			if !strings.Contains(strings.Join(types, ","), c.want) {
+				t.Fatalf("anomaly types %v, want %s", types, c.want)
+			}
+		})
+	}
+}
+
+func TestParseNemeses(t *testing.T) {
+	for _, bad := range []string{"partition", "kill,", "KILL", "kill;pause", "\x00", strings.Repeat("x", 1000)} {
+		if _, err := ParseNemeses(bad); err == nil {
+			t.Errorf("ParseNemeses(%q) accepted", bad)
+		}
+	}
+	got, err := ParseNemeses(" kill , pause")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ParseNemeses: %v %v", got, err)
+	}
+}
+
+func TestCheckListAfterWriteHistories(t *testing.T) {
+	list := func(call, ret int, listed map[string]string) Op {
+		return Op{Kind: OpList, Key: "", Call: ms(call), Return: ms(ret), Outcome: Ok, Listed: listed}
+	}
+	cases := []struct {
+		name string
+		ops  []Op
+		want string
+	}{
+		{"shows the acknowledged write", []Op{op(OpPut, "k", "a", 0, 10, Ok), list(20, 30, map[string]string{"k": "a"})}, ""},
+		{"misses the acknowledged write", []Op{op(OpPut, "k", "a", 0, 10, Ok), list(20, 30, map[string]string{})}, "stale"},
+		{"shows an acknowledged delete's key", []Op{op(OpPut, "k", "a", 0, 10, Ok), op(OpDelete, "k", "", 12, 15, Ok), list(20, 30, map[string]string{"k": "a"})}, "stale"},
+		{"shows an older value", []Op{op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 12, 15, Ok), list(20, 30, map[string]string{"k": "a"})}, "stale"},
+		{"shows a write in flight", []Op{op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 12, 40, Ok), list(20, 30, map[string]string{"k": "b"})}, ""},
+		{"shows an unknown write", []Op{op(OpPut, "k", "a", 0, 10, Ok), op(OpPut, "k", "b", 12, 15, Unknown), list(20, 30, map[string]string{"k": "b"})}, ""},
+		{"shows a value never written", []Op{op(OpPut, "k", "a", 0, 10, Ok), list(20, 30, map[string]string{"k": "?00ff"})}, "phantom"},
+		{"nothing acknowledged yet", []Op{op(OpPut, "k", "a", 0, 40, Ok), list(20, 30, map[string]string{})}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var st CheckStats
+			got := CheckListAfterWrite(c.ops, keys, &st)
+			if c.want == "" {
+				if len(got) > 0 {
+					t.Fatalf("anomalies %v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Type != c.want {
+				t.Fatalf("anomalies %v, want one %s", got, c.want)
+			}
+		})
+	}
+}
