@@ -14,7 +14,7 @@ import (
 	"github.com/shardstore/shardstore/internal/migrate"
 )
 
-const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL"
+const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] [--upload-keys FILE] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL"
 
 // runMigrate is `shardstore migrate from-minio`: adopt a stopped MinIO
 // deployment's drives in place (internal/migrate).
@@ -39,6 +39,7 @@ func runMigrate(args []string) error {
 	dry := fs.Bool("dry-run", false, "decode everything and report what would be adopted and refused; write nothing")
 	finish := fs.Bool("finish", false, "after a completed adoption, remove MinIO's names of the adopted objects")
 	owner := fs.String("owner", "", "access key recorded as owner of the adopted buckets and objects (empty: the root user)")
+	uploadKeys := fs.String("upload-keys", "", "file of bucket/key lines: the keys of unfinished multipart uploads to adopt (MinIO stores only their hash)")
 	var drives []string
 	rest := args[1:]
 	for {
@@ -59,9 +60,15 @@ func runMigrate(args []string) error {
 	if err != nil {
 		return cli.Usagef(migrateUsage, "shardstore migrate -h", "%v", err)
 	}
+	var keys [][2]string
+	if *uploadKeys != "" {
+		if keys, err = migrate.ReadUploadKeys(*uploadKeys); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout})
+	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys})
 	return err
 }
 

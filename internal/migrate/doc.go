@@ -36,7 +36,21 @@
 //     at all: if any of its versions is encrypted, compressed, tiered,
 //     legacy, carries metadata this package does not understand, or
 //     lacks quorum, the key is listed as refused and left untouched.
-//  5. Records the outcome in each drive's index (system table,
+//     A version MinIO compressed (S2) is adopted by copy instead
+//     (minio_copy.go): its shards are read and Reed-Solomon decoded,
+//     decompressed, checked against its sizes and part MD5s, and written
+//     as new shard files with shardstore's bitrot algorithm, keeping its
+//     id, time, ETag, parts and metadata; its records go into the key's
+//     batch with the linked versions'.
+//  5. Adopts the unfinished multipart uploads whose key it can name (a
+//     key of the bucket, or one given with --upload-keys: MinIO stores
+//     only the SHA-256 of bucket/key) with MinIO's upload id, which the
+//     engine accepts beside its own (minio_uploads.go): the part files
+//     are hard-linked, the records keep MinIO's bitrot algorithm, and
+//     clients can list them, list their parts, upload more parts and
+//     complete or abort them. Uploads of unknown keys are listed and
+//     left; compressed or encrypted ones are refused.
+//  6. Records the outcome in each drive's index (system table,
 //     "migrate/minio"): "adopting" while it runs, "adopted" at the end.
 //     `shardstore server` refuses drives that say "adopting" (an
 //     interrupted adoption is resumed first), and a run on drives that
@@ -48,23 +62,33 @@
 // the syncs the bottleneck: 335 against 3,500 objects/s on 10,000 small
 // keys over 16 drives).
 //
+// Progress: a counting pass first counts the keys on one drive (1/N of
+// the listing), so the progress lines (once a second) give keys done of
+// the total, objects per second and an ETA; the report ends with the
+// totals: objects (versions) adopted, refused, bytes linked, bytes
+// copied, bytes of index entries written, elapsed time and seconds per
+// million objects.
+//
 // Safe by construction: --dry-run decodes everything and prints what
 // would be adopted and refused, with counts and bytes, and opens nothing
 // for writing. Every step is idempotent (index writes are puts, links
 // are checked by inode, a chunk's files are made before its batches), so
 // an interrupted run (kill -9) is resumed by running it again; the test
-// suite kills it at chosen writes (SHARDSTORE_TEST_MIGRATE_CRASH_AT,
-// tests only). MinIO's files are left where they were (the part
+// suite kills it at random writes, the seed logged
+// (SHARDSTORE_TEST_MIGRATE_CRASH_AT, tests only). MinIO's files are left where they were (the part
 // files have a second name) until --finish, which, once an adoption has
 // completed, removes MinIO's names of every adopted key, as the journal
 // in each drive's system table lists them ("migrate/minio/adopted/",
-// written in the same batch as the key's records); refused keys, even
-// ones written through shardstore since, and .minio.sys (IAM,
-// configuration) stay.
+// written in the same batch as the key's records), and the directories
+// of the adopted uploads ("migrate/minio/uploads/"); refused keys, even
+// ones written through shardstore since, and the rest of .minio.sys
+// (IAM, configuration) stay.
 //
 // Not done yet: several sets or pools, a node's share of a cluster,
-// unfinished multipart uploads (listed, not adopted), IAM users and
-// policies, SSE, compressed and tiered versions.
+// IAM users and policies, SSE (its keys are MinIO's KMS's or the
+// client's: refused and listed), tiered versions, compressed unfinished
+// uploads (refused: plain parts cannot be appended to S2 parts), copying
+// versions of a geometry shardstore cannot use (refused).
 //
 // # Copying from a running S3 endpoint
 //

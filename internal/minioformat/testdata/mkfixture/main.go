@@ -57,16 +57,20 @@ func main() {
 	name := flag.String("name", "minio-16drives", "base name of the tarball (.tar.zst) and JSON (.json)")
 	source := flag.String("source", "", "where the binary came from (recorded in the JSON), e.g. a commit")
 	keep := flag.Bool("keep", false, "keep the work directory (its path is printed)")
+	kind := flag.String("kind", "main", `which fixture: "main" (minio-16drives) or "compressed" (minio-compressed: MINIO_COMPRESSION_ENABLE=on, compressed objects and unfinished uploads)`)
 	flag.Parse()
+	if *kind == "compressed" && *name == "minio-16drives" {
+		*name = "minio-compressed"
+	}
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
 	}
-	if err := run(*minioBin, *out, *name, *source, *keep); err != nil {
+	if err := run(*minioBin, *out, *name, *source, *kind, *keep); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(minioBin, out, name, source string, keep bool) error {
+func run(minioBin, out, name, source, kind string, keep bool) error {
 	work, err := os.MkdirTemp("", "minio-fixture-")
 	if err != nil {
 		return err
@@ -92,7 +96,11 @@ func run(minioBin, out, name, source string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startMinIO(minioBin, addr, driveDirs, filepath.Join(work, "minio.log"))
+	var env []string
+	if kind == "compressed" {
+		env = compressionEnv()
+	}
+	srv, err := startMinIO(minioBin, addr, driveDirs, filepath.Join(work, "minio.log"), env)
 	if err != nil {
 		return err
 	}
@@ -105,7 +113,7 @@ func run(minioBin, out, name, source string, keep bool) error {
 		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
 		UsePathStyle: true,
 	})
-	f := &filler{c: c, ctx: ctx}
+	f := &filler{c: c, ctx: ctx, kind: kind}
 	if err := f.fill(); err != nil {
 		return fmt.Errorf("fill: %w (MinIO log: %s)", err, filepath.Join(work, "minio.log"))
 	}
@@ -151,7 +159,7 @@ type server struct {
 	done   bool
 }
 
-func startMinIO(bin, addr string, dirs []string, logPath string) (*server, error) {
+func startMinIO(bin, addr string, dirs []string, logPath string, env []string) (*server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -165,6 +173,7 @@ func startMinIO(bin, addr string, dirs []string, logPath string) (*server, error
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -247,8 +256,9 @@ func pattern() []byte {
 }
 
 type filler struct {
-	c   *s3.Client
-	ctx context.Context
+	c    *s3.Client
+	ctx  context.Context
+	kind string // the -kind flag: which fixture
 }
 
 type putOpt func(*s3.PutObjectInput)
@@ -289,6 +299,9 @@ func (f *filler) del(bucket, key string) error {
 
 func (f *filler) fill() error {
 	steps := []func() error{f.fillPlain, f.fillVersioned, f.fillLocked, func() error { return f.mkBucket("empty-bucket", false) }}
+	if f.kind == "compressed" {
+		steps = []func() error{f.fillCompressed, f.fillCompressedVersioned}
+	}
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return err
@@ -591,6 +604,8 @@ func recordBucket(ctx context.Context, c *s3.Client, b *Bucket) error {
 		}
 		for _, p := range lp.Parts {
 			up.Parts = append(up.Parts, int(aws.ToInt32(p.PartNumber)))
+			up.PartETags = append(up.PartETags, aws.ToString(p.ETag))
+			up.PartSizes = append(up.PartSizes, aws.ToInt64(p.Size))
 		}
 		b.Uploads = append(b.Uploads, up)
 	}

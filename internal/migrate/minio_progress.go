@@ -1,0 +1,115 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/drive"
+)
+
+// Progress. Before anything is adopted, a counting pass walks one drive
+// (the first in set order that can be read) and counts the keys on it
+// (directories holding an xl.meta, as the adoption lists them on every
+// drive): 1/N of the listing work, and the total the progress lines give
+// a rate and an ETA against. A key missing from that drive is still
+// adopted, so the count can fall short by a few; the ETA is then
+// "almost done" rather than negative.
+
+// countKeys counts the keys of every bucket on one drive.
+func (a *adopter) countKeys() int {
+	for _, p := range a.paths {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			continue
+		}
+		total := 0
+		for _, e := range ents {
+			name := e.Name()
+			if !e.IsDir() || strings.HasPrefix(name, ".") || name == "lost+found" {
+				continue
+			}
+			filepath.WalkDir(filepath.Join(p, name), func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						return nil
+					}
+					return fs.SkipDir
+				}
+				if !d.IsDir() && d.Name() == "xl.meta" {
+					total++
+				}
+				return nil
+			})
+		}
+		return total
+	}
+	return 0
+}
+
+// noteBatch counts the bytes of index entries a batch writes.
+func (a *adopter) noteBatch(b *drive.Batch) {
+	var n int64
+	for _, c := range b.Changes {
+		n += int64(len(c.Key) + len(c.Value))
+	}
+	a.add(func(r *Report) { r.MetaBytes += n })
+}
+
+// progressLine prints one progress line (a.mu held).
+func (a *adopter) progressLine(now time.Time) {
+	r := &a.rep
+	el := now.Sub(a.start).Seconds()
+	rate := float64(r.Keys) / el
+	done := r.Keys + len(r.Refused)
+	line := fmt.Sprintf("progress: %d", done)
+	if r.Total > 0 {
+		pct := 100 * float64(done) / float64(r.Total)
+		line += fmt.Sprintf("/%d keys (%.1f%%)", r.Total, min(pct, 100))
+	} else {
+		line += " keys"
+	}
+	line += fmt.Sprintf(", %d versions, %d refused, %.0f objects/s", r.Versions, len(r.Refused), float64(r.Versions)/el)
+	if r.Total > 0 && rate > 0 {
+		if left := r.Total - done; left > 0 {
+			line += ", ETA " + time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second).String()
+		} else {
+			line += ", almost done"
+		}
+	}
+	fmt.Fprintln(a.opts.Out, line)
+}
+
+// printStats prints the run's totals.
+func (a *adopter) printStats() {
+	r := &a.rep
+	out := a.opts.Out
+	verb := "adopted"
+	if a.opts.DryRun {
+		verb = "to adopt"
+	}
+	fmt.Fprintf(out, "uploads: unfinished multipart uploads %s: %d (%d parts linked)", verb, r.Uploads, r.UploadParts)
+	if r.UploadPartsLeft > 0 {
+		fmt.Fprintf(out, ", %d parts left out (not on enough drives, or compressed/encrypted)", r.UploadPartsLeft)
+	}
+	fmt.Fprintln(out)
+	if r.UploadsUnknown > 0 {
+		fmt.Fprintf(out, "uploads: %d unfinished uploads not adopted: MinIO keeps only the SHA-256 of their bucket/key, and no adopted key has it; list their keys with --upload-keys FILE (bucket/key a line, e.g. from `mc ls --incomplete` before MinIO was stopped) to adopt them:\n", r.UploadsUnknown)
+		for _, u := range r.UnknownUploads {
+			fmt.Fprintf(out, "  .minio.sys/multipart/%s\n", u)
+		}
+	}
+	fmt.Fprintf(out, "copied (compressed by MinIO, rewritten): %d versions, %d bytes of objects, %d bytes of shard files written\n",
+		r.CopiedVersions, r.CopiedBytes, r.CopiedShardBytes)
+	secs := r.Elapsed.Seconds()
+	perMillion := 0.0
+	if r.Versions > 0 {
+		perMillion = secs / float64(r.Versions) * 1e6
+	}
+	fmt.Fprintf(out, "totals: objects %s %d (versions), refused %d, %d bytes linked, %d bytes copied, %d bytes of index entries written, %d bytes of inline shards written as files, elapsed %s, %.0f s per million objects\n",
+		verb, r.Versions, len(r.Refused), r.ShardBytes, r.CopiedShardBytes, r.MetaBytes, r.Written, r.Elapsed.Round(time.Millisecond), perMillion)
+}
