@@ -89,8 +89,9 @@ type Report struct {
 	CopiedBytes      int64
 	CopiedShardBytes int64
 	// MetaBytes is the size of the index entries written (keys and
-	// values, before the index's own overhead).
-	MetaBytes int64
+	// values, before the index's own overhead), InlineBytes the inline
+	// shard data among them.
+	MetaBytes, InlineBytes int64
 	// Total is the key count of the counting pass (0 if none).
 	Total int
 }
@@ -135,6 +136,10 @@ type adopter struct {
 
 	// uploads tracks MinIO's unfinished uploads (minio_uploads.go).
 	uploads *uploadTracker
+	// etaFrom and etaDone are the first progress line's time and keys
+	// done, which the ETA's rate is measured from (minio_progress.go).
+	etaFrom time.Time
+	etaDone int
 }
 
 // keyWorkers is how many keys are decoded and linked at once.

@@ -51,21 +51,33 @@ func (a *adopter) countKeys() int {
 	return 0
 }
 
-// noteBatch counts the bytes of index entries a batch writes.
+// noteBatch counts the bytes of index entries a batch writes, and of
+// them the inline shard data (MinIO's inline shards kept inline).
 func (a *adopter) noteBatch(b *drive.Batch) {
-	var n int64
+	var n, inline int64
 	for _, c := range b.Changes {
 		n += int64(len(c.Key) + len(c.Value))
+		if c.Table == drive.TableInline {
+			inline += int64(len(c.Value))
+		}
 	}
-	a.add(func(r *Report) { r.MetaBytes += n })
+	a.add(func(r *Report) { r.MetaBytes += n; r.InlineBytes += inline })
 }
 
 // progressLine prints one progress line (a.mu held).
 func (a *adopter) progressLine(now time.Time) {
 	r := &a.rep
 	el := now.Sub(a.start).Seconds()
-	rate := float64(r.Keys) / el
 	done := r.Keys + len(r.Refused)
+	// The rate of the ETA is measured from the first progress line on:
+	// before it, the counting pass and the first listing ran.
+	if a.etaFrom.IsZero() {
+		a.etaFrom, a.etaDone = now, done
+	}
+	rate := 0.0
+	if d := now.Sub(a.etaFrom).Seconds(); d > 0 {
+		rate = float64(done-a.etaDone) / d
+	}
 	line := fmt.Sprintf("progress: %d", done)
 	if r.Total > 0 {
 		pct := 100 * float64(done) / float64(r.Total)
@@ -110,6 +122,6 @@ func (a *adopter) printStats() {
 	if r.Versions > 0 {
 		perMillion = secs / float64(r.Versions) * 1e6
 	}
-	fmt.Fprintf(out, "totals: objects %s %d (versions), refused %d, %d bytes linked, %d bytes copied, %d bytes of index entries written, %d bytes of inline shards written as files, elapsed %s, %.0f s per million objects\n",
-		verb, r.Versions, len(r.Refused), r.ShardBytes, r.CopiedShardBytes, r.MetaBytes, r.Written, r.Elapsed.Round(time.Millisecond), perMillion)
+	fmt.Fprintf(out, "totals: objects %s %d (versions), refused %d, %d bytes linked, %d bytes copied, %d bytes of index entries written (%d of them inline shard data), %d bytes of inline shards written as files, elapsed %s, %.0f s per million objects\n",
+		verb, r.Versions, len(r.Refused), r.ShardBytes, r.CopiedShardBytes, r.MetaBytes, r.InlineBytes, r.Written, r.Elapsed.Round(time.Millisecond), perMillion)
 }
