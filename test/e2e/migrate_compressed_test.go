@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,6 +64,22 @@ func uploadKeysFile(t *testing.T, dir string, exp *miniofixture.Expected) string
 		t.Fatal(err)
 	}
 	return p
+}
+
+// migrateKillSeed is the seed of a kill test's random crash points:
+// SHARDSTORE_KILL_SEED (as in test/faults) to replay a run, else the
+// time; it is logged either way.
+func migrateKillSeed(t *testing.T) int64 {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("SHARDSTORE_KILL_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("SHARDSTORE_KILL_SEED=%q: %v", v, err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay with SHARDSTORE_KILL_SEED=%d)", seed, seed)
+	return seed
 }
 
 func deepHeal(t *testing.T, s *server) string {
@@ -327,11 +344,7 @@ func TestMigrateFromMinIOCompressedKilled(t *testing.T) {
 	dir := t.TempDir()
 	drives, exp := minioDrivesOf(t, minioCompressedFixture, dir)
 	keys := uploadKeysFile(t, dir, exp)
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("SHARDSTORE_TEST_KILL_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
-	t.Logf("seed %d (rerun with SHARDSTORE_TEST_KILL_SEED=%d)", seed, seed)
+	seed := migrateKillSeed(t)
 	rng := rand.New(rand.NewSource(seed))
 	// The adoption makes about 16 shard files per copied part, 32 links
 	// for the upload, a batch per drive and bucket and 16 upload
