@@ -32,13 +32,20 @@ func UploadIDString(deployment, dir string) string {
 }
 
 // ParseUploadID decodes an upload id MinIO made. It accepts only the
-// exact forms above (lower-case UUIDs, a time of 1 to 19 digits), so a
+// exact forms above (canonical base64, lower-case UUIDs, a time of 1 to
+// 19 digits: one id per upload), so a
 // name derived from it cannot be a path trick.
 func ParseUploadID(id string) (UploadID, error) {
 	if len(id) > 200 {
 		return UploadID{}, corruptf("upload id of %d bytes", len(id))
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(id)
+	for i := 0; i < len(id); i++ {
+		// The decoder would skip \r and \n: only the alphabet counts.
+		if c := id[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return UploadID{}, corruptf("upload id %q: byte %q", id, c)
+		}
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(id)
 	if err != nil {
 		return UploadID{}, corruptf("upload id %q: %v", id, err)
 	}
