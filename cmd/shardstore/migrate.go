@@ -24,6 +24,9 @@ func runMigrate(args []string) error {
 		"the same drive arguments the MinIO server had, e.g. /data{1...16}. Object data is not\n" +
 		"copied: MinIO's part files get a second name in shardstore's data area. MinIO's files stay\n" +
 		"until --finish. --dry-run reports what would be adopted and refused and writes nothing.\n" +
+		"Versions MinIO compressed (S2) are copied (decompressed). Unfinished multipart uploads are\n" +
+		"adopted with their ids when their key is known: a key of the bucket, or a bucket/key line of\n" +
+		"--upload-keys FILE (MinIO stores only the key's hash).\n" +
 		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n"
 	if len(args) > 0 && args[0] == "from-s3" {
 		return runMigrateFromS3(args[1:])

@@ -58,9 +58,16 @@ func main() {
 	source := flag.String("source", "", "where the binary came from (recorded in the JSON), e.g. a commit")
 	keep := flag.Bool("keep", false, "keep the work directory (its path is printed)")
 	kind := flag.String("kind", "main", `which fixture: "main" (minio-16drives) or "compressed" (minio-compressed: MINIO_COMPRESSION_ENABLE=on, compressed objects and unfinished uploads)`)
+	unpack := flag.String("unpack", "", "only unpack the fixture's drives (-out/-name) into this directory, for tests in other languages (tests/python); needs no MinIO")
 	flag.Parse()
 	if *kind == "compressed" && *name == "minio-16drives" {
 		*name = "minio-compressed"
+	}
+	if *unpack != "" {
+		if err := miniofixture.Unpack(filepath.Join(*out, *name), *unpack); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
