@@ -120,8 +120,11 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 		return err
 	}
 	var env []string
-	if kind == "compressed" {
+	switch {
+	case kind == "compressed":
 		env = compressionEnv()
+	case contents == "sets":
+		env = setsCompressionEnv()
 	}
 	args := driveDirs
 	if pools > 1 {
@@ -591,6 +594,26 @@ func (f *filler) fillSetsPlain() error {
 	for _, key := range f.perSet("multipart-%d.bin") {
 		if err := f.onePartUpload(b, key, mib+100*kib+3); err != nil {
 			return err
+		}
+	}
+	// S2-compressed objects (setsCompressionEnv compresses .s2z keys
+	// only): adopted by copy, on their set's drives.
+	for _, key := range f.perSet("compressed-%d.s2z") {
+		if _, err := f.put(b, key, text(b+"/"+key, 300*kib+11)); err != nil {
+			return err
+		}
+	}
+	// Unfinished uploads, one in each set (MinIO keeps an upload in
+	// its object's set): part 1 only, left open.
+	for _, key := range f.perSet("unfinished-%d.bin") {
+		up, err := f.c.CreateMultipartUpload(f.ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
+		if err != nil {
+			return fmt.Errorf("create multipart %s: %w", key, err)
+		}
+		part := body(b+"/"+key, 70*kib+9)
+		if _, err := f.c.UploadPart(f.ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: aws.String(key), UploadId: up.UploadId,
+			PartNumber: aws.Int32(1), Body: bytes.NewReader(part), ContentLength: aws.Int64(int64(len(part)))}); err != nil {
+			return fmt.Errorf("upload part of %s: %w", key, err)
 		}
 	}
 	return nil
