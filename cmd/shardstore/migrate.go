@@ -14,7 +14,7 @@ import (
 	"github.com/shardstore/shardstore/internal/migrate"
 )
 
-const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL | shardstore migrate from-minio-export --target URL EXPORT.zip..."
+const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] [--upload-keys FILE] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL | shardstore migrate from-minio-export --target URL EXPORT.zip..."
 
 // runMigrate is `shardstore migrate from-minio`: adopt a stopped MinIO
 // deployment's drives in place (internal/migrate).
@@ -24,6 +24,9 @@ func runMigrate(args []string) error {
 		"the same drive arguments the MinIO server had, e.g. /data{1...16}. Object data is not\n" +
 		"copied: MinIO's part files get a second name in shardstore's data area. MinIO's files stay\n" +
 		"until --finish. --dry-run reports what would be adopted and refused and writes nothing.\n" +
+		"Versions MinIO compressed (S2) are copied (decompressed). Unfinished multipart uploads are\n" +
+		"adopted with their ids when their key is known: a key of the bucket, or a bucket/key line of\n" +
+		"--upload-keys FILE (MinIO stores only the key's hash).\n" +
 		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n"
 	if len(args) > 0 && args[0] == "from-s3" {
 		return runMigrateFromS3(args[1:])
@@ -42,6 +45,7 @@ func runMigrate(args []string) error {
 	dry := fs.Bool("dry-run", false, "decode everything and report what would be adopted and refused; write nothing")
 	finish := fs.Bool("finish", false, "after a completed adoption, remove MinIO's names of the adopted objects")
 	owner := fs.String("owner", "", "access key recorded as owner of the adopted buckets and objects (empty: the root user)")
+	uploadKeys := fs.String("upload-keys", "", "file of bucket/key lines: the keys of unfinished multipart uploads to adopt (MinIO stores only their hash)")
 	var drives []string
 	rest := args[1:]
 	for {
@@ -62,9 +66,15 @@ func runMigrate(args []string) error {
 	if err != nil {
 		return cli.Usagef(migrateUsage, "shardstore migrate -h", "%v", err)
 	}
+	var keys [][2]string
+	if *uploadKeys != "" {
+		if keys, err = migrate.ReadUploadKeys(*uploadKeys); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout})
+	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys})
 	return err
 }
 

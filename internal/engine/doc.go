@@ -227,6 +227,11 @@
 // from the part checksums alone, never by reading the data again: the
 // CRCs combined into the whole object's CRC, or the checksum of the part
 // checksums with "-N" (completeSums, package hashing).
+// Upload ids are the engine's UUIDs, or MinIO's (IsMinIOUploadID): an
+// upload adopted from MinIO's drives keeps its id (importupload.go,
+// ImportUploadBatch) and its bitrot algorithm, with which its later parts
+// are written too (writePlan.algo), so every part of the completed
+// object is read with the one algorithm the object records.
 //
 // # Locks and fencing (lock.go)
 //

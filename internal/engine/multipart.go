@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/bitrot"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/meta"
@@ -29,9 +30,10 @@ import (
 // names the id. Complete commits an object whose parts point at those
 // ids, exactly like a PUT commit, and drops the upload's records.
 
-// checkUploadID rejects ids that are not ours (and could be path tricks).
+// checkUploadID rejects ids that are neither ours nor MinIO's (and could
+// be path tricks).
 func checkUploadID(id string) error {
-	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+	if _, err := uuid.Parse(id); (err != nil || len(id) != 36) && !IsMinIOUploadID(id) {
 		return fmt.Errorf("%w: upload id %q", ErrNoSuchUpload, id)
 	}
 	return nil
@@ -195,7 +197,8 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		return PartInfo{}, &UploadChecksumError{Reason: ChecksumPartAlgorithm, Algorithm: up.ChecksumAlgo,
 			Type: up.ChecksumType, Sent: algo}
 	}
-	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, ref: drive.ShardRef{ID: uuid.NewString(), Part: part}}
+	plan := &writePlan{set: set, coder: coder, dist: up.Erasure.Distribution, ref: drive.ShardRef{ID: uuid.NewString(), Part: part},
+		algo: bitrot.Algorithm(up.Erasure.Bitrot)}
 	var objectKey []byte
 	if up.Cipher != "" {
 		if objectKey, err = unsealKey(opts.Unseal, bucket, key, up); err != nil {

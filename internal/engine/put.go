@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/bitrot"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/hashing"
@@ -40,9 +41,21 @@ type writePlan struct {
 	inlineOK bool
 	// enc, when set, encrypts the data between hashing and coding.
 	enc *encryptor
+	// algo is the chunk checksum of the shard files; 0 means the
+	// engine's (a part takes its upload's: an upload adopted from MinIO
+	// keeps MinIO's, which its adopted parts have).
+	algo bitrot.Algorithm
 	// created records that shard files were opened; committed that a
 	// record now owns them (otherwise cleanup removes them).
 	created, committed bool
+}
+
+// sumAlgo is the plan's chunk checksum, or def when it names none.
+func (p *writePlan) sumAlgo(def bitrot.Algorithm) bitrot.Algorithm {
+	if p.algo.Valid() {
+		return p.algo
+	}
+	return def
 }
 
 // PutPhases is where the time of one PUT (or part upload) went. Receive,
@@ -230,9 +243,10 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 	if plan.enc != nil {
 		firstCoded = int(sse.EncryptedSize(int64(got)))
 	}
+	algo := plan.sumAlgo(e.bitrot)
 	inline := last && plan.inlineOK && e.inlineLimit > 0 &&
-		int64(c.ShardSize(firstCoded)+e.bitrot.Size()) <= e.inlineLimit
-	if err := e.openSinks(ctx, plan, inline, e.bitrot.Size()+c.ShardSize(firstCoded), sinks, res.errs); err != nil {
+		int64(c.ShardSize(firstCoded)+algo.Size()) <= e.inlineLimit
+	if err := e.openSinks(ctx, plan, inline, algo.Size()+c.ShardSize(firstCoded), sinks, res.errs); err != nil {
 		return nil, err
 	}
 	started = true
@@ -242,7 +256,7 @@ func (e *Engine) writeShards(ctx context.Context, plan *writePlan, body io.Reade
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
-			e.shardWriter(sinks[p], plan.dist[p]-1, chans[p], &res.errs[p], &writerTimes[p])
+			e.shardWriter(sinks[p], algo, plan.dist[p]-1, chans[p], &res.errs[p], &writerTimes[p])
 		}()
 	}
 	var total int64
@@ -355,14 +369,14 @@ type shardJob struct{ pb *pooledBlock }
 // shardWriter writes [checksum][shard] for every block to one sink. After
 // a failure it keeps draining so the pipeline never stalls on a bad drive.
 // times receives the bitrot and write durations.
-func (e *Engine) shardWriter(s shardSink, shard int, jobs <-chan shardJob, errp *error, times *[2]time.Duration) {
+func (e *Engine) shardWriter(s shardSink, algo bitrot.Algorithm, shard int, jobs <-chan shardJob, errp *error, times *[2]time.Duration) {
 	var sum [32]byte
 	var bufs [2][]byte
 	for j := range jobs {
 		if *errp == nil {
 			data := j.pb.blk.Shards[shard]
 			t0 := time.Now()
-			bufs[0] = e.bitrot.Sum(sum[:], data)
+			bufs[0] = algo.Sum(sum[:], data)
 			bufs[1] = data
 			t1 := time.Now()
 			if err := drive.WriteBuffers(s, bufs[:]); err != nil {

@@ -67,6 +67,10 @@ func (a *adopter) finish(ctx context.Context) (*Report, error) {
 		}
 	}
 	a.rep.Finished = len(touched)
+	ups, err := a.finishUploads(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if buckets, err := a.buckets(); err == nil {
 		for _, bucket := range buckets {
 			for _, p := range a.paths {
@@ -77,7 +81,7 @@ func (a *adopter) finish(ctx context.Context) (*Report, error) {
 	if err := a.setState(ctx, stateFinished); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(a.opts.Out, "removed MinIO's names of %d adopted keys; refused keys and %s (IAM, configuration) were left\n", a.rep.Finished, minioSys)
+	fmt.Fprintf(a.opts.Out, "removed MinIO's names of %d adopted keys and %d adopted uploads; refused keys and the rest of %s (IAM, configuration) were left\n", a.rep.Finished, ups, minioSys)
 	return &a.rep, nil
 }
 

@@ -48,6 +48,9 @@ type Options struct {
 	Out io.Writer
 	// NoSync skips fsyncs (tests on tmpfs only).
 	NoSync bool
+	// UploadKeys are bucket/key pairs of unfinished multipart uploads
+	// (MinIO keeps only their hash; see minio_uploads.go).
+	UploadKeys [][2]string
 }
 
 // Refusal is a key (or bucket) left untouched, and why.
@@ -67,10 +70,31 @@ type Report struct {
 	// Written is the bytes written as inline shards turned into shard
 	// files (MinIO inlines more than shardstore does).
 	Written  int64
-	Uploads  int // unfinished multipart uploads, not adopted
+	Uploads  int // unfinished multipart uploads adopted
 	Refused  []Refusal
 	Finished int // keys whose MinIO names --finish removed
 	Elapsed  time.Duration
+
+	// UploadParts are the parts of the adopted uploads (linked);
+	// UploadPartsLeft the part numbers left out.
+	UploadParts, UploadPartsLeft int
+	// UploadsUnknown are unfinished uploads not adopted because their key
+	// is unknown; UnknownUploads their directories under
+	// .minio.sys/multipart.
+	UploadsUnknown int
+	UnknownUploads []string
+	// CopiedVersions are versions adopted by copy (compressed by MinIO),
+	// CopiedBytes their object bytes and CopiedShardBytes the shard
+	// files written for them on all drives.
+	CopiedVersions   int
+	CopiedBytes      int64
+	CopiedShardBytes int64
+	// MetaBytes is the size of the index entries written (keys and
+	// values, before the index's own overhead), InlineBytes the inline
+	// shard data among them.
+	MetaBytes, InlineBytes int64
+	// Total is the key count of the counting pass (0 if none).
+	Total int
 }
 
 // ObjectsPerSecond is the adoption rate in versions per second.
@@ -117,6 +141,13 @@ type adopter struct {
 	// seenIn is, for each key of the bucket being adopted, the sets
 	// (bit s) whose drives hold an xl.meta of it.
 	seenIn map[string]uint64
+
+	// uploads tracks MinIO's unfinished uploads (minio_uploads.go).
+	uploads *uploadTracker
+	// etaFrom and etaDone are the first progress line's time and keys
+	// done, which the ETA's rate is measured from (minio_progress.go).
+	etaFrom time.Time
+	etaDone int
 }
 
 // keyWorkers is how many keys are decoded and linked at once.
@@ -171,6 +202,11 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	a.rep.Total = a.countKeys()
+	fmt.Fprintf(opts.Out, "counted %d keys on one drive of each erasure set\n", a.rep.Total)
+	if err := a.loadUploads(); err != nil {
+		return nil, err
+	}
 	a.last = time.Now()
 	buckets, err := a.buckets()
 	if err != nil {
@@ -181,7 +217,9 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	a.rep.Uploads = a.countUploads()
+	if err := a.adoptUploads(ctx); err != nil {
+		return nil, err
+	}
 	if !opts.DryRun {
 		if err := a.setState(ctx, stateAdopted); err != nil {
 			return nil, err
@@ -380,6 +418,7 @@ func (a *adopter) adoptBucket(ctx context.Context, bucket string) error {
 		}
 	}
 	a.rep.Buckets++
+	a.noteKeys(bucket, keys)
 	for at := 0; at < len(keys); at += chunkKeys {
 		if err := a.adoptChunk(ctx, bucket, keys[at:min(at+chunkKeys, len(keys))]); err != nil {
 			return err
@@ -440,6 +479,7 @@ func (a *adopter) adoptChunk(ctx context.Context, bucket string, keys []string) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			a.noteBatch(b)
 			a.step()
 			if err := a.drives[p].Apply(ctx, b); err != nil {
 				applyErrs[p] = fmt.Errorf("migrate: bucket %s on %s: %w", bucket, a.drives[p], err)
@@ -623,6 +663,23 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		}
 		base[i] = m
 	}
+	// Compressed versions are adopted by copy (minio_copy.go), their
+	// shards read from the set's drives and written to them.
+	copies := make([]*copiedVersion, len(kept))
+	for i, c := range kept {
+		if o := c.ver.Object; o == nil || !o.Compressed() {
+			continue
+		}
+		cp, err := a.copyVersion(set, bucket, rel, c, base[i])
+		if errors.Is(err, errNotCopyable) {
+			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		copies[i], base[i] = cp, cp.m
+	}
 	// Per drive of the set: the versions it holds, with its shard of
 	// each; the drives' batches are applied together (batches has one
 	// per drive of the deployment, nil outside the set).
@@ -630,6 +687,10 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 	for p := 0; p < n; p++ {
 		var mine []*meta.Object
 		for i, c := range kept {
+			if copies[i] != nil {
+				mine = append(mine, copies[i].forDrive(p))
+				continue
+			}
 			dv, ok := c.copies[p]
 			if !ok {
 				continue
@@ -723,8 +784,8 @@ func refusal(v *minioformat.Version) string {
 		return "unknown fields " + strings.Join(append(append([]string{}, v.Unknown...), o.Unknown...), ", ")
 	case o.Encrypted():
 		return "encrypted (SSE): its key is MinIO's KMS's or the client's"
-	case o.Compressed():
-		return "compressed (S2)"
+	case o.Compressed() && copyRefusal(o) != "":
+		return copyRefusal(o)
 	case o.Transitioned():
 		return "transitioned to a remote tier"
 	case o.ErasureAlgorithm != 1 || o.ChecksumAlgo != 1:
@@ -733,8 +794,9 @@ func refusal(v *minioformat.Version) string {
 	for k, val := range o.MetaSys {
 		switch strings.ToLower(k) {
 		case minioformat.MetaInlineData, minioformat.MetaChecksums:
+		case minioformat.MetaCompression:
 		case minioformat.MetaActualSize:
-			if string(val) != strconv.FormatInt(o.Size, 10) {
+			if !o.Compressed() && string(val) != strconv.FormatInt(o.Size, 10) {
 				return "actual size differs from the stored size"
 			}
 		default:
@@ -956,27 +1018,6 @@ func writeFileSync(path string, data []byte, sync bool) error {
 	return nil
 }
 
-// countUploads counts MinIO's unfinished multipart uploads (not
-// adopted): each lives in the set of its object, so the first drive of
-// every set is asked.
-func (a *adopter) countUploads() int {
-	n := 0
-	for s := range a.sets {
-		root := filepath.Join(a.setPaths(s)[0], minioSys, "multipart")
-		ents, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			ups, err := os.ReadDir(filepath.Join(root, e.Name()))
-			if err == nil {
-				n += len(ups)
-			}
-		}
-	}
-	return n
-}
-
 // progressLocked prints a progress line at most once a second.
 func (a *adopter) progressLocked() {
 	now := time.Now()
@@ -984,9 +1025,7 @@ func (a *adopter) progressLocked() {
 		return
 	}
 	a.last = now
-	el := now.Sub(a.start).Seconds()
-	fmt.Fprintf(a.opts.Out, "progress: %d keys, %d versions, %d refused, %.0f objects/s\n",
-		a.rep.Keys, a.rep.Versions, len(a.rep.Refused), float64(a.rep.Versions)/el)
+	a.progressLine(now)
 }
 
 func (a *adopter) printReport() {
@@ -998,13 +1037,11 @@ func (a *adopter) printReport() {
 	fmt.Fprintf(a.opts.Out, "%s %d buckets, %d keys, %d versions, %d bytes of objects\n", verb, r.Buckets, r.Keys, r.Versions, r.Bytes)
 	fmt.Fprintf(a.opts.Out, "shard data: %d part files (%d bytes) taken over by hard link, not copied; %d bytes of inline shards written as shard files\n",
 		r.Linked, r.ShardBytes, r.Written)
-	if r.Uploads > 0 {
-		fmt.Fprintf(a.opts.Out, "%d unfinished multipart uploads not adopted (clients restart them)\n", r.Uploads)
-	}
 	fmt.Fprintf(a.opts.Out, "refused: %d\n", len(r.Refused))
 	for _, f := range r.Refused {
 		fmt.Fprintf(a.opts.Out, "  refused %s/%s: %s\n", f.Bucket, f.Key, f.Reason)
 	}
+	a.printStats()
 	fmt.Fprintf(a.opts.Out, "took %s (%.0f objects/s)\n", r.Elapsed.Round(time.Millisecond), r.ObjectsPerSecond())
 	if !a.opts.DryRun {
 		fmt.Fprintln(a.opts.Out, "MinIO's files are still in place; once `shardstore server` serves the data as expected, run again with --finish to remove MinIO's names of the adopted objects")

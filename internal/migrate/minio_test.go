@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"bufio"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,7 +24,10 @@ func TestRefusal(t *testing.T) {
 		{"actual size equal", obj(map[string][]byte{"X-Minio-Internal-actual-size": []byte("10")}, nil), ""},
 		{"actual size differs", obj(map[string][]byte{"X-Minio-Internal-actual-size": []byte("12")}, nil), "actual size"},
 		{"SSE-S3", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-Sealed-Key": []byte("k")}, nil), "encrypted"},
-		{"compressed", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2")}, nil), "compressed"},
+		{"compressed (copied)", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2"), "X-Minio-Internal-actual-size": []byte("25")}, nil), ""},
+		{"compressed otherwise", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("golang/snappy/LZ77")}, nil), "compressed with"},
+		{"compressed, bad actual size", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2"), "X-Minio-Internal-actual-size": []byte("-3")}, nil), "compressed"},
+		{"compressed and encrypted", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2"), "X-Minio-Internal-Server-Side-Encryption-Sealed-Key": []byte("k")}, nil), "encrypted"},
 		{"tiered", obj(map[string][]byte{"x-minio-internal-transition-status": []byte("complete")}, nil), "transitioned"},
 		{"replication state", obj(map[string][]byte{"x-minio-internal-replication-status": []byte("x")}, nil), "not understood"},
 		{"unknown header", obj(nil, map[string]string{"X-Amz-Replication-Status": "COMPLETED"}), "not understood"},
@@ -62,5 +67,40 @@ func TestPoolCount(t *testing.T) {
 	}
 	if n := poolCount([]byte("\x02\x00\x01\x00\x82")); n != 0 {
 		t.Errorf("unknown format: %d", n)
+	}
+}
+
+// TestParseUploadKeys: the --upload-keys file, and hostile ones.
+func TestParseUploadKeys(t *testing.T) {
+	good := "# comment\n\nplain/unfinished.bin\r\nb/deep/ünï/key.txt\nb/trailing/\n"
+	got, err := parseUploadKeys(bufio.NewScanner(strings.NewReader(good)), "keys")
+	if err != nil || fmt.Sprint(got) != "[[plain unfinished.bin] [b deep/ünï/key.txt] [b trailing/]]" {
+		t.Fatalf("got %v %v", got, err)
+	}
+	for name, in := range map[string]string{
+		"no slash":     "bucketonly\n",
+		"empty key":    "bucket/\n",
+		"empty bucket": "/key\n",
+		"nul":          "b/k\x00ey\n",
+		"bad utf-8":    "b/\xff\xfe\n",
+		"long key":     "b/" + strings.Repeat("k", 1025) + "\n",
+		"long bucket":  strings.Repeat("b", 64) + "/k\n",
+		"dot bucket":   ".minio.sys/x\n",
+		"long line":    "b/" + strings.Repeat("k", 5000) + "\n",
+	} {
+		if got, err := parseUploadKeys(bufio.NewScanner(strings.NewReader(in)), "keys"); err == nil {
+			t.Errorf("%s: accepted as %v", name, got)
+		}
+	}
+}
+
+// TestPartMetaNumber: MinIO's part.N.meta names, and what is not one.
+func TestPartMetaNumber(t *testing.T) {
+	for name, want := range map[string]int{"part.1.meta": 1, "part.10000.meta": 10000, "part.0.meta": 0, "part.01.meta": 0,
+		"part.1": 0, "part.10001.meta": 0, "part.-1.meta": 0, "part..meta": 0, "xl.meta": 0, "part.1.meta.tmp": 0, "part.99999.meta": 0} {
+		n, ok := partMetaNumber(name)
+		if (want > 0) != ok || (ok && n != want) {
+			t.Errorf("%s: %d %v, want %d", name, n, ok, want)
+		}
 	}
 }

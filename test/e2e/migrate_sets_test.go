@@ -61,11 +61,15 @@ func minioSetsDrives(t *testing.T, dir string) ([]string, *miniofixture.Expected
 // in place and serves it with `shardstore server drive{1...32}`: every
 // key's MinIO files are in the set MinIO's placement (SipHash of the
 // name) says and nowhere else, and shardstore finds it there; every
-// version reads back byte-identical by version id and the listings
-// equal MinIO's; with 4 drives of each set gone every version still
-// reads; new objects and overwrites of adopted ones go to the same set
-// (one copy each in the listings) and read back, across restarts and
-// after --finish.
+// version reads back byte-identical by version id (the S2-compressed
+// ones, copied on their set's drives, too) and the listings equal
+// MinIO's; the unfinished upload of each set (given with --upload-keys)
+// is listed with MinIO's id and its parts, takes a new part and
+// completes, one before --finish and one after it; with 4 drives of
+// each set gone every version still reads; new objects and overwrites
+// of adopted ones go to the same set (one copy each in the listings)
+// and read back, across restarts and after --finish, which removes
+// MinIO's upload directories in both sets.
 func TestMigrateFromMinIOSets(t *testing.T) {
 	singleNodeOnly(t, "the fixture is one node's 32 drives")
 	dir := t.TempDir()
@@ -105,7 +109,7 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 			kinds[kind][set] = true
 		}
 	}
-	for _, k := range []string{"empty", "small", "inline", "multi", "multipart", "folder", "pre", "doc", "gone", "delete marker"} {
+	for _, k := range []string{"empty", "small", "inline", "multi", "multipart", "folder", "compressed", "pre", "doc", "gone", "delete marker"} {
 		if len(kinds[k]) != 2 {
 			t.Errorf("fixture: %q objects in sets %v, want both", k, kinds[k])
 		}
@@ -113,6 +117,7 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 	if t.Failed() {
 		t.Fatalf("fixture kinds by set: %v", kinds)
 	}
+	ups := setsUploads(t, drives, exp, placer)
 
 	before := treeSum(t, dir)
 	out := runMigrate(t, append([]string{"--dry-run"}, drives...)...)
@@ -132,8 +137,13 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 	// the report says in which order the server must get them.
 	shuffled := append([]string(nil), drives...)
 	rand.New(rand.NewSource(11)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	out = runMigrate(t, shuffled...)
+	out = runMigrate(t, append([]string{"--upload-keys", uploadKeysFile(t, t.TempDir(), exp)}, shuffled...)...)
 	t.Logf("adoption:\n%s", out)
+	if !strings.Contains(out, fmt.Sprintf("counted %d keys on one drive of each erasure set", wantKeys(exp))) ||
+		!strings.Contains(out, fmt.Sprintf("unfinished multipart uploads adopted: %d (%d parts linked)", len(ups), len(ups))) ||
+		!strings.Contains(out, "copied (compressed by MinIO, rewritten): 2 versions") {
+		t.Fatalf("adoption report: want every key counted, %d uploads adopted, 2 versions copied:\n%s", len(ups), out)
+	}
 	if !strings.Contains(out, fmt.Sprintf("adopted %d buckets", len(exp.Buckets))) || !strings.Contains(out, "refused: 0") ||
 		!strings.Contains(out, "NOTE: the drives were given in another order") || !strings.Contains(out, "shardstore server "+strings.Join(drives, " ")) {
 		t.Fatalf("adoption report:\n%s", out)
@@ -175,6 +185,7 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 		t.Errorf("the server's start-up output does not say MinIO's placement is kept:\n%s", s.stderr.String())
 	}
 	checkAdopted(t, s, exp, true)
+	checkSetsUploadsListed(t, s, ups)
 	hcmd := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
 	hcmd.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT="+s.endpoint, "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
 	if hout, err := hcmd.CombinedOutput(); err != nil || !regexp.MustCompile(`objects damaged\s+0\b`).MatchString(string(hout)) ||
@@ -278,6 +289,9 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 			}
 		}
 	}
+	// The upload of set 1 completes before --finish, the one of set 2
+	// after it (its part file then has shardstore's name only).
+	written[ups[0].bucket+"/"+ups[0].up.Key] = completeSetsUpload(t, s, ups[0])
 	checkWritten(s)
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
@@ -334,8 +348,28 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 			t.Fatalf("--finish left %d xl.meta on %s\n%s", left, drives[d], out)
 		}
 	}
+	if !strings.Contains(out, fmt.Sprintf("and %d adopted uploads", len(ups))) {
+		t.Fatalf("--finish report, want %d uploads removed:\n%s", len(ups), out)
+	}
+	noMultipartDirs(t, drives, ups)
 	s = start()
 	checkWritten(s)
+	written[ups[1].bucket+"/"+ups[1].up.Key] = completeSetsUpload(t, s, ups[1])
+	checkWritten(s)
+}
+
+// wantKeys is the number of keys (names with a version or delete
+// marker) of the fixture.
+func wantKeys(exp *miniofixture.Expected) int {
+	n := 0
+	for _, b := range exp.Buckets {
+		keys := map[string]bool{}
+		for _, v := range b.Versions {
+			keys[v.Key] = true
+		}
+		n += len(keys)
+	}
+	return n
 }
 
 func sortedCounts(m map[string]int) []string {
@@ -384,22 +418,24 @@ func TestMigrateFromMinIOPools(t *testing.T) {
 }
 
 // TestMigrateFromMinIOSetsKilled kills the adoption of the two-set
-// fixture (SIGKILL from inside, at a chosen write) at points spread over
-// both sets' links and index batches, resumes it by running it again,
-// and checks that every version reads back from the server.
+// fixture (SIGKILL from inside, at a chosen write; SHARDSTORE_KILL_SEED
+// replays a run) at points spread over both sets' links, copied shard
+// files, index batches and upload records, resumes it by running it
+// again, and checks that every version reads back from the server and
+// both sets' uploads are listed with their parts.
 func TestMigrateFromMinIOSetsKilled(t *testing.T) {
 	singleNodeOnly(t, "the fixture is one node's 32 drives")
 	dir := t.TempDir()
 	drives, exp := minioSetsDrives(t, dir)
-	seed := time.Now().UnixNano()
-	rng := rand.New(rand.NewSource(seed))
-	t.Logf("seed %d", seed)
+	ups := setsUploads(t, drives, exp, fixturePlacer(t, drives[0]))
+	rng := rand.New(rand.NewSource(migrateKillSeed(t)))
+	keys := uploadKeysFile(t, t.TempDir(), exp)
 	// The fixture's adoption makes 96 links and a batch per drive and
 	// bucket, about 160 writes; a run redoes what its predecessors did.
 	kills := 0
 	var out string
 	for at := 1 + rng.Intn(10); ; at += 1 + rng.Intn(40) {
-		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
+		cmd := exec.Command(binary, append([]string{"migrate", "from-minio", "--upload-keys", keys}, drives...)...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
 		b, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
@@ -423,4 +459,5 @@ func TestMigrateFromMinIOSetsKilled(t *testing.T) {
 	}
 	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", filepath.Join(dir, "drive{1...32}")})
 	checkAdopted(t, s, exp, true)
+	checkSetsUploadsListed(t, s, ups)
 }

@@ -441,9 +441,7 @@ func TestMigrateFromMinIOKilled(t *testing.T) {
 	singleNodeOnly(t, "the fixture is one node's 16 drives")
 	dir := t.TempDir()
 	drives, exp := minioDrives(t, dir)
-	seed := time.Now().UnixNano()
-	rng := rand.New(rand.NewSource(seed))
-	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(migrateKillSeed(t)))
 	// Each run is killed at a later write than the one before, until a
 	// run completes: the fixture's adoption makes 96 links, 16 shard
 	// files (inline shards over shardstore's limit) and a batch per drive

@@ -50,6 +50,10 @@ type Upload struct {
 	Key      string `json:"key"`
 	UploadID string `json:"uploadId"`
 	Parts    []int  `json:"parts"`
+	// PartETags and PartSizes are ListParts' answers, part by part
+	// (fixtures made before they were recorded lack them).
+	PartETags []string `json:"partETags,omitempty"`
+	PartSizes []int64  `json:"partSizes,omitempty"`
 }
 
 // ListEntry is one entry of ListObjectsV2.

@@ -61,14 +61,25 @@ func main() {
 	flag.IntVar(&drives, "drives", 16, "drive directories MinIO runs on (it forms its erasure sets by its own rules: 32 drives are 2 sets of 16)")
 	flag.IntVar(&pools, "pools", 1, "server pools the drives are split into (MinIO started with one drive{a...b} argument per pool)")
 	flag.StringVar(&contents, "fill", "full", "what to write: full (every case, the 16-drive fixture), sets (a few objects of every kind, spread over the erasure sets) or tiny (one bucket of 4 small objects: the pools fixture, whose adoption is refused)")
+	kind := flag.String("kind", "main", `which fixture: "main" (minio-16drives) or "compressed" (minio-compressed: MINIO_COMPRESSION_ENABLE=on, compressed objects and unfinished uploads)`)
+	unpack := flag.String("unpack", "", "only unpack the fixture's drives (-out/-name) into this directory, for tests in other languages (tests/python); needs no MinIO")
 	flag.Parse()
+	if *kind == "compressed" && *name == "minio-16drives" {
+		*name = "minio-compressed"
+	}
+	if *unpack != "" {
+		if err := miniofixture.Unpack(filepath.Join(*out, *name), *unpack); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
 	}
 	if contents != "full" && contents != "sets" && contents != "tiny" {
 		log.Fatalf("-fill %q: want full, sets or tiny", contents)
 	}
-	if err := run(*minioBin, *out, *name, *source, *keep); err != nil {
+	if err := run(*minioBin, *out, *name, *source, *kind, *keep); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -82,7 +93,7 @@ var (
 	pools = 1
 )
 
-func run(minioBin, out, name, source string, keep bool) error {
+func run(minioBin, out, name, source, kind string, keep bool) error {
 	work, err := os.MkdirTemp("", "minio-fixture-")
 	if err != nil {
 		return err
@@ -108,6 +119,13 @@ func run(minioBin, out, name, source string, keep bool) error {
 	if err != nil {
 		return err
 	}
+	var env []string
+	switch {
+	case kind == "compressed":
+		env = compressionEnv()
+	case contents == "sets":
+		env = setsCompressionEnv()
+	}
 	args := driveDirs
 	if pools > 1 {
 		// One ellipses argument per pool: work/drive{1...4} work/drive{5...8}.
@@ -120,7 +138,7 @@ func run(minioBin, out, name, source string, keep bool) error {
 			args = append(args, filepath.Join(work, fmt.Sprintf("drive{%d...%d}", p*per+1, (p+1)*per)))
 		}
 	}
-	srv, err := startMinIO(minioBin, addr, args, filepath.Join(work, "minio.log"))
+	srv, err := startMinIO(minioBin, addr, args, filepath.Join(work, "minio.log"), env)
 	if err != nil {
 		return err
 	}
@@ -133,7 +151,7 @@ func run(minioBin, out, name, source string, keep bool) error {
 		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
 		UsePathStyle: true,
 	})
-	f := &filler{c: c, ctx: ctx}
+	f := &filler{c: c, ctx: ctx, kind: kind}
 	if f.sets, f.placer, err = minioPlacement(driveDirs[0]); err != nil {
 		return err
 	}
@@ -201,7 +219,7 @@ type server struct {
 	done   bool
 }
 
-func startMinIO(bin, addr string, dirs []string, logPath string) (*server, error) {
+func startMinIO(bin, addr string, dirs []string, logPath string, env []string) (*server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -215,6 +233,7 @@ func startMinIO(bin, addr string, dirs []string, logPath string) (*server, error
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -307,6 +326,7 @@ type filler struct {
 	// (-fill sets chooses names per set).
 	sets   int
 	placer *placement.Placer
+	kind   string // the -kind flag: which fixture
 }
 
 type putOpt func(*s3.PutObjectInput)
@@ -352,6 +372,10 @@ func (f *filler) fill() error {
 		steps = []func() error{f.fillSetsPlain, f.fillSetsVersioned}
 	case "tiny":
 		steps = []func() error{f.fillTiny}
+	case "full":
+		if f.kind == "compressed" {
+			steps = []func() error{f.fillCompressed, f.fillCompressedVersioned}
+		}
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -570,6 +594,26 @@ func (f *filler) fillSetsPlain() error {
 	for _, key := range f.perSet("multipart-%d.bin") {
 		if err := f.onePartUpload(b, key, mib+100*kib+3); err != nil {
 			return err
+		}
+	}
+	// S2-compressed objects (setsCompressionEnv compresses .s2z keys
+	// only): adopted by copy, on their set's drives.
+	for _, key := range f.perSet("compressed-%d.s2z") {
+		if _, err := f.put(b, key, text(b+"/"+key, 300*kib+11)); err != nil {
+			return err
+		}
+	}
+	// Unfinished uploads, one in each set (MinIO keeps an upload in
+	// its object's set): part 1 only, left open.
+	for _, key := range f.perSet("unfinished-%d.bin") {
+		up, err := f.c.CreateMultipartUpload(f.ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
+		if err != nil {
+			return fmt.Errorf("create multipart %s: %w", key, err)
+		}
+		part := body(b+"/"+key, 70*kib+9)
+		if _, err := f.c.UploadPart(f.ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: aws.String(key), UploadId: up.UploadId,
+			PartNumber: aws.Int32(1), Body: bytes.NewReader(part), ContentLength: aws.Int64(int64(len(part)))}); err != nil {
+			return fmt.Errorf("upload part of %s: %w", key, err)
 		}
 	}
 	return nil
@@ -794,6 +838,8 @@ func recordBucket(ctx context.Context, c *s3.Client, b *Bucket) error {
 		}
 		for _, p := range lp.Parts {
 			up.Parts = append(up.Parts, int(aws.ToInt32(p.PartNumber)))
+			up.PartETags = append(up.PartETags, aws.ToString(p.ETag))
+			up.PartSizes = append(up.PartSizes, aws.ToInt64(p.Size))
 		}
 		b.Uploads = append(b.Uploads, up)
 	}

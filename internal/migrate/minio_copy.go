@@ -1,0 +1,276 @@
+package migrate
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/s2"
+	"github.com/shardstore/shardstore/internal/bitrot"
+	"github.com/shardstore/shardstore/internal/drive"
+	"github.com/shardstore/shardstore/internal/durable"
+	"github.com/shardstore/shardstore/internal/erasure"
+	"github.com/shardstore/shardstore/internal/meta"
+	"github.com/shardstore/shardstore/internal/minioformat"
+)
+
+// Versions adopted by copy. shardstore has no compression, so a version
+// MinIO stored S2-compressed (MINIO_COMPRESSION_ENABLE=on: the
+// x-minio-internal-compression metadata says klauspost/compress/s2) cannot
+// be linked: its data is read back instead (every drive's shard stream,
+// HighwayHash-checked, Reed-Solomon decoded where a shard is missing or
+// damaged: minioformat.DecodePart), decompressed with
+// github.com/klauspost/compress/s2 (the library MinIO compresses with; it
+// reads the S2 stream format, whose framing and CRCs it checks),
+// checked against the version's size and ETag (each part's MD5), and
+// erasure-coded afresh (the version's own M+N, shardstore's block size
+// and bitrot algorithm) into new shard files under a data id derived
+// from MinIO's (so a resumed run writes the same names). The version keeps
+// its id, time, ETag, parts, metadata and checksums, and its records go
+// into the key's batch with the linked ones: a key is still adopted whole
+// or not at all. Encrypted versions stay refused: their keys are MinIO's
+// KMS's or the client's.
+
+// minioS2 is the only compression MinIO writes.
+const minioS2 = "klauspost/compress/s2"
+
+// copyRefusal says why a compressed version cannot be copied, or "".
+func copyRefusal(o *minioformat.Object) string {
+	if !o.Compressed() {
+		return ""
+	}
+	for k, v := range o.MetaSys {
+		if equalFold(k, minioformat.MetaCompression) && string(v) != minioS2 {
+			return "compressed with " + string(v)
+		}
+	}
+	if _, err := o.ActualSize(); err != nil {
+		return "compressed: " + err.Error()
+	}
+	for _, p := range o.Parts {
+		if p.ActualSize < 0 {
+			return fmt.Sprintf("compressed part %d of unknown size", p.Number)
+		}
+	}
+	return ""
+}
+
+func equalFold(a, b string) bool { return len(a) == len(b) && bytes.EqualFold([]byte(a), []byte(b)) }
+
+// copiedVersion is a version whose data was written afresh: its record
+// and, when it is inline, each drive's shard stream.
+type copiedVersion struct {
+	m      *meta.Object
+	inline [][]byte // by drive position
+}
+
+// forDrive is drive p's record of the version.
+func (c *copiedVersion) forDrive(p int) *meta.Object {
+	m := *c.m
+	m.Erasure.Distribution = append([]int(nil), c.m.Erasure.Distribution...)
+	m.Erasure.Index = m.Erasure.Distribution[p]
+	if m.Inline {
+		m.InlineData = c.inline[p]
+	}
+	return &m
+}
+
+// errNotCopyable is wrapped by what makes a version fail its copy in a
+// way that refuses the key rather than stopping the adoption.
+var errNotCopyable = errors.New("not copyable")
+
+// copyVersion reads, decompresses, verifies and rewrites the data of the
+// version c holds (base: its converted record), for every drive of the
+// key's erasure set (c.copies are by position in it): the shards are
+// read from that set's drives and the new ones written to them. An error
+// wrapping errNotCopyable refuses the key; others stop the run.
+func (a *adopter) copyVersion(set int, bucket, rel string, c *candidate, base *meta.Object) (*copiedVersion, error) {
+	o := c.ver.Object
+	n := a.setSize
+	paths := a.setPaths(set)
+	actual, err := o.ActualSize()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
+	}
+	coder, err := erasure.New(o.DataBlocks, o.ParityBlocks, erasure.DefaultBlockSize)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
+	}
+	m := *base
+	m.Size = actual
+	m.DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("minio-copy:"+a.format.DeploymentID+"/"+bucket+"/"+rel+"/"+c.ver.ID()+"/"+o.DataDirString())).String()
+	m.Erasure = meta.Erasure{DataShards: o.DataBlocks, ParityShards: o.ParityBlocks, BlockSize: erasure.DefaultBlockSize,
+		Distribution: append([]int(nil), base.Erasure.Distribution...), Bitrot: uint8(bitrot.Default)}
+	m.Parts = append([]meta.Part(nil), base.Parts...)
+	algo := bitrot.Default
+	inline := len(o.Parts) == 1 && coder.ShardFileSize(actual)+coder.Blocks(actual)*int64(algo.Size()) <= a.opts.InlineLimit
+	m.Inline, m.InlineData = inline, nil
+	out := &copiedVersion{m: &m}
+	if inline {
+		out.inline = make([][]byte, n)
+	}
+	var total int64
+	for i, part := range o.Parts {
+		shards := make([]io.Reader, o.DataBlocks+o.ParityBlocks)
+		var files []*os.File
+		for p, dv := range c.copies {
+			k := int(o.Distribution[p]) - 1
+			if dv.v.Object.Inline() {
+				if data := dv.meta.InlineData(c.ver.ID()); data != nil {
+					shards[k] = bytes.NewReader(data)
+				}
+				continue
+			}
+			f, err := os.Open(filepath.Join(paths[p], bucket, filepath.FromSlash(rel), o.DataDirString(), "part."+strconv.Itoa(part.Number)))
+			if err != nil {
+				continue // Reed-Solomon rebuilds it
+			}
+			files = append(files, f)
+			shards[k] = f
+		}
+		size, written, err := a.copyPart(paths, o, i, shards, coder, algo, &m, out)
+		for _, f := range files {
+			f.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.Parts[i].Size = size
+		total += size
+		a.add(func(r *Report) { r.CopiedShardBytes += written })
+	}
+	if total != actual {
+		return nil, fmt.Errorf("%w: parts hold %d bytes, the version %d", errNotCopyable, total, actual)
+	}
+	a.add(func(r *Report) { r.CopiedVersions++; r.CopiedBytes += total })
+	return out, nil
+}
+
+// copyPart decodes part i, decompresses it, checks it and writes its new
+// shards: files on every drive of the set (paths, by position), or into
+// out.inline. It returns the plain size and the bytes written.
+func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards []io.Reader, coder *erasure.Coder, algo bitrot.Algorithm, m *meta.Object, out *copiedVersion) (int64, int64, error) {
+	part := o.Parts[i]
+	n := len(paths)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(minioformat.DecodePart(pw, o, i, shards)) }()
+	defer pr.Close()
+	zr := s2.NewReader(pr)
+	sum := md5.New()
+	plain := io.TeeReader(zr, sum)
+	// Each drive's shard stream: a temporary file beside its final name,
+	// or a buffer for an inline version.
+	sinks := make([]io.Writer, n)
+	var tmps []*os.File
+	var finals []string
+	cleanup := func() {
+		for _, f := range tmps {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
+	for p := range n {
+		switch {
+		case out.inline != nil:
+			out.inline[p] = []byte{}
+			sinks[p] = (*sliceWriter)(&out.inline[p])
+		case a.opts.DryRun:
+			sinks[p] = io.Discard
+		default:
+			dst := drive.ShardPath(paths[p], drive.ShardRef{ID: m.DataID, Part: part.Number})
+			f, err := os.Create(dst + ".migrate-tmp")
+			if err != nil {
+				cleanup()
+				return 0, 0, fmt.Errorf("migrate: %w", err)
+			}
+			tmps = append(tmps, f)
+			finals = append(finals, dst)
+			sinks[p] = f
+		}
+	}
+	blk := coder.GetBlock()
+	defer coder.PutBlock(blk)
+	var size, written int64
+	var sbuf [32]byte
+	for {
+		got, err := io.ReadFull(plain, blk.Buf[:coder.BlockSize()])
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			cleanup()
+			return 0, 0, fmt.Errorf("%w: part %d: %v", errNotCopyable, part.Number, err)
+		}
+		if got == 0 {
+			break
+		}
+		size += int64(got)
+		if err := coder.Encode(blk, got); err != nil {
+			cleanup()
+			return 0, 0, err
+		}
+		for p := range n {
+			shard := blk.Shards[m.Erasure.Distribution[p]-1]
+			s := algo.Sum(sbuf[:], shard)
+			_, werr := sinks[p].Write(s)
+			if werr == nil {
+				_, werr = sinks[p].Write(shard)
+			}
+			if werr != nil {
+				cleanup()
+				return 0, 0, fmt.Errorf("migrate: %w", werr)
+			}
+			written += int64(len(s) + len(shard))
+		}
+		if got < coder.BlockSize() {
+			break
+		}
+	}
+	if size != part.ActualSize {
+		cleanup()
+		return 0, 0, fmt.Errorf("%w: part %d decompresses to %d bytes, not %d", errNotCopyable, part.Number, size, part.ActualSize)
+	}
+	want := part.ETag
+	if want == "" && len(o.Parts) == 1 {
+		want = o.ETag()
+	}
+	if got := hex.EncodeToString(sum.Sum(nil)); want != "" && got != want {
+		cleanup()
+		return 0, 0, fmt.Errorf("%w: part %d has MD5 %s, its ETag says %s", errNotCopyable, part.Number, got, want)
+	}
+	for j, f := range tmps {
+		a.step()
+		var err error
+		if !a.opts.NoSync {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), finals[j])
+		}
+		if err == nil && !a.opts.NoSync {
+			err = durable.SyncDir(filepath.Dir(finals[j]))
+		}
+		if err != nil {
+			for _, g := range tmps[j:] {
+				g.Close()
+				os.Remove(g.Name())
+			}
+			return 0, 0, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	return size, written, nil
+}
+
+type sliceWriter []byte
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	*w = append(*w, p...)
+	return len(p), nil
+}
