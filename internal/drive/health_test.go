@@ -100,7 +100,9 @@ func TestHealthHungDrive(t *testing.T) {
 func TestHealthReadDeadline(t *testing.T) {
 	ctx := context.Background()
 	f := NewFaulty(newLocal(t))
-	h := NewHealth(f, HealthConfig{OpTimeout: 30 * time.Millisecond, ProbeInterval: 10 * time.Millisecond})
+	// 500 ms: the setup's create, write and sync must not time out on a
+	// loaded machine; the injected read delay is far beyond it.
+	h := NewHealth(f, HealthConfig{OpTimeout: 500 * time.Millisecond, ProbeInterval: 10 * time.Millisecond})
 	defer h.Close()
 	w, err := h.CreateShard(ctx, testRef)
 	if err != nil {
@@ -127,7 +129,8 @@ func TestHealthReadDeadline(t *testing.T) {
 	}
 	remove()
 	r.Close()
-	time.Sleep(20 * time.Millisecond)
+	// Past the injected delay, so the stuck read has ended by now.
+	time.Sleep(1200 * time.Millisecond)
 	if string(buf) != "xxx" {
 		t.Fatalf("late read wrote into the caller's buffer: %q", buf)
 	}
