@@ -209,7 +209,15 @@
 // (FlagDeleteMarker) current. Deleting the current version by id promotes
 // the newest noncurrent version with quorum. ListObjectVersions walks the
 // merged key scan and, per key, that key's versions range on parity+1
-// drives. Healing a key in a versioned bucket also heals each of its
+// drives, more where scans fail, and refuses (ErrReadQuorum, 503) when
+// fewer than N - write quorum + 1 drives answer or a version the drives
+// disagree on has no read quorum: it never answers without versions it
+// could not read (finding V1 of docs/consistency.md). The head comes from
+// the key scan, earlier than the versions range: when the range holds
+// the head or newer versions, a write replaced the head meanwhile, so it
+// is read again by quorum and the versions newer than the new head left
+// out, and one answer never lists a version twice or a replaced one as
+// latest (finding V2). Healing a key in a versioned bucket also heals each of its
 // versions (healVersions).
 //
 // # Multipart (multipart.go)

@@ -222,12 +222,17 @@ func excerpt(h []porcupine.Operation, info porcupine.LinearizationInfo) []string
 
 // CheckVersions checks the versioned bucket's history: in every
 // successful listing, per key, (1) no version id twice and no write
-// under two ids (duplicates), (2) every listed version's ETag is that of
+// under two ids (duplicates) within one response page (a listing of
+// several pages is no snapshot: a version replaced between two pages
+// may show on both), (2) every listed version's ETag is that of
 // a write made to that key (no phantoms), (3) an acknowledged vput's
 // version carries the id its answer named, (4) every vput acknowledged
 // before the listing was invoked is listed (no acknowledged version
-// lost), and (5) the order, newest first, respects real time: a vput
-// invoked after another was acknowledged lists as newer.
+// lost), (5) the order, newest first, respects real time within a
+// page: a vput invoked after another was acknowledged lists as newer,
+// and (6) only the first version of the key on a page may be flagged
+// latest (a "stale-latest" is a replaced version listed as the current
+// one above others).
 func CheckVersions(ops []Op, st *CheckStats) []Anomaly {
 	var anomalies []Anomaly
 	puts := map[string]map[string]Op{} // key → value → its vput
@@ -259,16 +264,21 @@ func CheckVersions(ops []Op, st *CheckStats) []Anomaly {
 		}
 		st.VersionLists++
 		for key, vs := range l.Versions {
-			seenID, seenVal := map[string]bool{}, map[string]bool{}
-			for _, v := range vs {
+			// By page: one answer must not list a version twice, but a
+			// listing of several pages is no snapshot.
+			seenID, seenVal := map[string]int{}, map[string]int{}
+			for i, v := range vs {
 				st.VersionsSeen++
-				if seenID[v.VersionID] {
+				if pg, ok := seenID[v.VersionID]; ok && pg == v.Page {
 					report("duplicate-id", key, fmt.Sprintf("version id %s listed twice", v.VersionID), l)
 				}
-				if seenVal[v.Value] {
+				if pg, ok := seenVal[v.Value]; ok && pg == v.Page {
 					report("duplicate-write", key, fmt.Sprintf("the write of %q listed as two versions", v.Value), l)
 				}
-				seenID[v.VersionID], seenVal[v.Value] = true, true
+				seenID[v.VersionID], seenVal[v.Value] = v.Page, v.Page
+				if v.Latest && i > 0 && vs[i-1].Page == v.Page {
+					report("stale-latest", key, fmt.Sprintf("version %s (%q) flagged latest below another version of the key", v.VersionID, v.Value), l)
+				}
 				p, ok := puts[key][v.Value]
 				if !ok || p.Call > l.Return {
 					report("phantom", key, fmt.Sprintf("phantom version %s (%s): no write of it to this key before the listing ended", v.VersionID, v.Value), l)
@@ -284,9 +294,9 @@ func CheckVersions(ops []Op, st *CheckStats) []Anomaly {
 			if !strings.HasPrefix(key, l.Key) {
 				continue
 			}
-			pos := map[string]int{}
+			pos, page := map[string]int{}, map[string]int{}
 			for i, v := range l.Versions[key] {
-				pos[v.Value] = i
+				pos[v.Value], page[v.Value] = i, v.Page
 			}
 			var acked []Op
 			for _, p := range byVal {
@@ -307,7 +317,7 @@ func CheckVersions(ops []Op, st *CheckStats) []Anomaly {
 					if a.Return < b.Call {
 						pa, okA := pos[a.Value]
 						pb, okB := pos[b.Value]
-						if okA && okB && pb > pa {
+						if okA && okB && pb > pa && page[a.Value] == page[b.Value] {
 							report("order", key, fmt.Sprintf("version order: %q (acknowledged first) lists as newer than %q (written after)", a.Value, b.Value), l, a, b)
 						}
 					}

@@ -87,6 +87,11 @@ func TestCheckVersionsHistories(t *testing.T) {
 		{"duplicate", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, b, b, a)}, "duplicate-id"},
 		{"phantom", []Op{vput("a", "1", 0, 10), vlist(40, 50, ListedVersion{VersionID: "9", Value: "?beef"}, a)}, "phantom"},
 		{"id", []Op{vput("a", "1", 0, 10), vlist(40, 50, ListedVersion{VersionID: "7", Value: "a"})}, "id-mismatch"},
+		{"replaced between pages", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, onPage(b, 0), onPage(b, 1), onPage(a, 1))}, ""},
+		{"duplicate on one page", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, onPage(b, 1), onPage(b, 1), onPage(a, 1))}, "duplicate-id"},
+		{"order across pages", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, onPage(a, 0), onPage(b, 1))}, ""},
+		{"stale latest", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, b, latest(a))}, "stale-latest"},
+		{"latest first", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 30), vlist(40, 50, latest(b), a)}, ""},
 		{"concurrent write not yet listed", []Op{vput("a", "1", 0, 10), vput("b", "2", 20, 60), vlist(40, 50, a)}, ""},
 	}
 	for _, c := range cases {
@@ -156,3 +161,7 @@ func TestCheckListAfterWriteHistories(t *testing.T) {
 		})
 	}
 }
+
+// onPage is v as listed on response page n; latest is v flagged latest.
+func onPage(v ListedVersion, n int) ListedVersion { v.Page = n; return v }
+func latest(v ListedVersion) ListedVersion        { v.Latest = true; return v }

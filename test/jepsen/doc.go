@@ -74,10 +74,12 @@
 //     anywhere after its call, the end included, where it changes
 //     nothing anyone saw: Jepsen's treatment of indeterminate
 //     operations). On the versioned bucket, every listing: no version
-//     id twice, no write under two ids, no phantom (a version whose
-//     ETag no write to that key had), ids as the PUT's answer named
-//     them, every version acknowledged before the listing began present,
-//     and newest-first order respecting real time.
+//     id twice and no write under two ids within one response page (a
+//     listing of several pages is no snapshot), no phantom (a version
+//     whose ETag no write to that key had), ids as the PUT's answer
+//     named them, every version acknowledged before the listing began
+//     present, newest-first order respecting real time within a page,
+//     and only a key's first version on a page flagged latest.
 //
 // # Running it
 //

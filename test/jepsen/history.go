@@ -67,6 +67,11 @@ type ListedVersion struct {
 	VersionID string `json:"id"`
 	Value     string `json:"value"` // from the ETag; "?<etag>" when no write had it
 	Latest    bool   `json:"latest,omitempty"`
+	// Page is the index of the response page that listed it (a listing
+	// of more than one page is no snapshot: a version may move between
+	// pages as writes go on, so duplicates and order are judged within
+	// one page).
+	Page int `json:"page,omitempty"`
 }
 
 func (o Op) String() string {

@@ -345,11 +345,8 @@ func (r *Result) save(dir string) error {
 // written up. A run counts them apart: the tests fail on any other
 // type, and on these too with SHARDSTORE_JEPSEN_STRICT=1.
 var KnownAnomalies = map[string]string{
-	"versions/lost":            "docs/consistency.md, finding V1",
-	"versions/duplicate-id":    "docs/consistency.md, finding V2",
-	"versions/duplicate-write": "docs/consistency.md, finding V2",
-	"versions/order":           "docs/consistency.md, finding V2",
-	"list-after-write/stale":   "docs/consistency.md, finding L1",
+	"versions/lost":          "docs/consistency.md, finding V1",
+	"list-after-write/stale": "docs/consistency.md, finding L1",
 }
 
 // Unexpected is the anomalies whose type is not in KnownAnomalies.

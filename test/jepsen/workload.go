@@ -288,14 +288,14 @@ func (c *client) vlist(prefix string) Outcome {
 func listVersions(ctx context.Context, cl *s3.Client, h *History, prefix string) (map[string][]ListedVersion, error) {
 	out := map[string][]ListedVersion{}
 	in := &s3.ListObjectVersionsInput{Bucket: aws.String(verBucket), Prefix: aws.String(prefix)}
-	for {
+	for n := 0; ; n++ {
 		page, err := cl.ListObjectVersions(ctx, in)
 		if err != nil {
 			return nil, err
 		}
 		for _, v := range page.Versions {
 			k := aws.ToString(v.Key)
-			out[k] = append(out[k], ListedVersion{VersionID: aws.ToString(v.VersionId), Value: h.ValueOfETag(aws.ToString(v.ETag)), Latest: aws.ToBool(v.IsLatest)})
+			out[k] = append(out[k], ListedVersion{VersionID: aws.ToString(v.VersionId), Value: h.ValueOfETag(aws.ToString(v.ETag)), Latest: aws.ToBool(v.IsLatest), Page: n})
 		}
 		if !aws.ToBool(page.IsTruncated) {
 			return out, nil
