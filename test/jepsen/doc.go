@@ -92,6 +92,14 @@
 // report there, SHARDSTORE_BIN runs a prebuilt binary (how a
 // deliberately broken build is tried: docs/consistency.md).
 //
+// After the final listings, every acknowledged version that none of them
+// listed is asked for by its version id (HEAD and GET) through every
+// node, and the answers are logged ("probe: ..."; with an OUT dir, one
+// line a version in unlisted.txt): a version that is unlisted but
+// readable is a listing bug, one that every node answers 404 for is
+// lost. SHARDSTORE_JEPSEN_KEEP_DRIVES=1 (with OUT) also copies the
+// stopped cluster's drives to OUT/drives, to inspect their records.
+//
 // # Reading a failure
 //
 // The report counts operations by kind and outcome, faults by kind, and

@@ -174,6 +174,7 @@ func Run(cfg Config) (*Result, error) {
 	if harnessErr == nil {
 		cfg.Log("healed at %v; final reads", h.Now().Round(time.Second))
 		finalReads(c, h, ks, cfg)
+		probeUnlisted(c, h, cfg)
 		cfg.Log("final reads done at %v", h.Now().Round(time.Second))
 	}
 	res := &Result{Seed: cfg.Seed, Network: note, Nodes: cfg.Nodes, Drives: cfg.Drives, Ops: h.Ops(), Faults: h.Faults()}
@@ -181,6 +182,7 @@ func Run(cfg Config) (*Result, error) {
 	if err := c.Stop(); err != nil {
 		harnessErr = errors.Join(harnessErr, err)
 	}
+	keepDrives(cfg)
 	if harnessErr != nil {
 		for i := range c.N() {
 			cfg.Log("node %d log:\n%s", i+1, c.Log(i, 25))
