@@ -776,6 +776,17 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			}
 		}
 	}
+	// A versioned bucket keeps the version this one replaces, so the
+	// commit must know which it is: when no version of the key is on a
+	// read quorum of the drives heard (a partition, a bridge node's drives
+	// holding a version the other side acknowledged), writing over every
+	// drive's record would drop whatever each held, an acknowledged
+	// version included (finding V3, docs/consistency.md). Refused instead
+	// (503); an unversioned bucket's write replaces the key whatever it
+	// was.
+	if versioning != "" && err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return err
+	}
 	// In a versioned bucket the new version's time and id are fixed here,
 	// under the lock, newer than the version it replaces: version order
 	// is commit order, and a version id names its place in the versions
