@@ -94,7 +94,10 @@
 // drive's old record. Then a settling batch drops the previous version
 // and the refs of the replaced data, whose files are unlinked once no
 // reader pins them (pins.go). Phase timing of every PUT goes to
-// Config.PhaseObserver.
+// Config.PhaseObserver. In a versioned bucket the commit must know the
+// version it replaces, to keep it: when its read finds no version on a
+// read quorum (a partition), it refuses with ErrReadQuorum (503) rather
+// than write over every drive's record (finding V3, docs/consistency.md).
 //
 // # Encryption at rest (encrypt.go)
 //
@@ -148,7 +151,11 @@
 // the drive's row cache cost no drive call at all (recordInMemory).
 // quorum.Current decides which version is current (see package quorum):
 // the version at least M drives hold, previous records counted after a
-// commit cut short, pending copies, agreed settings.
+// commit cut short, pending copies, agreed settings. A version settled
+// from previous records is refused (ErrReadQuorum) when another version,
+// current on some drives, could be on a write quorum with the drives
+// not heard from (prevMayHideCommit, prevguard.go): that commit may have
+// been acknowledged through the other side of a partition.
 //
 // The reader (objectReader, getstream.go) reads only data shards and
 // verifies each chunk's checksum; on a missing, corrupt or unreadable
