@@ -123,7 +123,7 @@ func Current(recs []*meta.Record, absent []bool, parity int) Result {
 	best, votes := pick(cur, nil)
 	if best == nil || votes < best.Erasure.DataShards {
 		if prev != nil {
-			if res, ok := fromPrevious(cur, prev, nothing); ok {
+			if res, ok := fromPrevious(cur, prev, nothing); ok && !mayBeCommitted(recs, cur, nothing, res.Version) {
 				return res
 			}
 		}
@@ -211,6 +211,40 @@ func fromPrevious(cur, prev []*meta.Object, nothing []bool) (Result, bool) {
 		}
 	}
 	return res, true
+}
+
+// mayBeCommitted reports whether a version other than old that some
+// drive holds as current may have reached its write quorum on the drives
+// heard plus those not heard (recs[p] nil and not answering absent): its
+// commit may then have been acknowledged, and old, found from previous
+// records, is no longer the current version. A read cannot tell such a
+// commit from one cut short until those drives answer: it must fail
+// (read quorum) rather than answer old (finding R1 in
+// docs/consistency.md: a partition left the new version's write quorum
+// on drives the reader could not reach, and the reader answered the
+// version it replaced).
+func mayBeCommitted(recs []*meta.Record, cur []*meta.Object, nothing []bool, old *meta.Object) bool {
+	unheard := 0
+	for p, r := range recs {
+		if r == nil && !nothing[p] {
+			unheard++
+		}
+	}
+	for _, m := range cur {
+		if m == nil || m.SameVersion(old) {
+			continue
+		}
+		holders := 0
+		for _, o := range cur {
+			if o != nil && o.SameVersion(m) {
+				holders++
+			}
+		}
+		if holders+unheard >= WriteQuorum(m.Erasure.DataShards, m.Erasure.ParityShards) {
+			return true
+		}
+	}
+	return false
 }
 
 // Decided reports whether the current versions heard so far from a
