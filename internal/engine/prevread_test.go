@@ -86,3 +86,59 @@ func TestReadPrevNotAfterAcknowledgedOverwrite(t *testing.T) {
 		t.Fatalf("read after the partition healed: %q, %v; want %q", got, err, v2)
 	}
 }
+
+// The heal's side of finding R1: with the same drive states, an object
+// too large to be inline, and the reader's drives writable again, a heal
+// that finds no version on a read quorum recovers one from records and
+// shard files (recoverVersion). It must not settle on the replaced
+// version while the drives it cannot hear may complete the new one's
+// write quorum: it then fails (read quorum) and is retried later.
+// Without the guard it reported v1 recovered (the records of every drive
+// heard name it, current or previous); here that rewrote no record, but
+// the heal would write v1 to any drive it counts as missing or stale.
+func TestHealNoRollbackOfAcknowledgedOverwrite(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	v1, v2 := bytes.Repeat([]byte("1"), 3*rigBlock), bytes.Repeat([]byte("2"), 3*rigBlock)
+	if err := r.put("k", v1); err != nil {
+		t.Fatal(err)
+	}
+	// Drives 12-15 refuse every write (shards included); drives 4-11
+	// take v2's shards and commit and refuse its settling batch.
+	var faults []func()
+	for p := 12; p < 16; p++ {
+		faults = append(faults, r.faulty[p].Inject(drive.Fault{Ops: drive.WriteOps, Err: drive.ErrInjectedENOSPC}))
+	}
+	for p := 4; p < 12; p++ {
+		faults = append(faults, r.faulty[p].Inject(drive.Fault{Ops: []drive.Op{drive.OpApply}, After: 1, Err: drive.ErrInjectedENOSPC}))
+	}
+	if err := r.put("k", v2); err != nil {
+		t.Fatalf("overwrite on 12 of 16 drives (its write quorum): %v", err)
+	}
+	cut := make([]func(), 4)
+	for p := range cut {
+		cut[p] = r.faulty[p].Inject(drive.Fault{Err: drive.ErrInjectedEIO})
+		r.healths[p].Get(ctx, drive.TableObjects, drive.ObjectKey("bucket", "k")) //nolint:errcheck // takes it offline
+	}
+	for _, remove := range faults {
+		remove()
+	}
+	if _, err := r.e.HealObject(ctx, "bucket", "k", HealOptions{}); !errors.Is(err, ErrReadQuorum) {
+		t.Fatalf("heal with the new version's quorum unheard: %v; want %v", err, ErrReadQuorum)
+	}
+	for _, remove := range cut {
+		remove()
+	}
+	waitUntil(t, "drives 0-3 online", time.Minute, func() bool {
+		for p := range cut {
+			if !r.healths[p].Online() {
+				return false
+			}
+		}
+		return true
+	})
+	got, err := getAll(t, r.e, "k", GetOptions{})
+	if err != nil || !bytes.Equal(got, v2) {
+		t.Fatalf("read after the partition healed: %d bytes (v1: %v), %v; want v2", len(got), bytes.Equal(got, v1), err)
+	}
+}

@@ -54,7 +54,8 @@
 // back on the reader's side), and answering the replaced version would be
 // a stale read, and the heal would roll back an acknowledged write: the
 // key is unreadable until those drives answer (finding R1 in
-// docs/consistency.md).
+// docs/consistency.md). Superseded is the same test for a version the
+// heal recovers without read quorum of current records.
 //
 // # Pending copies
 //
