@@ -142,3 +142,65 @@ func TestHealNoRollbackOfAcknowledgedOverwrite(t *testing.T) {
 		t.Fatalf("read after the partition healed: %d bytes (v1: %v), %v; want v2", len(got), bytes.Equal(got, v1), err)
 	}
 }
+
+// The write's side of finding R1, in a versioned bucket: a PUT whose
+// commit cannot read which version is current (the drive states above:
+// the acknowledged overwrite's write quorum lies partly on drives it
+// cannot hear) must be refused. Committing it wrote the new version
+// without a previous record and dropped the versions the drives held,
+// the acknowledged one and the one it replaced among them.
+func TestVersionedPutRefusedWithoutReadQuorum(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	setVersioning(t, r.e, VersioningEnabled)
+	put := func(data []byte) (ObjectInfo, error) {
+		return r.e.PutObject(ctx, "bucket", "k", bytes.NewReader(data), int64(len(data)), PutOptions{})
+	}
+	v1, v2 := bytes.Repeat([]byte("1"), 3*rigBlock), bytes.Repeat([]byte("2"), 3*rigBlock)
+	o1, err := put(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var faults []func()
+	for p := 12; p < 16; p++ {
+		faults = append(faults, r.faulty[p].Inject(drive.Fault{Ops: drive.WriteOps, Err: drive.ErrInjectedENOSPC}))
+	}
+	for p := 4; p < 12; p++ {
+		faults = append(faults, r.faulty[p].Inject(drive.Fault{Ops: []drive.Op{drive.OpApply}, After: 1, Err: drive.ErrInjectedENOSPC}))
+	}
+	o2, err := put(v2)
+	if err != nil {
+		t.Fatalf("overwrite on 12 of 16 drives (its write quorum): %v", err)
+	}
+	cut := make([]func(), 4)
+	for p := range cut {
+		cut[p] = r.faulty[p].Inject(drive.Fault{Err: drive.ErrInjectedEIO})
+		r.healths[p].Get(ctx, drive.TableObjects, drive.ObjectKey("bucket", "k")) //nolint:errcheck // takes it offline
+	}
+	for _, remove := range faults {
+		remove()
+	}
+	if _, err := put([]byte("three")); !errors.Is(err, ErrReadQuorum) {
+		t.Fatalf("versioned PUT over a version it cannot read: %v; want %v", err, ErrReadQuorum)
+	}
+	for _, remove := range cut {
+		remove()
+	}
+	waitUntil(t, "drives 0-3 online", time.Minute, func() bool {
+		for p := range cut {
+			if !r.healths[p].Online() {
+				return false
+			}
+		}
+		return true
+	})
+	for _, v := range []struct {
+		id   string
+		want []byte
+	}{{o1.VersionID, v1}, {o2.VersionID, v2}} {
+		got, err := getAll(t, r.e, "k", GetOptions{VersionID: v.id})
+		if err != nil || !bytes.Equal(got, v.want) {
+			t.Fatalf("version %s after the partition healed: %d bytes, %v", v.id, len(got), err)
+		}
+	}
+}
