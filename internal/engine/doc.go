@@ -269,7 +269,11 @@
 // replaces an object each drive keeps the version readers see now as
 // FlagPrev in the same record, so an interrupted overwrite leaves the
 // last acknowledged version readable (quorum.Current counts previous
-// records; the heal promotes them back). Replaced data is freed only
+// records; the heal promotes them back), unless the drives not heard
+// could hold the rest of the new version's write quorum: then the read,
+// the heal's recovery (recoverVersion) and a versioned commit fail with
+// read quorum until they answer (finding R1 in docs/consistency.md).
+// Replaced data is freed only
 // after the new version has quorum. After an unclean start (the running
 // marker, running.go) listings confirm every key by quorum until the
 // recovery sweep has finished.

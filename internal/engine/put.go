@@ -730,6 +730,14 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return berr
 		}
 		versioning = info.Versioning
+		if err != nil && !errors.Is(err, ErrObjectNotFound) && versioning != "" {
+			// A versioned bucket keeps the version a write replaces; when
+			// which one that is cannot be read (no read quorum), the
+			// commit would drop what the drives hold instead (finding R1
+			// in docs/consistency.md: an acknowledged version on a read
+			// quorum's worth of drives only with drives not heard).
+			return err
+		}
 		if req.imp != nil {
 			if err == nil && cur.fi.VersionID == req.imp.VersionID && cur.fi.ModTime == req.imp.ModTime {
 				return errImportedBefore
