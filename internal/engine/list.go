@@ -17,7 +17,9 @@ import (
 // set in key order and merges the streams. Any object written with quorum
 // is on at least one of those drives, and a deleted one cannot remain on
 // all of them, so a key the scanned drives agree on is answered from their
-// records and only disagreements pay for a full quorum read. The drives
+// records and only disagreements pay for a full quorum read. That holds
+// only while the scans of enough drives answer whole: a listing that
+// cannot keep them fails with ErrReadQuorum (list_quorum.go). The drives
 // collapse common prefixes themselves (seeking past them), so a delimiter
 // listing never visits the keys below a prefix.
 
