@@ -28,6 +28,10 @@ import (
 type listEntry struct {
 	key    string
 	prefix bool
+	// unsure marks a common prefix not every walked drive showed: some
+	// of them may have missed the deletes of every key under it, so the
+	// listing confirms it by quorum (prefixHasObject) before showing it.
+	unsure bool
 	raw    []byte
 	// pending holds the versions versioned commits replaced and have not
 	// yet moved to the versions table (FlagKeep in a drive's record),
@@ -489,7 +493,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			sl.advance(ctx, i)
 		}
 		if isPrefix {
-			return &listEntry{key: key, prefix: true}, nil, nil
+			return &listEntry{key: key, prefix: true, unsure: seen < len(sl.walkers)}, nil, nil
 		}
 		agreed := seen == len(sl.walkers) && current == seen && !differ
 		if agreed && !sl.e.listVerify.Load() {
@@ -663,9 +667,11 @@ func (e *Engine) listPage(ctx context.Context, bucket string, info BucketInfo, o
 		if cp == "" && m.IsDeleteMarker() {
 			continue
 		}
-		if cp != "" && info.Versioning != "" {
+		if cp != "" && (info.Versioning != "" || ent.unsure) {
 			// Drives collapse prefixes without looking at the keys; in a
-			// versioned bucket the keys below may all be delete markers.
+			// versioned bucket the keys below may all be delete markers,
+			// and a prefix some walked drives lack may hold only keys
+			// deleted since.
 			live, err := e.prefixHasObject(ctx, bucket, cp)
 			if err != nil {
 				return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)

@@ -269,3 +269,35 @@ func TestListLeavesOutUnacknowledgedWrite(t *testing.T) {
 	heal()
 	r.checkList("after a failed put", map[string]string{"a": etagOf(t, r, "a")}, true)
 }
+
+// TestListDelimiterAfterDelete: a common prefix whose only key was
+// deleted (acknowledged without the first walked drives) is not listed
+// from the walked drives that missed the delete.
+func TestListDelimiterAfterDelete(t *testing.T) {
+	r := newListRig(t)
+	r.put("a/x", "x1")
+	r.put("b/y", "y1")
+	heal := r.cut(0, 4, false)
+	if err := r.e.DeleteObject(context.Background(), "bucket", "a/x"); err != nil {
+		t.Fatal(err)
+	}
+	heal()
+	for _, maxKeys := range []int{1, 1000} {
+		var prefixes []string
+		after := ""
+		for {
+			res, err := r.e.ListObjects(context.Background(), "bucket", ListOptions{Delimiter: "/", After: after, MaxKeys: maxKeys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefixes = append(prefixes, res.CommonPrefixes...)
+			if !res.IsTruncated {
+				break
+			}
+			after = res.NextAfter
+		}
+		if fmt.Sprint(prefixes) != "[b/]" {
+			t.Errorf("max-keys %d: common prefixes %v, want [b/]", maxKeys, prefixes)
+		}
+	}
+}
