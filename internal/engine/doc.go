@@ -29,7 +29,8 @@
 //	getstream.go    the object reader: read data shards, verify, rebuild from parity, write out
 //	encrypt.go      encryption at rest between hashing and erasure coding (format: package sse)
 //	fanout.go       run one call on every drive of a set; leave lagging drives behind
-//	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead
+//	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead;
+//	                list_quorum.go: how many drives a listing needs, when it answers 503
 //	versions.go     versioned buckets; versionlist.go lists versions
 //	multipart.go    multipart uploads; completechecksum.go their checksums
 //	import.go       versions another store made (migrate); import_parts.go such a version in its parts
@@ -180,6 +181,15 @@
 // the request and compared by stamp (meta.PeekCurrent); disagreeing keys
 // get a quorum read. The S3 layer writes ListObjectsV2 by hand
 // (s3api/xmllist.go).
+//
+// List-after-write (list_quorum.go): a set's listing needs whole scans
+// of N-W+1 drives (listQuorum; W the write quorum), which every
+// acknowledged PUT or DELETE reached. A walked drive whose first scan
+// fails is replaced by the next online one, one failing mid-walk is
+// dropped while enough remain; below listQuorum the listing fails with
+// ErrReadQuorum (503). A key whose quorum read fails is left out (and
+// healed) only when every drive that could complete a quorum answered;
+// otherwise the listing fails, as a GET of the key would.
 //
 // List read-ahead: once a ListObjects page (ListOptions.ReadAhead) is
 // answered truncated, the engine makes the next page in the background.
