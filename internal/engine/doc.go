@@ -29,7 +29,8 @@
 //	getstream.go    the object reader: read data shards, verify, rebuild from parity, write out
 //	encrypt.go      encryption at rest between hashing and erasure coding (format: package sse)
 //	fanout.go       run one call on every drive of a set; leave lagging drives behind
-//	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead
+//	list.go         ListObjects: merge the sets' index scans; listahead.go reads the next page ahead;
+//	                list_quorum.go: how many drives a listing needs, when it answers 503
 //	versions.go     versioned buckets; versionlist.go lists versions
 //	multipart.go    multipart uploads; completechecksum.go their checksums
 //	import.go       versions another store made (migrate); import_parts.go such a version in its parts
@@ -94,10 +95,7 @@
 // drive's old record. Then a settling batch drops the previous version
 // and the refs of the replaced data, whose files are unlinked once no
 // reader pins them (pins.go). Phase timing of every PUT goes to
-// Config.PhaseObserver. In a versioned bucket the commit must know the
-// version it replaces, to keep it: when its read finds no version on a
-// read quorum (a partition), it refuses with ErrReadQuorum (503) rather
-// than write over every drive's record (finding V3, docs/consistency.md).
+// Config.PhaseObserver.
 //
 // # Encryption at rest (encrypt.go)
 //
@@ -151,11 +149,7 @@
 // the drive's row cache cost no drive call at all (recordInMemory).
 // quorum.Current decides which version is current (see package quorum):
 // the version at least M drives hold, previous records counted after a
-// commit cut short, pending copies, agreed settings. A version settled
-// from previous records is refused (ErrReadQuorum) when another version,
-// current on some drives, could be on a write quorum with the drives
-// not heard from (prevMayHideCommit, prevguard.go): that commit may have
-// been acknowledged through the other side of a partition.
+// commit cut short, pending copies, agreed settings.
 //
 // The reader (objectReader, getstream.go) reads only data shards and
 // verifies each chunk's checksum; on a missing, corrupt or unreadable
@@ -187,6 +181,15 @@
 // the request and compared by stamp (meta.PeekCurrent); disagreeing keys
 // get a quorum read. The S3 layer writes ListObjectsV2 by hand
 // (s3api/xmllist.go).
+//
+// List-after-write (list_quorum.go): a set's listing needs whole scans
+// of N-W+1 drives (listQuorum; W the write quorum), which every
+// acknowledged PUT or DELETE reached. A walked drive whose first scan
+// fails is replaced by the next online one, one failing mid-walk is
+// dropped while enough remain; below listQuorum the listing fails with
+// ErrReadQuorum (503). A key whose quorum read fails is left out (and
+// healed) only when every drive that could complete a quorum answered;
+// otherwise the listing fails, as a GET of the key would.
 //
 // List read-ahead: once a ListObjects page (ListOptions.ReadAhead) is
 // answered truncated, the engine makes the next page in the background.
@@ -276,7 +279,11 @@
 // replaces an object each drive keeps the version readers see now as
 // FlagPrev in the same record, so an interrupted overwrite leaves the
 // last acknowledged version readable (quorum.Current counts previous
-// records; the heal promotes them back). Replaced data is freed only
+// records; the heal promotes them back), unless the drives not heard
+// could hold the rest of the new version's write quorum: then the read,
+// the heal's recovery (recoverVersion) and a versioned commit fail with
+// read quorum until they answer (finding R1 in docs/consistency.md).
+// Replaced data is freed only
 // after the new version has quorum. After an unclean start (the running
 // marker, running.go) listings confirm every key by quorum until the
 // recovery sweep has finished.

@@ -748,6 +748,12 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 			}
 		}
 	}
+	if best != nil && offline > 0 && quorum.Superseded(recs, absentIn(errs), best.fi) {
+		// Another version may be on its write quorum with the drives that
+		// did not answer, acknowledged after best: making best current
+		// would roll it back (finding R1 in docs/consistency.md).
+		return nil, fmt.Errorf("%w: a version other than the one recoverable may have write quorum with the %d drives that did not answer", ErrReadQuorum, offline)
+	}
 	if best != nil {
 		res.Recovered = true
 		e.log.Warn("heal: recovering a version without metadata quorum from its shard data", "bucket", bucket, "key", key)
@@ -757,4 +763,15 @@ func (e *Engine) recoverVersion(ctx context.Context, set *erasureSet, bucket, ke
 		return nil, fmt.Errorf("%w: no version has read quorum and %d drives did not answer", ErrReadQuorum, offline)
 	}
 	return nil, e.removeDangling(ctx, set, bucket, key, recs, raws, res)
+}
+
+// absentIn marks the drives whose read answered that they hold no record,
+// or a corrupt one: a drive that will not answer better later (the heal
+// rewrites a corrupt record), unlike one offline.
+func absentIn(errs []error) []bool {
+	absent := make([]bool, len(errs))
+	for p, err := range errs {
+		absent[p] = errors.Is(err, drive.ErrNotFound) || errors.Is(err, meta.ErrCorrupt)
+	}
+	return absent
 }

@@ -17,7 +17,9 @@ import (
 // set in key order and merges the streams. Any object written with quorum
 // is on at least one of those drives, and a deleted one cannot remain on
 // all of them, so a key the scanned drives agree on is answered from their
-// records and only disagreements pay for a full quorum read. The drives
+// records and only disagreements pay for a full quorum read. That holds
+// only while the scans of enough drives answer whole: a listing that
+// cannot keep them fails with ErrReadQuorum (list_quorum.go). The drives
 // collapse common prefixes themselves (seeking past them), so a delimiter
 // listing never visits the keys below a prefix.
 
@@ -26,6 +28,10 @@ import (
 type listEntry struct {
 	key    string
 	prefix bool
+	// unsure marks a common prefix not every walked drive showed: some
+	// of them may have missed the deletes of every key under it, so the
+	// listing confirms it by quorum (prefixHasObject) before showing it.
+	unsure bool
 	raw    []byte
 	// pending holds the versions versioned commits replaced and have not
 	// yet moved to the versions table (FlagKeep in a drive's record),
@@ -313,16 +319,24 @@ type setLister struct {
 	bucket  string
 	walkers []*walker
 	heads   []*listEntry
+	// need is listQuorum(set): how many walkers must answer.
+	need int
 }
 
-func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket string, opts ListOptions) *setLister {
-	sl := &setLister{e: e, set: set, bucket: bucket}
+// newSetLister starts the walks of set's drives: the first parity+1
+// online ones (walkedDrives), and in place of any whose first scan
+// fails the next online drives, so that a failing drive costs a scan of
+// another rather than the listing. It fails with ErrReadQuorum when
+// fewer than listQuorum drives of the set answer (list_quorum.go).
+func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket string, opts ListOptions) (*setLister, error) {
+	sl := &setLister{e: e, set: set, bucket: bucket, need: listQuorum(set)}
 	// One more entry than the page, to know whether the page is the last.
 	first := listPage
 	if opts.MaxKeys > 0 {
 		first = opts.MaxKeys + 1
 	}
-	for i, d := range walkedDrives(set) {
+	walked := walkedDrives(set)
+	for i, d := range walked {
 		w := newWalker(d, bucket, opts.Prefix, opts.After, opts.Delimiter, first, false)
 		if i > 0 {
 			w.checkAgainst(sl.walkers[0])
@@ -330,11 +344,84 @@ func (e *Engine) newSetLister(ctx context.Context, set *erasureSet, bucket strin
 		sl.walkers = append(sl.walkers, w)
 	}
 	fillAll(ctx, sl.walkers)
+	var spare []drive.Drive // online drives not walked yet, in order
+	var lastErr error
+	for {
+		failed := 0
+		live := sl.walkers[:0:0]
+		for _, w := range sl.walkers {
+			if w.err != nil {
+				failed++
+				lastErr = w.err
+				continue
+			}
+			live = append(live, w)
+		}
+		sl.walkers = live
+		if failed == 0 || ctx.Err() != nil {
+			break
+		}
+		if spare == nil {
+			// The online drives after those walkedDrives took.
+			spare = []drive.Drive{}
+			online := 0
+			for _, d := range set.drives {
+				if reportsOffline(d) {
+					continue
+				}
+				if online++; online > len(walked) {
+					spare = append(spare, d)
+				}
+			}
+		}
+		if len(spare) == 0 {
+			break
+		}
+		var more []*walker
+		for ; failed > 0 && len(spare) > 0; failed-- {
+			more = append(more, newWalker(spare[0], bucket, opts.Prefix, opts.After, opts.Delimiter, first, false))
+			spare = spare[1:]
+		}
+		fillAll(ctx, more)
+		sl.walkers = append(sl.walkers, more...)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(sl.walkers) < sl.need {
+		return nil, errListQuorum(set, len(sl.walkers), lastErr)
+	}
 	sl.heads = make([]*listEntry, len(sl.walkers))
 	for i := range sl.walkers {
 		sl.advance(ctx, i)
 	}
-	return sl
+	return sl, nil
+}
+
+// dropFailed takes the walkers whose drive failed mid-walk out of the
+// merge: the others still meet every write while listQuorum of them
+// remain; fewer fail the listing.
+func (sl *setLister) dropFailed() error {
+	var lastErr error
+	j := 0
+	for i, w := range sl.walkers {
+		if w.err != nil {
+			lastErr = w.err
+			continue
+		}
+		sl.walkers[j], sl.heads[j] = w, sl.heads[i]
+		j++
+	}
+	if lastErr == nil {
+		return nil
+	}
+	clear(sl.walkers[j:])
+	clear(sl.heads[j:])
+	sl.walkers, sl.heads = sl.walkers[:j], sl.heads[:j]
+	if j < sl.need {
+		return errListQuorum(sl.set, j, lastErr)
+	}
+	return nil
 }
 
 func (sl *setLister) advance(ctx context.Context, i int) {
@@ -344,6 +431,9 @@ func (sl *setLister) advance(ctx context.Context, i int) {
 // next returns the set's next entry, or nil at the end.
 func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error) {
 	for {
+		if err := sl.dropFailed(); err != nil {
+			return nil, nil, err
+		}
 		var min *listEntry
 		for _, h := range sl.heads {
 			if h != nil && (min == nil || h.key < min.key) {
@@ -351,10 +441,8 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			}
 		}
 		if min == nil {
-			for _, w := range sl.walkers {
-				if w.err != nil {
-					return nil, nil, w.err
-				}
+			if err := sl.dropFailed(); err != nil {
+				return nil, nil, err
 			}
 			return nil, nil, nil
 		}
@@ -405,7 +493,7 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			sl.advance(ctx, i)
 		}
 		if isPrefix {
-			return &listEntry{key: key, prefix: true}, nil, nil
+			return &listEntry{key: key, prefix: true, unsure: seen < len(sl.walkers)}, nil, nil
 		}
 		agreed := seen == len(sl.walkers) && current == seen && !differ
 		if agreed && !sl.e.listVerify.Load() {
@@ -415,9 +503,13 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		if errors.Is(err, ErrObjectNotFound) {
 			continue
 		}
-		if errors.Is(err, ErrReadQuorum) {
+		if errors.Is(err, ErrReadQuorum) && !mayHideVersion(st, sl.set) {
 			// One damaged key must not fail the whole listing: it is
-			// left out (it could not be read anyway) and healed.
+			// left out (it could not be read anyway, and every drive
+			// answered, so it holds no version with quorum) and healed.
+			// A key that drives which did not answer could complete a
+			// quorum for may be an acknowledged write: its error fails
+			// the listing (503), as a GET of it would.
 			sl.e.log.Warn("listing skips a key without read quorum", "bucket", sl.bucket, "key", key, "err", err)
 			sl.e.jobs.QueueHeal(sl.bucket, key)
 			continue
@@ -449,7 +541,11 @@ type mergeHead struct {
 func (e *Engine) newKeyMerger(ctx context.Context, bucket string, opts ListOptions) (*keyMerger, error) {
 	km := &keyMerger{listers: make([]*setLister, len(e.sets)), heads: make([]mergeHead, len(e.sets))}
 	for i, s := range e.sets {
-		km.listers[i] = e.newSetLister(ctx, s, bucket, opts)
+		sl, err := e.newSetLister(ctx, s, bucket, opts)
+		if err != nil {
+			return nil, err
+		}
+		km.listers[i] = sl
 		ent, m, err := km.listers[i].next(ctx)
 		if err != nil {
 			return nil, err
@@ -571,9 +667,11 @@ func (e *Engine) listPage(ctx context.Context, bucket string, info BucketInfo, o
 		if cp == "" && m.IsDeleteMarker() {
 			continue
 		}
-		if cp != "" && info.Versioning != "" {
+		if cp != "" && (info.Versioning != "" || ent.unsure) {
 			// Drives collapse prefixes without looking at the keys; in a
-			// versioned bucket the keys below may all be delete markers.
+			// versioned bucket the keys below may all be delete markers,
+			// and a prefix some walked drives lack may hold only keys
+			// deleted since.
 			live, err := e.prefixHasObject(ctx, bucket, cp)
 			if err != nil {
 				return ListResult{}, fmt.Errorf("list %s: %w", bucket, err)

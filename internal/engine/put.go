@@ -730,6 +730,14 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 			return berr
 		}
 		versioning = info.Versioning
+		if err != nil && !errors.Is(err, ErrObjectNotFound) && versioning != "" {
+			// A versioned bucket keeps the version a write replaces; when
+			// which one that is cannot be read (no read quorum), the
+			// commit would drop what the drives hold instead (finding R1
+			// in docs/consistency.md: an acknowledged version on a read
+			// quorum's worth of drives only with drives not heard).
+			return err
+		}
 		if req.imp != nil {
 			if err == nil && cur.fi.VersionID == req.imp.VersionID && cur.fi.ModTime == req.imp.ModTime {
 				return errImportedBefore
@@ -775,17 +783,6 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 				return lerr
 			}
 		}
-	}
-	// A versioned bucket keeps the version this one replaces, so the
-	// commit must know which it is: when no version of the key is on a
-	// read quorum of the drives heard (a partition, a bridge node's drives
-	// holding a version the other side acknowledged), writing over every
-	// drive's record would drop whatever each held, an acknowledged
-	// version included (finding V3, docs/consistency.md). Refused instead
-	// (503); an unversioned bucket's write replaces the key whatever it
-	// was.
-	if versioning != "" && err != nil && !errors.Is(err, ErrObjectNotFound) {
-		return err
 	}
 	// In a versioned bucket the new version's time and id are fixed here,
 	// under the lock, newer than the version it replaces: version order

@@ -447,12 +447,6 @@ func (e *Engine) readObjectFrom(ctx context.Context, set *erasureSet, bucket, ke
 		return st, fmt.Errorf("%s/%s: %w: %d of %d drives agree on a version, %d needed: %v",
 			bucket, key, ErrReadQuorum, q.Votes, n, q.Need, firstErr(st.errs))
 	}
-	if q.FromPrev {
-		if x := prevMayHideCommit(recs, absent, q.Version); x != nil {
-			return st, fmt.Errorf("%s/%s: %w: %d drives hold version %s as previous, but another (%s) may have been committed on drives not heard from",
-				bucket, key, ErrReadQuorum, q.Votes, q.Version.VersionID, x.VersionID)
-		}
-	}
 	st.agreeOn(q)
 	if q.FromPrev {
 		e.log.Warn("object read from previous records: a commit was interrupted", "bucket", bucket, "key", key)

@@ -47,6 +47,16 @@
 // makes it current there again and removes the version that never
 // reached quorum.
 //
+// Only when the new version cannot have reached its write quorum,
+// though: its holders heard plus the drives not heard must be fewer.
+// Otherwise the commit may have been acknowledged with the drives the
+// reader cannot hear (a partition, the new version's settling batch held
+// back on the reader's side), and answering the replaced version would be
+// a stale read, and the heal would roll back an acknowledged write: the
+// key is unreadable until those drives answer (finding R1 in
+// docs/consistency.md). Superseded is the same test for a version the
+// heal recovers without read quorum of current records.
+//
 // # Pending copies
 //
 // In a versioned bucket the replaced version is kept (meta.FlagKeep on

@@ -123,7 +123,7 @@ func Current(recs []*meta.Record, absent []bool, parity int) Result {
 	best, votes := pick(cur, nil)
 	if best == nil || votes < best.Erasure.DataShards {
 		if prev != nil {
-			if res, ok := fromPrevious(cur, prev, nothing); ok {
+			if res, ok := fromPrevious(cur, prev, nothing); ok && !mayBeCommitted(recs, cur, nothing, res.Version) {
 				return res
 			}
 		}
@@ -211,6 +211,60 @@ func fromPrevious(cur, prev []*meta.Object, nothing []bool) (Result, bool) {
 		}
 	}
 	return res, true
+}
+
+// mayBeCommitted reports whether a version other than old that some
+// drive holds as current may have reached its write quorum on the drives
+// heard plus those not heard (recs[p] nil and not answering that they
+// hold nothing): its commit may then have been acknowledged, and old,
+// found from previous records, is no longer the current version. A read
+// cannot tell such a commit from one cut short until those drives
+// answer: it must fail (read quorum) rather than answer old (finding R1
+// in docs/consistency.md: a partition left the new version's write
+// quorum on drives the reader could not reach, and the reader answered
+// the version it replaced).
+func mayBeCommitted(recs []*meta.Record, cur []*meta.Object, nothing []bool, old *meta.Object) bool {
+	unheard := 0
+	for p, r := range recs {
+		if r == nil && !nothing[p] {
+			unheard++
+		}
+	}
+	for _, m := range cur {
+		if m == nil || m.SameVersion(old) {
+			continue
+		}
+		holders := 0
+		for _, o := range cur {
+			if o != nil && o.SameVersion(m) {
+				holders++
+			}
+		}
+		if holders+unheard >= WriteQuorum(m.Erasure.DataShards, m.Erasure.ParityShards) {
+			return true
+		}
+	}
+	return false
+}
+
+// Superseded reports whether a version other than v that some drive
+// holds as current may be on its write quorum of the set's drives,
+// counting the drives whose record was not read (recs[p] nil, absent[p]
+// false) as holders: a version picked without read quorum of current
+// records (the heal's recovery from shard data) must not be made current
+// then, since the other one may have been acknowledged after it. Current
+// applies the same rule to previous records.
+func Superseded(recs []*meta.Record, absent []bool, v *meta.Object) bool {
+	cur := make([]*meta.Object, len(recs))
+	nothing := make([]bool, len(recs))
+	for p, r := range recs {
+		nothing[p] = absent[p]
+		if r != nil {
+			cur[p] = r.Current()
+			nothing[p] = nothing[p] || cur[p] == nil
+		}
+	}
+	return mayBeCommitted(recs, cur, nothing, v)
 }
 
 // Decided reports whether the current versions heard so far from a
