@@ -347,9 +347,9 @@ func (r *Result) save(dir string) error {
 // written up. A run counts them apart: the tests fail on any other
 // type, and on these too with SHARDSTORE_JEPSEN_STRICT=1.
 var KnownAnomalies = map[string]string{
-	"versions/lost": "docs/consistency.md, finding V3",
-	// list-after-write/stale (finding L1) and the version listing types
-	// of finding V2 are fixed: any is a failure.
+	// None open: list-after-write/stale (finding L1), the version
+	// listing types of finding V2 and versions/lost (findings V1 and
+	// V3) are fixed: any is a failure.
 }
 
 // Unexpected is the anomalies whose type is not in KnownAnomalies.
