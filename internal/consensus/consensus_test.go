@@ -93,7 +93,7 @@ func newTestGroup(t *testing.T, size int) *testGroup {
 
 func (g *testGroup) start(i int) {
 	n, err := Open(Options{Dir: g.dirs[i], Self: g.members[i], Members: g.members, Key: g.key,
-		OnChange: g.changes[i].add, HeartbeatTimeout: 300 * time.Millisecond})
+		OnChange: g.changes[i].add, HeartbeatTimeout: 600 * time.Millisecond})
 	if err != nil {
 		g.t.Fatal(err)
 	}
