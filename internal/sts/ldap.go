@@ -185,17 +185,9 @@ func (h *Handler) assumeRoleWithLDAP(w http.ResponseWriter, r *http.Request, for
 		return
 	}
 	req := iam.LDAPRequest{Policy: form.Get("Policy")}
-	if v := form.Get("DurationSeconds"); v != "" {
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			fail(w, http.StatusBadRequest, "ValidationError", "DurationSeconds must be an integer")
-			return
-		}
-		secs = max(-1, min(secs, int64(iam.MaxSessionDuration/time.Second)+1))
-		req.Duration = time.Duration(secs) * time.Second
-		if secs <= 0 {
-			req.Duration = -1
-		}
+	var ok bool
+	if req.Duration, ok = sessionDuration(w, form); !ok {
+		return
 	}
 	addr := sourceAddr(r)
 	lim := h.limiter()
@@ -223,25 +215,12 @@ func (h *Handler) assumeRoleWithLDAP(w http.ResponseWriter, r *http.Request, for
 	}
 	creds, err := h.LDAPIssuer.AssumeRoleWithLDAP(r.Context(), iam.LDAPRequest{Identity: id, Duration: req.Duration, Policy: req.Policy})
 	if err != nil {
-		var se *iam.STSError
-		if errors.As(err, &se) {
-			status := http.StatusBadRequest
-			if se.Code == "AccessDenied" {
-				status = http.StatusForbidden
-			}
-			fail(w, status, se.Code, se.Message)
-			return
-		}
-		if h.Log != nil {
-			h.Log.Error("assume role with LDAP identity", "error", err)
-		}
-		fail(w, http.StatusInternalServerError, "InternalError", "could not issue credentials")
+		h.failIssue(w, "assume role with LDAP identity", err)
 		return
 	}
 	var out xmlLDAPResponse
 	out.NS = stsNS
-	out.Result.Credentials = xmlCredentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey,
-		SessionToken: creds.SessionToken, Expiration: creds.Expiration.UTC().Format(time.RFC3339)}
+	out.Result.Credentials = credentialsXML(creds)
 	out.Result.SubjectFromToken = id.DN
 	out.Metadata.RequestID = requestID()
 	writeXML(w, http.StatusOK, out)

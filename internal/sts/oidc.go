@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/oidcidp"
@@ -78,17 +76,9 @@ func (h *Handler) assumeRoleWithWebIdentity(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	req := iam.WebIdentityRequest{Policy: form.Get("Policy")}
-	if v := form.Get("DurationSeconds"); v != "" {
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			fail(w, http.StatusBadRequest, "ValidationError", "DurationSeconds must be an integer")
-			return
-		}
-		secs = max(-1, min(secs, int64(iam.MaxSessionDuration/time.Second)+1))
-		req.Duration = time.Duration(secs) * time.Second
-		if secs <= 0 {
-			req.Duration = -1
-		}
+	var ok bool
+	if req.Duration, ok = sessionDuration(w, form); !ok {
+		return
 	}
 	addr := sourceAddr(r)
 	lim := h.limiter()
@@ -118,25 +108,12 @@ func (h *Handler) assumeRoleWithWebIdentity(w http.ResponseWriter, r *http.Reque
 	req.Issuer, req.Subject, req.Policies = claims.Issuer, claims.Subject, claims.Policies
 	creds, err := h.OIDCIssuer.AssumeRoleWithWebIdentity(r.Context(), req)
 	if err != nil {
-		var se *iam.STSError
-		if errors.As(err, &se) {
-			status := http.StatusBadRequest
-			if se.Code == "AccessDenied" {
-				status = http.StatusForbidden
-			}
-			fail(w, status, se.Code, se.Message)
-			return
-		}
-		if h.Log != nil {
-			h.Log.Error("assume role with web identity", "error", err)
-		}
-		fail(w, http.StatusInternalServerError, "InternalError", "could not issue credentials")
+		h.failIssue(w, "assume role with web identity", err)
 		return
 	}
 	var out xmlWebIdentityResponse
 	out.NS = stsNS
-	out.Result.Credentials = xmlCredentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey,
-		SessionToken: creds.SessionToken, Expiration: creds.Expiration.UTC().Format(time.RFC3339)}
+	out.Result.Credentials = credentialsXML(creds)
 	out.Result.SubjectFromWebIdentityToken = claims.Subject
 	if arn := form.Get("RoleArn"); arn != "" && name != "" {
 		out.Result.AssumedRoleUser.Arn = assumedRoleARN(arn, name)

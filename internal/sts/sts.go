@@ -121,6 +121,52 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(body)
 }
 
+// sessionDuration reads DurationSeconds (0 when absent; -1 for a
+// value below 1, which the issuers refuse), answering a ValidationError
+// itself when it is not an integer.
+func sessionDuration(w http.ResponseWriter, form url.Values) (time.Duration, bool) {
+	v := form.Get("DurationSeconds")
+	if v == "" {
+		return 0, true
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "ValidationError", "DurationSeconds must be an integer")
+		return 0, false
+	}
+	// Clamp before converting, so a huge value cannot overflow into an
+	// accepted one; the issuers refuse anything out of range.
+	secs = max(-1, min(secs, int64(iam.MaxSessionDuration/time.Second)+1))
+	if secs <= 0 {
+		return -1, true
+	}
+	return time.Duration(secs) * time.Second, true
+}
+
+// failIssue answers an issuer's refusal with its STS error (403 for
+// AccessDenied), anything else as an InternalError logged under what.
+func (h *Handler) failIssue(w http.ResponseWriter, what string, err error) {
+	var se *iam.STSError
+	if errors.As(err, &se) {
+		status := http.StatusBadRequest
+		if se.Code == "AccessDenied" {
+			status = http.StatusForbidden
+		}
+		fail(w, status, se.Code, se.Message)
+		return
+	}
+	if h.Log != nil {
+		h.Log.Error(what, "error", err)
+	}
+	fail(w, http.StatusInternalServerError, "InternalError", "could not issue credentials")
+}
+
+// credentialsXML is the Credentials element of an answer.
+func credentialsXML(creds iam.Credentials) xmlCredentials {
+	return xmlCredentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey,
+		SessionToken: creds.SessionToken, Expiration: creds.Expiration.UTC().Format(time.RFC3339)}
+}
+
 // fail answers an STS error. Sender errors are the caller's fault.
 func fail(w http.ResponseWriter, status int, code, msg string) {
 	var e xmlErrorResponse
@@ -208,41 +254,18 @@ func (h *Handler) assumeRole(w http.ResponseWriter, r *http.Request, caller auth
 		return
 	}
 	req := iam.AssumeRoleRequest{Policy: form.Get("Policy")}
-	if v := form.Get("DurationSeconds"); v != "" {
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			fail(w, http.StatusBadRequest, "ValidationError", "DurationSeconds must be an integer")
-			return
-		}
-		// Clamp before converting, so a huge value cannot overflow into
-		// an accepted one; AssumeRole refuses anything out of range.
-		secs = max(-1, min(secs, int64(iam.MaxSessionDuration/time.Second)+1))
-		req.Duration = time.Duration(secs) * time.Second
-		if secs <= 0 {
-			req.Duration = -1
-		}
+	var ok bool
+	if req.Duration, ok = sessionDuration(w, form); !ok {
+		return
 	}
 	creds, err := h.Issuer.AssumeRole(r.Context(), caller, req)
 	if err != nil {
-		var se *iam.STSError
-		if errors.As(err, &se) {
-			status := http.StatusBadRequest
-			if se.Code == "AccessDenied" {
-				status = http.StatusForbidden
-			}
-			fail(w, status, se.Code, se.Message)
-			return
-		}
-		if h.Log != nil {
-			h.Log.Error("assume role", "error", err)
-		}
-		fail(w, http.StatusInternalServerError, "InternalError", "could not issue credentials")
+		h.failIssue(w, "assume role", err)
 		return
 	}
 	var out xmlAssumeRoleResponse
 	out.NS = stsNS
-	out.Result.Credentials = xmlCredentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey,
-		SessionToken: creds.SessionToken, Expiration: creds.Expiration.UTC().Format(time.RFC3339)}
+	out.Result.Credentials = credentialsXML(creds)
 	out.Result.AssumedRoleUser.Arn = assumedRoleARN(arn, name)
 	out.Result.AssumedRoleUser.AssumedRoleID = creds.AccessKey + ":" + name
 	out.Metadata.RequestID = requestID()
