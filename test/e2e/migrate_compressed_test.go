@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -349,24 +347,7 @@ func TestMigrateFromMinIOCompressedKilled(t *testing.T) {
 	// The adoption makes about 16 shard files per copied part, 32 links
 	// for the upload, a batch per drive and bucket and 16 upload
 	// batches: ~250 writes. Each run dies at a later random one.
-	kills := 0
-	var out string
-	for at := 1 + rng.Intn(20); ; at += 1 + rng.Intn(60) {
-		cmd := exec.Command(binary, append([]string{"migrate", "from-minio", "--upload-keys", keys}, drives...)...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
-		b, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
-			kills++
-			t.Logf("killed at write %d", at)
-			continue
-		}
-		if err != nil {
-			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, b)
-		}
-		out = string(b)
-		break
-	}
+	out, kills := migrateKilled(t, rng, 20, 60, append([]string{"migrate", "from-minio", "--upload-keys", keys}, drives...), nil)
 	t.Logf("%d kills, then:\n%s", kills, out)
 	if kills < 2 {
 		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -432,24 +430,7 @@ func TestMigrateFromMinIOSetsKilled(t *testing.T) {
 	keys := uploadKeysFile(t, t.TempDir(), exp)
 	// The fixture's adoption makes 96 links and a batch per drive and
 	// bucket, about 160 writes; a run redoes what its predecessors did.
-	kills := 0
-	var out string
-	for at := 1 + rng.Intn(10); ; at += 1 + rng.Intn(40) {
-		cmd := exec.Command(binary, append([]string{"migrate", "from-minio", "--upload-keys", keys}, drives...)...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
-		b, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
-			kills++
-			t.Logf("killed at write %d", at)
-			continue
-		}
-		if err != nil {
-			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, b)
-		}
-		out = string(b)
-		break
-	}
+	out, kills := migrateKilled(t, rng, 10, 40, append([]string{"migrate", "from-minio", "--upload-keys", keys}, drives...), nil)
 	t.Logf("%d kills, then:\n%s", kills, out)
 	if kills < 2 {
 		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)

@@ -447,27 +447,11 @@ func TestMigrateFromMinIOKilled(t *testing.T) {
 	// files (inline shards over shardstore's limit) and a batch per drive
 	// and bucket, about 170 writes, and a run redoes what its
 	// predecessors did.
-	kills := 0
-	var out string
-	for at := 1 + rng.Intn(10); ; at += 1 + rng.Intn(30) {
-		cmd := exec.Command(binary, append([]string{"migrate", "from-minio"}, drives...)...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
-		b, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
-			kills++
-			t.Logf("killed at write %d", at)
-			if kills == 1 {
-				serverRefuses(t, dir)
-			}
-			continue
+	out, kills := migrateKilled(t, rng, 10, 30, append([]string{"migrate", "from-minio"}, drives...), func(kills int) {
+		if kills == 1 {
+			serverRefuses(t, dir)
 		}
-		if err != nil {
-			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, b)
-		}
-		out = string(b)
-		break
-	}
+	})
 	t.Logf("%d kills, then:\n%s", kills, out)
 	if kills < 3 {
 		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)
@@ -580,5 +564,34 @@ func serverRefuses(t *testing.T, dir string) {
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatalf("the server started on an interrupted adoption")
+	}
+}
+
+// migrateKilled runs `shardstore ARGS...` killed at a chosen write
+// (SHARDSTORE_TEST_MIGRATE_CRASH_AT) until a run completes: the first at
+// a random write in 1..firstMax, each next one 1..stepMax later, so that
+// every run gets further than the one before. onKill, when not nil, runs
+// after each kill with the kills so far. It returns the completing run's
+// output and how many runs were killed.
+func migrateKilled(t *testing.T, rng *rand.Rand, firstMax, stepMax int, args []string, onKill func(kills int)) (string, int) {
+	t.Helper()
+	kills := 0
+	for at := 1 + rng.Intn(firstMax); ; at += 1 + rng.Intn(stepMax) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
+		b, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			kills++
+			t.Logf("killed at write %d", at)
+			if onKill != nil {
+				onKill(kills)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("migrate (crash at %d): %v\n%s", at, err, b)
+		}
+		return string(b), kills
 	}
 }
