@@ -2,7 +2,6 @@ package iam
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -211,29 +210,17 @@ func (s *Store) AssumeRoleWithLDAP(_ context.Context, req LDAPRequest) (Credenti
 	}
 	c := sessionClaims{AccessKey: newAccessKey("SSTS"), SecretKey: newSecret(), LDAPUser: id.Username, LDAPDN: id.DN}
 	c.Expiry = s.now().Add(d).UTC().Truncate(time.Second)
-	if req.Policy != "" {
-		if err := checkPolicy(req.Policy, maxInlinePolicy); err != nil {
-			if pe, ok := err.(*PolicyError); ok { //nolint:errorlint // checkPolicy returns it unwrapped
-				code := "MalformedPolicyDocument"
-				if strings.HasPrefix(pe.Message, "Policy document is") {
-					code = "PackedPolicyTooLarge"
-				}
-				return Credentials{}, &STSError{Code: code, Message: pe.Message}
-			}
-			return Credentials{}, err
-		}
-		c.Bounds = append(c.Bounds, req.Policy)
+	if err := c.boundBy(req.Policy); err != nil {
+		return Credentials{}, err
 	}
-	plain, err := json.Marshal(c)
+	token, err := s.sessionToken(c)
 	if err != nil {
 		return Credentials{}, err
 	}
 	s.noteDirectory(id)
-	token := tokenPrefix + seal(s.keys.tokens, plain, tokenAAD)
 	s.logOnly(AuditRecord{Actor: "ldap:" + id.Username, Action: "sts.assumerolewithldapidentity", Target: c.AccessKey,
 		Detail: "dn " + id.DN + ", expires " + c.Expiry.Format(time.RFC3339)})
-	exp := c.Expiry
-	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}, nil
+	return c.credentials(token), nil
 }
 
 // ldapSession is LookupSession for a directory user's session.

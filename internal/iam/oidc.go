@@ -2,7 +2,6 @@ package iam
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -57,28 +56,16 @@ func (s *Store) AssumeRoleWithWebIdentity(_ context.Context, req WebIdentityRequ
 	}
 	c := sessionClaims{AccessKey: newAccessKey("SSTS"), SecretKey: newSecret(), OIDCSub: req.Subject, OIDCIss: req.Issuer, OIDCPolicies: known}
 	c.Expiry = s.now().Add(d).UTC().Truncate(time.Second)
-	if req.Policy != "" {
-		if err := checkPolicy(req.Policy, maxInlinePolicy); err != nil {
-			if pe, ok := err.(*PolicyError); ok { //nolint:errorlint // checkPolicy returns it unwrapped
-				code := "MalformedPolicyDocument"
-				if strings.HasPrefix(pe.Message, "Policy document is") {
-					code = "PackedPolicyTooLarge"
-				}
-				return Credentials{}, &STSError{Code: code, Message: pe.Message}
-			}
-			return Credentials{}, err
-		}
-		c.Bounds = append(c.Bounds, req.Policy)
+	if err := c.boundBy(req.Policy); err != nil {
+		return Credentials{}, err
 	}
-	plain, err := json.Marshal(c)
+	token, err := s.sessionToken(c)
 	if err != nil {
 		return Credentials{}, err
 	}
-	token := tokenPrefix + seal(s.keys.tokens, plain, tokenAAD)
 	s.logOnly(AuditRecord{Actor: "oidc:" + req.Subject, Action: "sts.assumerolewithwebidentity", Target: c.AccessKey,
 		Detail: "issuer " + req.Issuer + ", policies " + strings.Join(known, ",") + ", expires " + c.Expiry.Format(time.RFC3339)})
-	exp := c.Expiry
-	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}, nil
+	return c.credentials(token), nil
 }
 
 // oidcPermissions are an OpenID session's policies now.

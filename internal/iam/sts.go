@@ -259,24 +259,13 @@ func (s *Store) AssumeRole(_ context.Context, caller auth.Identity, req AssumeRo
 			}
 		}
 	}
-	if req.Policy != "" {
-		if err := checkPolicy(req.Policy, maxInlinePolicy); err != nil {
-			if pe, ok := err.(*PolicyError); ok { //nolint:errorlint // checkPolicy returns it unwrapped
-				code := "MalformedPolicyDocument"
-				if strings.HasPrefix(pe.Message, "Policy document is") {
-					code = "PackedPolicyTooLarge"
-				}
-				return Credentials{}, &STSError{Code: code, Message: pe.Message}
-			}
-			return Credentials{}, err
-		}
-		c.Bounds = append(c.Bounds, req.Policy)
+	if err := c.boundBy(req.Policy); err != nil {
+		return Credentials{}, err
 	}
-	plain, err := json.Marshal(c)
+	token, err := s.sessionToken(c)
 	if err != nil {
 		return Credentials{}, err
 	}
-	token := tokenPrefix + seal(s.keys.tokens, plain, tokenAAD)
 	who := caller.User
 	if caller.Root {
 		who = "root"
@@ -286,6 +275,41 @@ func (s *Store) AssumeRole(_ context.Context, caller auth.Identity, req AssumeRo
 	// out of it.
 	s.logOnly(AuditRecord{Actor: who, Action: "sts.assumerole", Target: c.AccessKey,
 		Detail: "via " + caller.AccessKey + ", expires " + c.Expiry.Format(time.RFC3339)})
+	return c.credentials(token), nil
+}
+
+// boundBy adds a session policy (none when empty) to the session's
+// bounds, refusing one the policy language does not accept with the STS
+// error AWS gives (MalformedPolicyDocument, PackedPolicyTooLarge).
+func (c *sessionClaims) boundBy(policy string) error {
+	if policy == "" {
+		return nil
+	}
+	if err := checkPolicy(policy, maxInlinePolicy); err != nil {
+		if pe, ok := err.(*PolicyError); ok { //nolint:errorlint // checkPolicy returns it unwrapped
+			code := "MalformedPolicyDocument"
+			if strings.HasPrefix(pe.Message, "Policy document is") {
+				code = "PackedPolicyTooLarge"
+			}
+			return &STSError{Code: code, Message: pe.Message}
+		}
+		return err
+	}
+	c.Bounds = append(c.Bounds, policy)
+	return nil
+}
+
+// sessionToken seals the session's claims into its token.
+func (s *Store) sessionToken(c sessionClaims) (string, error) {
+	plain, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	return tokenPrefix + seal(s.keys.tokens, plain, tokenAAD), nil
+}
+
+// credentials are the session's access key, secret and token.
+func (c sessionClaims) credentials(token string) Credentials {
 	exp := c.Expiry
-	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}, nil
+	return Credentials{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: token, Expiration: &exp}
 }
