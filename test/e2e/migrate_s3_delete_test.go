@@ -3,11 +3,8 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,18 +82,9 @@ func TestMigrateFromS3Delete(t *testing.T) {
 	}
 
 	// --delete, killed while it deletes, then run again.
-	cmd := exec.Command(binary, "migrate", "from-s3", "--target", dst.endpoint, "--workers", "1", "--delete", src.endpoint)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+rootUser, "AWS_SECRET_ACCESS_KEY="+rootPass,
-		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && countVersions(t, dc, "sync") > before-5 {
-		time.Sleep(2 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	killWhen(t, fromS3Cmd(src, dst, "--workers", "1", "--delete"), 30*time.Second, 2*time.Millisecond, func() bool {
+		return countVersions(t, dc, "sync") <= before-5
+	})
 	t.Logf("killed with %d versions on the target (%d before, %d after)", countVersions(t, dc, "sync"), before+1, countVersions(t, sc, "sync"))
 	out = fromS3(t, src, dst, "--delete")
 	t.Logf("re-run with --delete:\n%s", out)

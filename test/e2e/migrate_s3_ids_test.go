@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -390,20 +389,10 @@ func TestMigrateFromS3NewIDsKilled(t *testing.T) {
 		t.FailNow()
 	}
 	idMap := filepath.Join(t.TempDir(), "ids.jsonl")
-	cmd := fakeMigrateCmd(fake, dst, idMap)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	killWhen(t, fakeMigrateCmd(fake, dst, idMap), 60*time.Second, 10*time.Millisecond, func() bool {
 		l, err := dc.ListObjectVersions(x, &s3.ListObjectVersionsInput{Bucket: aws.String("many")})
-		if err == nil && len(l.Versions) >= 10 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+		return err == nil && len(l.Versions) >= 10
+	})
 	l, _ := dc.ListObjectVersions(x, &s3.ListObjectVersionsInput{Bucket: aws.String("many")})
 	t.Logf("killed with %d of 120 versions on the target", len(l.Versions))
 	out := fromFake(t, fake, dst, idMap, "--progress", "10ms")

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -143,22 +140,10 @@ func TestMigrateFromS3PartsKilled(t *testing.T) {
 	for i := range 6 {
 		putMultipart(t, sc, "mpkill", fmt.Sprintf("o%d", i%3), []int{5 << 20, 1000 + i}, types.ChecksumAlgorithmCrc32c, types.ChecksumTypeComposite, byte(i))
 	}
-	cmd := exec.Command(binary, "migrate", "from-s3", "--target", dst.endpoint, "--workers", "2", src.endpoint)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+rootUser, "AWS_SECRET_ACCESS_KEY="+rootPass,
-		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	killWhen(t, fromS3Cmd(src, dst, "--workers", "2"), 60*time.Second, 5*time.Millisecond, func() bool {
 		l, err := dc.ListObjectVersions(ctx(t), &s3.ListObjectVersionsInput{Bucket: aws.String("mpkill")})
-		if err == nil && len(l.Versions) >= 1 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+		return err == nil && len(l.Versions) >= 1
+	})
 	l, err := dc.ListObjectVersions(ctx(t), &s3.ListObjectVersionsInput{Bucket: aws.String("mpkill")})
 	if err != nil {
 		t.Fatal(err)

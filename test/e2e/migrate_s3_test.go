@@ -22,9 +22,7 @@ import (
 // fromS3 runs `shardstore migrate from-s3` from src into dst.
 func fromS3(t *testing.T, src, dst *server, extra ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append(append([]string{"migrate", "from-s3", "--target", dst.endpoint, "--workers", "4"}, extra...), src.endpoint)...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+rootUser, "AWS_SECRET_ACCESS_KEY="+rootPass,
-		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	cmd := fromS3Cmd(src, dst, append([]string{"--workers", "4"}, extra...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("migrate from-s3: %v\n%s", err, out)
@@ -33,6 +31,30 @@ func fromS3(t *testing.T, src, dst *server, extra ...string) string {
 		t.Fatalf("the output shows a secret:\n%s", out)
 	}
 	return string(out)
+}
+
+// fromS3Cmd is `shardstore migrate from-s3 --target DST FLAGS... SRC`,
+// root on both sides.
+func fromS3Cmd(src, dst *server, flags ...string) *exec.Cmd {
+	cmd := exec.Command(binary, append(append([]string{"migrate", "from-s3", "--target", dst.endpoint}, flags...), src.endpoint)...)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+rootUser, "AWS_SECRET_ACCESS_KEY="+rootPass,
+		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	return cmd
+}
+
+// killWhen starts cmd and kills it (SIGKILL) once ready says so, asking
+// every poll, or after limit.
+func killWhen(t *testing.T, cmd *exec.Cmd, limit, poll time.Duration, ready func() bool) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && !ready() {
+		time.Sleep(poll)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
 }
 
 // copiedCount is the "versions copied N" of a from-s3 summary.
@@ -322,23 +344,11 @@ func TestMigrateFromS3Killed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(binary, "migrate", "from-s3", "--target", dst.endpoint, "--workers", "2", src.endpoint)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+rootUser, "AWS_SECRET_ACCESS_KEY="+rootPass,
-		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	// Kill it once the target holds some of the versions.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	killWhen(t, fromS3Cmd(src, dst, "--workers", "2"), 30*time.Second, 20*time.Millisecond, func() bool {
 		l, err := dc.ListObjectVersions(ctx(t), &s3.ListObjectVersionsInput{Bucket: aws.String("many")})
-		if err == nil && len(l.Versions) >= 10 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+		return err == nil && len(l.Versions) >= 10
+	})
 	l, _ := dc.ListObjectVersions(ctx(t), &s3.ListObjectVersionsInput{Bucket: aws.String("many")})
 	t.Logf("killed with %d of 120 versions on the target", len(l.Versions))
 	out := fromS3(t, src, dst, "--progress", "10ms")
