@@ -36,6 +36,7 @@ var floors = map[string]int{
 
 	"internal/access":                   1,
 	"internal/accesslog":                1,
+	"internal/notify":                   1,
 	"internal/kms/baotest":              1,
 	"internal/minioformat/miniofixture": 1,
 	"internal/sealing":                  1,
@@ -45,12 +46,14 @@ var floors = map[string]int{
 	"internal/hashing":                  1,
 	"internal/drive":                    1,
 
-	"internal/background":      2,
-	"internal/drive/drivetest": 2,
-	"internal/driverpc":        2,
-	"internal/dlock":           2,
-	"internal/consensus":       2,
-	"internal/cluster":         2,
+	"internal/background":              2,
+	"internal/notifytarget":            2,
+	"internal/notifytarget/targettest": 3,
+	"internal/drive/drivetest":         2,
+	"internal/driverpc":                2,
+	"internal/dlock":                   2,
+	"internal/consensus":               2,
+	"internal/cluster":                 2,
 
 	"internal/engine": 3,
 

@@ -1,0 +1,78 @@
+package notify
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Delivery is what a Target is handed for one queued record: a bucket
+// event (the S3 event message) or an audit record. The queue owns it;
+// a Target must not keep Payload after Send returns.
+type Delivery struct {
+	// EventName is the full S3 event name ("s3:ObjectCreated:Put",
+	// "s3:ObjectRemoved:DeleteMarkerCreated"); empty for an audit record.
+	EventName string
+	// Key is "bucket/objectkey", unescaped: the per-key ordering unit,
+	// and the row or hash field of the namespace formats.
+	Key string
+	// Time is when the event happened (the request's time).
+	Time time.Time
+	// Payload is exactly the bytes a plain target sends (webhook body,
+	// NATS/Kafka/AMQP/MQTT message): for an event, MinIO's envelope
+	// {"EventName":...,"Key":...,"Records":[<S3 event record>]}; for an
+	// audit record, the audit entry's JSON.
+	Payload []byte
+	// Record is the one S3 event record inside Payload's Records[]
+	// (what the access formats of Redis and SQL targets store); nil for
+	// an audit record.
+	Record []byte
+}
+
+// Removed reports whether the event removed the key, so that a target
+// in namespace format deletes its row or hash field instead of
+// upserting it.
+func (d Delivery) Removed() bool {
+	return strings.HasPrefix(d.EventName, "s3:ObjectRemoved:")
+}
+
+// Target delivers records to one external system. Send returns nil only
+// once the system has accepted the record (an HTTP 2xx, a broker ack, a
+// committed row): the queue deletes a record only after that, so a
+// Target must not acknowledge what it merely buffered. Send is called
+// by one goroutine per target at a time, records of a key in order; it
+// honours ctx's deadline. An error is retried with backoff by the
+// queue; errors wrap their cause with %w and never include secrets.
+type Target interface {
+	// ARN is the target's ARN in MinIO's form: arn:minio:sqs::<ID>:<type>.
+	ARN() string
+	// Send delivers one record, see above.
+	Send(ctx context.Context, d Delivery) error
+	// Healthy checks that the system answers (a connect, a ping), for
+	// `admin notify test`, admin status and the console.
+	Healthy(ctx context.Context) error
+	// Close releases connections; Send is not called after it.
+	Close() error
+}
+
+// Field is one setting of a target kind, in MinIO's spelling: the
+// lower-case key of `mc admin config set notify_<kind>` and the upper-
+// case infix of MINIO_NOTIFY_<KIND>_<FIELD>_<ID>.
+type Field struct {
+	Name     string // "endpoint", "auth_token", "brokers", ...
+	Secret   bool   // never logged or listed back (passwords, tokens, keys)
+	Required bool
+	Help     string
+}
+
+// Kind is one type of target: its name in ARNs ("webhook", "nats",
+// "kafka", "amqp", "redis", "postgresql", "mysql", "mqtt"), its
+// settings, and how to make one from them. New validates every setting
+// (hostile values are refused with an error naming the field, never
+// echoing a secret) and may connect lazily: a system that is down at
+// start must not stop the server, its records queue until it answers.
+type Kind struct {
+	Name   string
+	Fields []Field
+	New    func(id string, settings map[string]string) (Target, error)
+}
