@@ -364,7 +364,7 @@ func runServer(args []string) error {
 	if err != nil {
 		return err
 	}
-	openID, err := openOIDC(os.Getenv, certStore.RootCAs(), logger.With("component", "openid"))
+	openID, err := openOIDC(os.Environ(), certStore.RootCAs(), logger.With("component", "openid"))
 	if err != nil {
 		return err
 	}

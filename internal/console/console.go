@@ -43,12 +43,9 @@ type Config struct {
 	// LDAP offers the directory (LDAP) login: the S3 server answers
 	// AssumeRoleWithLDAPIdentity (ldap.go).
 	LDAP bool
-	// OpenID offers "Sign in with OpenIDName" (oidc.go); OpenIDRedirect
-	// is the callback URL registered with the provider ("" = this
-	// console's /api/oidc/callback as the browser reaches it).
-	OpenID         OpenIDLogin
-	OpenIDName     string
-	OpenIDRedirect string
+	// OpenID are the "Sign in with <provider>" logins (oidc.go), one
+	// button each.
+	OpenID []OpenIDProvider
 	// SessionTTL is how long a login lasts; 0 means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock (tests); nil means time.Now.

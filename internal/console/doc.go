@@ -39,7 +39,8 @@
 // session ends when the directory no longer confirms the user. The
 // password is forwarded once and kept nowhere. "Sign in with <provider>"
 // (oidc.go) runs OpenID Connect's authorization-code flow with PKCE,
-// state and nonce against Config.OpenID and ends the same way, with
+// state and nonce against one of Config.OpenID (a button per provider)
+// and ends the same way, with
 // AssumeRoleWithWebIdentity in process.
 //
 // Answers are decoded from S3 XML into small JSON shapes (objects.go).

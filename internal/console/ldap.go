@@ -21,8 +21,13 @@ import (
 // loginOptions tells the login page which logins the console offers.
 func (c *Console) loginOptions(w http.ResponseWriter, _ *http.Request, _ *session) {
 	out := map[string]any{"ldap": c.cfg.LDAP}
-	if c.cfg.OpenID != nil {
-		out["openid"] = cmpOr(c.cfg.OpenIDName, "OpenID")
+	if len(c.cfg.OpenID) > 0 {
+		out["openid"] = cmpOr(c.cfg.OpenID[0].Name, "OpenID")
+		var list []map[string]string
+		for _, p := range c.cfg.OpenID {
+			list = append(list, map[string]string{"id": p.ID, "name": cmpOr(p.Name, "OpenID")})
+		}
+		out["openidProviders"] = list
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -33,6 +33,31 @@ type OpenIDLogin interface {
 	Exchange(ctx context.Context, code, verifier, redirectURI, nonce string) (string, oidcidp.Claims, error)
 }
 
+// OpenIDProvider is one "Sign in with <Name>" login. With several, the
+// login page shows a button each and /api/oidc/login?provider=ID picks
+// one; the callback is the same for all (the pending login names its
+// provider).
+type OpenIDProvider struct {
+	ID   string // the provider's configuration name ("" = the unnamed one)
+	Name string // shown on the button ("" = "OpenID")
+	// Redirect is the callback URL registered with the provider ("" =
+	// this console's /api/oidc/callback as the browser reaches it).
+	Redirect string
+	// RoleARN is asked for in the STS call (a role-policy provider's).
+	RoleARN string
+	Login   OpenIDLogin
+}
+
+// openIDProvider is the provider of id, nil when none is configured.
+func (c *Console) openIDProvider(id string) *OpenIDProvider {
+	for i := range c.cfg.OpenID {
+		if c.cfg.OpenID[i].ID == id {
+			return &c.cfg.OpenID[i]
+		}
+	}
+	return nil
+}
+
 const (
 	oidcCookie      = "shardstore_oidc"
 	oidcPendingTTL  = 10 * time.Minute
@@ -41,6 +66,7 @@ const (
 )
 
 type pendingLogin struct {
+	provider                           string
 	browser, nonce, verifier, redirect string
 	expires                            time.Time
 }
@@ -86,9 +112,9 @@ func (p *pendingLogins) take(state, browser string, now time.Time) (pendingLogin
 
 // redirectURI is the callback the provider sends the browser back to:
 // the configured one, or this console's own address.
-func (c *Console) redirectURI(r *http.Request) string {
-	if c.cfg.OpenIDRedirect != "" {
-		return c.cfg.OpenIDRedirect
+func (c *Console) redirectURI(r *http.Request, p *OpenIDProvider) string {
+	if p.Redirect != "" {
+		return p.Redirect
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -98,21 +124,22 @@ func (c *Console) redirectURI(r *http.Request) string {
 }
 
 func (c *Console) oidcLogin(w http.ResponseWriter, r *http.Request, _ *session) {
-	if c.cfg.OpenID == nil {
-		writeError(w, http.StatusNotFound, "OpenIDNotConfigured", "this server has no OpenID provider")
+	p := c.openIDProvider(r.URL.Query().Get("provider"))
+	if p == nil {
+		writeError(w, http.StatusNotFound, "OpenIDNotConfigured", "this server has no such OpenID provider")
 		return
 	}
 	now := c.now()
 	state, nonce, verifier, browser := randomToken(), randomToken(), randomToken(), randomToken()
 	sum := sha256.Sum256([]byte(verifier))
-	redirect := c.redirectURI(r)
-	u, err := c.cfg.OpenID.AuthCodeURL(r.Context(), redirect, state, nonce, base64.RawURLEncoding.EncodeToString(sum[:]))
+	redirect := c.redirectURI(r, p)
+	u, err := p.Login.AuthCodeURL(r.Context(), redirect, state, nonce, base64.RawURLEncoding.EncodeToString(sum[:]))
 	if err != nil {
 		c.log.Warn("console OpenID login: the provider is unavailable", "err", err)
 		http.Redirect(w, r, "/?sso_error=ProviderUnavailable", http.StatusSeeOther)
 		return
 	}
-	c.oidc.put(state, pendingLogin{browser: browser, nonce: nonce, verifier: verifier, redirect: redirect, expires: now.Add(oidcPendingTTL)}, now)
+	c.oidc.put(state, pendingLogin{provider: p.ID, browser: browser, nonce: nonce, verifier: verifier, redirect: redirect, expires: now.Add(oidcPendingTTL)}, now)
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: browser, Path: "/api/oidc/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(oidcPendingTTL / time.Second)})
 	http.Redirect(w, r, u, http.StatusSeeOther)
@@ -125,7 +152,7 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *sessio
 		http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/api/oidc/", HttpOnly: true, MaxAge: -1})
 		http.Redirect(w, r, "/?sso_error="+url.QueryEscape(code), http.StatusSeeOther)
 	}
-	if c.cfg.OpenID == nil {
+	if len(c.cfg.OpenID) == 0 {
 		fail("OpenIDNotConfigured")
 		return
 	}
@@ -148,7 +175,12 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *sessio
 		fail("ProviderRefused")
 		return
 	}
-	token, claims, err := c.cfg.OpenID.Exchange(r.Context(), q.Get("code"), login.verifier, login.redirect, login.nonce)
+	p := c.openIDProvider(login.provider)
+	if p == nil {
+		fail("OpenIDNotConfigured")
+		return
+	}
+	token, claims, err := p.Login.Exchange(r.Context(), q.Get("code"), login.verifier, login.redirect, login.nonce)
 	if err != nil {
 		c.sessions.failed(addr, now)
 		c.log.Warn("console OpenID login refused", "remote", addr, "err", err)
@@ -156,8 +188,12 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *sessio
 		return
 	}
 	secs := min(max(int64(c.cfg.SessionTTL/time.Second), 900), 43200)
-	rec := c.stsCall(r, url.Values{"Action": {"AssumeRoleWithWebIdentity"}, "Version": {"2011-06-15"},
-		"WebIdentityToken": {token}, "RoleSessionName": {"console"}, "DurationSeconds": {strconv.FormatInt(secs, 10)}})
+	form := url.Values{"Action": {"AssumeRoleWithWebIdentity"}, "Version": {"2011-06-15"},
+		"WebIdentityToken": {token}, "RoleSessionName": {"console"}, "DurationSeconds": {strconv.FormatInt(secs, 10)}}
+	if p.RoleARN != "" {
+		form.Set("RoleArn", p.RoleARN)
+	}
+	rec := c.stsCall(r, form)
 	if rec.status != http.StatusOK {
 		var e struct {
 			Error struct{ Code string } `xml:"Error"`

@@ -51,7 +51,7 @@ func (f *fakeOP) Exchange(_ context.Context, code, verifier, _, nonce string) (s
 // tokenValidator accepts the token "alice" (the fake provider's).
 type tokenValidator struct{}
 
-func (tokenValidator) Validate(_ context.Context, tok string) (oidcidp.Claims, error) {
+func (tokenValidator) Validate(_ context.Context, tok, _ string) (oidcidp.Claims, error) {
 	if tok != "alice" {
 		return oidcidp.Claims{}, oidcidp.ErrInvalidToken
 	}
@@ -81,7 +81,7 @@ func TestOpenIDLoginFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	op := &fakeOP{}
-	c, err := New(Config{S3: srv, OpenID: op, OpenIDName: "Example"})
+	c, err := New(Config{S3: srv, OpenID: []OpenIDProvider{{Name: "Example", Login: op}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,8 +73,11 @@
 // and an unreachable directory refuses directory users only
 // (docs/sso.md).
 //
-// OpenID Connect sessions (AssumeRoleWithWebIdentity, oidc.go) record
-// the token's subject, issuer and the policy names its claim gave
-// (package sts validated it through oidcidp); they are decided at each
-// use with those policies as they are then.
+// OpenID Connect sessions (AssumeRoleWithWebIdentity and
+// AssumeRoleWithClientGrants, oidc.go) record the token's subject,
+// issuer, the policy names its claim (or its provider's role) gave and
+// its other string claims for ${jwt:*} (package sts validated it through
+// oidcidp); they are decided at each use with those policies as they are
+// then. Policy variables are substituted as literal text (package
+// policy), so a claim holding * or ${...} cannot widen a policy.
 package iam

@@ -21,6 +21,10 @@ type WebIdentityRequest struct {
 	Policies        []string      // from the token's claim
 	Duration        time.Duration // 0: DefaultSessionDuration
 	Policy          string        // a session policy, optional
+	// Vars are the token's ${jwt:*} policy variables (oidcidp.ClaimVars);
+	// RoleARN the provider's role when Policies is its role policy.
+	Vars    map[string]string
+	RoleARN string
 }
 
 // maxClaimPolicies bounds the policy names a token may carry.
@@ -54,7 +58,7 @@ func (s *Store) AssumeRoleWithWebIdentity(_ context.Context, req WebIdentityRequ
 			Error: "the token names no existing policy"})
 		return Credentials{}, &STSError{Code: "AccessDenied", Message: "The token's policy claim names no policy of this server."}
 	}
-	c := sessionClaims{AccessKey: newAccessKey("SSTS"), SecretKey: newSecret(), OIDCSub: req.Subject, OIDCIss: req.Issuer, OIDCPolicies: known}
+	c := sessionClaims{AccessKey: newAccessKey("SSTS"), SecretKey: newSecret(), OIDCSub: req.Subject, OIDCIss: req.Issuer, OIDCPolicies: known, OIDCVars: jwtVars(req)}
 	c.Expiry = s.now().Add(d).UTC().Truncate(time.Second)
 	if err := c.boundBy(req.Policy); err != nil {
 		return Credentials{}, err
@@ -64,7 +68,7 @@ func (s *Store) AssumeRoleWithWebIdentity(_ context.Context, req WebIdentityRequ
 		return Credentials{}, err
 	}
 	s.logOnly(AuditRecord{Actor: "oidc:" + req.Subject, Action: "sts.assumerolewithwebidentity", Target: c.AccessKey,
-		Detail: "issuer " + req.Issuer + ", policies " + strings.Join(known, ",") + ", expires " + c.Expiry.Format(time.RFC3339)})
+		Detail: "issuer " + req.Issuer + roleDetail(req.RoleARN) + ", policies " + strings.Join(known, ",") + ", expires " + c.Expiry.Format(time.RFC3339)})
 	return c.credentials(token), nil
 }
 
@@ -76,4 +80,41 @@ func (s *Store) oidcPermissions(c sessionClaims) *permissions {
 		p.Add(snap.policies[name]) // a policy removed since grants nothing
 	}
 	return p
+}
+
+func roleDetail(arn string) string {
+	if arn == "" {
+		return ""
+	}
+	return ", role " + arn
+}
+
+// jwtVars are the variables a session keeps besides sub and iss (which
+// it holds already), bounded as oidcidp.ClaimVars bounds them.
+func jwtVars(req WebIdentityRequest) map[string]string {
+	var out map[string]string
+	for k, v := range req.Vars {
+		if k == "sub" || k == "iss" || len(out) >= maxJWTVars || len(k) > 64 || len(v) > 256 {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// maxJWTVars bounds the claims a session token carries.
+const maxJWTVars = 24
+
+// oidcClaims are an OpenID session's policy variables: ${jwt:sub},
+// ${jwt:iss} and the token's other string claims.
+func oidcClaims(c sessionClaims) map[string]string {
+	m := make(map[string]string, len(c.OIDCVars)+2)
+	for k, v := range c.OIDCVars {
+		m["jwt:"+k] = v
+	}
+	m["jwt:sub"], m["jwt:iss"] = c.OIDCSub, c.OIDCIss
+	return m
 }

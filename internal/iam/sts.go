@@ -50,6 +50,8 @@ type sessionClaims struct {
 	OIDCSub      string   `json:"os,omitempty"`
 	OIDCIss      string   `json:"oi,omitempty"`
 	OIDCPolicies []string `json:"op,omitempty"`
+	// OIDCVars are the token's other string claims, for ${jwt:*}.
+	OIDCVars map[string]string `json:"ov,omitempty"`
 }
 
 const (
@@ -186,7 +188,7 @@ func (s *Store) LookupSession(accessKey, token string) (auth.Identity, error) {
 	case c.LDAPDN != "":
 		id.DisplayName, id.Claims = c.LDAPUser, ldapClaims(c.LDAPUser, c.LDAPDN)
 	case c.OIDCSub != "":
-		id.Claims = map[string]string{"jwt:sub": c.OIDCSub, "jwt:iss": c.OIDCIss}
+		id.Claims = oidcClaims(c)
 	}
 	id.AccessKey, id.Session, id.Refusal = accessKey, true, refusal
 	return id, nil

@@ -10,14 +10,22 @@
 // provider (ROLE_POLICY).
 //
 // Settings come from SHARDSTORE_IDENTITY_OPENID_* or MinIO's
-// MINIO_IDENTITY_OPENID_* environment variables (Env): CONFIG_URL,
-// CLIENT_ID, CLIENT_SECRET, CLAIM_NAME, SCOPES, REDIRECT_URI,
-// ROLE_POLICY, DISPLAY_NAME. AuthCodeURL and Exchange (authcode.go) are
-// the console's authorization-code login with PKCE and a nonce.
+// MINIO_IDENTITY_OPENID_* environment variables: CONFIG_URL, CLIENT_ID,
+// CLIENT_SECRET, CLAIM_NAME, SCOPES, REDIRECT_URI, ROLE_POLICY,
+// DISPLAY_NAME, ENABLE, each also with a _<NAME> suffix for one more
+// provider (EnvProviders, ParseAll; providers.go). A Set holds them and
+// picks a token's provider: the role-policy provider whose MinIO role ARN
+// the call names, else the claim-based one of the token's issuer and
+// client. Client-credentials tokens (RFC 9068 JWT access tokens, the
+// client in client_id) validate like ID tokens. ClaimVars turns a
+// token's string claims into ${jwt:*} policy variables. AuthCodeURL and
+// Exchange (authcode.go) are the console's authorization-code login with
+// PKCE and a nonce.
 //
 // Errors: ErrInvalidToken (malformed, bad signature, wrong issuer or
-// audience, not yet valid), ErrExpiredToken, ErrUnavailable (discovery
-// or JWKS could not be fetched). A token is never logged or put in an
+// audience, not yet valid, no provider of its issuer and client),
+// ErrExpiredToken, ErrUnavailable (discovery or JWKS could not be
+// fetched), ErrUnknownRole (a RoleArn no provider has). A token is never logged or put in an
 // error.
 package oidcidp
 
@@ -72,6 +80,8 @@ func Env(getenv func(string) string) map[string]string {
 
 // Config is a parsed provider configuration.
 type Config struct {
+	// Name is the provider's _<NAME> suffix ("" for the unnamed one).
+	Name         string
 	ConfigURL    string
 	ClientID     string
 	ClientSecret string
@@ -79,8 +89,10 @@ type Config struct {
 	Scopes       []string // for the console's login (not built yet)
 	RedirectURI  string
 	RolePolicy   []string // policies of every token, instead of the claim's
-	DisplayName  string   // the console's "Sign in with ..." (default "OpenID")
-	RootCAs      *x509.CertPool
+	DisplayName  string   // the console's "Sign in with ..." (default: the name, or "OpenID")
+	// RoleARN is a role-policy provider's role (ParseAll sets it).
+	RoleARN string
+	RootCAs *x509.CertPool
 	// Leeway is the clock skew allowed on exp, nbf and iat.
 	Leeway time.Duration
 	// Now is the clock; nil is time.Now.
@@ -115,6 +127,12 @@ func Parse(s map[string]string, roots *x509.CertPool) (cfg Config, ok bool, err 
 	}
 	cfg.RedirectURI = strings.TrimSpace(s["REDIRECT_URI"])
 	cfg.RolePolicy = splitPolicies(s["ROLE_POLICY"])
+	if claim := strings.TrimSpace(s["CLAIM_NAME"]); len(cfg.RolePolicy) > 0 && claim != "" && claim != "policy" {
+		return Config{}, false, fmt.Errorf("%w: ROLE_POLICY and CLAIM_NAME cannot both be set (a provider maps either its claim or its role)", ErrConfig)
+	}
+	if len(cfg.RolePolicy) > 0 {
+		cfg.RoleARN = RoleARN(cfg.ClientID)
+	}
 	cfg.DisplayName = strings.TrimSpace(s["DISPLAY_NAME"])
 	cfg.RootCAs, cfg.Leeway = roots, time.Minute
 	return cfg, true, nil
@@ -139,6 +157,11 @@ type Claims struct {
 	Policies []string
 	// Nonce is the token's nonce claim (the console's login checks it).
 	Nonce string
+	// Provider is the name of the provider that validated the token;
+	// RoleARN its role ARN when it gave the role policy.
+	Provider, RoleARN string
+	// Vars are the token's ${jwt:*} policy variables (ClaimVars).
+	Vars map[string]string
 }
 
 // Provider validates the tokens of one OpenID provider. It is safe for
@@ -314,15 +337,17 @@ func (p *Provider) Validate(ctx context.Context, token string) (Claims, error) {
 	aud, _ := mc.GetAudience()
 	c.Audience = aud
 	azp, _ := mc["azp"].(string)
-	if !contains(aud, p.cfg.ClientID) && azp != p.cfg.ClientID {
+	clientID, _ := mc["client_id"].(string) // RFC 9068's JWT access tokens (client credentials)
+	if !contains(aud, p.cfg.ClientID) && azp != p.cfg.ClientID && clientID != p.cfg.ClientID {
 		return Claims{}, fmt.Errorf("%w: the token is for another audience", ErrInvalidToken)
 	}
 	c.Nonce, _ = mc["nonce"].(string)
 	if exp, err := mc.GetExpirationTime(); err == nil && exp != nil {
 		c.Expiry = exp.Time
 	}
+	c.Provider, c.Vars = p.cfg.Name, ClaimVars(mc, c.Subject, c.Issuer)
 	if len(p.cfg.RolePolicy) > 0 {
-		c.Policies = append([]string(nil), p.cfg.RolePolicy...)
+		c.Policies, c.RoleARN = append([]string(nil), p.cfg.RolePolicy...), p.cfg.RoleARN
 	} else {
 		c.Policies = claimPolicies(mc[p.cfg.ClaimName])
 	}

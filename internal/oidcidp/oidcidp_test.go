@@ -206,8 +206,8 @@ func TestValidate(t *testing.T) {
 
 func TestRolePolicyAndParse(t *testing.T) {
 	cfg, ok, err := Parse(map[string]string{"CONFIG_URL": "https://idp.example/.well-known/openid-configuration", "CLIENT_ID": "c",
-		"ROLE_POLICY": "readonly, writeonly", "SCOPES": "openid,groups", "CLAIM_NAME": "groups"}, nil)
-	if !ok || err != nil || !slices.Equal(cfg.RolePolicy, []string{"readonly", "writeonly"}) || cfg.ClaimName != "groups" || len(cfg.Scopes) != 2 {
+		"ROLE_POLICY": "readonly, writeonly", "SCOPES": "openid,groups"}, nil)
+	if !ok || err != nil || !slices.Equal(cfg.RolePolicy, []string{"readonly", "writeonly"}) || len(cfg.Scopes) != 2 || cfg.RoleARN != RoleARN("c") {
 		t.Fatalf("%+v %v %v", cfg, ok, err)
 	}
 	for _, bad := range []map[string]string{
@@ -215,6 +215,7 @@ func TestRolePolicyAndParse(t *testing.T) {
 		{"CONFIG_URL": "ftp://x/"},
 		{"CONFIG_URL": "not a url"},
 		{"CONFIG_URL": "https://idp.example/"},
+		{"CONFIG_URL": "https://idp.example/", "CLIENT_ID": "c", "ROLE_POLICY": "readonly", "CLAIM_NAME": "groups"},
 	} {
 		if _, _, err := Parse(bad, nil); !errors.Is(err, ErrConfig) {
 			t.Errorf("Parse(%v): %v", bad, err)

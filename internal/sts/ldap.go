@@ -117,7 +117,7 @@ type xmlLDAPResponse struct {
 
 // federatedActions are the STS calls made without a signature: the
 // identity is in the parameters.
-var federatedActions = map[string]bool{"AssumeRoleWithLDAPIdentity": true, "AssumeRoleWithWebIdentity": true}
+var federatedActions = map[string]bool{"AssumeRoleWithLDAPIdentity": true, "AssumeRoleWithWebIdentity": true, "AssumeRoleWithClientGrants": true}
 
 // serveFederated answers an unsigned STS request; false when it is not
 // one of the federated calls (the caller then refuses it as unsigned).
@@ -134,15 +134,19 @@ func (h *Handler) serveFederated(w http.ResponseWriter, r *http.Request, body []
 	if !federatedActions[form.Get("Action")] {
 		return false
 	}
-	for _, secret := range []string{"LDAPPassword", "WebIdentityToken"} {
+	for _, secret := range []string{"LDAPPassword", "WebIdentityToken", "Token"} {
 		if r.URL.Query().Has(secret) {
 			// A URL ends up in proxies' and browsers' logs and histories.
 			fail(w, http.StatusBadRequest, "ValidationError", "send "+secret+" in the POST body, not in the URL")
 			return true
 		}
 	}
-	if form.Get("Action") == "AssumeRoleWithWebIdentity" {
+	switch form.Get("Action") {
+	case "AssumeRoleWithWebIdentity":
 		h.assumeRoleWithWebIdentity(w, r, form) // oidc.go
+		return true
+	case "AssumeRoleWithClientGrants":
+		h.assumeRoleWithClientGrants(w, r, form) // oidc.go
 		return true
 	}
 	h.assumeRoleWithLDAP(w, r, form)

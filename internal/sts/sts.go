@@ -12,11 +12,15 @@
 // AssumeRoleWithWebIdentity (oidc.go), the AWS SDKs' unsigned call,
 // exchanges an OpenID Connect token validated by internal/oidcidp for a
 // session with the policies its claim names
-// (iam.Store.AssumeRoleWithWebIdentity).
+// (iam.Store.AssumeRoleWithWebIdentity); MinIO's AssumeRoleWithClientGrants
+// does the same with a client-credentials token (Token). Their RoleArn
+// picks an OpenID provider with a role policy (MinIO's role ARN,
+// oidcidp.Set); an unknown one is InvalidParameterValue.
 //
-// Roles are not modelled: RoleArn is required (the SDKs insist on it)
-// and recorded nowhere; the session has the caller's own permissions,
-// narrowed by the Policy parameter when one is given.
+// Otherwise roles are not modelled: AssumeRole's RoleArn is required
+// (the SDKs insist on it) and recorded nowhere; the session has the
+// caller's own permissions, narrowed by the Policy parameter when one is
+// given.
 package sts
 
 import (

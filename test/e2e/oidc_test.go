@@ -147,11 +147,13 @@ func TestOIDCWebIdentity(t *testing.T) {
 	}
 }
 
-// TestOIDCConsoleInBrowser: "Sign in with TestIdP" on the console's login
-// page takes headless Chromium to the real provider's login and consent
-// pages and back (authorization code with PKCE, state and nonce); alice
-// then sees the buckets her policy claim lets her list, and signs out. A
-// callback with a state the console did not issue is refused.
+// TestOIDCConsoleInBrowser: the console's login page offers a button per
+// provider ("Sign in with TestIdP" and, for a second provider process
+// configured as SECOND, "Sign in with Second IdP"); the second takes
+// headless Chromium to that provider's login and consent pages and back
+// (authorization code with PKCE, state and nonce); alice then sees the
+// buckets her policy claim lets her list, and signs out. A callback with
+// a state the console did not issue is refused.
 func TestOIDCConsoleInBrowser(t *testing.T) {
 	// The provider must know the console's callback URL before the
 	// server starts, so the console gets a fixed port, which only one
@@ -165,10 +167,15 @@ func TestOIDCConsoleInBrowser(t *testing.T) {
 	consoleAddr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
 	op := oidctest.Start(t, "http://"+consoleAddr+"/api/oidc/callback")
+	op2 := oidctest.Start(t, "http://"+consoleAddr+"/api/oidc/callback")
 	t.Setenv("MINIO_IDENTITY_OPENID_CONFIG_URL", op.ConfigURL())
 	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_ID", oidctest.ClientID)
 	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_SECRET", oidctest.ClientSecret)
 	t.Setenv("MINIO_IDENTITY_OPENID_DISPLAY_NAME", "TestIdP")
+	t.Setenv("MINIO_IDENTITY_OPENID_CONFIG_URL_SECOND", op2.ConfigURL())
+	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_ID_SECOND", oidctest.OtherClient)
+	t.Setenv("MINIO_IDENTITY_OPENID_CLIENT_SECRET_SECOND", oidctest.OtherSecret)
+	t.Setenv("SHARDSTORE_IDENTITY_OPENID_DISPLAY_NAME_SECOND", "Second IdP")
 	s := startServer(t, "--console-address", consoleAddr)
 	url := s.consoleURL(t)
 	if _, err := s.root().CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("idp-data")}); err != nil {
@@ -188,8 +195,9 @@ func TestOIDCConsoleInBrowser(t *testing.T) {
 
 	c.run("open login page", chromedp.Navigate(url+"/"), chromedp.WaitVisible("#sso-login", chromedp.ByQuery))
 	c.poll("sign-in button named", `document.querySelector("#sso-login").textContent === "Sign in with TestIdP"`)
+	c.poll("second sign-in button named", `document.querySelector("#sso-login-SECOND")?.textContent === "Sign in with Second IdP"`)
 	c.shot("oidc-login")
-	c.run("sign in with the provider", chromedp.Click("#sso-login", chromedp.ByQuery),
+	c.run("sign in with the second provider", chromedp.Click("#sso-login-SECOND", chromedp.ByQuery),
 		chromedp.WaitVisible(`input[name=login]`, chromedp.ByQuery))
 	c.shot("oidc-provider-login")
 	c.run("provider login page",

@@ -178,3 +178,78 @@ def test_web_identity_with_boto3(oidc_server, provider):
 
     log = Path(srv.stderr_path).read_text(errors="replace")
     assert bob_token not in log and other not in log
+
+
+def _client_credentials(issuer: str, client: str, secret: str) -> str:
+    """The provider's JWT access token for client (client-credentials grant)."""
+    req = urllib.request.Request(f"{issuer}/token", data=urllib.parse.urlencode(
+        {"grant_type": "client_credentials", "scope": "read", "resource": "urn:shardstore"}).encode())
+    req.add_header("Authorization", "Basic " + base64.b64encode(f"{client}:{secret}".encode()).decode())
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["access_token"]
+
+
+def _role_arn(client_id: str) -> str:
+    """MinIO's role ARN of a provider with a role policy."""
+    import hashlib
+    return "arn:minio:iam:::role/" + base64.urlsafe_b64encode(hashlib.sha1(client_id.encode()).digest()).decode().rstrip("=")
+
+
+@pytest.fixture(scope="module")
+def multi_server(request, shardstore_bin, provider, tmp_path_factory):
+    """A server with three providers of the one provider process: the
+    unnamed one (client shardstore), OTHER (client other-app, our spelling)
+    and ROLE (the service client, role policy readwrite)."""
+    conf = provider + "/.well-known/openid-configuration"
+    saved = dict(os.environ)
+    os.environ.update({"MINIO_IDENTITY_OPENID_CONFIG_URL": conf, "MINIO_IDENTITY_OPENID_CLIENT_ID": "shardstore",
+                       "SHARDSTORE_IDENTITY_OPENID_CONFIG_URL_OTHER": conf, "SHARDSTORE_IDENTITY_OPENID_CLIENT_ID_OTHER": "other-app",
+                       "MINIO_IDENTITY_OPENID_CONFIG_URL_ROLE": conf, "MINIO_IDENTITY_OPENID_CLIENT_ID_ROLE": "shardstore-svc",
+                       "MINIO_IDENTITY_OPENID_ROLE_POLICY_ROLE": "readwrite"})
+    try:
+        srv = Server(shardstore_bin, tmp_path_factory.mktemp("oidcmulti"), ["--log-requests"])
+        srv.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    request.config.stash.setdefault(_SERVERS, []).append(srv)
+    yield srv
+    request.config.stash[_SERVERS].remove(srv)
+    srv.stop()
+
+
+def test_several_providers_and_a_role_with_boto3(multi_server, provider):
+    """Tokens of two clients go to their own providers; the service
+    client's client-credentials token is answered by the role its ARN
+    names (readwrite) and refused without it; an unknown role ARN is
+    InvalidParameterValue."""
+    srv = multi_server
+    root = boto3.session.Session(aws_access_key_id=ROOT_USER, aws_secret_access_key=ROOT_PASSWORD,
+                                 region_name=REGION).client("s3", endpoint_url=srv.endpoint, config=Config())
+    root.create_bucket(Bucket="multi-data")
+    root.put_object(Bucket="multi-data", Key="a.txt", Body=b"a")
+
+    # alice through the other client: the OTHER provider, her policy claim (readonly).
+    alice = _exchange(srv, _login(provider, "alice", "other-app", "other-app-secret"))
+    assert alice.get_object(Bucket="multi-data", Key="a.txt")["Body"].read() == b"a"
+    with pytest.raises(ClientError) as e:
+        alice.put_object(Bucket="multi-data", Key="alice.txt", Body=b"x")
+    assert e.value.response["Error"]["Code"] == "AccessDenied"
+
+    svc_token = _client_credentials(provider, "shardstore-svc", "shardstore-svc-secret")
+    role = _role_arn("shardstore-svc")
+    out = _sts(srv).assume_role_with_web_identity(RoleArn=role, RoleSessionName="svc", WebIdentityToken=svc_token)
+    c = out["Credentials"]
+    svc = boto3.session.Session(aws_access_key_id=c["AccessKeyId"], aws_secret_access_key=c["SecretAccessKey"],
+                                aws_session_token=c["SessionToken"], region_name=REGION).client(
+        "s3", endpoint_url=srv.endpoint, config=Config())
+    svc.put_object(Bucket="multi-data", Key="svc.txt", Body=b"x")  # the role policy: readwrite
+
+    for arn, code in (("arn:aws:iam::000000000000:role/web", "InvalidIdentityToken"),
+                      (_role_arn("nobody"), "InvalidParameterValue")):
+        with pytest.raises(ClientError) as e:
+            _sts(srv).assume_role_with_web_identity(RoleArn=arn, RoleSessionName="svc", WebIdentityToken=svc_token)
+        assert e.value.response["Error"]["Code"] == code, arn
+
+    log = Path(srv.stderr_path).read_text(errors="replace")
+    assert svc_token not in log

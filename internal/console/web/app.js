@@ -169,10 +169,15 @@ function loginPage() {
   const modeRow = el("div", { id: "login-mode-row", hidden: true }, el("label", { for: "login-mode", text: "Log in with" }), mode);
   // "Sign in with <provider>": the browser goes to the OpenID provider
   // and comes back through /api/oidc/callback with a session.
-  const sso = el("a", { id: "sso-login", class: "button", href: "/api/oidc/login", hidden: true });
+  // One button per provider (several may be configured).
+  const sso = el("div", { id: "sso-logins", hidden: true });
   api("GET", "/api/login-options").then((o) => {
     if (o.ldap) modeRow.hidden = false;
-    if (o.openid) { sso.textContent = "Sign in with " + o.openid; sso.hidden = false; }
+    (o.openidProviders || []).forEach((p, i) => {
+      const href = "/api/oidc/login" + (p.id ? "?provider=" + encodeURIComponent(p.id) : "");
+      sso.append(el("a", { id: i === 0 ? "sso-login" : "sso-login-" + p.id, class: "button sso-login", href, text: "Sign in with " + p.name }));
+      sso.hidden = false;
+    });
   }).catch(() => {});
   const ssoError = new URLSearchParams(location.search).get("sso_error");
   const form = el("form", { class: "login-card", onsubmit: async (ev) => {

@@ -1,11 +1,14 @@
 // Package oidctest runs a real OpenID Connect provider for the tests:
 // panva's oidc-provider (npm, an OpenID Certified implementation) under
 // Node.js, configured by provider.mjs with two users (alice: policy
-// readonly, groups readers; bob: policies readwrite and diagnostics,
-// groups writers) and two clients (shardstore, other-app). Login signs a
+// readonly, groups readers, preferred_username "al*"; bob: policies
+// readwrite and diagnostics, groups writers, preferred_username bob), two clients (shardstore, other-app) and a service
+// client (shardstore-svc, client-credentials grant only). Login signs a
 // user in through the provider's own authorization-code flow (its
 // development login and consent pages, driven over HTTP) and returns the
-// ID token the token endpoint issues.
+// ID token the token endpoint issues; ClientCredentials returns the
+// service client's JWT access token (audience shardstore-svc, claim
+// policy readonly).
 //
 // Node comes from PATH; oidc-provider from the npm registry, installed
 // with npm into the user cache on first use (saying so). Without them a
@@ -47,6 +50,11 @@ const (
 	ClientSecret = "shardstore-client-secret"
 	OtherClient  = "other-app"
 	OtherSecret  = "other-app-secret"
+	// ServiceClient uses the client-credentials grant only.
+	ServiceClient = "shardstore-svc"
+	ServiceSecret = "shardstore-svc-secret"
+	// Resource is the resource indicator its tokens are asked for.
+	Resource = "urn:shardstore"
 )
 
 var install struct {
@@ -242,4 +250,30 @@ func (p *Provider) Login(user, client, secret string) (string, error) {
 		return "", fmt.Errorf("token endpoint: %d %v %s", resp.StatusCode, err, tok.Error)
 	}
 	return tok.IDToken, nil
+}
+
+// ClientCredentials asks the token endpoint for an access token of the
+// client-credentials grant (a JWT for Resource).
+func (p *Provider) ClientCredentials(client, secret string) (string, error) {
+	req, err := http.NewRequest(http.MethodPost, p.Issuer+"/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"},
+		"scope": {"read"}, "resource": {Resource}}.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(client, secret)
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
+		return "", fmt.Errorf("token endpoint: %d %v %s %s", resp.StatusCode, err, tok.Error, tok.Description)
+	}
+	return tok.AccessToken, nil
 }

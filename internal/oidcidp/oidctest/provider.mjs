@@ -1,6 +1,9 @@
 // A real OpenID Connect provider for shardstore's tests: panva's
 // oidc-provider (an OpenID Certified implementation) configured with two
-// users, a policy claim and a groups claim, and two clients. Usage:
+// users, a policy claim and a groups claim, two clients of the
+// authorization-code flow and a service client of the client-credentials
+// grant (JWT access tokens for audience shardstore-svc, with a policy
+// claim readonly). Usage:
 //   node provider.mjs PORT REDIRECT_URI[,REDIRECT_URI...]
 // It prints "listening" once it serves.
 import Provider from 'oidc-provider';
@@ -8,8 +11,10 @@ import Provider from 'oidc-provider';
 const [port, redirect] = process.argv.slice(2);
 const redirects = redirect.split(',');
 const accounts = {
-  alice: { policy: 'readonly', groups: ['readers'] },
-  bob: { policy: ['readwrite', 'diagnostics'], groups: ['writers'] },
+  // alice's preferred_username holds a wildcard: ${jwt:preferred_username}
+  // must match it as text only.
+  alice: { policy: 'readonly', groups: ['readers'], preferred_username: 'al*' },
+  bob: { policy: ['readwrite', 'diagnostics'], groups: ['writers'], preferred_username: 'bob' },
 };
 const issuer = `http://127.0.0.1:${port}`;
 const provider = new Provider(issuer, {
@@ -18,15 +23,30 @@ const provider = new Provider(issuer, {
       grant_types: ['authorization_code'], response_types: ['code'] },
     { client_id: 'other-app', client_secret: 'other-app-secret', redirect_uris: redirects,
       grant_types: ['authorization_code'], response_types: ['code'] },
+    { client_id: 'shardstore-svc', client_secret: 'shardstore-svc-secret', redirect_uris: [],
+      grant_types: ['client_credentials'], response_types: [] },
   ],
-  claims: { openid: ['sub', 'policy', 'groups'] },
+  async extraTokenClaims(ctx, token) {
+    if (token.kind === 'ClientCredentials') return { policy: 'readonly' };
+    return undefined;
+  },
+  claims: { openid: ['sub', 'policy', 'groups', 'preferred_username'] },
   conformIdTokenClaims: false, // the scope's claims go into the ID token
   async findAccount(ctx, id) {
     const a = accounts[id];
     if (!a) return undefined;
     return { accountId: id, async claims() { return { sub: id, ...a }; } };
   },
-  features: { devInteractions: { enabled: true } },
+  features: {
+    devInteractions: { enabled: true },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      // Only a request naming the resource gets a JWT access token.
+      defaultResource: () => undefined,
+      getResourceServerInfo: () => ({ scope: 'read', audience: 'shardstore-svc', accessTokenFormat: 'jwt', accessTokenTTL: 3600 }),
+    },
+  },
   pkce: { required: () => false },
   cookies: { keys: ['shardstore-test-cookie-key'] },
   ttl: { IdToken: 3600 },
