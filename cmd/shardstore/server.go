@@ -532,7 +532,7 @@ func runServer(args []string) error {
 	cons, err := startConsole(os.Stdout, os.Stderr, o.console, o.consoleChosen, certStore, withOpenID(console.Config{
 		S3: srv, Region: o.region, ShareEndpoint: cmp.Or(publicURL, endpoint), Usage: eng.BucketUsage, Metrics: registry,
 		CPU: func() []float64 { return sampler.Snapshot().BusyFractions() }, Errors: recent, LDAP: directory != nil,
-		Logger: logger.With("component", "console"),
+		StateSealer: ids, Logger: logger.With("component", "console"),
 	}, openID), logger)
 	if err != nil {
 		_ = stopper.Shutdown(context.Background())

@@ -46,6 +46,11 @@ type Config struct {
 	// OpenID are the "Sign in with <provider>" logins (oidc.go), one
 	// button each.
 	OpenID []OpenIDProvider
+	// StateSealer seals the pending OpenID login into the browser's
+	// cookie (iam.Store: the same key on every node of a cluster, so the
+	// provider may send the browser back to any node); nil: a random key
+	// of this process.
+	StateSealer StateSealer
 	// SessionTTL is how long a login lasts; 0 means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock (tests); nil means time.Now.
@@ -60,7 +65,8 @@ type Console struct {
 	sessions *sessions
 	static   http.Handler
 	api      map[string]route // built once by New
-	oidc     pendingLogins    // OpenID logins under way (oidc.go)
+	sealer   StateSealer      // seals pending OpenID logins (oidcstate.go)
+	oidcUsed usedStates       // OpenID login states taken on this node
 }
 
 // New returns the console for cfg.
@@ -71,7 +77,14 @@ func New(cfg Config) (*Console, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
-	c := &Console{cfg: cfg, log: cfg.Logger, sessions: newSessions()}
+	c := &Console{cfg: cfg, log: cfg.Logger, sessions: newSessions(), sealer: cfg.StateSealer}
+	if c.sealer == nil {
+		l, err := newLocalSealer()
+		if err != nil {
+			return nil, err
+		}
+		c.sealer = l
+	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}

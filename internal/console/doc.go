@@ -40,8 +40,10 @@
 // password is forwarded once and kept nowhere. "Sign in with <provider>"
 // (oidc.go) runs OpenID Connect's authorization-code flow with PKCE,
 // state and nonce against one of Config.OpenID (a button per provider)
-// and ends the same way, with
-// AssumeRoleWithWebIdentity in process.
+// and ends the same way, with AssumeRoleWithWebIdentity in process; the
+// pending login is sealed into the browser's cookie with the identity
+// store's key (oidcstate.go), so any node of a cluster can take the
+// provider's redirect.
 //
 // Answers are decoded from S3 XML into small JSON shapes (objects.go).
 // Downloads stream through as attachments with a sandbox CSP, so an HTML

@@ -3,13 +3,11 @@ package console
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/xml"
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/oidcidp"
@@ -17,15 +15,17 @@ import (
 
 // "Sign in with <provider>": the authorization-code flow with PKCE.
 // GET /api/oidc/login makes a random state, nonce and PKCE verifier,
-// keeps them in the server's memory under the state (bound to a random
-// cookie of this browser, SameSite=Lax so that it comes back with the
-// provider's redirect) and sends the browser to the provider. GET
-// /api/oidc/callback takes the state once, checks the cookie, trades the
-// code for an ID token (client secret, PKCE verifier) and checks its
-// signature and nonce (oidcidp), then asks the S3 server's STS endpoint
-// for AssumeRoleWithWebIdentity in process, as for a directory login, and
-// opens a session with the temporary credentials. Sign-out is the
-// ordinary logout.
+// seals them (with the provider, the redirect URI and an expiry) into an
+// HttpOnly cookie of this browser (SameSite=Lax so that it comes back
+// with the provider's redirect; oidcstate.go) and sends the browser to
+// the provider. GET /api/oidc/callback opens the cookie, checks that the
+// state is the cookie's, trades the code for an ID token (client secret,
+// PKCE verifier) and checks its signature and nonce (oidcidp), then asks
+// the S3 server's STS endpoint for AssumeRoleWithWebIdentity in process,
+// as for a directory login, and opens a session with the temporary
+// credentials. The sealing key is the identity store's (Config.StateSealer),
+// the same on every node of a cluster, so the callback may land on any
+// node. Sign-out is the ordinary logout.
 
 // OpenIDLogin is the provider side of the flow (oidcidp.Provider).
 type OpenIDLogin interface {
@@ -63,52 +63,8 @@ const (
 	oidcPendingTTL  = 10 * time.Minute
 	maxOIDCPending  = 10000
 	oidcCallbackURL = "/api/oidc/callback"
+	oidcStateUse    = "console oidc login"
 )
-
-type pendingLogin struct {
-	provider                           string
-	browser, nonce, verifier, redirect string
-	expires                            time.Time
-}
-
-// pendingLogins are logins sent to the provider and not yet back.
-type pendingLogins struct {
-	mu sync.Mutex
-	m  map[string]pendingLogin
-}
-
-func (p *pendingLogins) put(state string, l pendingLogin, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]pendingLogin{}
-	}
-	if len(p.m) >= maxOIDCPending {
-		for k, v := range p.m {
-			if now.After(v.expires) {
-				delete(p.m, k)
-			}
-		}
-		if len(p.m) >= maxOIDCPending {
-			return // the oldest logins fail rather than memory growing
-		}
-	}
-	p.m[state] = l
-}
-
-// take returns and forgets the login of state when browser (the
-// cookie's value) is the one that started it: a state works once, and
-// only for its own browser (another cannot use it up either).
-func (p *pendingLogins) take(state, browser string, now time.Time) (pendingLogin, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	l, ok := p.m[state]
-	if !ok || subtle.ConstantTimeCompare([]byte(browser), []byte(l.browser)) != 1 {
-		return pendingLogin{}, false
-	}
-	delete(p.m, state)
-	return l, now.Before(l.expires)
-}
 
 // redirectURI is the callback the provider sends the browser back to:
 // the configured one, or this console's own address.
@@ -130,7 +86,7 @@ func (c *Console) oidcLogin(w http.ResponseWriter, r *http.Request, _ *session) 
 		return
 	}
 	now := c.now()
-	state, nonce, verifier, browser := randomToken(), randomToken(), randomToken(), randomToken()
+	state, nonce, verifier := randomToken(), randomToken(), randomToken()
 	sum := sha256.Sum256([]byte(verifier))
 	redirect := c.redirectURI(r, p)
 	u, err := p.Login.AuthCodeURL(r.Context(), redirect, state, nonce, base64.RawURLEncoding.EncodeToString(sum[:]))
@@ -139,8 +95,13 @@ func (c *Console) oidcLogin(w http.ResponseWriter, r *http.Request, _ *session) 
 		http.Redirect(w, r, "/?sso_error=ProviderUnavailable", http.StatusSeeOther)
 		return
 	}
-	c.oidc.put(state, pendingLogin{provider: p.ID, browser: browser, nonce: nonce, verifier: verifier, redirect: redirect, expires: now.Add(oidcPendingTTL)}, now)
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: browser, Path: "/api/oidc/", HttpOnly: true,
+	sealed, err := c.sealLogin(loginState{State: state, Provider: p.ID, Nonce: nonce, Verifier: verifier, Redirect: redirect,
+		Expires: now.Add(oidcPendingTTL).Unix()})
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "InternalError", "could not start the login")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: sealed, Path: "/api/oidc/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(oidcPendingTTL / time.Second)})
 	http.Redirect(w, r, u, http.StatusSeeOther)
 }
@@ -161,12 +122,12 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *sessio
 		return
 	}
 	q := r.URL.Query()
-	var browser string
+	var sealed string
 	if ck, err := r.Cookie(oidcCookie); err == nil {
-		browser = ck.Value
+		sealed = ck.Value
 	}
-	login, ok := c.oidc.take(q.Get("state"), browser, now)
-	if !ok || browser == "" {
+	login, ok := c.takeLogin(sealed, q.Get("state"), now)
+	if !ok {
 		c.sessions.failed(addr, now)
 		fail("InvalidState")
 		return
@@ -175,12 +136,12 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, _ *sessio
 		fail("ProviderRefused")
 		return
 	}
-	p := c.openIDProvider(login.provider)
+	p := c.openIDProvider(login.Provider)
 	if p == nil {
 		fail("OpenIDNotConfigured")
 		return
 	}
-	token, claims, err := p.Login.Exchange(r.Context(), q.Get("code"), login.verifier, login.redirect, login.nonce)
+	token, claims, err := p.Login.Exchange(r.Context(), q.Get("code"), login.Verifier, login.Redirect, login.Nonce)
 	if err != nil {
 		c.sessions.failed(addr, now)
 		c.log.Warn("console OpenID login refused", "remote", addr, "err", err)

@@ -124,7 +124,7 @@ func startIn(t testing.TB, dir string, extra ...string) *server {
 	}
 	args = append(args, extra...)
 	if clusterNodes > 0 {
-		s := startClusterIn(t, dir, drives, args)
+		s := startClusterIn(t, dir, drives, args, clusterNodes)
 		s.drives = drives
 		return s
 	}
@@ -139,13 +139,12 @@ func startIn(t testing.TB, dir string, extra ...string) *server {
 	return s
 }
 
-// startClusterIn starts clusterNodes node processes holding the drives
+// startClusterIn starts n node processes holding the drives
 // dir/drive1..4 between them and waits until all serve. The ports are
 // kept in dir, so a test that starts the server again on dir brings the
 // same cluster back.
-func startClusterIn(t testing.TB, dir, drives string, args []string) *server {
+func startClusterIn(t testing.TB, dir, drives string, args []string, n int) *server {
 	t.Helper()
-	n := clusterNodes
 	portsFile := filepath.Join(dir, "cluster-ports")
 	var ports []string
 	if b, err := os.ReadFile(portsFile); err == nil {

@@ -190,6 +190,48 @@ func (p *Provider) Stop() {
 
 var formAction = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)
 
+// Authorize signs user in at authURL (an authorization request a client,
+// such as the console, made) through the provider's login and consent
+// pages, and returns the URL the provider sends the browser back to:
+// the redirect URI (starting with redirectPrefix) with code and state.
+// hc carries the browser's cookies for the provider; it must not follow
+// redirects to redirectPrefix.
+func (p *Provider) Authorize(hc *http.Client, authURL, user, redirectPrefix string) (*url.URL, error) {
+	return p.authorize(hc, authURL, user, redirectPrefix)
+}
+
+func (p *Provider) authorize(hc *http.Client, authURL, user, redirectPrefix string) (*url.URL, error) {
+	resp, err := hc.Get(authURL)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []url.Values{
+		{"prompt": {"login"}, "login": {user}, "password": {user + "-password"}},
+		{"prompt": {"consent"}},
+	} {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := formAction.FindSubmatch(body)
+		if m == nil {
+			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, redirectPrefix) {
+				break // consent already given
+			}
+			return nil, fmt.Errorf("no form on %s (%d): %.300s", resp.Request.URL, resp.StatusCode, body)
+		}
+		action, _ := url.Parse(string(m[1]))
+		resp, err = hc.PostForm(resp.Request.URL.ResolveReference(action).String(), step)
+		if err != nil {
+			return nil, err
+		}
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || !strings.HasPrefix(loc.String(), redirectPrefix) || loc.Query().Get("code") == "" {
+		return nil, fmt.Errorf("no code in the redirect (%d %s)", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc, nil
+}
+
 // Login signs user in for client (ClientID or OtherClient) through the
 // authorization-code flow and returns the ID token.
 func (p *Provider) Login(user, client, secret string) (string, error) {
@@ -202,33 +244,9 @@ func (p *Provider) Login(user, client, secret string) (string, error) {
 	}}
 	q := url.Values{"client_id": {client}, "response_type": {"code"}, "scope": {"openid"},
 		"redirect_uri": {p.redirect}, "state": {"st-" + user}, "nonce": {"n-" + user}}
-	resp, err := hc.Get(p.Issuer + "/auth?" + q.Encode())
+	loc, err := p.authorize(hc, p.Issuer+"/auth?"+q.Encode(), user, p.redirect)
 	if err != nil {
 		return "", err
-	}
-	for _, step := range []url.Values{
-		{"prompt": {"login"}, "login": {user}, "password": {user + "-password"}},
-		{"prompt": {"consent"}},
-	} {
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		m := formAction.FindSubmatch(body)
-		if m == nil {
-			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, p.redirect) {
-				break // consent already given
-			}
-			return "", fmt.Errorf("no form on %s (%d): %.300s", resp.Request.URL, resp.StatusCode, body)
-		}
-		action, _ := url.Parse(string(m[1]))
-		resp, err = hc.PostForm(resp.Request.URL.ResolveReference(action).String(), step)
-		if err != nil {
-			return "", err
-		}
-	}
-	resp.Body.Close()
-	loc, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || loc.Query().Get("code") == "" {
-		return "", fmt.Errorf("no code in the redirect (%d %s)", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	tr, err := http.NewRequest(http.MethodPost, p.Issuer+"/token", strings.NewReader(url.Values{"grant_type": {"authorization_code"},
 		"code": {loc.Query().Get("code")}, "redirect_uri": {p.redirect}}.Encode()))
@@ -237,7 +255,7 @@ func (p *Provider) Login(user, client, secret string) (string, error) {
 	}
 	tr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	tr.SetBasicAuth(client, secret)
-	resp, err = hc.Do(tr)
+	resp, err := hc.Do(tr)
 	if err != nil {
 		return "", err
 	}
