@@ -93,7 +93,7 @@ func ldapOptions(opts *iam.Options, dir *ldapidp.Directory) {
 // stsHandler is the STS endpoint, serving AssumeRoleWithLDAPIdentity
 // when a directory is configured.
 func stsHandler(v *auth.Verifier, ids *iam.Store, dir *ldapidp.Directory, oidc *oidcidp.Set, logger *slog.Logger) *sts.Handler {
-	h := &sts.Handler{Verifier: v, Issuer: ids, Log: logger}
+	h := &sts.Handler{Verifier: v, Issuer: ids, Log: logger, Limiter: &sts.Limiter{}}
 	if dir != nil {
 		h.LDAP, h.LDAPIssuer = dir, ids
 	}

@@ -424,12 +424,16 @@ func runServer(args []string) error {
 	if err := metrics.RegisterAccessLog(registry, spool.Stats); err != nil {
 		return err
 	}
+	stsH := stsHandler(verifier, ids, directory, openID, logger.With("component", "sts"))
+	if err := registerSSOMetrics(registry, stsH.Limiter, directory); err != nil {
+		return err
+	}
 	srv, err = s3api.New(s3api.Config{
 		Store:             eng,
 		Auth:              s3api.SigV4{Verifier: verifier},
 		Registry:          registry,
 		Admin:             adm,
-		STS:               stsHandler(verifier, ids, directory, openID, logger.With("component", "sts")),
+		STS:               stsH,
 		Region:            o.region,
 		Domain:            o.domain,
 		Logger:            logger.With("component", "s3api"),

@@ -34,10 +34,11 @@ type Identity struct {
 	Groups   []string
 }
 
-// Directory asks one LDAP server. It is safe for concurrent use; each
-// call opens its own connection.
+// Directory asks one LDAP server. It is safe for concurrent use; calls
+// reuse idle connections bound as the lookup account (pool.go).
 type Directory struct {
-	cfg Config
+	cfg  Config
+	pool pool
 }
 
 // New returns a Directory for cfg (from Parse).
@@ -106,27 +107,32 @@ func (d *Directory) Authenticate(ctx context.Context, name, password string) (Id
 		// one, which succeeds: never send it.
 		return Identity{}, fmt.Errorf("%w: empty password", ErrInvalidCredentials)
 	}
-	conn, err := d.lookupConn(ctx)
-	if err != nil {
-		return Identity{}, err
-	}
-	defer conn.Close()
-	dn, err := d.findUser(conn, name)
-	if err != nil {
-		return Identity{}, err
-	}
-	if err := conn.Bind(dn, password); err != nil {
-		if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
-			return Identity{}, fmt.Errorf("%w: wrong password", ErrInvalidCredentials)
+	var id Identity
+	err := d.withConn(ctx, func(conn *ldap.Conn) (bool, error) {
+		dn, err := d.findUser(conn, name)
+		if err != nil {
+			return true, err
 		}
-		return Identity{}, classify("bind as the user", err)
-	}
-	// Back to the lookup account for the group search: a user may not be
-	// allowed to read groups.
-	if err := conn.Bind(d.cfg.LookupBindDN, d.cfg.LookupBindPassword); err != nil {
-		return Identity{}, fmt.Errorf("%w: lookup bind: %s", ErrUnavailable, ldapMessage(err))
-	}
-	return d.identity(conn, name, dn)
+		bindErr := conn.Bind(dn, password)
+		// Back to the lookup account, for the group search (a user may
+		// not be allowed to read groups) and for the connection's next
+		// use: one that cannot be rebound is closed.
+		if err := conn.Bind(d.cfg.LookupBindDN, d.cfg.LookupBindPassword); err != nil {
+			if bindErr != nil && ldap.IsErrorWithCode(bindErr, ldap.LDAPResultInvalidCredentials) {
+				return false, fmt.Errorf("%w: wrong password", ErrInvalidCredentials)
+			}
+			return false, &opError{msg: ErrUnavailable.Error() + ": lookup bind: " + ldapMessage(err), cause: err}
+		}
+		if bindErr != nil {
+			if ldap.IsErrorWithCode(bindErr, ldap.LDAPResultInvalidCredentials) {
+				return true, fmt.Errorf("%w: wrong password", ErrInvalidCredentials)
+			}
+			return true, classify("bind as the user", bindErr)
+		}
+		id, err = d.identity(conn, name, dn)
+		return true, err
+	})
+	return id, err
 }
 
 // Lookup returns the user's identity now, without its password: whether
@@ -135,25 +141,27 @@ func (d *Directory) Lookup(ctx context.Context, name string) (Identity, error) {
 	if err := CheckUsername(name); err != nil {
 		return Identity{}, err
 	}
-	conn, err := d.lookupConn(ctx)
-	if err != nil {
-		return Identity{}, err
-	}
-	defer conn.Close()
-	dn, err := d.findUser(conn, name)
-	if err != nil {
-		return Identity{}, err
-	}
-	return d.identity(conn, name, dn)
+	var id Identity
+	err := d.withConn(ctx, func(conn *ldap.Conn) (bool, error) {
+		dn, err := d.findUser(conn, name)
+		if err != nil {
+			return true, err
+		}
+		id, err = d.identity(conn, name, dn)
+		return true, err
+	})
+	return id, err
 }
 
-// Ping connects and binds with the lookup account.
+// Ping connects and binds with the lookup account (a new connection,
+// kept for the next call).
 func (d *Directory) Ping(ctx context.Context) error {
 	conn, err := d.lookupConn(ctx)
 	if err != nil {
 		return err
 	}
-	conn.Close()
+	d.pool.opened.Add(1)
+	d.pool.put(conn, time.Now())
 	return nil
 }
 
@@ -260,9 +268,20 @@ func (d *Directory) lookupConn(ctx context.Context) (*ldap.Conn, error) {
 
 // classify wraps a failed operation: a network error or a server
 // refusal other than bad credentials makes the directory unavailable.
+// The LDAP error stays reachable (errors.As), its text is ldapMessage's.
 func classify(what string, err error) error {
-	return fmt.Errorf("%w: %s: %s", ErrUnavailable, what, ldapMessage(err))
+	return &opError{msg: ErrUnavailable.Error() + ": " + what + ": " + ldapMessage(err), cause: err}
 }
+
+// opError is an unavailable directory's error: ErrUnavailable and the
+// LDAP error under it.
+type opError struct {
+	msg   string
+	cause error
+}
+
+func (e *opError) Error() string   { return e.msg }
+func (e *opError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
 
 // ldapMessage is an LDAP error's text, which holds result codes and
 // server messages, never what was sent (no password).

@@ -33,6 +33,13 @@
 // the password: whether the user still exists and passes the filter (a
 // disabled account fails it when the filter says so), and its groups now.
 //
+// Connections bound as the lookup account are reused (pool.go): up to
+// four idle ones, each for at most 30 s; a sign-in binds as the user and
+// then as the lookup account again before its connection goes back; one
+// that failed or could not be rebound is closed, and a call meeting a
+// dropped connection is retried once on a new one. Stats counts them
+// (cmd/shardstore exports the counts as Prometheus metrics).
+//
 // Errors are ErrInvalidCredentials (unknown user, wrong password: the
 // two are not told apart to the caller) or ErrUnavailable (the directory
 // could not be reached, TLS failed, or the lookup bind was refused), each

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-ldap/ldap/v3"
@@ -366,4 +367,57 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSlapdPool: lookup connections are reused across sign-ins and
+// lookups (a wrong password leaves the connection rebound as the lookup
+// account, so it is reused too), concurrent calls open at most one each,
+// and a restarted slapd (the pooled connections dropped) costs nothing
+// but new connections.
+func TestSlapdPool(t *testing.T) {
+	srv := slapdtest.Start(t)
+	ctx := context.Background()
+	d := directory(t, srv, false)
+	t.Cleanup(d.Close)
+	for i := range 5 {
+		if _, err := d.Authenticate(ctx, "alice", slapdtest.Password("alice")); err != nil {
+			t.Fatalf("sign-in %d: %v", i, err)
+		}
+	}
+	if _, err := d.Authenticate(ctx, "bob", "wrong"); !errors.Is(err, ldapidp.ErrInvalidCredentials) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if id, err := d.Lookup(ctx, "bob"); err != nil || !slices.Equal(id.Groups, []string{"cn=writers,ou=groups,dc=example,dc=org"}) {
+		t.Fatalf("lookup after a wrong password: %+v %v", id, err)
+	}
+	if st := d.Stats(); st.Opened != 1 || st.Reused != 6 || st.Idle != 1 {
+		t.Fatalf("after 7 sequential calls: %+v, want 1 opened, 6 reused", st)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := d.Lookup(ctx, "alice"); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent lookup: %v", err)
+	}
+	if st := d.Stats(); st.Opened > 9 || st.Idle > 4 || st.Opened+st.Reused != 15 {
+		t.Fatalf("after 8 concurrent lookups: %+v", st)
+	}
+	srv.Stop()
+	srv.Restart()
+	if _, err := d.Lookup(ctx, "alice"); err != nil {
+		t.Fatalf("after slapd restarted: %v", err)
+	}
+	if _, err := d.Authenticate(ctx, "alice", slapdtest.Password("alice")); err != nil {
+		t.Fatalf("sign-in after slapd restarted: %v", err)
+	}
 }

@@ -52,6 +52,9 @@ const (
 type Limiter struct {
 	mu       sync.Mutex
 	failures map[string][]time.Time
+	// failed and refused count failed sign-ins and sign-ins refused for
+	// throttling (LimiterStats).
+	failed, refused uint64
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -67,7 +70,32 @@ func (l *Limiter) now() time.Time {
 func (l *Limiter) Refused(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.recent(addr, l.now())) >= loginFailures
+	refused := len(l.recent(addr, l.now())) >= loginFailures
+	if refused {
+		l.refused++
+	}
+	return refused
+}
+
+// LimiterStats are a Limiter's counts: failed sign-ins, sign-ins refused
+// with Throttling, and the source addresses throttled now.
+type LimiterStats struct {
+	Failed, Refused uint64
+	Throttled       int
+}
+
+// Stats reports the limiter's counts (the Prometheus metrics).
+func (l *Limiter) Stats() LimiterStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	st := LimiterStats{Failed: l.failed, Refused: l.refused}
+	for a := range l.failures {
+		if len(l.recent(a, now)) >= loginFailures {
+			st.Throttled++
+		}
+	}
+	return st
 }
 
 // Failed counts a failed sign-in of addr.
@@ -75,6 +103,7 @@ func (l *Limiter) Failed(addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
+	l.failed++
 	if l.failures == nil {
 		l.failures = map[string][]time.Time{}
 	}

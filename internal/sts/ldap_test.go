@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/iam"
@@ -140,5 +141,26 @@ func TestAssumeRoleWithLDAPIdentity(t *testing.T) {
 	// An unsigned call of another action is refused as unsigned.
 	if status, code, _ := post(h, "192.0.2.4", url.Values{"Action": {"AssumeRole"}, "Version": {"2011-06-15"}}); status != 403 || code != "AccessDenied" {
 		t.Fatalf("unsigned AssumeRole: %d %s", status, code)
+	}
+}
+
+// TestLimiterStats: failures, throttled refusals and throttled sources
+// are counted (the Prometheus metrics of cmd/shardstore).
+func TestLimiterStats(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	l := &Limiter{Now: func() time.Time { return now }}
+	for range loginFailures {
+		l.Failed("192.0.2.1")
+	}
+	l.Failed("192.0.2.2")
+	if !l.Refused("192.0.2.1") || !l.Refused("192.0.2.1") || l.Refused("192.0.2.2") {
+		t.Fatal("throttle")
+	}
+	if st := l.Stats(); st.Failed != loginFailures+1 || st.Refused != 2 || st.Throttled != 1 {
+		t.Fatalf("%+v", st)
+	}
+	now = now.Add(loginWindow + time.Second)
+	if st := l.Stats(); st.Failed != loginFailures+1 || st.Refused != 2 || st.Throttled != 0 {
+		t.Fatalf("after the window: %+v", st)
 	}
 }

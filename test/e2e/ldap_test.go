@@ -12,6 +12,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -312,6 +314,34 @@ func TestLDAPStartTLSAndThrottle(t *testing.T) {
 	if strings.Contains(s.stderr.String(), "wrong-pw") {
 		t.Error("a failed password is in the server log")
 	}
+	// The throttle and the directory's connection reuse are metrics (of
+	// node 1, which the sign-ins above went to).
+	page := s.metrics(t).body
+	for name, ok := range map[string]func(float64) bool{
+		"shardstore_sts_signin_failures_total":     func(v float64) bool { return v >= 10 },
+		"shardstore_sts_signin_throttled_total":    func(v float64) bool { return v >= 2 },
+		"shardstore_sts_signin_throttled_sources":  func(v float64) bool { return v == 1 },
+		"shardstore_ldap_connections_opened_total": func(v float64) bool { return v >= 1 },
+		// 12+ sign-ins reached the directory over few connections.
+		"shardstore_ldap_connections_reused_total": func(v float64) bool { return v >= 5 },
+	} {
+		if v := plainMetric(page, name); !ok(v) {
+			t.Errorf("%s = %v", name, v)
+		}
+	}
+}
+
+// plainMetric is the value of an unlabelled sample, -1 when absent.
+func plainMetric(page, name string) float64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(page)
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 // TestLDAPConsoleInBrowser: the web console signs a directory user in
