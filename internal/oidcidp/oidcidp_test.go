@@ -30,6 +30,7 @@ type testIssuer struct {
 	mu   sync.Mutex
 	keys map[string]any // kid -> private key served (public part)
 	down bool
+	hits int // requests served or refused
 }
 
 func newIssuer(t *testing.T) *testIssuer {
@@ -37,6 +38,7 @@ func newIssuer(t *testing.T) *testIssuer {
 	ti.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ti.mu.Lock()
 		defer ti.mu.Unlock()
+		ti.hits++
 		if ti.down {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return

@@ -220,14 +220,24 @@ func (s *Set) Validate(ctx context.Context, token, roleARN string) (Claims, erro
 	if iss == "" {
 		return Claims{}, fmt.Errorf("%w: not a JWT naming an issuer", ErrInvalidToken)
 	}
+	// Providers already discovered first (no network), so that one that
+	// is down and never answered does not delay the others' tokens.
 	var unavailable error
 	for _, p := range claimBased {
+		if issuer := p.knownIssuer(); issuer != "" && issuer == iss && contains(aud, p.cfg.ClientID) {
+			return p.Validate(ctx, token)
+		}
+	}
+	for _, p := range claimBased {
+		if p.knownIssuer() != "" || !contains(aud, p.cfg.ClientID) {
+			continue
+		}
 		issuer, err := p.Issuer(ctx)
 		if err != nil {
 			unavailable = err
 			continue
 		}
-		if issuer == iss && contains(aud, p.cfg.ClientID) {
+		if issuer == iss {
 			return p.Validate(ctx, token)
 		}
 	}
@@ -264,6 +274,13 @@ func peek(token string) (iss string, clients []string) {
 		}
 	}
 	return iss, clients
+}
+
+// knownIssuer is the issuer when discovery has been read, else "".
+func (p *Provider) knownIssuer() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.issuer
 }
 
 // Issuer is the provider's issuer from its discovery document (fetched

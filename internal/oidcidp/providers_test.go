@@ -217,3 +217,40 @@ func FuzzEnvProviders(f *testing.F) {
 		_, _ = ParseAll(got, nil)
 	})
 }
+
+// TestSetDownProviderNotAskedAgain: once the provider of a token is
+// known, a provider that is down (never discovered) is not asked again
+// for the other's tokens.
+func TestSetDownProviderNotAskedAgain(t *testing.T) {
+	down, up := newIssuer(t), newIssuer(t)
+	down.mu.Lock()
+	down.down = true
+	down.mu.Unlock()
+	key := up.add(t, "u1", false)
+	cfgs, err := ParseAll(map[string]map[string]string{
+		"A": {"CONFIG_URL": down.srv.URL + "/.well-known/openid-configuration", "CLIENT_ID": "app"},
+		"B": {"CONFIG_URL": up.srv.URL + "/.well-known/openid-configuration", "CLIENT_ID": "app"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSet(cfgs)
+	now := time.Now()
+	tok := sign(t, jwt.SigningMethodRS256, "u1", key, jwt.MapClaims{"iss": up.srv.URL, "sub": "x", "aud": "app", "exp": now.Add(time.Hour).Unix()})
+	for i := range 3 {
+		if c, err := s.Validate(context.Background(), tok, ""); err != nil || c.Provider != "B" {
+			t.Fatalf("call %d: %+v %v", i, c, err)
+		}
+	}
+	down.mu.Lock()
+	hits := down.hits
+	down.mu.Unlock()
+	if hits > 1 {
+		t.Fatalf("the provider that is down was asked %d times for another provider's tokens", hits)
+	}
+	// A token of the down provider's issuer: unavailable.
+	tokA := sign(t, jwt.SigningMethodRS256, "u1", key, jwt.MapClaims{"iss": down.srv.URL, "sub": "x", "aud": "app", "exp": now.Add(time.Hour).Unix()})
+	if _, err := s.Validate(context.Background(), tokA, ""); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("token for the down provider: %v", err)
+	}
+}
