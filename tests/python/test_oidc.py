@@ -198,12 +198,13 @@ def _role_arn(client_id: str) -> str:
 @pytest.fixture(scope="module")
 def multi_server(request, shardstore_bin, provider, tmp_path_factory):
     """A server with three providers of the one provider process: the
-    unnamed one (client shardstore), OTHER (client other-app, our spelling)
-    and ROLE (the service client, role policy readwrite)."""
+    unnamed one (client shardstore), OTHER (client other-app, groups claim,
+    our spelling) and ROLE (the service client, role policy readwrite)."""
     conf = provider + "/.well-known/openid-configuration"
     saved = dict(os.environ)
     os.environ.update({"MINIO_IDENTITY_OPENID_CONFIG_URL": conf, "MINIO_IDENTITY_OPENID_CLIENT_ID": "shardstore",
                        "SHARDSTORE_IDENTITY_OPENID_CONFIG_URL_OTHER": conf, "SHARDSTORE_IDENTITY_OPENID_CLIENT_ID_OTHER": "other-app",
+                       "SHARDSTORE_IDENTITY_OPENID_CLAIM_NAME_OTHER": "groups",
                        "MINIO_IDENTITY_OPENID_CONFIG_URL_ROLE": conf, "MINIO_IDENTITY_OPENID_CLIENT_ID_ROLE": "shardstore-svc",
                        "MINIO_IDENTITY_OPENID_ROLE_POLICY_ROLE": "readwrite"})
     try:
@@ -218,23 +219,35 @@ def multi_server(request, shardstore_bin, provider, tmp_path_factory):
     srv.stop()
 
 
-def test_several_providers_and_a_role_with_boto3(multi_server, provider):
-    """Tokens of two clients go to their own providers; the service
-    client's client-credentials token is answered by the role its ARN
-    names (readwrite) and refused without it; an unknown role ARN is
-    InvalidParameterValue."""
+def test_several_providers_and_a_role_with_boto3(multi_server, provider, shardstore_bin, tmp_path):
+    """Tokens of two clients go to their own providers (alice's groups
+    claim through OTHER names the policy "readers", whose
+    ${jwt:preferred_username} is her hostile "al*": she writes under
+    home/al*/ only); the service client's client-credentials token is
+    answered by the role its ARN names (readwrite) and refused without it;
+    an unknown role ARN is InvalidParameterValue."""
     srv = multi_server
     root = boto3.session.Session(aws_access_key_id=ROOT_USER, aws_secret_access_key=ROOT_PASSWORD,
                                  region_name=REGION).client("s3", endpoint_url=srv.endpoint, config=Config())
     root.create_bucket(Bucket="multi-data")
     root.put_object(Bucket="multi-data", Key="a.txt", Body=b"a")
+    readers = tmp_path / "readers.json"
+    readers.write_text(json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::multi-data/a.txt"},
+        {"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::multi-data/home/${jwt:preferred_username}/*"}]}))
+    env = dict(os.environ, SHARDSTORE_ENDPOINT=srv.endpoint, SHARDSTORE_ROOT_USER=ROOT_USER, SHARDSTORE_ROOT_PASSWORD=ROOT_PASSWORD)
+    res = subprocess.run([str(shardstore_bin), "admin", "policy", "create", "readers", str(readers)], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
 
-    # alice through the other client: the OTHER provider, her policy claim (readonly).
+    # alice through the other client: the OTHER provider, her groups claim (readers).
     alice = _exchange(srv, _login(provider, "alice", "other-app", "other-app-secret"))
     assert alice.get_object(Bucket="multi-data", Key="a.txt")["Body"].read() == b"a"
-    with pytest.raises(ClientError) as e:
-        alice.put_object(Bucket="multi-data", Key="alice.txt", Body=b"x")
-    assert e.value.response["Error"]["Code"] == "AccessDenied"
+    alice.put_object(Bucket="multi-data", Key="home/al*/notes.txt", Body=b"x")
+    for key in ("alice.txt", "home/alice/notes.txt", "home/al/notes.txt", "home/albert/x"):
+        with pytest.raises(ClientError) as e:
+            alice.put_object(Bucket="multi-data", Key=key, Body=b"x")
+        assert e.value.response["Error"]["Code"] == "AccessDenied", key
 
     svc_token = _client_credentials(provider, "shardstore-svc", "shardstore-svc-secret")
     role = _role_arn("shardstore-svc")
