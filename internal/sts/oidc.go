@@ -16,17 +16,20 @@ import (
 // AssumeRoleWithWebIdentity: an unsigned form POST, as the AWS SDKs send
 // it (sts.AssumeRoleWithWebIdentity, boto3's assume_role_with_web_identity),
 // with WebIdentityToken (an OpenID Connect ID token or JWT access token),
-// RoleArn and RoleSessionName (the SDKs require them; recorded in the
-// answer only), optionally DurationSeconds and Policy. The token is
-// validated against the provider (oidcidp); the session carries the
-// policies its claim names (iam).
+// RoleArn and RoleSessionName (the SDKs require them; RoleArn picks a
+// provider with a role policy by its MinIO role ARN, otherwise both are
+// recorded in the answer only), optionally DurationSeconds and Policy.
+// The token is validated against its provider (oidcidp.Set); the session
+// carries the policies its claim (or the provider's role) names and the
+// token's claims as ${jwt:*} variables (iam).
 //
 // Refusals: MissingParameter; InvalidIdentityToken (signature, issuer,
-// audience, not yet valid, malformed); ExpiredTokenException (AWS's code
-// for an expired token); IDPCommunicationError (discovery or JWKS could
-// not be fetched); AccessDenied (no existing policy named); Throttling
-// (too many refused tokens from one address); InvalidAction (OpenID not
-// configured).
+// audience, not yet valid, malformed, no provider of its issuer and
+// client); ExpiredTokenException (AWS's code for an expired token);
+// IDPCommunicationError (discovery or JWKS could not be fetched);
+// InvalidParameterValue (a RoleArn no provider has); AccessDenied (no
+// existing policy named); Throttling (too many refused tokens from one
+// address); InvalidAction (OpenID not configured).
 
 // TokenValidator validates identity tokens (oidcidp.Set): the provider
 // is the role-policy one roleARN names, else the one whose issuer and
