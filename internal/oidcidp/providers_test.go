@@ -71,8 +71,16 @@ func TestEnvProviders(t *testing.T) {
 		t.Fatalf("%+v", cfgs)
 	}
 	// MinIO's ARN: arn:minio:iam:::role/ + base64url(sha1(client id)).
-	if RoleARN("minio-client") != "arn:minio:iam:::role/1mAsqpUGox8eewepDQ1dmtwpdY8" {
-		t.Errorf("RoleARN: %s", RoleARN("minio-client"))
+	// The second is what MinIO (RELEASE in /tmp/peers) printed ("IAM
+	// Roles: ...") for MINIO_IDENTITY_OPENID_CLIENT_ID_SVC=shardstore-svc
+	// with a ROLE_POLICY, and accepted as RoleArn.
+	for client, want := range map[string]string{
+		"minio-client":   "arn:minio:iam:::role/1mAsqpUGox8eewepDQ1dmtwpdY8",
+		"shardstore-svc": "arn:minio:iam:::role/tg2fiV0cFDVvJ3RqflTxvkauRu4",
+	} {
+		if got := RoleARN(client); got != want {
+			t.Errorf("RoleARN(%q) = %s, want %s", client, got, want)
+		}
 	}
 	for why, bad := range map[string]map[string]map[string]string{
 		"same role":   {"A": {"CONFIG_URL": "https://a/", "CLIENT_ID": "c", "ROLE_POLICY": "x"}, "B": {"CONFIG_URL": "https://b/", "CLIENT_ID": "c", "ROLE_POLICY": "y"}},
