@@ -146,3 +146,28 @@ func TestOpenIDLoginOnAnotherNode(t *testing.T) {
 		t.Fatalf("unknown provider: %d", resp.StatusCode)
 	}
 }
+
+// FuzzTakeLogin: no cookie and state the console did not seal open as a
+// pending login, and none panics.
+func FuzzTakeLogin(f *testing.F) {
+	sealer, err := newLocalSealer()
+	if err != nil {
+		f.Fatal(err)
+	}
+	c := &Console{sealer: sealer}
+	good, err := c.sealLogin(loginState{State: "s", Expires: time.Now().Add(time.Hour).Unix()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good[:len(good)-1]+"A", "s")
+	f.Add("", "s")
+	f.Add(strings.Repeat("A", 100), "")
+	f.Fuzz(func(t *testing.T, cookie, state string) {
+		if cookie == good {
+			return
+		}
+		if _, ok := c.takeLogin(cookie, state, time.Now()); ok {
+			t.Fatalf("took a login from cookie %q, state %q", cookie, state)
+		}
+	})
+}

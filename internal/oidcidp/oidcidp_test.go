@@ -33,7 +33,7 @@ type testIssuer struct {
 	hits int // requests served or refused
 }
 
-func newIssuer(t *testing.T) *testIssuer {
+func newIssuer(t testing.TB) *testIssuer {
 	ti := &testIssuer{keys: map[string]any{}}
 	ti.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ti.mu.Lock()

@@ -262,3 +262,26 @@ func TestSetDownProviderNotAskedAgain(t *testing.T) {
 		t.Fatalf("token for the down provider: %v", err)
 	}
 }
+
+// FuzzSetValidate: no token and role ARN validate against a set whose
+// providers have no keys, and none panics.
+func FuzzSetValidate(f *testing.F) {
+	f.Add("a.b.c", "arn:minio:iam:::role/x")
+	f.Add("eyJhbGciOiJub25lIn0.eyJpc3MiOiJ4IiwiYXVkIjoiYyJ9.", "")
+	f.Add("x", "arn:minio:iam:us-east-1::role/"+strings.Repeat("/", 10))
+	ti := newIssuer(f)
+	cfgs, err := ParseAll(map[string]map[string]string{
+		"A": {"CONFIG_URL": ti.srv.URL + "/.well-known/openid-configuration", "CLIENT_ID": "c"},
+		"B": {"CONFIG_URL": ti.srv.URL + "/.well-known/openid-configuration", "CLIENT_ID": "d"},
+		"R": {"CONFIG_URL": ti.srv.URL + "/.well-known/openid-configuration", "CLIENT_ID": "r", "ROLE_POLICY": "p"},
+	}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := NewSet(cfgs)
+	f.Fuzz(func(t *testing.T, token, arn string) {
+		if _, err := s.Validate(context.Background(), token, arn); err == nil {
+			t.Fatalf("validated %q with RoleArn %q", token, arn)
+		}
+	})
+}
