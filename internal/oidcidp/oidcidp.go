@@ -60,23 +60,9 @@ var (
 	ErrConfig       = errors.New("OpenID configuration")
 )
 
-// Setting names (after SHARDSTORE_IDENTITY_OPENID_ or MINIO_IDENTITY_OPENID_).
-var settingNames = []string{"CONFIG_URL", "CLIENT_ID", "CLIENT_SECRET", "CLAIM_NAME", "SCOPES", "REDIRECT_URI", "ROLE_POLICY", "DISPLAY_NAME"}
-
-// Env reads the settings: ours first, then MinIO's name.
-func Env(getenv func(string) string) map[string]string {
-	out := map[string]string{}
-	for _, n := range settingNames {
-		v := getenv("SHARDSTORE_IDENTITY_OPENID_" + n)
-		if v == "" {
-			v = getenv("MINIO_IDENTITY_OPENID_" + n)
-		}
-		if v != "" {
-			out[n] = v
-		}
-	}
-	return out
-}
+// Setting names (after SHARDSTORE_IDENTITY_OPENID_ or
+// MINIO_IDENTITY_OPENID_, before a provider's _<NAME>; EnvProviders).
+var settingNames = []string{"CONFIG_URL", "CLIENT_ID", "CLIENT_SECRET", "CLAIM_NAME", "SCOPES", "REDIRECT_URI", "ROLE_POLICY", "DISPLAY_NAME", "ENABLE"}
 
 // Config is a parsed provider configuration.
 type Config struct {

@@ -223,9 +223,9 @@ func TestRolePolicyAndParse(t *testing.T) {
 			t.Errorf("Parse(%v): %v", bad, err)
 		}
 	}
-	env := map[string]string{"MINIO_IDENTITY_OPENID_CLIENT_ID": "m", "SHARDSTORE_IDENTITY_OPENID_CLIENT_ID": "s", "MINIO_IDENTITY_OPENID_CLAIM_NAME": "groups"}
-	if got := Env(func(k string) string { return env[k] }); got["CLIENT_ID"] != "s" || got["CLAIM_NAME"] != "groups" {
-		t.Fatalf("Env: %v", got)
+	env := []string{"MINIO_IDENTITY_OPENID_CLIENT_ID=m", "SHARDSTORE_IDENTITY_OPENID_CLIENT_ID=s", "MINIO_IDENTITY_OPENID_CLAIM_NAME=groups"}
+	if got, err := EnvProviders(env); err != nil || got[""]["CLIENT_ID"] != "s" || got[""]["CLAIM_NAME"] != "groups" {
+		t.Fatalf("EnvProviders: %v %v", got, err)
 	}
 }
 

@@ -36,10 +36,6 @@ const maxProviders = 32
 // providerName is a provider's _<NAME> suffix.
 var providerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
-// envSettings are the settings read per provider (settingNames and
-// MinIO's ENABLE).
-func envSettings() []string { return append(append([]string(nil), settingNames...), "ENABLE") }
-
 // EnvProviders reads every provider's settings from environ ("K=V"
 // entries, os.Environ()), keyed by provider name ("" for the unnamed
 // one). SHARDSTORE_IDENTITY_OPENID_* wins over MINIO_IDENTITY_OPENID_*
@@ -85,7 +81,7 @@ func EnvProviders(environ []string) (map[string]map[string]string, error) {
 // splitSetting splits CONFIG_URL_OKTA into CONFIG_URL and _OKTA (the
 // name with its separator, so that a bare CONFIG_URL_ is told apart).
 func splitSetting(rest string) (setting, name string, ok bool) {
-	for _, n := range envSettings() {
+	for _, n := range settingNames {
 		if rest == n {
 			return n, "", true
 		}
