@@ -1,0 +1,190 @@
+package notifytarget_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/shardstore/shardstore/internal/notify"
+	"github.com/shardstore/shardstore/internal/notifytarget"
+	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
+)
+
+// natsServer runs nats-server (Debian's nats-server) with JetStream and
+// a user/password, once for the NATS tests.
+func natsServer(t *testing.T) *targettest.Process {
+	bin := targettest.Find(t, targettest.Program{
+		Name: "nats-server", Paths: []string{"nats-server", "/usr/sbin/nats-server"},
+		Apt: []string{"nats-server"}, Require: "SHARDSTORE_REQUIRE_NATS",
+	})
+	port := targettest.FreePort(t)
+	p := &targettest.Process{
+		Name: "nats-server",
+		Addr: fmt.Sprintf("127.0.0.1:%d", port),
+		Args: []string{bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir(),
+			"--user", "shard", "--pass", natsPassword},
+	}
+	p.Start(t)
+	t.Cleanup(func() { p.Stop(t) })
+	return p
+}
+
+const natsPassword = "nats-Secret-pw"
+
+// natsReader subscribes to a subject with its own connection and keeps
+// every message in order.
+type natsReader struct {
+	mu   sync.Mutex
+	msgs [][]byte
+	nc   *nats.Conn
+}
+
+func (r *natsReader) read(*testing.T) []targettest.Received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]targettest.Received, len(r.msgs))
+	for i, m := range r.msgs {
+		out[i] = targettest.Received{Body: m}
+	}
+	return out
+}
+
+func TestNATS(t *testing.T) {
+	srv := natsServer(t)
+	url := "nats://" + srv.Addr
+	nc, err := nats.Connect(url, nats.UserInfo("shard", natsPassword), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	reader := &natsReader{nc: nc}
+	if _, err := nc.Subscribe("shardstore.events", func(m *nats.Msg) {
+		reader.mu.Lock()
+		reader.msgs = append(reader.msgs, m.Data)
+		reader.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{"address": srv.Addr, "subject": "shardstore.events", "username": "shard", "password": natsPassword}
+	targettest.Run(t, targettest.Config{
+		New:  newTarget(notifytarget.NATS(), "1", settings),
+		Read: reader.read,
+		Stop: func(t *testing.T) { srv.Stop(t) },
+		Start: func(t *testing.T) {
+			srv.Start(t)
+			// Core NATS keeps nothing for an absent subscriber: wait
+			// until the reader is back before the suite sends.
+			waitFor(t, "the NATS reader to reconnect", func() error {
+				if !nc.IsConnected() {
+					return nats.ErrConnectionReconnecting
+				}
+				return nc.Flush()
+			})
+		},
+	})
+}
+
+func TestNATSJetStream(t *testing.T) {
+	srv := natsServer(t)
+	nc, err := nats.Connect("nats://"+srv.Addr, nats.UserInfo("shard", natsPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"shardstore.js"}, Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = stream
+	read := func(t *testing.T) []targettest.Received {
+		var out []targettest.Received
+		for try := 0; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			s, err := js.Stream(ctx, "EVENTS")
+			if err == nil {
+				var info *jetstream.StreamInfo
+				if info, err = s.Info(ctx); err == nil {
+					out = out[:0]
+					for seq := info.State.FirstSeq; seq <= info.State.LastSeq && err == nil; seq++ {
+						var m *jetstream.RawStreamMsg
+						if m, err = s.GetMsg(ctx, seq); err == nil {
+							out = append(out, targettest.Received{Body: m.Data})
+						}
+					}
+				}
+			}
+			cancel()
+			if err == nil {
+				return out
+			}
+			if try == 20 {
+				t.Fatalf("reading the JetStream stream: %v", err)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	settings := map[string]string{"address": srv.Addr, "subject": "shardstore.js", "username": "shard", "password": natsPassword, "jetstream": "on"}
+	targettest.Run(t, targettest.Config{
+		New:   newTarget(notifytarget.NATS(), "js", settings),
+		Read:  read,
+		Stop:  func(t *testing.T) { srv.Stop(t) },
+		Start: func(t *testing.T) { srv.Start(t) },
+	})
+}
+
+// TestNATSWrongPassword: a refused login is an error of Send, and the
+// error does not carry the password.
+func TestNATSWrongPassword(t *testing.T) {
+	srv := natsServer(t)
+	tg, err := notifytarget.NATS().New("bad", map[string]string{"address": srv.Addr, "subject": "x", "username": "shard", "password": "Wrong-Secret-123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = tg.Send(ctx, targettest.Delivery("s3:ObjectCreated:Put", "b", "k", 1, 1))
+	checkRefused(t, err, "Wrong-Secret-123")
+}
+
+// newTarget makes the suite's New for a kind and its settings.
+func newTarget(k notify.Kind, id string, settings map[string]string) func(t *testing.T) notify.Target {
+	return func(t *testing.T) notify.Target {
+		t.Helper()
+		tg, err := k.New(id, settings)
+		if err != nil {
+			t.Fatalf("%s New: %v", k.Name, err)
+		}
+		return tg
+	}
+}
+
+// waitFor polls f until it returns nil, for at most a minute.
+func waitFor(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,156 @@
+package notifytarget_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shardstore/shardstore/internal/notify"
+	"github.com/shardstore/shardstore/internal/notifytarget"
+)
+
+// valid is a working set of settings of each kind (no system needs to
+// answer: New connects lazily).
+var valid = map[string]map[string]string{
+	"nats": {"address": "127.0.0.1:4222", "subject": "events", "username": "u", "password": "pw-Secret-1"},
+}
+
+const hostileSecret = "Hostile-Secret-9f3e"
+
+// TestKindsRefuseHostileValues: every field of every kind refuses an
+// over-long value, a control character and invalid UTF-8, with an
+// error that names the field, wraps ErrSetting and never carries the
+// value.
+func TestKindsRefuseHostileValues(t *testing.T) {
+	hostile := map[string]string{
+		"huge":    strings.Repeat("A", 5000) + hostileSecret,
+		"nul":     "a\x00b" + hostileSecret,
+		"newline": "a\nb" + hostileSecret,
+		"escape":  "\x1b[31m" + hostileSecret,
+		"badutf8": "\xff\xfe" + hostileSecret,
+	}
+	for _, k := range notifytarget.All() {
+		base, ok := valid[k.Name]
+		if !ok {
+			t.Fatalf("kind %s has no valid settings in this test", k.Name)
+		}
+		if _, err := k.New("1", base); err != nil {
+			t.Fatalf("%s: the valid settings are refused: %v", k.Name, err)
+		}
+		for _, f := range k.Fields {
+			for name, v := range hostile {
+				m := clone(base)
+				m[f.Name] = v
+				_, err := k.New("1", m)
+				checkSettingErr(t, k.Name+" "+f.Name+" "+name, err, f.Name)
+			}
+		}
+		for _, id := range []string{"", "a/b", "a:b", strings.Repeat("x", 65), "id\n", "ü"} {
+			_, err := k.New(id, base)
+			checkSettingErr(t, k.Name+" id "+id, err, "")
+		}
+	}
+}
+
+// kindCase is one hostile or mistaken setting of one kind.
+type kindCase struct {
+	kind, name string
+	set        map[string]string // over the kind's valid settings; "" deletes
+	ok         bool
+}
+
+func runKindCases(t *testing.T, cases []kindCase) {
+	t.Helper()
+	kinds := map[string]notify.Kind{}
+	for _, k := range notifytarget.All() {
+		kinds[k.Name] = k
+	}
+	for _, c := range cases {
+		t.Run(c.kind+"/"+c.name, func(t *testing.T) {
+			k, ok := kinds[c.kind]
+			if !ok {
+				t.Fatalf("no kind %s in All()", c.kind)
+			}
+			m := clone(valid[c.kind])
+			for key, v := range c.set {
+				if v == "" {
+					delete(m, key)
+				} else {
+					m[key] = v
+				}
+			}
+			tg, err := k.New("1", m)
+			if c.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if err := tg.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			field := ""
+			for key := range c.set {
+				field = key
+			}
+			if len(c.set) != 1 {
+				field = ""
+			}
+			checkSettingErr(t, c.name, err, field)
+		})
+	}
+}
+
+func checkSettingErr(t *testing.T, what string, err error, field string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted", what)
+		return
+	}
+	if !errors.Is(err, notifytarget.ErrSetting) {
+		t.Errorf("%s: error does not wrap ErrSetting: %v", what, err)
+	}
+	if strings.Contains(err.Error(), hostileSecret) || strings.Contains(err.Error(), "pw-Secret") {
+		t.Errorf("%s: error echoes the value: %v", what, err)
+	}
+	if field != "" && !strings.Contains(err.Error(), field) {
+		t.Errorf("%s: error does not name the field %s: %v", what, field, err)
+	}
+}
+
+func clone(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func TestNATSSettings(t *testing.T) {
+	runKindCases(t, []kindCase{
+		{"nats", "default port", map[string]string{"address": "localhost"}, true},
+		{"nats", "nats scheme", map[string]string{"address": "nats://127.0.0.1:4222"}, true},
+		{"nats", "ipv6", map[string]string{"address": "[::1]:4222"}, true},
+		{"nats", "no address", map[string]string{"address": ""}, false},
+		{"nats", "port 0", map[string]string{"address": "127.0.0.1:0"}, false},
+		{"nats", "port too big", map[string]string{"address": "127.0.0.1:70000"}, false},
+		{"nats", "url with path", map[string]string{"address": "http://h/x"}, false},
+		{"nats", "space in host", map[string]string{"address": "a b:4222"}, false},
+		{"nats", "userinfo in host", map[string]string{"address": "u:" + hostileSecret + "@h:4222"}, false},
+		{"nats", "wildcard subject", map[string]string{"subject": "events.>"}, false},
+		{"nats", "star subject", map[string]string{"subject": "a.*.b"}, false},
+		{"nats", "empty token", map[string]string{"subject": "a..b"}, false},
+		{"nats", "space in subject", map[string]string{"subject": "a b"}, false},
+		{"nats", "long subject", map[string]string{"subject": strings.Repeat("s", 300)}, false},
+		{"nats", "no subject", map[string]string{"subject": ""}, false},
+		{"nats", "jetstream on", map[string]string{"jetstream": "on"}, true},
+		{"nats", "jetstream maybe", map[string]string{"jetstream": "maybe"}, false},
+		{"nats", "token and user", map[string]string{"token": hostileSecret}, false},
+		{"nats", "ping interval", map[string]string{"ping_interval": "30s"}, true},
+		{"nats", "ping interval negative", map[string]string{"ping_interval": "-5s"}, false},
+		{"nats", "ping interval huge", map[string]string{"ping_interval": "99999999999999999999"}, false},
+		{"nats", "tls missing CA file", map[string]string{"tls": "on", "cert_authority": "/nonexistent/ca.pem"}, false},
+		{"nats", "client cert without key", map[string]string{"client_cert": "/etc/hostname"}, false},
+		{"nats", "tls on", map[string]string{"tls": "on"}, true},
+	})
+}
