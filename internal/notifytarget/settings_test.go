@@ -12,7 +12,8 @@ import (
 // valid is a working set of settings of each kind (no system needs to
 // answer: New connects lazily).
 var valid = map[string]map[string]string{
-	"nats": {"address": "127.0.0.1:4222", "subject": "events", "username": "u", "password": "pw-Secret-1"},
+	"nats":  {"address": "127.0.0.1:4222", "subject": "events", "username": "u", "password": "pw-Secret-1"},
+	"redis": {"address": "127.0.0.1:6379", "key": "events", "password": "pw-Secret-1"},
 }
 
 const hostileSecret = "Hostile-Secret-9f3e"
@@ -152,5 +153,19 @@ func TestNATSSettings(t *testing.T) {
 		{"nats", "tls missing CA file", map[string]string{"tls": "on", "cert_authority": "/nonexistent/ca.pem"}, false},
 		{"nats", "client cert without key", map[string]string{"client_cert": "/etc/hostname"}, false},
 		{"nats", "tls on", map[string]string{"tls": "on"}, true},
+	})
+}
+
+func TestRedisSettings(t *testing.T) {
+	runKindCases(t, []kindCase{
+		{"redis", "default port", map[string]string{"address": "redis.example"}, true},
+		{"redis", "access", map[string]string{"format": "ACCESS"}, true},
+		{"redis", "unknown format", map[string]string{"format": "json"}, false},
+		{"redis", "no key", map[string]string{"key": ""}, false},
+		{"redis", "key with space", map[string]string{"key": "a b"}, false},
+		{"redis", "huge key", map[string]string{"key": strings.Repeat("k", 600)}, false},
+		{"redis", "url address", map[string]string{"address": "redis://:" + hostileSecret + "@h:6379/0"}, false},
+		{"redis", "bad port", map[string]string{"address": "h:-1"}, false},
+		{"redis", "user with space", map[string]string{"user": "a b"}, false},
 	})
 }
