@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -264,3 +265,17 @@ func checkID(kind, id string) error {
 	}
 	return nil
 }
+
+// urlUserinfo is "user:password@" escaped for a URL, or "" without a
+// user.
+func urlUserinfo(user, password string) string {
+	switch {
+	case user == "":
+		return ""
+	case password == "":
+		return url.User(user).String() + "@"
+	}
+	return url.UserPassword(user, password).String() + "@"
+}
+
+func urlPathEscape(s string) string { return url.PathEscape(s) }

@@ -12,8 +12,9 @@ import (
 // valid is a working set of settings of each kind (no system needs to
 // answer: New connects lazily).
 var valid = map[string]map[string]string{
-	"nats":  {"address": "127.0.0.1:4222", "subject": "events", "username": "u", "password": "pw-Secret-1"},
-	"redis": {"address": "127.0.0.1:6379", "key": "events", "password": "pw-Secret-1"},
+	"nats":       {"address": "127.0.0.1:4222", "subject": "events", "username": "u", "password": "pw-Secret-1"},
+	"redis":      {"address": "127.0.0.1:6379", "key": "events", "password": "pw-Secret-1"},
+	"postgresql": {"connection_string": "postgres://u:pw-Secret-1@127.0.0.1:5432/db", "table": "events"},
 }
 
 const hostileSecret = "Hostile-Secret-9f3e"
@@ -168,4 +169,31 @@ func TestRedisSettings(t *testing.T) {
 		{"redis", "bad port", map[string]string{"address": "h:-1"}, false},
 		{"redis", "user with space", map[string]string{"user": "a b"}, false},
 	})
+}
+
+// badTables are table names that must never reach SQL.
+var badTables = []string{
+	"events; DROP TABLE x", "events--", "ev\"ents", "ev`ents", "ev'ents", "a.b.c", ".events", "events.",
+	"1events", "ev ents", "ev-ents", "\"quoted\"", "ev$nts", "évents", strings.Repeat("t", 64), "a.",
+}
+
+func TestPostgreSQLSettings(t *testing.T) {
+	cases := []kindCase{
+		{"postgresql", "schema.table", map[string]string{"table": "public.events"}, true},
+		{"postgresql", "keyword-like name", map[string]string{"table": "select"}, true},
+		{"postgresql", "access", map[string]string{"format": "access"}, true},
+		{"postgresql", "bad format", map[string]string{"format": "xml"}, false},
+		{"postgresql", "no table", map[string]string{"table": ""}, false},
+		{"postgresql", "garbage connection string", map[string]string{"connection_string": "postgres://u:" + hostileSecret + "@h:99999999/db"}, false},
+		{"postgresql", "unterminated quote", map[string]string{"connection_string": "host='h password=" + hostileSecret}, false},
+		{"postgresql", "fields", map[string]string{"connection_string": "", "host": "db.local", "port": "5433", "username": "u", "password": "p@ss/w:rd?x=y", "database": "d b"}, true},
+		{"postgresql", "nothing to connect to", map[string]string{"connection_string": ""}, false},
+		{"postgresql", "bad host", map[string]string{"connection_string": "", "host": "h/x?sslmode=disable"}, false},
+		{"postgresql", "bad port", map[string]string{"connection_string": "", "host": "h", "port": "5432x"}, false},
+		{"postgresql", "max connections", map[string]string{"max_open_connections": "100000"}, false},
+	}
+	for _, bad := range badTables {
+		cases = append(cases, kindCase{"postgresql", "table " + bad, map[string]string{"table": bad}, false})
+	}
+	runKindCases(t, cases)
 }

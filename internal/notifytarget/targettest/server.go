@@ -20,7 +20,8 @@ type Program struct {
 	// Name is what the messages call it ("nats-server").
 	Name string
 	// Paths are where to look, in order: a bare name is looked up on
-	// PATH, an absolute path is used when it exists.
+	// PATH, an absolute path is used when it exists (a glob pattern's
+	// last match: /usr/lib/postgresql/*/bin/postgres).
 	Paths []string
 	// Apt is the Debian packages that provide it.
 	Apt []string
@@ -61,6 +62,11 @@ func Find(t testing.TB, p Program) string {
 
 func lookup(p Program) string {
 	for _, c := range p.Paths {
+		if strings.ContainsAny(c, "*?[") {
+			if m, _ := filepath.Glob(c); len(m) > 0 {
+				c = m[len(m)-1]
+			}
+		}
 		if filepath.IsAbs(c) {
 			if st, err := os.Stat(c); err == nil && !st.IsDir() {
 				return c
@@ -138,6 +144,9 @@ type Process struct {
 	Args []string
 	Env  []string
 	Dir  string
+	// Credential, when set, runs the process as another user (servers
+	// that refuse to run as root: PostgreSQL).
+	Credential *syscall.Credential
 	// Addr is the 127.0.0.1:port that answers once the server is up.
 	Addr string
 	// Ready, when set, is polled after the port accepts connections
@@ -173,7 +182,7 @@ func (p *Process) start() error {
 	cmd.Dir = p.Dir
 	out := &syncWriter{w: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: p.Credential}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", p.Args[0], err)
 	}
@@ -272,4 +281,59 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.String()
+}
+
+// Unprivileged is who a server that refuses root runs as when the tests
+// run as root: the named system user (postgres, mysql) when it exists,
+// else nobody; nil when the tests do not run as root. The returned
+// chown changes a directory's owner to that user.
+func Unprivileged(t testing.TB, user string) (*syscall.Credential, func(dir string)) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return nil, func(string) {}
+	}
+	uid, gid := 65534, 65534
+	if out, err := exec.Command("id", "-u", user).Output(); err == nil {
+		fmt.Sscan(string(out), &uid)
+		if out, err := exec.Command("id", "-g", user).Output(); err == nil {
+			fmt.Sscan(string(out), &gid)
+		}
+	}
+	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	return cred, func(dir string) {
+		_ = filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+			if err == nil {
+				err = os.Lchown(p, uid, gid)
+			}
+			return err
+		})
+	}
+}
+
+// RunCommand runs a command to its end (an initdb), as cred when set, and
+// fails t with its output when it fails.
+func RunCommand(t testing.TB, cred *syscall.Credential, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, tail(out))
+	}
+}
+
+// TempDir is a temporary directory that another user can reach (the
+// testing package's are inside a 0700 directory of root's): removed
+// when the test ends.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "shardstore-target-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
