@@ -15,6 +15,7 @@ var valid = map[string]map[string]string{
 	"nats":       {"address": "127.0.0.1:4222", "subject": "events", "username": "u", "password": "pw-Secret-1"},
 	"redis":      {"address": "127.0.0.1:6379", "key": "events", "password": "pw-Secret-1"},
 	"postgresql": {"connection_string": "postgres://u:pw-Secret-1@127.0.0.1:5432/db", "table": "events"},
+	"mysql":      {"dsn_string": "u:pw-Secret-1@tcp(127.0.0.1:3306)/db", "table": "events"},
 }
 
 const hostileSecret = "Hostile-Secret-9f3e"
@@ -194,6 +195,26 @@ func TestPostgreSQLSettings(t *testing.T) {
 	}
 	for _, bad := range badTables {
 		cases = append(cases, kindCase{"postgresql", "table " + bad, map[string]string{"table": bad}, false})
+	}
+	runKindCases(t, cases)
+}
+
+func TestMySQLSettings(t *testing.T) {
+	cases := []kindCase{
+		{"mysql", "db.table", map[string]string{"table": "db.events"}, true},
+		{"mysql", "access", map[string]string{"format": "Access"}, true},
+		{"mysql", "bad format", map[string]string{"format": "csv"}, false},
+		{"mysql", "no table", map[string]string{"table": ""}, false},
+		{"mysql", "garbage dsn", map[string]string{"dsn_string": "u:" + hostileSecret + "@tcp(h:3306"}, false},
+		{"mysql", "dsn without slash", map[string]string{"dsn_string": "u:" + hostileSecret + "@tcp(h:3306)"}, false},
+		{"mysql", "fields", map[string]string{"dsn_string": "", "host": "db.local", "port": "3307", "username": "u", "password": "p@ss)/w:rd?x=y", "database": "d"}, true},
+		{"mysql", "nothing to connect to", map[string]string{"dsn_string": ""}, false},
+		{"mysql", "bad host", map[string]string{"dsn_string": "", "host": "h)/x", "database": "d"}, false},
+		{"mysql", "bad port", map[string]string{"dsn_string": "", "host": "h", "port": "0", "database": "d"}, false},
+		{"mysql", "max connections", map[string]string{"max_open_connections": "-1"}, false},
+	}
+	for _, bad := range badTables {
+		cases = append(cases, kindCase{"mysql", "table " + bad, map[string]string{"table": bad}, false})
 	}
 	runKindCases(t, cases)
 }
