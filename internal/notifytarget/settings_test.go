@@ -16,6 +16,7 @@ var valid = map[string]map[string]string{
 	"redis":      {"address": "127.0.0.1:6379", "key": "events", "password": "pw-Secret-1"},
 	"postgresql": {"connection_string": "postgres://u:pw-Secret-1@127.0.0.1:5432/db", "table": "events"},
 	"mysql":      {"dsn_string": "u:pw-Secret-1@tcp(127.0.0.1:3306)/db", "table": "events"},
+	"amqp":       {"url": "amqp://u:pw-Secret-1@127.0.0.1:5672/", "exchange": "events", "routing_key": "k"},
 }
 
 const hostileSecret = "Hostile-Secret-9f3e"
@@ -217,4 +218,29 @@ func TestMySQLSettings(t *testing.T) {
 		cases = append(cases, kindCase{"mysql", "table " + bad, map[string]string{"table": bad}, false})
 	}
 	runKindCases(t, cases)
+}
+
+func TestAMQPSettings(t *testing.T) {
+	runKindCases(t, []kindCase{
+		{"amqp", "amqps", map[string]string{"url": "amqps://u:p@broker.example/vhost"}, true},
+		{"amqp", "default exchange", map[string]string{"exchange": "", "routing_key": "queue"}, true},
+		{"amqp", "default exchange without key", map[string]string{"exchange": "", "routing_key": ""}, false},
+		{"amqp", "http url", map[string]string{"url": "http://u:" + hostileSecret + "@h/"}, false},
+		{"amqp", "not a url", map[string]string{"url": "::" + hostileSecret}, false},
+		{"amqp", "bad port", map[string]string{"url": "amqp://u:" + hostileSecret + "@h:99999/"}, false},
+		{"amqp", "no host is localhost", map[string]string{"url": "amqp://u:p@:5672/"}, true},
+		{"amqp", "bad host", map[string]string{"url": "amqp://u:" + hostileSecret + "@h%20x:5672/"}, false},
+		{"amqp", "exchange with space", map[string]string{"exchange": "a b"}, false},
+		{"amqp", "broker's exchange", map[string]string{"exchange": "amq.topic"}, false},
+		{"amqp", "long exchange", map[string]string{"exchange": strings.Repeat("e", 256)}, false},
+		{"amqp", "long routing key", map[string]string{"routing_key": strings.Repeat("r", 256)}, false},
+		{"amqp", "topic", map[string]string{"exchange_type": "topic"}, true},
+		{"amqp", "plugin type", map[string]string{"exchange_type": "x-consistent-hash"}, true},
+		{"amqp", "bad type", map[string]string{"exchange_type": "direct; drop"}, false},
+		{"amqp", "delivery mode 3", map[string]string{"delivery_mode": "3"}, false},
+		{"amqp", "mandatory yes", map[string]string{"mandatory": "yes"}, true},
+		{"amqp", "mandatory garbage", map[string]string{"mandatory": "perhaps"}, false},
+		{"amqp", "confirms off", map[string]string{"publisher_confirms": "off"}, false},
+		{"amqp", "internal", map[string]string{"internal": "on"}, false},
+	})
 }
