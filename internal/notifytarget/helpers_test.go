@@ -1,8 +1,10 @@
 package notifytarget_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkRefused: a refused login or connection is an error that does not
@@ -16,4 +18,10 @@ func checkRefused(t *testing.T, err error, secret string) {
 		t.Fatalf("the error echoes the secret: %v", err)
 	}
 	t.Logf("refused as expected: %v", err)
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return c
 }

@@ -17,6 +17,7 @@ var valid = map[string]map[string]string{
 	"postgresql": {"connection_string": "postgres://u:pw-Secret-1@127.0.0.1:5432/db", "table": "events"},
 	"mysql":      {"dsn_string": "u:pw-Secret-1@tcp(127.0.0.1:3306)/db", "table": "events"},
 	"amqp":       {"url": "amqp://u:pw-Secret-1@127.0.0.1:5672/", "exchange": "events", "routing_key": "k"},
+	"mqtt":       {"broker": "tcp://127.0.0.1:1883", "topic": "events", "username": "u", "password": "pw-Secret-1"},
 }
 
 const hostileSecret = "Hostile-Secret-9f3e"
@@ -242,5 +243,28 @@ func TestAMQPSettings(t *testing.T) {
 		{"amqp", "mandatory garbage", map[string]string{"mandatory": "perhaps"}, false},
 		{"amqp", "confirms off", map[string]string{"publisher_confirms": "off"}, false},
 		{"amqp", "internal", map[string]string{"internal": "on"}, false},
+	})
+}
+
+func TestMQTTSettings(t *testing.T) {
+	runKindCases(t, []kindCase{
+		{"mqtt", "ssl", map[string]string{"broker": "ssl://broker.example:8883"}, true},
+		{"mqtt", "default port", map[string]string{"broker": "tcp://broker.example"}, true},
+		{"mqtt", "wss with path", map[string]string{"broker": "wss://broker.example/mqtt"}, true},
+		{"mqtt", "no scheme", map[string]string{"broker": "127.0.0.1:1883"}, false},
+		{"mqtt", "http", map[string]string{"broker": "http://h:1883"}, false},
+		{"mqtt", "password in url", map[string]string{"broker": "tcp://u:" + hostileSecret + "@h:1883"}, false},
+		{"mqtt", "query", map[string]string{"broker": "tcp://h:1883?x=1"}, false},
+		{"mqtt", "tcp with path", map[string]string{"broker": "tcp://h:1883/x"}, false},
+		{"mqtt", "bad port", map[string]string{"broker": "tcp://h:0"}, false},
+		{"mqtt", "wildcard topic", map[string]string{"topic": "a/#"}, false},
+		{"mqtt", "plus topic", map[string]string{"topic": "a/+/b"}, false},
+		{"mqtt", "qos 0", map[string]string{"qos": "0"}, false},
+		{"mqtt", "qos 2", map[string]string{"qos": "2"}, true},
+		{"mqtt", "qos 3", map[string]string{"qos": "3"}, false},
+		{"mqtt", "keep alive", map[string]string{"keep_alive_interval": "30s"}, true},
+		{"mqtt", "keep alive zero", map[string]string{"keep_alive_interval": "0s"}, false},
+		{"mqtt", "keep alive junk", map[string]string{"keep_alive_interval": "soon"}, false},
+		{"mqtt", "reconnect interval", map[string]string{"reconnect_interval": "5s"}, true},
 	})
 }
