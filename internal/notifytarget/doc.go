@@ -9,5 +9,5 @@ import "github.com/shardstore/shardstore/internal/notify"
 
 // All is every kind of target, by name.
 func All() []notify.Kind {
-	return []notify.Kind{NATS(), Redis(), PostgreSQL(), MySQL(), AMQP(), MQTT()}
+	return []notify.Kind{NATS(), Redis(), PostgreSQL(), MySQL(), AMQP(), MQTT(), Kafka()}
 }

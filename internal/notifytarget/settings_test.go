@@ -18,6 +18,7 @@ var valid = map[string]map[string]string{
 	"mysql":      {"dsn_string": "u:pw-Secret-1@tcp(127.0.0.1:3306)/db", "table": "events"},
 	"amqp":       {"url": "amqp://u:pw-Secret-1@127.0.0.1:5672/", "exchange": "events", "routing_key": "k"},
 	"mqtt":       {"broker": "tcp://127.0.0.1:1883", "topic": "events", "username": "u", "password": "pw-Secret-1"},
+	"kafka":      {"brokers": "127.0.0.1:9092", "topic": "events", "sasl": "on", "sasl_username": "u", "sasl_password": "pw-Secret-1"},
 }
 
 const hostileSecret = "Hostile-Secret-9f3e"
@@ -266,5 +267,26 @@ func TestMQTTSettings(t *testing.T) {
 		{"mqtt", "keep alive zero", map[string]string{"keep_alive_interval": "0s"}, false},
 		{"mqtt", "keep alive junk", map[string]string{"keep_alive_interval": "soon"}, false},
 		{"mqtt", "reconnect interval", map[string]string{"reconnect_interval": "5s"}, true},
+	})
+}
+
+func TestKafkaSettings(t *testing.T) {
+	runKindCases(t, []kindCase{
+		{"kafka", "several brokers", map[string]string{"brokers": "a:9092, b:9093,c"}, true},
+		{"kafka", "no brokers", map[string]string{"brokers": " , ,"}, false},
+		{"kafka", "url broker", map[string]string{"brokers": "kafka://u:" + hostileSecret + "@h:9092"}, false},
+		{"kafka", "bad port", map[string]string{"brokers": "h:65536"}, false},
+		{"kafka", "too many brokers", map[string]string{"brokers": strings.Repeat("h:1,", 65)}, false},
+		{"kafka", "topic with slash", map[string]string{"topic": "a/b"}, false},
+		{"kafka", "topic dot", map[string]string{"topic": "."}, false},
+		{"kafka", "long topic", map[string]string{"topic": strings.Repeat("t", 250)}, false},
+		{"kafka", "scram", map[string]string{"sasl_mechanism": "SHA512"}, true},
+		{"kafka", "unknown mechanism", map[string]string{"sasl_mechanism": "gssapi"}, false},
+		{"kafka", "sasl without user", map[string]string{"sasl_username": ""}, false},
+		{"kafka", "sasl garbage", map[string]string{"sasl": "sometimes"}, false},
+		{"kafka", "tls", map[string]string{"tls": "on", "tls_skip_verify": "on"}, true},
+		{"kafka", "client cert missing", map[string]string{"client_tls_cert": "/nonexistent.pem", "client_tls_key": "/nonexistent.key"}, false},
+		{"kafka", "codec", map[string]string{"compression_codec": "lz4"}, true},
+		{"kafka", "bad codec", map[string]string{"compression_codec": "brotli"}, false},
 	})
 }
