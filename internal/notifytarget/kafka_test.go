@@ -103,16 +103,24 @@ func lastBytes(b []byte) string {
 func TestKafka(t *testing.T) {
 	java, libs := kafkaLibs(t)
 	dir := t.TempDir()
-	plainPort, saslPort, ctlPort := targettest.FreePort(t), targettest.FreePort(t), targettest.FreePort(t)
+	plainPort, saslPort, ctlPort, sslPort := targettest.FreePort(t), targettest.FreePort(t), targettest.FreePort(t), targettest.FreePort(t)
+	files := targettest.NewTLSFiles(t, dir)
+	keystore := filepath.Join(dir, "keystore.pem")
+	key, _ := os.ReadFile(files.Key)
+	cert, _ := os.ReadFile(files.Cert)
+	if err := os.WriteFile(keystore, append(key, cert...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	jaasPlain := fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required username="shard" password="%s" user_shard="%s";`, kafkaPassword, kafkaPassword)
 	jaasScram := `org.apache.kafka.common.security.scram.ScramLoginModule required;`
 	props := strings.Join([]string{
 		"process.roles=broker,controller", "node.id=1",
 		fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", ctlPort),
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", plainPort, saslPort, ctlPort),
-		fmt.Sprintf("advertised.listeners=PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d", plainPort, saslPort),
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d,SSL://127.0.0.1:%d", plainPort, saslPort, ctlPort, sslPort),
+		fmt.Sprintf("advertised.listeners=PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d", plainPort, saslPort, sslPort),
+		"listener.name.ssl.ssl.keystore.type=PEM", "listener.name.ssl.ssl.keystore.location=" + keystore,
 		"controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 		"listener.name.sasl_plaintext.plain.sasl.jaas.config=" + jaasPlain,
 		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=" + jaasScram,
@@ -193,6 +201,31 @@ func TestKafka(t *testing.T) {
 			})
 		})
 	}
+	// TLS: the target has no CA setting (MinIO's neither: the server's
+	// trusted CAs), so the test CA is accepted with tls_skip_verify, and
+	// without it the unknown CA is refused.
+	sslAddr := fmt.Sprintf("127.0.0.1:%d", sslPort)
+	t.Run("TLS", func(t *testing.T) {
+		tg := newTarget(notifytarget.Kafka(), "tls", map[string]string{"brokers": sslAddr, "topic": "shardstore-events", "tls": "on", "tls_skip_verify": "on"})(t)
+		defer tg.Close()
+		d := targettest.Delivery("s3:ObjectCreated:Put", "tls", "k", 1, 1)
+		if err := tg.Send(ctxFor(t, 30*time.Second), d); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the TLS record", func() error {
+			for _, r := range read(t) {
+				if string(r.Body) == string(d.Payload) {
+					return nil
+				}
+			}
+			return fmt.Errorf("not read yet")
+		})
+		untrusted := newTarget(notifytarget.Kafka(), "untrusted", map[string]string{"brokers": sslAddr, "topic": "shardstore-events", "tls": "on"})(t)
+		defer untrusted.Close()
+		if err := untrusted.Send(ctxFor(t, 3*time.Second), d); err == nil {
+			t.Fatal("a broker whose certificate no trusted CA signed was accepted")
+		}
+	})
 	t.Run("WrongPassword", func(t *testing.T) {
 		s := clone(settings)
 		s["sasl_password"] = "Wrong-Secret-123"

@@ -188,3 +188,61 @@ func waitFor(t *testing.T, what string, f func() error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestNATSTLS: a nats-server that speaks only TLS, with a token; the
+// target trusts the test CA through cert_authority, and one that does not
+// trust it is refused.
+func TestNATSTLS(t *testing.T) {
+	bin := targettest.Find(t, targettest.Program{
+		Name: "nats-server", Paths: []string{"nats-server", "/usr/sbin/nats-server"},
+		Apt: []string{"nats-server"}, Require: "SHARDSTORE_REQUIRE_NATS",
+	})
+	dir := t.TempDir()
+	files := targettest.NewTLSFiles(t, dir)
+	port := targettest.FreePort(t)
+	srv := &targettest.Process{
+		Name: "nats-server", Addr: fmt.Sprintf("127.0.0.1:%d", port),
+		Args: []string{bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "--auth", "nats-Token-secret",
+			"--tls", "--tlscert", files.Cert, "--tlskey", files.Key},
+	}
+	srv.Start(t)
+	t.Cleanup(func() { srv.Stop(t) })
+	nc, err := nats.Connect("tls://"+srv.Addr, nats.Token("nats-Token-secret"), nats.RootCAs(files.CA), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	reader := &natsReader{nc: nc}
+	if _, err := nc.Subscribe("tls.events", func(m *nats.Msg) {
+		reader.mu.Lock()
+		reader.msgs = append(reader.msgs, m.Data)
+		reader.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{"address": srv.Addr, "subject": "tls.events", "token": "nats-Token-secret", "tls": "on", "cert_authority": files.CA}
+	targettest.Run(t, targettest.Config{
+		New:  newTarget(notifytarget.NATS(), "tls", settings),
+		Read: reader.read,
+		Stop: func(t *testing.T) { srv.Stop(t) },
+		Start: func(t *testing.T) {
+			srv.Start(t)
+			waitFor(t, "the NATS reader to reconnect", func() error {
+				if !nc.IsConnected() {
+					return nats.ErrConnectionReconnecting
+				}
+				return nc.Flush()
+			})
+		},
+	})
+	t.Run("UntrustedCertificate", func(t *testing.T) {
+		s := clone(settings)
+		delete(s, "cert_authority")
+		tg := newTarget(notifytarget.NATS(), "untrusted", s)(t)
+		defer tg.Close()
+		checkRefused(t, tg.Send(ctxFor(t, 10*time.Second), targettest.Delivery("s3:ObjectCreated:Put", "b", "k", 1, 1)), "nats-Token-secret")
+	})
+}
