@@ -2,7 +2,9 @@
 // per external system (NATS, Redis, PostgreSQL, MySQL, AMQP, MQTT,
 // Kafka; the webhook kind is built beside them), each a notify.Kind with
 // MinIO's setting names, so `mc admin config set notify_<kind>` keys and
-// MINIO_NOTIFY_<KIND>_<FIELD>_<ID> variables carry over unchanged.
+// MINIO_NOTIFY_<KIND>_<FIELD>_<ID> variables carry over unchanged. (As in
+// MinIO, PostgreSQL's kind and ARN type is "postgresql" while its
+// configuration is notify_postgres and MINIO_NOTIFY_POSTGRES_*.)
 //
 // What every kind does alike:
 //   - New checks every setting (settings.go): bounded length, UTF-8, no

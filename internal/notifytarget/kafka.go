@@ -39,7 +39,11 @@ var kafkaFields = []notify.Field{
 	{Name: "sasl_password", Secret: true, Help: "SASL password"},
 	{Name: "sasl_mechanism", Help: "plain (default), sha256 (SCRAM-SHA-256) or sha512 (SCRAM-SHA-512)"},
 	{Name: "compression_codec", Help: "none (default), gzip, snappy, lz4 or zstd"},
+	{Name: "compression_level", Help: "level of the compression codec (its own range; default the codec's)"},
 	{Name: "version", Help: "accepted for MinIO's configurations; versions are negotiated with the broker"},
+	{Name: "tls_client_auth", Help: "accepted for MinIO's configurations (a server-side setting; a client certificate is sent when client_tls_cert is set)"},
+	{Name: "batch_size", Help: "accepted for MinIO's configurations; records are produced one at a time, each acknowledged"},
+	{Name: "batch_commit_timeout", Help: "accepted for MinIO's configurations; see batch_size"},
 }
 
 var kafkaTopic = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
@@ -134,10 +138,27 @@ func newKafka(id string, m map[string]string) (notify.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.opts = append(t.opts, kgo.ProducerBatchCompression(map[string]kgo.CompressionCodec{
+	level, err := s.integer("compression_level", 0, -1, 22)
+	if err != nil {
+		return nil, err
+	}
+	cc := map[string]kgo.CompressionCodec{
 		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
 		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
-	}[codec]))
+	}[codec]
+	if level != 0 {
+		cc = cc.WithLevel(level)
+	}
+	t.opts = append(t.opts, kgo.ProducerBatchCompression(cc))
+	if _, err := s.integer("tls_client_auth", 0, 0, 4); err != nil {
+		return nil, err
+	}
+	if _, err := s.integer("batch_size", 1, 1, 1<<20); err != nil {
+		return nil, err
+	}
+	if _, err := s.duration("batch_commit_timeout", time.Second, 0, time.Hour); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -37,6 +37,11 @@ var natsFields = []notify.Field{
 	{Name: "client_key", Help: "path of the client certificate's key (PEM)"},
 	{Name: "ping_interval", Help: "interval of the client's pings, e.g. 2m (default 2m)"},
 	{Name: "jetstream", Help: "on: publish with JetStream and wait for the stream's ack"},
+	{Name: "nkey_seed", Help: "path of an NKey seed file to authenticate with"},
+	{Name: "streaming", Help: "NATS Streaming (STAN), end-of-life: only off; use jetstream"},
+	{Name: "streaming_async", Help: "accepted for MinIO's configurations (NATS Streaming only)"},
+	{Name: "streaming_max_pub_acks_in_flight", Help: "accepted for MinIO's configurations (NATS Streaming only)"},
+	{Name: "streaming_cluster_id", Help: "accepted for MinIO's configurations (NATS Streaming only)"},
 }
 
 type natsTarget struct {
@@ -106,6 +111,24 @@ func newNATS(id string, m map[string]string) (notify.Target, error) {
 	}
 	if tok := s.str("token"); tok != "" {
 		t.opts = append(t.opts, nats.Token(tok))
+	}
+	if seed := s.str("nkey_seed"); seed != "" {
+		opt, err := nats.NkeyOptionFromSeed(seed)
+		if err != nil {
+			return nil, s.errf("nkey_seed", "cannot read an NKey seed from the file")
+		}
+		t.opts = append(t.opts, opt)
+	}
+	if streaming, err := s.boolean("streaming", false); err != nil {
+		return nil, err
+	} else if streaming {
+		return nil, s.errf("streaming", "NATS Streaming is end-of-life and not supported: use jetstream=on")
+	}
+	if _, err := s.boolean("streaming_async", false); err != nil {
+		return nil, err
+	}
+	if _, err := s.integer("streaming_max_pub_acks_in_flight", 0, 0, 1<<20); err != nil {
+		return nil, err
 	}
 	if useTLS || first || s.str("cert_authority") != "" || s.str("client_cert") != "" {
 		conf, err := s.tlsFiles(skip, "cert_authority", "client_cert", "client_key")

@@ -158,6 +158,9 @@ func TestNATSSettings(t *testing.T) {
 		{"nats", "tls missing CA file", map[string]string{"tls": "on", "cert_authority": "/nonexistent/ca.pem"}, false},
 		{"nats", "client cert without key", map[string]string{"client_cert": "/etc/hostname"}, false},
 		{"nats", "tls on", map[string]string{"tls": "on"}, true},
+		{"nats", "streaming on", map[string]string{"streaming": "on"}, false},
+		{"nats", "streaming off", map[string]string{"streaming": "off", "streaming_cluster_id": "c"}, true},
+		{"nats", "nkey seed missing", map[string]string{"nkey_seed": "/nonexistent/seed"}, false},
 	})
 }
 
@@ -288,5 +291,9 @@ func TestKafkaSettings(t *testing.T) {
 		{"kafka", "client cert missing", map[string]string{"client_tls_cert": "/nonexistent.pem", "client_tls_key": "/nonexistent.key"}, false},
 		{"kafka", "codec", map[string]string{"compression_codec": "lz4"}, true},
 		{"kafka", "bad codec", map[string]string{"compression_codec": "brotli"}, false},
+		{"kafka", "level", map[string]string{"compression_codec": "gzip", "compression_level": "9"}, true},
+		{"kafka", "bad level", map[string]string{"compression_level": "99"}, false},
+		{"kafka", "batch size", map[string]string{"batch_size": "100", "batch_commit_timeout": "1s", "tls_client_auth": "0"}, true},
+		{"kafka", "bad batch size", map[string]string{"batch_size": "-3"}, false},
 	})
 }
