@@ -2,10 +2,7 @@ package notifytarget_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,54 +13,13 @@ import (
 	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
 )
 
-const amqpPassword = "amqp-Secret-pw"
-
 // TestAMQP runs the suite against a real RabbitMQ (Debian's
 // rabbitmq-server), started once with its own node name, ports, epmd
 // and data directory.
 func TestAMQP(t *testing.T) {
-	bin := targettest.Find(t, targettest.Program{
-		Name: "rabbitmq-server", Paths: []string{"/usr/lib/rabbitmq/bin/rabbitmq-server", "rabbitmq-server"},
-		Apt: []string{"rabbitmq-server"}, Require: "SHARDSTORE_REQUIRE_RABBITMQ",
-	})
-	dir := t.TempDir()
-	port, dist, epmd := targettest.FreePort(t), targettest.FreePort(t), targettest.FreePort(t)
-	conf := filepath.Join(dir, "rabbitmq.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(
-		"listeners.tcp.default = 127.0.0.1:%d\ndefault_user = shard\ndefault_pass = %s\nloopback_users = none\n"+
-			"management_agent.disable_metrics_collector = true\n", port, amqpPassword)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "enabled_plugins"), []byte("[].\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"HOME=" + dir, "RABBITMQ_NODENAME=shardtest@localhost", "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
-		"RABBITMQ_NODE_PORT=" + fmt.Sprint(port), "RABBITMQ_DIST_PORT=" + fmt.Sprint(dist), "ERL_EPMD_PORT=" + fmt.Sprint(epmd),
-		"RABBITMQ_CONFIG_FILE=" + conf, "RABBITMQ_ENABLED_PLUGINS_FILE=" + filepath.Join(dir, "enabled_plugins"),
-		"RABBITMQ_MNESIA_BASE=" + filepath.Join(dir, "mnesia"), "RABBITMQ_LOG_BASE=" + filepath.Join(dir, "log"),
-		"RABBITMQ_LOGS=-", "RABBITMQ_PID_FILE=" + filepath.Join(dir, "pid"), "RABBITMQ_ADVANCED_CONFIG_FILE=" + filepath.Join(dir, "advanced.config"),
-	}
-	url := fmt.Sprintf("amqp://shard:%s@127.0.0.1:%d/", amqpPassword, port)
-	srv := &targettest.Process{
-		Name: "rabbitmq-server", Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, Env: env, Args: []string{bin},
-		StartTimeout: 120 * time.Second,
-		Ready: func() error {
-			c, err := amqp.Dial(url)
-			if err != nil {
-				return err
-			}
-			return c.Close()
-		},
-	}
-	srv.Start(t)
-	t.Cleanup(func() {
-		srv.Stop(t)
-		// erl started an epmd of its own port, detached: stop it.
-		if epmdBin, err := exec.LookPath("epmd"); err == nil {
-			_ = exec.Command(epmdBin, "-port", fmt.Sprint(epmd), "-kill").Run()
-		}
-	})
+	srv := targettest.StartRabbitMQ(t)
+	url := srv.URL
+	port := srv.Addr[strings.LastIndex(srv.Addr, ":")+1:]
 
 	// The test's side: a durable queue bound to the exchange, read with
 	// basic.get (no consumer to re-attach after a broker restart).
@@ -136,7 +92,7 @@ func TestAMQP(t *testing.T) {
 	})
 	t.Run("WrongPassword", func(t *testing.T) {
 		s := clone(settings)
-		s["url"] = fmt.Sprintf("amqp://shard:Wrong-Secret-123@127.0.0.1:%d/", port)
+		s["url"] = "amqp://shard:Wrong-Secret-123@127.0.0.1:" + port + "/"
 		tg := newTarget(notifytarget.AMQP(), "bad", s)(t)
 		defer tg.Close()
 		checkRefused(t, tg.Send(ctx(), targettest.Delivery("s3:ObjectCreated:Put", "b", "k", 1, 1)), "Wrong-Secret-123")

@@ -3,9 +3,6 @@ package notifytarget_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,31 +13,10 @@ import (
 	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
 )
 
-const mqttPassword = "mqtt-Secret-pw"
-
 // TestMQTT runs the suite against a real Mosquitto (Debian's mosquitto),
 // started once with a password file, at QoS 1 and 2.
 func TestMQTT(t *testing.T) {
-	bin := targettest.Find(t, targettest.Program{
-		Name: "mosquitto", Paths: []string{"mosquitto", "/usr/sbin/mosquitto"},
-		Apt: []string{"mosquitto"}, Require: "SHARDSTORE_REQUIRE_MOSQUITTO",
-	})
-	passwd := targettest.Find(t, targettest.Program{
-		Name: "mosquitto_passwd", Paths: []string{"mosquitto_passwd", "/usr/bin/mosquitto_passwd"},
-		Apt: []string{"mosquitto"}, Require: "SHARDSTORE_REQUIRE_MOSQUITTO",
-	})
-	dir := targettest.TempDir(t)
-	pwfile := filepath.Join(dir, "passwd")
-	targettest.RunCommand(t, nil, dir, passwd, "-c", "-b", pwfile, "shard", mqttPassword)
-	_ = os.Chmod(pwfile, 0o644) // mosquitto drops root for its own user
-	port := targettest.FreePort(t)
-	conf := filepath.Join(dir, "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous false\npassword_file %s\npersistence false\n", port, pwfile)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := &targettest.Process{Name: "mosquitto", Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, Args: []string{bin, "-c", conf}}
-	srv.Start(t)
-	t.Cleanup(func() { srv.Stop(t) })
+	srv := targettest.StartMosquitto(t)
 	broker := "tcp://" + srv.Addr
 
 	// The reader: its own client subscribed at QoS 2, keeping every
@@ -49,7 +25,7 @@ func TestMQTT(t *testing.T) {
 	var got []targettest.Received
 	subscribed := make(chan struct{}, 16)
 	opts := mqtt.NewClientOptions().AddBroker(broker).SetClientID("shardstore-test-reader").
-		SetUsername("shard").SetPassword(mqttPassword).SetCleanSession(true).SetOrderMatters(true).
+		SetUsername("shard").SetPassword(srv.Password).SetCleanSession(true).SetOrderMatters(true).
 		SetAutoReconnect(true).SetMaxReconnectInterval(200 * time.Millisecond).SetConnectRetry(true).
 		SetConnectRetryInterval(200 * time.Millisecond)
 	opts.SetOnConnectHandler(func(c mqtt.Client) {
@@ -85,7 +61,7 @@ func TestMQTT(t *testing.T) {
 	for _, qos := range []string{"1", "2"} {
 		t.Run("qos"+qos, func(t *testing.T) {
 			settings := map[string]string{"broker": broker, "topic": "shardstore/events/" + qos, "qos": qos,
-				"username": "shard", "password": mqttPassword, "keep_alive_interval": "5s"}
+				"username": "shard", "password": srv.Password, "keep_alive_interval": "5s"}
 			targettest.Run(t, targettest.Config{
 				New:  newTarget(notifytarget.MQTT(), "q"+qos, settings),
 				Read: read,

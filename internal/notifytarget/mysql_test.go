@@ -4,73 +4,23 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/notifytarget"
 	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
 )
 
-const mysqlPassword = "my-Secret-pw"
-
 // TestMySQL runs the suite against a real MariaDB (Debian's
 // mariadb-server), installed into a temporary data directory with
 // mariadb-install-db and started once, in both formats, through a DSN
 // and through the separate fields.
 func TestMySQL(t *testing.T) {
-	bin := targettest.Find(t, targettest.Program{
-		Name: "mariadbd", Paths: []string{"mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld"},
-		Apt: []string{"mariadb-server"}, Require: "SHARDSTORE_REQUIRE_MYSQL",
-	})
-	installDB := "mariadb-install-db"
-	if p := filepath.Join(filepath.Dir(bin), "..", "bin", "mariadb-install-db"); fileExists(p) {
-		installDB = p
-	}
-	cred, chown := targettest.Unprivileged(t, "mysql")
-	dir := targettest.TempDir(t)
-	data := filepath.Join(dir, "data")
-	init := filepath.Join(dir, "init.sql")
-	if err := os.WriteFile(init, []byte(fmt.Sprintf(
-		"CREATE USER IF NOT EXISTS 'shard'@'127.0.0.1' IDENTIFIED BY '%s';\n"+
-			"GRANT ALL ON *.* TO 'shard'@'127.0.0.1';\nCREATE DATABASE IF NOT EXISTS events;\n", mysqlPassword)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	chown(dir)
-	user := "root"
-	if cred != nil {
-		user = "mysql"
-	}
-	targettest.RunCommand(t, nil, dir, installDB, "--no-defaults", "--datadir="+data, "--user="+user,
-		"--auth-root-authentication-method=socket", "--skip-test-db")
-	port := targettest.FreePort(t)
-	srv := &targettest.Process{
-		Name: "mariadbd", Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir,
-		Args: []string{bin, "--no-defaults", "--datadir=" + data, "--user=" + user, "--port=" + fmt.Sprint(port),
-			"--bind-address=127.0.0.1", "--socket=" + filepath.Join(dir, "sock"), "--pid-file=" + filepath.Join(dir, "pid"),
-			"--init-file=" + init, "--skip-name-resolve", "--innodb-buffer-pool-size=16M", "--innodb-flush-log-at-trx-commit=2",
-			"--skip-log-bin"},
-	}
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "shard", mysqlPassword, "tcp", srv.Addr, "events"
-	dsn := cfg.FormatDSN()
-	srv.Ready = func() error {
-		db, err := sql.Open("mysql", dsn)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		return db.PingContext(ctx)
-	}
-	srv.Start(t)
-	t.Cleanup(func() { srv.Stop(t) })
+	srv := targettest.StartMariaDB(t)
+	dsn := srv.URL
+	port := srv.Addr[strings.LastIndex(srv.Addr, ":")+1:]
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +66,8 @@ func TestMySQL(t *testing.T) {
 		})
 	})
 	t.Run("access", func(t *testing.T) {
-		settings := map[string]string{"host": "127.0.0.1", "port": fmt.Sprint(port), "username": "shard",
-			"password": mysqlPassword, "database": "events", "table": "events.shardstore_access", "format": "access"}
+		settings := map[string]string{"host": "127.0.0.1", "port": port, "username": "shard",
+			"password": srv.Password, "database": "events", "table": "events.shardstore_access", "format": "access"}
 		targettest.Run(t, targettest.Config{
 			New:  newTarget(notifytarget.MySQL(), "access", settings),
 			Body: record, JSON: true,
@@ -134,7 +84,7 @@ func TestMySQL(t *testing.T) {
 		})
 	})
 	t.Run("WrongPassword", func(t *testing.T) {
-		tg, err := notifytarget.MySQL().New("bad", map[string]string{"host": "127.0.0.1", "port": fmt.Sprint(port),
+		tg, err := notifytarget.MySQL().New("bad", map[string]string{"host": "127.0.0.1", "port": port,
 			"username": "shard", "password": "Wrong-Secret-123", "database": "events", "table": "t"})
 		if err != nil {
 			t.Fatal(err)
@@ -177,9 +127,4 @@ func queryRows(db *sql.DB, q string) ([][2]string, error) {
 		out = append(out, [2]string{a, b})
 	}
 	return out, rows.Err()
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

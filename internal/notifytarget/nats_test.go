@@ -15,27 +15,6 @@ import (
 	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
 )
 
-// natsServer runs nats-server (Debian's nats-server) with JetStream and
-// a user/password, once for the NATS tests.
-func natsServer(t *testing.T) *targettest.Process {
-	bin := targettest.Find(t, targettest.Program{
-		Name: "nats-server", Paths: []string{"nats-server", "/usr/sbin/nats-server"},
-		Apt: []string{"nats-server"}, Require: "SHARDSTORE_REQUIRE_NATS",
-	})
-	port := targettest.FreePort(t)
-	p := &targettest.Process{
-		Name: "nats-server",
-		Addr: fmt.Sprintf("127.0.0.1:%d", port),
-		Args: []string{bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir(),
-			"--user", "shard", "--pass", natsPassword},
-	}
-	p.Start(t)
-	t.Cleanup(func() { p.Stop(t) })
-	return p
-}
-
-const natsPassword = "nats-Secret-pw"
-
 // natsReader subscribes to a subject with its own connection and keeps
 // every message in order.
 type natsReader struct {
@@ -55,9 +34,9 @@ func (r *natsReader) read(*testing.T) []targettest.Received {
 }
 
 func TestNATS(t *testing.T) {
-	srv := natsServer(t)
+	srv := targettest.StartNATS(t)
 	url := "nats://" + srv.Addr
-	nc, err := nats.Connect(url, nats.UserInfo("shard", natsPassword), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	nc, err := nats.Connect(url, nats.UserInfo(srv.User, srv.Password), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +52,7 @@ func TestNATS(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	settings := map[string]string{"address": srv.Addr, "subject": "shardstore.events", "username": "shard", "password": natsPassword}
+	settings := map[string]string{"address": srv.Addr, "subject": "shardstore.events", "username": srv.User, "password": srv.Password}
 	targettest.Run(t, targettest.Config{
 		New:  newTarget(notifytarget.NATS(), "1", settings),
 		Read: reader.read,
@@ -93,8 +72,8 @@ func TestNATS(t *testing.T) {
 }
 
 func TestNATSJetStream(t *testing.T) {
-	srv := natsServer(t)
-	nc, err := nats.Connect("nats://"+srv.Addr, nats.UserInfo("shard", natsPassword))
+	srv := targettest.StartNATS(t)
+	nc, err := nats.Connect("nats://"+srv.Addr, nats.UserInfo(srv.User, srv.Password))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +116,7 @@ func TestNATSJetStream(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	settings := map[string]string{"address": srv.Addr, "subject": "shardstore.js", "username": "shard", "password": natsPassword, "jetstream": "on"}
+	settings := map[string]string{"address": srv.Addr, "subject": "shardstore.js", "username": srv.User, "password": srv.Password, "jetstream": "on"}
 	targettest.Run(t, targettest.Config{
 		New:   newTarget(notifytarget.NATS(), "js", settings),
 		Read:  read,
@@ -149,8 +128,8 @@ func TestNATSJetStream(t *testing.T) {
 // TestNATSWrongPassword: a refused login is an error of Send, and the
 // error does not carry the password.
 func TestNATSWrongPassword(t *testing.T) {
-	srv := natsServer(t)
-	tg, err := notifytarget.NATS().New("bad", map[string]string{"address": srv.Addr, "subject": "x", "username": "shard", "password": "Wrong-Secret-123"})
+	srv := targettest.StartNATS(t)
+	tg, err := notifytarget.NATS().New("bad", map[string]string{"address": srv.Addr, "subject": "x", "username": srv.User, "password": "Wrong-Secret-123"})
 	if err != nil {
 		t.Fatal(err)
 	}

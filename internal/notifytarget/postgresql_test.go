@@ -3,9 +3,7 @@ package notifytarget_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,44 +14,13 @@ import (
 	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
 )
 
-const pgPassword = "pg-Secret-pw"
-
 // TestPostgreSQL runs the suite against a real PostgreSQL (Debian's
 // postgresql), one cluster made with initdb and started once, in both
 // formats, through a connection string and through the separate fields.
 func TestPostgreSQL(t *testing.T) {
-	bin := targettest.Find(t, targettest.Program{
-		Name: "postgres", Paths: []string{"/usr/lib/postgresql/*/bin/postgres"},
-		Apt: []string{"postgresql"}, Require: "SHARDSTORE_REQUIRE_POSTGRES",
-	})
-	bindir := filepath.Dir(bin)
-	cred, chown := targettest.Unprivileged(t, "postgres")
-	dir := targettest.TempDir(t)
-	data := filepath.Join(dir, "data")
-	if err := os.WriteFile(filepath.Join(dir, "pw"), []byte(pgPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	chown(dir)
-	targettest.RunCommand(t, cred, dir, filepath.Join(bindir, "initdb"), "-D", data, "-U", "shard",
-		"--auth=scram-sha-256", "--pwfile", filepath.Join(dir, "pw"), "--no-sync")
-	port := targettest.FreePort(t)
-	srv := &targettest.Process{
-		Name: "postgres", Addr: fmt.Sprintf("127.0.0.1:%d", port), Credential: cred, Dir: dir,
-		Args: []string{bin, "-D", data, "-h", "127.0.0.1", "-p", fmt.Sprint(port), "-k", dir,
-			"-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=40"},
-	}
-	conn := fmt.Sprintf("postgres://shard:%s@%s/postgres?sslmode=disable", pgPassword, srv.Addr)
-	srv.Ready = func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, conn)
-		if err != nil {
-			return err
-		}
-		return c.Close(ctx)
-	}
-	srv.Start(t)
-	t.Cleanup(func() { srv.Stop(t) })
+	srv := targettest.StartPostgreSQL(t)
+	conn := srv.URL
+	port := srv.Addr[strings.LastIndex(srv.Addr, ":")+1:]
 
 	query := func(t *testing.T, sql string) [][2]string {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -107,8 +74,8 @@ func TestPostgreSQL(t *testing.T) {
 	t.Run("access", func(t *testing.T) {
 		// The separate fields instead of a connection string, and a
 		// schema-qualified, mixed-case name (folded as PostgreSQL does).
-		settings := map[string]string{"host": "127.0.0.1", "port": fmt.Sprint(port), "username": "shard",
-			"password": pgPassword, "database": "postgres", "table": "public.Shardstore_Access", "format": "access"}
+		settings := map[string]string{"host": "127.0.0.1", "port": port, "username": "shard",
+			"password": srv.Password, "database": "postgres", "table": "public.Shardstore_Access", "format": "access"}
 		targettest.Run(t, targettest.Config{
 			New: newTarget(notifytarget.PostgreSQL(), "access", settings), Body: record, JSON: true,
 			Read: func(t *testing.T) []targettest.Received {
@@ -124,7 +91,7 @@ func TestPostgreSQL(t *testing.T) {
 		})
 	})
 	t.Run("WrongPassword", func(t *testing.T) {
-		tg, err := notifytarget.PostgreSQL().New("bad", map[string]string{"host": "127.0.0.1", "port": fmt.Sprint(port),
+		tg, err := notifytarget.PostgreSQL().New("bad", map[string]string{"host": "127.0.0.1", "port": port,
 			"username": "shard", "password": "Wrong-Secret-123", "database": "postgres", "table": "t"})
 		if err != nil {
 			t.Fatal(err)

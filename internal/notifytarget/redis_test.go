@@ -3,7 +3,6 @@ package notifytarget_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -14,27 +13,11 @@ import (
 	"github.com/shardstore/shardstore/internal/notifytarget/targettest"
 )
 
-const redisPassword = "redis-Secret-pw"
-
 // TestRedis runs the suite against a real redis-server (Debian's
 // redis-server), started once, in both formats.
 func TestRedis(t *testing.T) {
-	bin := targettest.Find(t, targettest.Program{
-		Name: "redis-server", Paths: []string{"redis-server", "/usr/bin/redis-server"},
-		Apt: []string{"redis-server"}, Require: "SHARDSTORE_REQUIRE_REDIS",
-	})
-	port := targettest.FreePort(t)
-	dir := t.TempDir()
-	srv := &targettest.Process{
-		Name: "redis-server", Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir,
-		// Appendonly with fsync on every write: what the suite wrote
-		// survives the restart in DownThenUp.
-		Args: []string{bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--requirepass", redisPassword,
-			"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir},
-	}
-	srv.Start(t)
-	t.Cleanup(func() { srv.Stop(t) })
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: redisPassword, DisableIdentity: true})
+	srv := targettest.StartRedis(t)
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password, DisableIdentity: true})
 	t.Cleanup(func() { rc.Close() })
 	ctx := func() context.Context {
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -43,7 +26,7 @@ func TestRedis(t *testing.T) {
 	}
 
 	t.Run("namespace", func(t *testing.T) {
-		settings := map[string]string{"address": srv.Addr, "password": redisPassword, "key": "shardstore:ns", "format": "namespace"}
+		settings := map[string]string{"address": srv.Addr, "password": srv.Password, "key": "shardstore:ns", "format": "namespace"}
 		targettest.Run(t, targettest.Config{
 			New:    newTarget(notifytarget.Redis(), "ns", settings),
 			Format: targettest.Namespace,
@@ -68,7 +51,7 @@ func TestRedis(t *testing.T) {
 		})
 	})
 	t.Run("access", func(t *testing.T) {
-		settings := map[string]string{"address": srv.Addr, "password": redisPassword, "key": "shardstore:access", "format": "access"}
+		settings := map[string]string{"address": srv.Addr, "password": srv.Password, "key": "shardstore:access", "format": "access"}
 		targettest.Run(t, targettest.Config{
 			New:  newTarget(notifytarget.Redis(), "access", settings),
 			Body: func(d notify.Delivery) []byte { return d.Record },

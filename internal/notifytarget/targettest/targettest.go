@@ -10,6 +10,16 @@
 // one event record, keys with spaces, non-ASCII and escapes, one record
 // of 64 KiB) and reads back through the kind test's Read, which decodes
 // what the system holds into Received values.
+//
+// The servers (servers.go) are for any test that needs one, the
+// end-to-end tests of bucket notifications too: StartNATS, StartRedis,
+// StartPostgreSQL, StartMariaDB, StartRabbitMQ, StartMosquitto and
+// StartKafka each run a real server on loopback ports with a temporary
+// data directory, installing it when missing (Find: Debian's packages;
+// Kafka's jars from Maven Central with mvn), skipping with the reason
+// when that is impossible, or failing with SHARDSTORE_REQUIRE_<X>=1.
+// Each returns a Server with a target's Settings for it and the URL a
+// test's own client uses.
 package targettest
 
 import (
