@@ -44,7 +44,11 @@ func parse(kind string, fields []notify.Field, m map[string]string) (settings, e
 	s := settings{kind: kind, fields: make(map[string]notify.Field, len(fields)), m: make(map[string]string, len(fields))}
 	for _, f := range fields {
 		s.fields[f.Name] = f
-		v := strings.TrimSpace(m[f.Name])
+		v := m[f.Name]
+		if !f.Secret {
+			// A password may begin or end with a space; nothing else does.
+			v = strings.TrimSpace(v)
+		}
 		switch {
 		case len(v) > maxValue:
 			return s, s.errf(f.Name, "longer than %d bytes", maxValue)
