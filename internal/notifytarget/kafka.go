@@ -57,6 +57,11 @@ type kafkaTarget struct {
 	mu     sync.Mutex
 	client *kgo.Client
 	closed bool
+	// failing is set until a Send succeeds (from the start, and after a
+	// failure): Send then pings first, whose error names the cause (a
+	// refused SASL login, a broker not answering), where a produce would
+	// only retry until the deadline.
+	failing bool
 }
 
 func newKafka(id string, m map[string]string) (notify.Target, error) {
@@ -68,7 +73,7 @@ func newKafka(id string, m map[string]string) (notify.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &kafkaTarget{id: id, topic: s.str("topic"), secrets: s.secrets()}
+	t := &kafkaTarget{id: id, topic: s.str("topic"), secrets: s.secrets(), failing: true}
 	for _, b := range strings.Split(s.str("brokers"), ",") {
 		b = strings.TrimSpace(b)
 		if b == "" {
@@ -187,10 +192,22 @@ func (t *kafkaTarget) Send(ctx context.Context, d notify.Delivery) error {
 	if err != nil {
 		return err
 	}
+	t.mu.Lock()
+	failing := t.failing
+	t.failing = true
+	t.mu.Unlock()
+	if failing {
+		if err := c.Ping(ctx); err != nil {
+			return fmt.Errorf("kafka %s: %w", strings.Join(t.brokers, ","), scrub(err, t.secrets))
+		}
+	}
 	rec := &kgo.Record{Key: []byte(d.Key), Value: d.Payload, Timestamp: d.Time}
 	if err := c.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		return fmt.Errorf("kafka produce to %s: %w", t.topic, scrub(err, t.secrets))
 	}
+	t.mu.Lock()
+	t.failing = false
+	t.mu.Unlock()
 	return nil
 }
 

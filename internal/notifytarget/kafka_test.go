@@ -3,6 +3,7 @@ package notifytarget_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,10 @@ func TestKafka(t *testing.T) {
 		s["sasl_password"] = "Wrong-Secret-123"
 		tg := newTarget(notifytarget.Kafka(), "bad", s)(t)
 		defer tg.Close()
-		checkRefused(t, tg.Send(ctxFor(t, 3*time.Second), targettest.Delivery("s3:ObjectCreated:Put", "b", "k", 1, 1)), "Wrong-Secret-123")
+		err := tg.Send(ctxFor(t, 10*time.Second), targettest.Delivery("s3:ObjectCreated:Put", "b", "k", 1, 1))
+		checkRefused(t, err, "Wrong-Secret-123")
+		if !strings.Contains(err.Error(), "SASL") {
+			t.Errorf("the error does not say that the SASL login was refused: %v", err)
+		}
 	})
 }
