@@ -2,6 +2,7 @@ package notifytarget_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,23 @@ func TestAMQP(t *testing.T) {
 		t.Cleanup(cancel)
 		return c
 	}
+	t.Run("DefaultExchange", func(t *testing.T) {
+		// No exchange: the routing key names the queue.
+		tg := newTarget(notifytarget.AMQP(), "default", map[string]string{"url": url, "routing_key": "events", "mandatory": "on"})(t)
+		defer tg.Close()
+		d := targettest.Delivery("s3:ObjectCreated:Put", "default-exchange", "k", 1, 1)
+		if err := tg.Send(ctx(), d); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the record through the default exchange", func() error {
+			for _, r := range read(t) {
+				if string(r.Body) == string(d.Payload) {
+					return nil
+				}
+			}
+			return fmt.Errorf("not read yet")
+		})
+	})
 	t.Run("UnroutableIsAnError", func(t *testing.T) {
 		s := clone(settings)
 		s["routing_key"] = "nobody-listens"

@@ -123,6 +123,17 @@ func TestNATSJetStream(t *testing.T) {
 		Stop:  func(t *testing.T) { srv.Stop(t) },
 		Start: func(t *testing.T) { srv.Start(t) },
 	})
+	t.Run("NoStreamIsAnError", func(t *testing.T) {
+		s := clone(settings)
+		s["subject"] = "no.stream.captures.this"
+		tg := newTarget(notifytarget.NATS(), "nostream", s)(t)
+		defer tg.Close()
+		if err := tg.Send(ctxFor(t, 10*time.Second), targettest.Delivery("s3:ObjectCreated:Put", "b", "k", 1, 1)); err == nil {
+			t.Fatal("a JetStream publish that no stream stored was acknowledged")
+		} else {
+			t.Logf("refused as expected: %v", err)
+		}
+	})
 }
 
 // TestNATSWrongPassword: a refused login is an error of Send, and the
