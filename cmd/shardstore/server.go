@@ -39,6 +39,7 @@ import (
 	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
+	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -97,6 +98,9 @@ type serverOptions struct {
 	// accessLogInterval batches server access log records into log
 	// objects (--access-log-interval).
 	accessLogInterval time.Duration
+	// notifyRetryMax bounds the wait between retries of a notification
+	// target that is down.
+	notifyRetryMax time.Duration
 	// ldap is the LDAP sign-in configuration (ldap.go).
 	ldap ldapFlags
 }
@@ -128,6 +132,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")
 	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
 	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
+	cli.DurationVar(fs, &o.notifyRetryMax, "notify-retry-max", notify.DefaultRetryMax, "longest wait between retries of a bucket notification or audit target that is down (retries back off exponentially, with jitter, up to this)")
 	cli.DurationVar(fs, &o.accessLogInterval, "access-log-interval", accesslog.DefaultInterval, "how long server access log records (buckets with ?logging) are batched before they are written into their target bucket as one log object (5m or 300s; 10000 records close a batch sooner)")
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
@@ -424,6 +429,17 @@ func runServer(args []string) error {
 	if err := metrics.RegisterAccessLog(registry, spool.Stats); err != nil {
 		return err
 	}
+	// Bucket event notifications and audit records: one durable queue
+	// per target on this node's drives.
+	hub, err := openNotify(os.Environ(), localRoots, eng.Layout().Parity, notifyKinds(certStore.RootCAs),
+		o.notifyRetryMax, logger.With("component", "notify"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = hub.Close() }()
+	if err := metrics.RegisterNotify(registry, hub.Targets); err != nil {
+		return err
+	}
 	srv, err = s3api.New(s3api.Config{
 		Store:             eng,
 		Auth:              s3api.SigV4{Verifier: verifier},
@@ -439,6 +455,7 @@ func runServer(args []string) error {
 		EncryptAll:        o.encryptAll,
 		AllowSSECOverHTTP: o.allowSSECOverHTTP,
 		AccessLog:         spool,
+		Notify:            hub,
 	})
 	if err != nil {
 		return err

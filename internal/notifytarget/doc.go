@@ -9,5 +9,5 @@ import "github.com/shardstore/shardstore/internal/notify"
 
 // All is every kind of target, by name.
 func All() []notify.Kind {
-	return []notify.Kind{}
+	return []notify.Kind{Webhook(nil)}
 }

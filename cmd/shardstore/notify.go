@@ -1,0 +1,69 @@
+package main
+
+import (
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/notify"
+	"github.com/shardstore/shardstore/internal/notifytarget"
+)
+
+// notifyKinds are the kinds of notification target, the webhook's TLS
+// trusting the system roots and the certificates directory's CAs.
+func notifyKinds(roots func() *x509.CertPool) []notify.Kind {
+	kinds := notifytarget.All()
+	for i, k := range kinds {
+		if k.Name == "webhook" {
+			kinds[i] = notifytarget.Webhook(roots)
+		}
+	}
+	return kinds
+}
+
+// openNotify opens the node's notification targets: their queues live
+// under .shardstore.sys/notify on the same drives as the access log
+// spool (one per filesystem, up to parity+1), and the targets come
+// from MINIO_NOTIFY_* / SHARDSTORE_NOTIFY_* and MINIO_AUDIT_* variables
+// (notify.FromEnv). A target whose system is down does not stop the
+// server: its records wait in its queue.
+func openNotify(environ []string, roots []string, parity int, kinds []notify.Kind, retryMax time.Duration, logger *slog.Logger) (*notify.Hub, error) {
+	specs, unknown, err := notify.FromEnv(environ, kinds)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range unknown {
+		logger.Warn("notification setting of a target kind this server does not have is ignored", "variable", name)
+	}
+	var dirs []string
+	for _, d := range accessLogDirs(roots, parity) {
+		// accessLogDirs names .shardstore.sys/accesslog; the queues sit beside it.
+		dirs = append(dirs, filepath.Join(filepath.Dir(d), "notify"))
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("notifications: none of this node's drives %v is formatted", roots)
+	}
+	hub, err := notify.NewHub(notify.HubConfig{Dirs: dirs, Logger: logger,
+		Queue: notify.QueueConfig{RetryMax: retryMax}})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range specs {
+		kind, ok := notify.KindNamed(kinds, s.Kind)
+		if !ok {
+			continue
+		}
+		if err := hub.Add(s.ID, kind, s.Settings, s.Audit, "env"); err != nil {
+			_ = hub.Close()
+			return nil, err
+		}
+		what := "bucket events"
+		if s.Audit {
+			what = "audit records"
+		}
+		logger.Info("notification target configured", "arn", notify.ARN(s.ID, s.Kind), "receives", what)
+	}
+	return hub, nil
+}
