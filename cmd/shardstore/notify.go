@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/notifytarget"
 )
@@ -66,4 +67,30 @@ func openNotify(environ []string, roots []string, parity int, kinds []notify.Kin
 		logger.Info("notification target configured", "arn", notify.ARN(s.ID, s.Kind), "receives", what)
 	}
 	return hub, nil
+}
+
+// publishExpiry queues the bucket event of a lifecycle removal
+// (s3:LifecycleExpiration:Delete or :DeleteMarkerCreated) for the
+// targets the bucket's rules name; a refusal is logged by the hub.
+func publishExpiry(h *notify.Hub, r lifecycle.Removal, region string) {
+	if r.Bucket.Notification == "" {
+		return
+	}
+	c, err := notify.ParseConfig([]byte(r.Bucket.Notification), nil)
+	if err != nil {
+		return
+	}
+	name := notify.LifecycleExpirationDelete
+	if r.Marker {
+		name = notify.LifecycleExpirationMarker
+	}
+	if r.Bucket.Location != "" {
+		region = r.Bucket.Location
+	}
+	if region == "" {
+		region = "us-east-1"
+	}
+	_ = h.Publish(notify.Event{Name: name, Bucket: r.Bucket.Name, Key: r.Key, Size: r.Size, ETag: r.ETag,
+		VersionID: r.VersionID, Time: time.Now(), Region: region, Owner: r.Bucket.Owner,
+		UserAgent: "Internal: [ILM-Expiry]"}, c)
 }

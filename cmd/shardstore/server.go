@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -319,7 +320,14 @@ func runServer(args []string) error {
 		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout}
 	// Bucket lifecycle rules run after every scanner cycle, on the node
 	// that scans.
-	engCfg.AfterScanCycle = lifecycle.AfterScanCycle(engCfg.Logger)
+	// Their removals are bucket events (s3:LifecycleExpiration:*), sent
+	// once the notification targets are open.
+	var hubRef atomic.Pointer[notify.Hub]
+	engCfg.AfterScanCycle = lifecycle.AfterScanCycleNotifying(engCfg.Logger, func(r lifecycle.Removal) {
+		if h := hubRef.Load(); h != nil {
+			publishExpiry(h, r, o.region)
+		}
+	})
 	// A cluster node listens before its engine opens: the other nodes
 	// need its drives to open theirs.
 	var node *clusterNode
@@ -437,6 +445,8 @@ func runServer(args []string) error {
 		return err
 	}
 	defer func() { _ = hub.Close() }()
+	hubRef.Store(hub)
+	defer hubRef.Store(nil)
 	if err := metrics.RegisterNotify(registry, hub.Targets); err != nil {
 		return err
 	}
