@@ -466,6 +466,7 @@ func runServer(args []string) error {
 		AllowSSECOverHTTP: o.allowSSECOverHTTP,
 		AccessLog:         spool,
 		Notify:            hub,
+		Audit:             hub,
 	})
 	if err != nil {
 		return err

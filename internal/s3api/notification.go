@@ -180,3 +180,30 @@ func (q *request) notifyDelete(bi engine.BucketInfo, key, asked string, res engi
 	}
 	q.notify(bi, name, key, 0, "", res.VersionID)
 }
+
+// Auditor queues audit records (package notify's Hub).
+type Auditor interface {
+	// HasAudit reports whether any audit target is configured.
+	HasAudit() bool
+	// Audit queues one record durably for every audit target.
+	Audit(payload []byte, key string, t time.Time) error
+}
+
+// audit queues the request's audit record once its answer is complete
+// (the record holds the bytes sent and the duration), so a crash in
+// between can lose it: the request's own effects are already durable.
+// A refusal is logged by the auditor.
+func (s *Server) audit(q *request, status int, in int64, d time.Duration) {
+	ip := q.r.RemoteAddr
+	if h, _, err := net.SplitHostPort(ip); err == nil {
+		ip = h
+	}
+	e := notify.AuditEntry{Time: q.start, API: q.api, Bucket: q.bucket, Object: q.key, StatusCode: status,
+		BytesIn: in, BytesOut: q.w.written, Duration: d, RemoteHost: ip, AccessKey: q.caller.AccessKey,
+		RequestID: q.id, UserAgent: q.r.UserAgent(), Host: q.r.Host}
+	key := ""
+	if q.bucket != "" {
+		key = q.bucket + "/" + q.key
+	}
+	_ = s.cfg.Audit.Audit(e.JSON(), key, q.start)
+}

@@ -113,6 +113,9 @@ type Config struct {
 	// nil sends none, and a configuration naming any destination is
 	// refused as naming an unknown one.
 	Notify Notifier
+	// Audit queues an audit record of every request when it has audit
+	// targets (package notify's Hub); nil keeps none.
+	Audit Auditor
 }
 
 // Server is one S3 endpoint. Create it with New, run it with Serve and
@@ -440,6 +443,9 @@ func (s *Server) finish(q *request, start time.Time, counted *countingReader) {
 	if counted != nil {
 		in = counted.n
 		s.metrics.bytesIn.Add(float64(in))
+	}
+	if s.cfg.Audit != nil && s.cfg.Audit.HasAudit() {
+		s.audit(q, status, in, d)
 	}
 	if s.cfg.LogRequests {
 		s.log.Info("request", "request_id", q.id, "api", q.api, "method", q.r.Method,
