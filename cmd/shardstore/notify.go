@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
@@ -93,4 +94,36 @@ func publishExpiry(h *notify.Hub, r lifecycle.Removal, region string) {
 	_ = h.Publish(notify.Event{Name: name, Bucket: r.Bucket.Name, Key: r.Key, Size: r.Size, ETag: r.ETag,
 		VersionID: r.VersionID, Time: time.Now(), Region: region, Owner: r.Bucket.Owner,
 		UserAgent: "Internal: [ILM-Expiry]"}, c)
+}
+
+// notifyAdmin serves the admin API's notify calls: the hub's targets,
+// and the run-time ones kept in the config document.
+type notifyAdmin struct {
+	hub   *notify.Hub
+	store *notify.TargetStore
+}
+
+func (n notifyAdmin) Targets() []notify.TargetInfo { return n.hub.Targets() }
+
+func (n notifyAdmin) Put(ctx context.Context, s notify.Spec) error { return n.store.Put(ctx, s) }
+
+func (n notifyAdmin) Delete(ctx context.Context, key string) error {
+	for _, t := range n.hub.Targets() {
+		if t.Key == key && t.Source == "env" {
+			return fmt.Errorf("%w: %s (remove its variables instead)", notify.ErrExists, key)
+		}
+	}
+	return n.store.Delete(ctx, key)
+}
+
+func (n notifyAdmin) Test(ctx context.Context, key string) error { return n.hub.Test(ctx, key) }
+
+// notifyKeyMaterial is what the run-time targets' secrets are sealed
+// under: SHARDSTORE_IAM_KEY when set, else the root credentials (as
+// the identity store's; derived with a salt of its own).
+func notifyKeyMaterial(iamKey, rootUser, rootSecret string) []byte {
+	if iamKey != "" {
+		return []byte("key:" + iamKey)
+	}
+	return []byte("root:" + rootUser + ":" + rootSecret)
 }

@@ -447,6 +447,18 @@ func runServer(args []string) error {
 	defer func() { _ = hub.Close() }()
 	hubRef.Store(hub)
 	defer hubRef.Store(nil)
+	// Targets added at run time (admin notify add) live in a config
+	// document, re-read on every node when it changes.
+	targets, err := notify.NewTargetStore(eng, hub, notifyKinds(certStore.RootCAs),
+		notifyKeyMaterial(os.Getenv("SHARDSTORE_IAM_KEY"), root.AccessKey, root.SecretKey),
+		engine.ErrNoConfig, engine.ErrConfigConflict, logger.With("component", "notify"))
+	if err != nil {
+		return err
+	}
+	if err := targets.Reload(context.Background()); err != nil {
+		logger.Warn("notification targets added at run time not all restored", "err", err)
+	}
+	adm.Notify = notifyAdmin{hub: hub, store: targets}
 	if err := metrics.RegisterNotify(registry, hub.Targets); err != nil {
 		return err
 	}
@@ -506,6 +518,9 @@ func runServer(args []string) error {
 				if err := ids.Reload(ctx); err != nil {
 					logger.Warn("re-reading identities after a change failed", "err", err)
 				}
+				if err := targets.Reload(ctx); err != nil {
+					logger.Warn("re-reading notification targets after a change failed", "err", err)
+				}
 				cancel()
 			}
 		}()
@@ -537,7 +552,7 @@ func runServer(args []string) error {
 			case "bucket":
 				err = eng.ReloadBucket(ctx, name)
 			case "config":
-				err = ids.Reload(ctx)
+				err = errors.Join(ids.Reload(ctx), targets.Reload(ctx))
 			}
 			if err != nil {
 				logger.Warn("re-reading state another node changed failed", "kind", kind, "name", name, "err", err)

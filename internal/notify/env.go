@@ -11,10 +11,10 @@ import (
 // it), settings by Field name, and whether it receives audit records
 // instead of bucket events.
 type Spec struct {
-	Kind     string
-	ID       string
-	Settings map[string]string
-	Audit    bool
+	Kind     string            `json:"kind"`
+	ID       string            `json:"id"`
+	Settings map[string]string `json:"settings"`
+	Audit    bool              `json:"audit,omitempty"`
 }
 
 // DefaultID is the ID of a target configured without one
