@@ -358,7 +358,7 @@ func handleCompleteMultipartUpload(q *request) error {
 	// ignored here, as nothing is unsealed.
 	sreq, _ := q.sseForRead(q.r.Header, hdrSSECPrefix)
 	setSSEHeaders(q.w.Header(), oi.Sealed, sreq)
-	q.notify(bi, notify.ObjectCreatedCompleteMPU, q.key, oi.Size, oi.ETag, oi.VersionID)
+	q.notifyWrite(bi, notify.ObjectCreatedCompleteMPU, oi)
 	q.writeXML(out)
 	return nil
 }

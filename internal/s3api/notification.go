@@ -171,6 +171,18 @@ func (q *request) publishEvents(status int) {
 	}
 }
 
+// notifyWrite notes the event of a write that made oi: its time is
+// the version's, which the engine sets under the key's lock, so the
+// records' eventTime and sequencer follow the order the writes of one
+// key took effect in, whatever order their events were queued in.
+func (q *request) notifyWrite(bi engine.BucketInfo, name notify.Name, oi engine.ObjectInfo) {
+	n := len(q.events)
+	q.notify(bi, name, q.key, oi.Size, oi.ETag, oi.VersionID)
+	if len(q.events) > n && !oi.ModTime.IsZero() {
+		q.events[n].ev.Time = oi.ModTime
+	}
+}
+
 // notifyDelete notes a delete's event: a delete marker made, or a
 // version (or a marker) removed.
 func (q *request) notifyDelete(bi engine.BucketInfo, key, asked string, res engine.DeleteResult) {

@@ -136,7 +136,7 @@ func handlePutObject(q *request) error {
 	setSSEHeaders(h, oi.Sealed, q.sse)
 	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
-	q.notify(bi, notify.ObjectCreatedPut, q.key, oi.Size, oi.ETag, oi.VersionID)
+	q.notifyWrite(bi, notify.ObjectCreatedPut, oi)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -750,7 +750,7 @@ func handleCopyObject(q *request) error {
 	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
-	q.notify(bi, notify.ObjectCreatedCopy, q.key, oi.Size, oi.ETag, oi.VersionID)
+	q.notifyWrite(bi, notify.ObjectCreatedCopy, oi)
 	q.writeXML(res)
 	return nil
 }

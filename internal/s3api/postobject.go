@@ -278,7 +278,7 @@ func handlePostObject(q *request) error {
 	}
 	q.setWrittenVersionID(bi, oi.VersionID)
 	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
-	q.notify(bi, notify.ObjectCreatedPost, q.key, oi.Size, oi.ETag, oi.VersionID)
+	q.notifyWrite(bi, notify.ObjectCreatedPost, oi)
 	return q.postAnswer(f, oi)
 }
 
