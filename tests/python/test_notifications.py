@@ -104,12 +104,17 @@ def notify_env(port: int) -> dict:
     }
 
 
-def start_server(binary, base, port: int, nodes: int = 0) -> conftest.Server:
+def start_server(binary, base, port: int, nodes: int | None = None) -> conftest.Server:
+    """A server (nodes=None: as the suite runs, single or SHARDSTORE_TEST_CLUSTER;
+    0: one process; N: N node processes) with the webhook and audit targets."""
     srv = conftest.Server(binary, base, extra_args=["--notify-retry-max", "500ms"])
-    if nodes:
+    if nodes is not None:
         srv.nodes = nodes
-        per = 16 // nodes
-        srv.drives = [srv.drives_dir / f"node{n}" / f"d{i}" for n in range(1, nodes + 1) for i in range(1, per + 1)]
+        if nodes:
+            per = 16 // nodes
+            srv.drives = [srv.drives_dir / f"node{n}" / f"d{i}" for n in range(1, nodes + 1) for i in range(1, per + 1)]
+        else:
+            srv.drives = [srv.drives_dir / f"d{i}" for i in range(1, 17)]
         for d in srv.drives:
             d.mkdir(parents=True, exist_ok=True)
     base_env = srv._node_env
@@ -273,7 +278,7 @@ def test_kill9_mid_load(shardstore_bin, tmp_path_factory, receiver):
     """Writers put objects until the server is killed with SIGKILL; after a
     restart on the same drives, every put the server acknowledged has its
     event delivered (records of unacknowledged puts may come too)."""
-    srv = start_server(shardstore_bin, tmp_path_factory.mktemp("notify-kill"), receiver.port)
+    srv = start_server(shardstore_bin, tmp_path_factory.mktemp("notify-kill"), receiver.port, nodes=0)
     try:
         s3 = srv.client()
         bucket = unique_bucket_name("ntfkill")
