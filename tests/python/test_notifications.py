@@ -6,7 +6,7 @@ and the events are read back from a real HTTP receiver this module starts.
 Faults: the receiver is stopped while objects are written and started again
 (every event arrives), the server is killed with SIGKILL in the middle of a
 write load (every acknowledged write's event arrives after the restart), and a
-2-node cluster delivers each event once.
+4-node cluster delivers each event once.
 """
 
 from __future__ import annotations
@@ -436,20 +436,20 @@ def test_audit_records(nserver, nbucket, receiver):
 
 
 def test_cluster_delivers_each_event_once(shardstore_bin, tmp_path_factory, receiver):
-    """A 2-node cluster: requests spread over both nodes, and the node that
+    """A 4-node cluster: requests spread over the nodes, and the node that
     handled each request sends its event, so every event arrives once."""
-    srv = start_server(shardstore_bin, tmp_path_factory.mktemp("notify-cluster"), receiver.port, nodes=2)
+    srv = start_server(shardstore_bin, tmp_path_factory.mktemp("notify-cluster"), receiver.port, nodes=4)
     try:
         clients = [root_client(ep) for ep in srv.node_endpoints]
-        assert len(clients) == 2
+        assert len(clients) == 4
         bucket = unique_bucket_name("ntfcl")
         clients[0].create_bucket(Bucket=bucket)
         subscribe(clients[0], bucket, events=("s3:ObjectCreated:*", "s3:ObjectRemoved:*"))
         keys = [f"k{i:03d}" for i in range(40)]
         for i, k in enumerate(keys):
-            clients[i % 2].put_object(Bucket=bucket, Key=k, Body=b"x")
+            clients[i % 4].put_object(Bucket=bucket, Key=k, Body=b"x")
         for i, k in enumerate(keys[:10]):
-            clients[(i + 1) % 2].delete_object(Bucket=bucket, Key=k)
+            clients[(i + 1) % 4].delete_object(Bucket=bucket, Key=k)
         got = receiver.wait(bucket, 50)
         time.sleep(2)  # a duplicate would come now
         got = receiver.for_bucket(bucket)
