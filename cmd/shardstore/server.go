@@ -458,6 +458,10 @@ func runServer(args []string) error {
 	if err := targets.Reload(context.Background()); err != nil {
 		logger.Warn("notification targets added at run time not all restored", "err", err)
 	}
+	for _, o := range hub.Orphans() {
+		logger.Warn("a notification queue on the drives belongs to a target that is not configured; its records are kept, not sent, until the target is configured again",
+			"queue", o.Name, "records", o.Records)
+	}
 	adm.Notify = notifyAdmin{hub: hub, store: targets}
 	if err := metrics.RegisterNotify(registry, hub.Targets); err != nil {
 		return err

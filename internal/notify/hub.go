@@ -302,3 +302,51 @@ func (h *Hub) Close() error {
 	wg.Wait()
 	return nil
 }
+
+// Orphan is a queue on the drives whose target is not configured (its
+// variables were removed, say): its records are kept, not sent.
+type Orphan struct {
+	Name    string // the queue's directory name: <ID>_<kind> or audit_<ID>_<kind>
+	Records int64  // records not yet sent
+}
+
+// Orphans lists the queues left on the drives by targets this hub does
+// not have, with records still to send, so the server can warn about
+// them. (Configuring the target again sends them.)
+func (h *Hub) Orphans() []Orphan {
+	h.mu.RLock()
+	have := map[string]bool{}
+	for _, ht := range h.targets {
+		have[filepath.Base(ht.queue.cfg.Dirs[0])] = true
+	}
+	h.mu.RUnlock()
+	names := map[string]bool{}
+	for _, d := range h.cfg.Dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.IsDir() && !have[e.Name()] {
+				names[e.Name()] = true
+			}
+		}
+	}
+	var out []Orphan
+	for name := range names {
+		var dirs []string
+		for _, d := range h.cfg.Dirs {
+			dirs = append(dirs, filepath.Join(d, name))
+		}
+		// Read as a queue opening would, without starting one.
+		q := &Queue{cfg: QueueConfig{Dirs: dirs}, log: slog.New(slog.DiscardHandler), ends: map[uint64]int64{}, from: map[uint64]string{}}
+		if _, _, err := q.recover(); err != nil {
+			continue
+		}
+		if n := q.queued.Load(); n > 0 {
+			out = append(out, Orphan{Name: name, Records: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

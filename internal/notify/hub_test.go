@@ -214,3 +214,35 @@ func TestTargetStore(t *testing.T) {
 		t.Fatal("damaged document accepted")
 	}
 }
+
+// TestHubOrphans: a queue with unsent records whose target is gone is
+// reported; configuring the target again sends them.
+func TestHubOrphans(t *testing.T) {
+	recs := map[string]*recorder{}
+	var mu sync.Mutex
+	kind := memKind(recs, &mu)
+	dir := t.TempDir()
+	h, err := NewHub(HubConfig{Dirs: []string{dir}})
+	must(t, err)
+	must(t, h.Add("gone", kind, map[string]string{"endpoint": "x"}, false, "env"))
+	recs["gone"].setDown(true)
+	must(t, h.Audit(nil, "", time.Now())) // no audit target: nothing
+	c, err := ParseConfig([]byte(`<NotificationConfiguration>`+rule("1", "", "", "arn:minio:sqs::gone:mem", "s3:ObjectCreated:*")+`</NotificationConfiguration>`), h.Has)
+	must(t, err)
+	for i := range 3 {
+		must(t, h.Publish(Event{Name: ObjectCreatedPut, Bucket: "b", Key: fmt.Sprint(i), Time: time.Now()}, c))
+	}
+	must(t, h.Close())
+	h2, err := NewHub(HubConfig{Dirs: []string{dir}})
+	must(t, err)
+	defer h2.Close()
+	if o := h2.Orphans(); len(o) != 1 || o[0].Name != "gone_mem" || o[0].Records != 3 {
+		t.Fatalf("orphans %+v", o)
+	}
+	recs["gone"].setDown(false)
+	must(t, h2.Add("gone", kind, map[string]string{"endpoint": "x"}, false, "env"))
+	recs["gone"].wait(t, 3)
+	if o := h2.Orphans(); len(o) != 0 {
+		t.Fatalf("orphans after re-adding: %+v", o)
+	}
+}
