@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|notify ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
@@ -40,6 +40,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
        shardstore admin idp ldap policy attach|detach|list ...
+       shardstore admin notify list|add KIND ID FIELD=VALUE...|test ARN|remove ARN
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -54,6 +55,7 @@ Operates a running server through its admin API:
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
   idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
+  notify     bucket event notification and audit targets (docs/notifications.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
@@ -82,6 +84,8 @@ func runAdmin(args []string) error {
 		return runAdminPrometheus(args[1:])
 	case "kms":
 		return runAdminKMS(args[1:])
+	case "notify":
+		return runAdminNotify(args[1:])
 	case "idp":
 		return runAdminIDP(args[1:])
 	default:
@@ -377,6 +381,14 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 	}
 	if st.KMS != nil {
 		printKMSStatus(out, *st.KMS)
+	}
+	for _, t := range st.Notify {
+		state := "online"
+		if t.Stats.LastError != "" {
+			state = "FAILING: " + t.Stats.LastError
+		}
+		fmt.Fprintf(out, "notify target      %s: %s; %d queued, %d sent, %d failed sends, %d refused\n",
+			t.ARN, state, t.Stats.Queued, t.Stats.Sent, t.Stats.Failed, t.Stats.Refused)
 	}
 }
 

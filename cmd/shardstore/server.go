@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ import (
 	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
+	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -97,6 +99,9 @@ type serverOptions struct {
 	// accessLogInterval batches server access log records into log
 	// objects (--access-log-interval).
 	accessLogInterval time.Duration
+	// notifyRetryMax bounds the wait between retries of a notification
+	// target that is down.
+	notifyRetryMax time.Duration
 	// ldap is the LDAP sign-in configuration (ldap.go).
 	ldap ldapFlags
 }
@@ -128,6 +133,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.hashOffload, "hash-offload", "auto", "where PUT hashing (MD5/ETag) runs: auto, inline, pipelined or multibuffer")
 	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
 	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
+	cli.DurationVar(fs, &o.notifyRetryMax, "notify-retry-max", notify.DefaultRetryMax, "longest wait between retries of a bucket notification or audit target that is down (retries back off exponentially, with jitter, up to this)")
 	cli.DurationVar(fs, &o.accessLogInterval, "access-log-interval", accesslog.DefaultInterval, "how long server access log records (buckets with ?logging) are batched before they are written into their target bucket as one log object (5m or 300s; 10000 records close a batch sooner)")
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
@@ -314,7 +320,14 @@ func runServer(args []string) error {
 		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout}
 	// Bucket lifecycle rules run after every scanner cycle, on the node
 	// that scans.
-	engCfg.AfterScanCycle = lifecycle.AfterScanCycle(engCfg.Logger)
+	// Their removals are bucket events (s3:LifecycleExpiration:*), sent
+	// once the notification targets are open.
+	var hubRef atomic.Pointer[notify.Hub]
+	engCfg.AfterScanCycle = lifecycle.AfterScanCycleNotifying(engCfg.Logger, func(r lifecycle.Removal) {
+		if h := hubRef.Load(); h != nil {
+			publishExpiry(h, r, o.region)
+		}
+	})
 	// A cluster node listens before its engine opens: the other nodes
 	// need its drives to open theirs.
 	var node *clusterNode
@@ -428,6 +441,35 @@ func runServer(args []string) error {
 	if err := registerSSOMetrics(registry, stsH.Limiter, directory); err != nil {
 		return err
 	}
+	// Bucket event notifications and audit records: one durable queue
+	// per target on this node's drives.
+	hub, err := openNotify(os.Environ(), localRoots, eng.Layout().Parity, notifyKinds(certStore.RootCAs),
+		o.notifyRetryMax, logger.With("component", "notify"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = hub.Close() }()
+	hubRef.Store(hub)
+	defer hubRef.Store(nil)
+	// Targets added at run time (admin notify add) live in a config
+	// document, re-read on every node when it changes.
+	targets, err := notify.NewTargetStore(eng, hub, notifyKinds(certStore.RootCAs),
+		notifyKeyMaterial(os.Getenv("SHARDSTORE_IAM_KEY"), root.AccessKey, root.SecretKey),
+		engine.ErrNoConfig, engine.ErrConfigConflict, logger.With("component", "notify"))
+	if err != nil {
+		return err
+	}
+	if err := targets.Reload(context.Background()); err != nil {
+		logger.Warn("notification targets added at run time not all restored", "err", err)
+	}
+	for _, o := range hub.Orphans() {
+		logger.Warn("a notification queue on the drives belongs to a target that is not configured; its records are kept, not sent, until the target is configured again",
+			"queue", o.Name, "records", o.Records)
+	}
+	adm.Notify = notifyAdmin{hub: hub, store: targets}
+	if err := metrics.RegisterNotify(registry, hub.Targets); err != nil {
+		return err
+	}
 	srv, err = s3api.New(s3api.Config{
 		Store:             eng,
 		Auth:              s3api.SigV4{Verifier: verifier},
@@ -443,6 +485,8 @@ func runServer(args []string) error {
 		EncryptAll:        o.encryptAll,
 		AllowSSECOverHTTP: o.allowSSECOverHTTP,
 		AccessLog:         spool,
+		Notify:            hub,
+		Audit:             hub,
 	})
 	if err != nil {
 		return err
@@ -482,6 +526,9 @@ func runServer(args []string) error {
 				if err := ids.Reload(ctx); err != nil {
 					logger.Warn("re-reading identities after a change failed", "err", err)
 				}
+				if err := targets.Reload(ctx); err != nil {
+					logger.Warn("re-reading notification targets after a change failed", "err", err)
+				}
 				cancel()
 			}
 		}()
@@ -513,7 +560,7 @@ func runServer(args []string) error {
 			case "bucket":
 				err = eng.ReloadBucket(ctx, name)
 			case "config":
-				err = ids.Reload(ctx)
+				err = errors.Join(ids.Reload(ctx), targets.Reload(ctx))
 			}
 			if err != nil {
 				logger.Warn("re-reading state another node changed failed", "kind", kind, "name", name, "err", err)

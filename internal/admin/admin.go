@@ -17,6 +17,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/kms"
+	"github.com/shardstore/shardstore/internal/notify"
 )
 
 // Prefix is the URL path the handler serves.
@@ -75,6 +76,9 @@ type Handler struct {
 	// is what a rewrap walks (kms.go).
 	KMS     kms.KMS
 	Objects Objects
+	// Notify, when set, serves the notify calls and shows the
+	// notification targets' health in status (notify.go).
+	Notify Notify
 }
 
 // NewHandler returns the admin API for eng. authorize is called on every
@@ -111,6 +115,9 @@ type StatusReply struct {
 	Consensus *ConsensusStatus `json:"consensus,omitempty"`
 	// KMS is the key server's status (absent without one).
 	KMS *kms.Status `json:"kms,omitempty"`
+	// Notify lists the notification and audit targets with their
+	// queues' counters (absent when none is configured).
+	Notify []notify.TargetInfo `json:"notify,omitempty"`
 }
 
 // ConsensusStatus is one node's view of the Raft group that keeps the
@@ -195,8 +202,14 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 				ks := h.KMS.Status(r.Context())
 				reply.KMS = &ks
 			}
+			if h.Notify != nil {
+				reply.Notify = h.Notify.Targets()
+			}
 			json.NewEncoder(w).Encode(reply)
 		}}, 0, ""
+	}
+	if c, status, msg, ok := h.routeNotify(method, path); ok {
+		return c, status, msg
 	}
 	if c, status, msg, ok := h.routeKMS(method, path); ok {
 		return c, status, msg

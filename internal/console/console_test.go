@@ -358,6 +358,18 @@ func TestAnotherUsersSession(t *testing.T) {
 	if code, m := root.json("GET", "/api/ops/status", nil); code != 200 || m["layout"] == nil {
 		t.Errorf("root ops status: %d %v", code, m)
 	}
+	// This rig's server has no notifier: the call reaches the admin API,
+	// which says so (TestNotifyTargets has one).
+	if code, _ := root.json("GET", "/api/ops/notify", nil); code != 501 {
+		t.Errorf("root listing targets without a notifier: %d", code)
+	}
+	// A bucket's rules: none, and another's bucket is refused.
+	if code, m := root.json("GET", "/api/bucket/notification?bucket=rootonly", nil); code != 200 || len(m["rules"].([]any)) != 0 {
+		t.Errorf("root's bucket rules: %d %v", code, m)
+	}
+	if code, _ := bob.json("GET", "/api/bucket/notification?bucket=rootonly", nil); code != 403 {
+		t.Errorf("bob reading root's bucket rules: %d", code)
+	}
 }
 
 func TestLoginRateLimit(t *testing.T) {

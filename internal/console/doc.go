@@ -26,7 +26,11 @@
 // sees them, asked again every 30 s), and /api/iam/... passes identity
 // store calls (users, groups, policies, access keys, audit) to the admin
 // API with the body's SHA-256, where each call's own admin: action
-// decides. So every access rule (policies, ACLs, ownership, public access
+// decides. Event notification targets (notify.go) are listed from the
+// admin status and tested, added and removed through the admin API's
+// notify calls (admin:GetBucketTarget / admin:SetBucketTarget), and a
+// bucket's page shows its rules (GetBucketNotificationConfiguration).
+// So every access rule (policies, ACLs, ownership, public access
 // block, object lock) applies unchanged, and a new rule needs no console
 // change.
 //

@@ -209,6 +209,10 @@ type BucketInfo struct {
 	// BucketLoggingStatus with LoggingEnabled) as the S3 layer stored
 	// it; empty when logging is off.
 	Logging string
+	// Notification is the bucket's event notification configuration (a
+	// NotificationConfiguration, canonical form) as the S3 layer stored
+	// it; empty when no event is sent.
+	Notification string
 }
 
 // ObjectLockConfig is the bucket's parsed object lock configuration and
@@ -237,6 +241,7 @@ const (
 	BucketConfigVersioning        BucketConfig = "versioning"
 	BucketConfigEncryption        BucketConfig = "encryption"
 	BucketConfigLogging           BucketConfig = "logging"
+	BucketConfigNotification      BucketConfig = "notification"
 	// BucketConfigObjectLock takes a canonical ObjectLockConfiguration
 	// (objectlock.Config.Marshal("")): on a bucket with versioning
 	// Enabled it turns object lock on, or replaces the default

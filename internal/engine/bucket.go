@@ -38,6 +38,7 @@ type bucketRecord struct {
 	ObjectLock        string `json:"objectLock,omitempty"`
 	Encryption        string `json:"encryption,omitempty"`
 	Logging           string `json:"logging,omitempty"`
+	Notification      string `json:"notification,omitempty"`
 }
 
 // recordOf is the stored form of info.
@@ -45,7 +46,8 @@ func recordOf(info BucketInfo) bucketRecord {
 	return bucketRecord{Name: info.Name, Created: info.Created, Owner: info.Owner, ACL: info.ACL,
 		Location: info.Location, CORS: info.CORS, OwnershipControls: info.OwnershipControls, Website: info.Website,
 		Policy: info.Policy, PublicAccessBlock: info.PublicAccessBlock, Tagging: info.Tagging, Lifecycle: info.Lifecycle,
-		Versioning: info.Versioning, ObjectLock: info.ObjectLock, Encryption: info.Encryption, Logging: info.Logging}
+		Versioning: info.Versioning, ObjectLock: info.ObjectLock, Encryption: info.Encryption, Logging: info.Logging,
+		Notification: info.Notification}
 }
 
 // info is the BucketInfo a stored record describes.
@@ -53,7 +55,8 @@ func (r bucketRecord) info() BucketInfo {
 	return BucketInfo{Name: r.Name, Created: r.Created, Owner: r.Owner, ACL: r.ACL, Location: r.Location,
 		CORS: r.CORS, OwnershipControls: r.OwnershipControls, Website: r.Website, Policy: r.Policy,
 		PublicAccessBlock: r.PublicAccessBlock, Tagging: r.Tagging, Lifecycle: r.Lifecycle,
-		Versioning: r.Versioning, ObjectLock: r.ObjectLock, Encryption: r.Encryption, Logging: r.Logging}
+		Versioning: r.Versioning, ObjectLock: r.ObjectLock, Encryption: r.Encryption, Logging: r.Logging,
+		Notification: r.Notification}
 }
 
 func (e *Engine) allDrives() []drive.Drive {
@@ -188,6 +191,8 @@ func (e *Engine) SetBucketConfig(ctx context.Context, bucket string, which Bucke
 			info.Encryption = doc
 		case BucketConfigLogging:
 			info.Logging = doc
+		case BucketConfigNotification:
+			info.Notification = doc
 		case BucketConfigVersioning:
 			// S3 knows two states to set; a bucket never returns to
 			// "unversioned" once it had one.

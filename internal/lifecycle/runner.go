@@ -94,6 +94,29 @@ func (r *Report) fail(err error) {
 type Runner struct {
 	store Store
 	log   *slog.Logger
+	// OnRemoved, when set, is told of each object version or delete
+	// marker a pass removed, and each delete marker an expiration made
+	// (the bucket's s3:LifecycleExpiration:* events).
+	OnRemoved func(Removal)
+}
+
+// Removal is one change a lifecycle pass made: Marker is set when an
+// expiration made a delete marker (a versioned bucket), else a version
+// (VersionID, "" for an unversioned object) or a marker was removed.
+type Removal struct {
+	Bucket    engine.BucketInfo
+	Key       string
+	VersionID string
+	Size      int64
+	ETag      string
+	Marker    bool
+}
+
+func (p *pass) removed(r Removal) {
+	if p.OnRemoved != nil {
+		r.Bucket = p.bucket
+		p.OnRemoved(r)
+	}
 }
 
 // NewRunner returns a runner over store, logging what it removes to log
@@ -109,8 +132,15 @@ func NewRunner(store Store, log *slog.Logger) *Runner {
 // engine.Config.AfterScanCycle: a lifecycle pass after every scanner
 // cycle, resting as the scanner does, logged when it did anything.
 func AfterScanCycle(log *slog.Logger) func(context.Context, *engine.Engine, func(time.Duration) error) {
+	return AfterScanCycleNotifying(log, nil)
+}
+
+// AfterScanCycleNotifying is AfterScanCycle telling onRemoved (nil: no
+// one) of every removal, for bucket event notifications.
+func AfterScanCycleNotifying(log *slog.Logger, onRemoved func(Removal)) func(context.Context, *engine.Engine, func(time.Duration) error) {
 	return func(ctx context.Context, e *engine.Engine, rest func(time.Duration) error) {
 		r := NewRunner(e, log)
+		r.OnRemoved = onRemoved
 		rep, err := r.Run(ctx, rest)
 		if err != nil && ctx.Err() != nil {
 			return // the jobs stopped
@@ -128,6 +158,8 @@ type pass struct {
 	ctx  context.Context
 	rest func(time.Duration) error
 	rep  Report
+	// bucket is the bucket the pass is in.
+	bucket engine.BucketInfo
 }
 
 // Run runs one pass over every bucket. With rest set it calls rest after
@@ -151,6 +183,7 @@ func (r *Runner) Run(ctx context.Context, rest func(took time.Duration) error) (
 			continue
 		}
 		p.rep.Buckets++
+		p.bucket = bi
 		now := r.store.Now()
 		expire, abort := cfg.HasObjectActions()
 		if expire {
@@ -233,6 +266,11 @@ func (p *pass) expireObjects(bucket, prefix string, cfg *Configuration, now time
 			switch {
 			case err == nil && deleted:
 				p.rep.Expired++
+				if p.bucket.Versioning != "" {
+					p.removed(Removal{Key: oi.Key, Marker: true})
+				} else {
+					p.removed(Removal{Key: oi.Key, Size: oi.Size, ETag: oi.ETag})
+				}
 				p.log.Debug("lifecycle expired object", "bucket", bucket, "key", oi.Key)
 			case err == nil, errors.Is(err, engine.ErrObjectNotFound):
 			default:
@@ -285,6 +323,7 @@ func (p *pass) expireVersions(bucket, prefix string, cfg *Configuration, now tim
 			case err == nil:
 				p.rep.NoncurrentExpired++
 				left--
+				p.removed(Removal{Key: key, VersionID: v.VersionID, Size: v.Size, ETag: v.ETag})
 			case errors.Is(err, engine.ErrNoSuchVersion):
 				left--
 			case errors.Is(err, engine.ErrObjectLocked):
@@ -306,6 +345,7 @@ func (p *pass) expireVersions(bucket, prefix string, cfg *Configuration, now tim
 				switch {
 				case err == nil:
 					p.rep.MarkersRemoved++
+					p.removed(Removal{Key: key, VersionID: cur.VersionID})
 				case errors.Is(err, engine.ErrNoSuchVersion):
 				default:
 					p.rep.fail(fmt.Errorf("lifecycle %s/%s delete marker: %w", bucket, key, err))

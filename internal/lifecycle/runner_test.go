@@ -510,3 +510,42 @@ func TestLifecycleExpiresEncryptedObjects(t *testing.T) {
 		t.Fatalf("kept/enc: %v", err)
 	}
 }
+
+// TestLifecycleReportsRemovals: OnRemoved hears of each change a pass
+// made (the bucket's s3:LifecycleExpiration:* events): a delete marker
+// an expiration made, noncurrent versions and a lone marker removed,
+// and an unversioned object deleted.
+func TestLifecycleReportsRemovals(t *testing.T) {
+	clock := &testClock{}
+	e, _ := testEngine(t, engine.Config{InlineLimit: -1, Now: clock.now, Heal: engine.HealConfig{Disabled: true}})
+	ctx := context.Background()
+	if err := e.SetBucketConfig(ctx, "bucket", engine.BucketConfigVersioning, engine.VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e, "bucket", "exp/k", "one", engine.PutOptions{})
+	setLifecycle(t, e, "bucket", `<LifecycleConfiguration>
+<Rule><ID>exp</ID><Filter><Prefix>exp/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>
+<Rule><ID>exp-nc</ID><Filter><Prefix>exp/</Prefix></Filter><Status>Enabled</Status><Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration><NoncurrentVersionExpiration><NoncurrentDays>3</NoncurrentDays></NoncurrentVersionExpiration></Rule>
+</LifecycleConfiguration>`)
+	var got []string
+	r := NewRunner(e, nil)
+	r.OnRemoved = func(rm Removal) {
+		got = append(got, fmt.Sprintf("%s %s marker=%v versioned=%v size=%d", rm.Bucket.Name, rm.Key, rm.Marker, rm.VersionID != "", rm.Size))
+	}
+	clock.set(2)
+	if _, err := r.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.set(6)
+	if _, err := r.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"bucket exp/k marker=true versioned=false size=0",
+		"bucket exp/k marker=false versioned=true size=3",
+		"bucket exp/k marker=false versioned=true size=0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("removals:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -7,4 +7,56 @@
 // The seam is Target (target.go): one external system. The kinds of
 // target live in package notifytarget, one file each; this package knows
 // none of their protocols.
+//
+// # Pieces
+//
+//   - config.go, names.go: a bucket's NotificationConfiguration, parsed
+//     and validated as S3 does (ParseConfig: Queue/Topic/CloudFunction
+//     rules, event names with :* wildcards, prefix/suffix filters,
+//     overlapping rules of one target, unknown ARNs); Config.Match says
+//     which targets an event goes to and under which spelling of its
+//     name (MinIO's, or AWS's alias a rule subscribed).
+//   - event.go: Event.Delivery makes the S3 event record and MinIO's
+//     envelope {"EventName","Key","Records"} (Delivery.Payload).
+//   - audit.go: AuditEntry, one request's audit record (MinIO's shape).
+//   - queue.go, frame.go: Queue, one target's durable queue.
+//   - hub.go: Hub, the node's targets and their queues; Publish and
+//     Audit append to them.
+//   - env.go: FromEnv, targets from MINIO_NOTIFY_<KIND>_<FIELD>[_<ID>]
+//     (and SHARDSTORE_..., MINIO_AUDIT_...), generic over Kind.Fields.
+//   - targetstore.go: TargetStore, the targets added at run time, kept in
+//     the "notify" config document with secret settings sealed, applied
+//     to the hub on every node (Reload).
+//
+// # The queue
+//
+// Append frames the record ([len][crc32c][payload]), hands it to one
+// writer goroutine that writes every waiting record with one write(2)
+// and one fdatasync(2) per directory (in parallel), and returns once
+// the record is synced on every directory that works (at least one):
+// concurrent requests share syncs. The directories are on the node's
+// own drives, one per filesystem, up to parity+1 (cmd/shardstore picks
+// them, as for the access log spool). A directory whose write fails is
+// dropped from the open segment with a warning. Segments are files of
+// about 4 MiB (<seq>.seg, the same name in every directory); a new one
+// is created, and its directory synced, when the open one is full.
+//
+// One sender goroutine reads the records in order from the files (never
+// holding the backlog in memory), calls Target.Send, and advances only
+// when Send returned nil; an error is retried after an exponential
+// backoff with jitter (RetryMin doubling to RetryMax). A segment all of
+// whose records were sent, and which the writer has left, is deleted.
+// The position reached is written to a small CRC-checked cursor file
+// every 256 records or second and at every segment change (written and
+// renamed, not synced: a lost cursor resends records, which at least
+// once allows). At open, every directory's cursor and segments are
+// read; a segment's longest valid copy (frames up to the first one cut
+// short or failing its CRC) is sent from the furthest cursor on.
+//
+// Bounds: MaxRecords and MaxBytes of records not yet sent; a full queue
+// refuses with ErrFull at once. The S3 layer answers the request anyway
+// (it has been done) and the hub logs the refusal at most once a minute
+// per target; the counter is in Stats (shardstore_notify_refused_total).
+//
+// More: docs/notifications.md.
 package notify

@@ -72,7 +72,19 @@ type Field struct {
 // echoing a secret) and may connect lazily: a system that is down at
 // start must not stop the server, its records queue until it answers.
 type Kind struct {
-	Name   string
+	Name string
+	// Config is the kind's name in MINIO_NOTIFY_<CONFIG>_... and
+	// notify_<config> where it differs from Name: MinIO configures the
+	// postgresql kind as notify_postgres.
+	Config string
 	Fields []Field
 	New    func(id string, settings map[string]string) (Target, error)
+}
+
+// ConfigName is the kind's name in configuration variables.
+func (k Kind) ConfigName() string {
+	if k.Config != "" {
+		return k.Config
+	}
+	return k.Name
 }

@@ -34,5 +34,5 @@ import "github.com/shardstore/shardstore/internal/notify"
 
 // All is every kind of target, by name.
 func All() []notify.Kind {
-	return []notify.Kind{NATS(), Redis(), PostgreSQL(), MySQL(), AMQP(), MQTT(), Kafka()}
+	return []notify.Kind{Webhook(nil), NATS(), Redis(), PostgreSQL(), MySQL(), AMQP(), MQTT(), Kafka()}
 }

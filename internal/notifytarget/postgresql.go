@@ -24,7 +24,7 @@ import (
 // MinIO's tables, created when missing. Every statement runs on its own
 // (autocommit): Send returns once the row is committed.
 func PostgreSQL() notify.Kind {
-	return notify.Kind{Name: "postgresql", Fields: postgresFields, New: newPostgreSQL}
+	return notify.Kind{Name: "postgresql", Config: "postgres", Fields: postgresFields, New: newPostgreSQL}
 }
 
 var postgresFields = []notify.Field{

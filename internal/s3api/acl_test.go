@@ -515,13 +515,15 @@ func TestExpectedBucketOwner(t *testing.T) {
 		{"DeleteObjectVersion", "DELETE", "/bkt/obj?versionId=null", nil, nil, 204},
 		{"PutBucketLogging", "PUT", "/bkt?logging", func(*harness, string) []byte { return loggingBody("other", "p/", "") }, nil, 200},
 		{"GetBucketLogging", "GET", "/bkt?logging", nil, nil, 200},
+		{"PutBucketNotificationConfiguration", "PUT", "/bkt?notification", func(*harness, string) []byte { return []byte("<NotificationConfiguration/>") }, nil, 200},
+		{"GetBucketNotificationConfiguration", "GET", "/bkt?notification", nil, nil, 200},
 	}
 	// state is everything a call could change, read as root.
 	state := func(h *harness, id string) string {
 		var b strings.Builder
 		for _, p := range []string{"/bkt/obj", "/bkt/obj?acl", "/bkt?acl", "/bkt/up?uploadId=" + id, "/bkt?list-type=2", "/bkt?uploads", "/other?list-type=2",
 			"/bkt?publicAccessBlock", "/bkt?ownershipControls", "/bkt/obj?tagging", "/bkt?tagging", "/bkt?lifecycle",
-			"/bkt?versioning", "/bkt?versions", "/bkt?logging"} {
+			"/bkt?versioning", "/bkt?versions", "/bkt?logging", "/bkt?notification"} {
 			rec := h.do("root", "GET", p, nil)
 			body := rec.Body.String()
 			if i := strings.Index(body, "<RequestId>"); i >= 0 {

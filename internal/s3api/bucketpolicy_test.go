@@ -130,6 +130,8 @@ func TestPolicyActions(t *testing.T) {
 		{"GetBucketTagging", access.BucketAdmin, "s3:GetBucketTagging"}, {"PutBucketTagging", access.BucketAdmin, "s3:PutBucketTagging"},
 		{"DeleteBucketTagging", access.BucketAdmin, "s3:PutBucketTagging"},
 		{"GetBucketLogging", access.BucketAdmin, "s3:GetBucketLogging"}, {"PutBucketLogging", access.BucketAdmin, "s3:PutBucketLogging"},
+		{"GetBucketNotificationConfiguration", access.BucketAdmin, "s3:GetBucketNotification"},
+		{"PutBucketNotificationConfiguration", access.BucketAdmin, "s3:PutBucketNotification"},
 	} {
 		q.api = c.api
 		if got := q.action(c.op); got != c.want {

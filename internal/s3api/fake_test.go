@@ -275,6 +275,8 @@ func (f *fakeStore) SetBucketConfig(_ context.Context, b string, which engine.Bu
 		fb.info.Encryption = doc
 	case engine.BucketConfigLogging:
 		fb.info.Logging = doc
+	case engine.BucketConfigNotification:
+		fb.info.Notification = doc
 	case engine.BucketConfigLifecycle:
 		fb.info.Lifecycle = doc
 	case engine.BucketConfigVersioning:

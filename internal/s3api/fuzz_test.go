@@ -57,8 +57,11 @@ func FuzzXMLBodies(f *testing.F) {
 	f.Add(uint8(14), []byte(`<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>yesterday</RetainUntilDate></Retention>`))
 	f.Add(uint8(15), []byte(legalHoldDoc("ON")))
 	f.Add(uint8(15), []byte(`<LegalHold><Status>on</Status><Status/></LegalHold>`))
+	f.Add(uint8(16), []byte(testNotification))
+	f.Add(uint8(16), []byte(`<NotificationConfiguration><QueueConfiguration><Queue>arn:minio:sqs::9:webhook</Queue><Event>s3:ObjectCreated:*</Event></QueueConfiguration></NotificationConfiguration>`))
+	f.Add(uint8(16), []byte(`<NotificationConfiguration><QueueConfiguration><Filter><S3Key><FilterRule><Name>prefix</Name><Value>a</Value></FilterRule><FilterRule><Name>prefix</Name><Value>b</Value></FilterRule></S3Key></Filter><Queue>arn:minio:sqs::1:webhook</Queue><Event>s3:*</Event></QueueConfiguration></NotificationConfiguration>`))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
-		h := newHarness(t, nil)
+		h := newHarness(t, func(c *Config) { c.Notify = &fakeNotifier{} })
 		h.expect(h.do("root", http.MethodPut, "/fuzz", nil), http.StatusOK, "")
 		keep := []byte("must survive")
 		h.expect(h.do("root", http.MethodPut, "/fuzz/keep", keep), http.StatusOK, "")
@@ -73,7 +76,7 @@ func FuzzXMLBodies(f *testing.F) {
 		h.expect(lockedPut, http.StatusOK, "")
 		held := lockedPut.Header().Get("X-Amz-Version-Id")
 		var rec = h.do("root", http.MethodPost, "/fuzz/obj?uploadId="+init.UploadID, body)
-		switch kind % 16 {
+		switch kind % 17 {
 		case 1:
 			rec = h.do("root", http.MethodPost, "/fuzz?delete", body, "Content-MD5", contentMD5(body))
 		case 2:
@@ -104,6 +107,8 @@ func FuzzXMLBodies(f *testing.F) {
 			rec = h.do("root", http.MethodPut, "/fuzzlock/held?retention", body, "Content-MD5", contentMD5(body))
 		case 15:
 			rec = h.do("root", http.MethodPut, "/fuzzlock/held?legal-hold", body, "Content-MD5", contentMD5(body))
+		case 16:
+			rec = h.do("root", http.MethodPut, "/fuzz?notification", body)
 		}
 		// 501 NotImplemented is a deliberate answer (MFA delete, say).
 		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/notify"
 )
 
 // maxCompleteBody bounds a CompleteMultipartUpload body: 10000 parts of
@@ -357,6 +358,7 @@ func handleCompleteMultipartUpload(q *request) error {
 	// ignored here, as nothing is unsealed.
 	sreq, _ := q.sseForRead(q.r.Header, hdrSSECPrefix)
 	setSSEHeaders(q.w.Header(), oi.Sealed, sreq)
+	q.notifyWrite(bi, notify.ObjectCreatedCompleteMPU, oi)
 	q.writeXML(out)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/hashing"
+	"github.com/shardstore/shardstore/internal/notify"
 )
 
 // bodySize is the declared size of a PUT body, enforcing S3's rules. It
@@ -135,6 +136,7 @@ func handlePutObject(q *request) error {
 	setSSEHeaders(h, oi.Sealed, q.sse)
 	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
+	q.notifyWrite(bi, notify.ObjectCreatedPut, oi)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -395,6 +397,7 @@ func handleDeleteObject(q *request) error {
 	switch {
 	case err == nil:
 		q.setDeleteResult(bi, res)
+		q.notifyDelete(bi, q.key, version, res)
 	case errors.Is(err, engine.ErrObjectNotFound) && cond != nil:
 		// A conditional delete of a key without a current object:
 		// 404 NoSuchKey, as a conditional write answers.
@@ -486,6 +489,9 @@ func handleDeleteObjects(q *request) error {
 			}
 			fail(ae)
 			continue
+		}
+		if err == nil {
+			q.notifyDelete(bi, o.Key, o.VersionID, res)
 		}
 		if !req.Quiet {
 			out.Deleted = append(out.Deleted, deletedEntry(o.Key, o.VersionID, res, err == nil))
@@ -744,6 +750,7 @@ func handleCopyObject(q *request) error {
 	q.setWrittenVersionID(bi, oi.VersionID)
 	q.setExpiration(bi, oi)
 	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
+	q.notifyWrite(bi, notify.ObjectCreatedCopy, oi)
 	q.writeXML(res)
 	return nil
 }

@@ -56,6 +56,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/objectlock"
 )
 
@@ -416,6 +417,7 @@ func handlePutObjectRetention(q *request) error {
 		return fmt.Errorf("set retention of %s/%s: %w", q.bucket, q.key, versionError(err, version))
 	}
 	q.setVersionID(bi, oi.VersionID)
+	q.notify(bi, notify.ObjectCreatedPutRetention, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -449,6 +451,7 @@ func handlePutObjectLegalHold(q *request) error {
 		return fmt.Errorf("set legal hold of %s/%s: %w", q.bucket, q.key, versionError(err, version))
 	}
 	q.setVersionID(bi, oi.VersionID)
+	q.notify(bi, notify.ObjectCreatedPutLegalHold, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/auth"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/notify"
 )
 
 // Browser form uploads (S3's POST object): a multipart/form-data body
@@ -277,6 +278,7 @@ func handlePostObject(q *request) error {
 	}
 	q.setWrittenVersionID(bi, oi.VersionID)
 	setSSEHeaders(q.w.Header(), oi.Sealed, q.sse)
+	q.notifyWrite(bi, notify.ObjectCreatedPost, oi)
 	return q.postAnswer(f, oi)
 }
 

@@ -18,7 +18,7 @@ type routeResult struct {
 var unimplementedSubresources = map[string]bool{
 	"accelerate": true, "analytics": true,
 	"intelligent-tiering": true, "inventory": true,
-	"metadataTable": true, "metrics": true, "notification": true,
+	"metadataTable": true, "metrics": true,
 	"replication": true, "requestPayment": true,
 	"restore": true, "select": true, "session": true,
 	"torrent": true, "renameObject": true,
@@ -47,6 +47,7 @@ var knownParams = map[string]bool{
 	"policy": true, "policyStatus": true, "publicAccessBlock": true,
 	"tagging": true, "lifecycle": true, "versioning": true,
 	"object-lock": true, "retention": true, "legal-hold": true, "logging": true,
+	"notification": true,
 }
 
 // unsupportedQuery returns the first sub-resource in query that is not
@@ -138,6 +139,8 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("GetObjectLockConfiguration", handleGetObjectLockConfiguration)
 			case has(query, "logging"):
 				return ok("GetBucketLogging", handleGetBucketLogging)
+			case has(query, "notification"):
+				return ok("GetBucketNotificationConfiguration", handleGetBucketNotificationConfiguration)
 			case has(query, "uploads"):
 				return ok("ListMultipartUploads", handleListMultipartUploads)
 			case has(query, "versions"):
@@ -174,11 +177,13 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 				return ok("PutObjectLockConfiguration", handlePutObjectLockConfiguration)
 			case has(query, "logging"):
 				return ok("PutBucketLogging", handlePutBucketLogging)
+			case has(query, "notification"):
+				return ok("PutBucketNotificationConfiguration", handlePutBucketNotificationConfiguration)
 			}
 			return ok("CreateBucket", handleCreateBucket)
 		case http.MethodDelete:
 			switch {
-			case has(query, "versioning"), has(query, "object-lock"), has(query, "logging"):
+			case has(query, "versioning"), has(query, "object-lock"), has(query, "logging"), has(query, "notification"):
 				// S3 has no DeleteBucketVersioning or DeleteBucketLogging
 				// (an empty BucketLoggingStatus turns logging off), and an
 				// object lock configuration cannot be removed; none may
@@ -206,14 +211,14 @@ func route(method, bucket, key string, query map[string][]string, h http.Header)
 			if has(query, "delete") {
 				return ok("DeleteObjects", handleDeleteObjects)
 			}
-			if has(query, "versioning") || has(query, "object-lock") || has(query, "logging") {
+			if has(query, "versioning") || has(query, "object-lock") || has(query, "logging") || has(query, "notification") {
 				return notAllowed
 			}
 			return ok("PostObject", handlePostObject)
 		}
 		return notAllowed
 	}
-	if has(query, "object-lock") || has(query, "logging") {
+	if has(query, "object-lock") || has(query, "logging") || has(query, "notification") {
 		// Bucket sub-resources: on an object neither is an API, and
 		// neither may fall through to GetObject, PutObject or
 		// DeleteObject.

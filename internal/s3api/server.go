@@ -27,6 +27,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/kms"
 	"github.com/shardstore/shardstore/internal/lifecycle"
+	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/objectlock"
 	"github.com/shardstore/shardstore/internal/policy"
 )
@@ -108,6 +109,13 @@ type Config struct {
 	// through DeliverAccessLog); nil keeps none, though ?logging is
 	// still stored and answered.
 	AccessLog AccessLog
+	// Notify queues bucket event notifications (package notify's Hub);
+	// nil sends none, and a configuration naming any destination is
+	// refused as naming an unknown one.
+	Notify Notifier
+	// Audit queues an audit record of every request when it has audit
+	// targets (package notify's Hub); nil keeps none.
+	Audit Auditor
 }
 
 // Server is one S3 endpoint. Create it with New, run it with Serve and
@@ -132,6 +140,8 @@ type Server struct {
 	lifecycles docCache[*lifecycle.Configuration]
 	grantLists docCache[[]access.Grant]
 	loggings   docCache[*loggingConfig]
+	// notifications caches parsed notification configurations.
+	notifications docCache[*notify.Config]
 	// accessLogWarned is when a record was last refused with a warning
 	// (unix seconds), so that a full spool logs once a minute, not once
 	// a request.
@@ -294,6 +304,9 @@ type request struct {
 	errCode     string
 	aclRequired bool
 	alog        *accessLogState
+	// events are the bucket events this request made, queued before
+	// its answer (notification.go).
+	events []pendingEvent
 }
 
 // responseWriter records what was written, for logs and metrics.
@@ -307,6 +320,9 @@ type responseWriter struct {
 	// onHeader, when set, runs once before the answer's first byte is
 	// written, with its status (the access log spools its record).
 	onHeader func(status int)
+	// beforeAnswer, when set, runs just before onHeader: the request's
+	// bucket events are queued (notification.go).
+	beforeAnswer func(status int)
 }
 
 func (w *responseWriter) WriteHeader(code int) {
@@ -325,6 +341,9 @@ func (w *responseWriter) WriteHeader(code int) {
 func (w *responseWriter) beforeHeader() {
 	if w.unreadContinue != nil && w.unreadContinue() {
 		w.Header().Set("Connection", "close")
+	}
+	if w.beforeAnswer != nil {
+		w.beforeAnswer(w.status)
 	}
 	if w.onHeader != nil {
 		w.onHeader(w.status)
@@ -424,6 +443,9 @@ func (s *Server) finish(q *request, start time.Time, counted *countingReader) {
 	if counted != nil {
 		in = counted.n
 		s.metrics.bytesIn.Add(float64(in))
+	}
+	if s.cfg.Audit != nil && s.cfg.Audit.HasAudit() {
+		s.audit(q, status, in, d)
 	}
 	if s.cfg.LogRequests {
 		s.log.Info("request", "request_id", q.id, "api", q.api, "method", q.r.Method,

@@ -222,6 +222,11 @@ func TestRoute(t *testing.T) {
 		{"PUT", "b", "", "logging", "", "PutBucketLogging"},
 		{"DELETE", "b", "", "logging", "", "MethodNotAllowed"},
 		{"GET", "b", "k", "logging", "", "NotImplemented"},
+		{"GET", "b", "", "notification", "", "GetBucketNotificationConfiguration"},
+		{"PUT", "b", "", "notification", "", "PutBucketNotificationConfiguration"},
+		{"DELETE", "b", "", "notification", "", "MethodNotAllowed"},
+		{"POST", "b", "", "notification", "", "MethodNotAllowed"},
+		{"PUT", "b", "k", "notification", "", "NotImplemented"},
 	}
 	for _, c := range cases {
 		q := map[string][]string{}

@@ -43,6 +43,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/notify"
 )
 
 // S3's tag limits.
@@ -309,6 +310,7 @@ func handlePutObjectTagging(q *request) error {
 		return versionError(err, version)
 	}
 	q.setVersionID(bi, oi.VersionID)
+	q.notify(bi, notify.ObjectCreatedPutTagging, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -350,6 +352,7 @@ func handleDeleteObjectTagging(q *request) error {
 		}
 	}
 	q.setVersionID(bi, oi.VersionID)
+	q.notify(bi, notify.ObjectCreatedDeleteTagging, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeEmpty(http.StatusNoContent)
 	return nil
 }

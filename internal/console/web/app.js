@@ -87,7 +87,7 @@ async function api(method, path, { query, json, body, headers } = {}) {
   const res = await fetch(url, { method, headers: h, body: payload, credentials: "same-origin", cache: "no-store" });
   if (!res.ok) {
     let code = res.statusText, message = "";
-    try { const j = await res.json(); code = j.code || code; message = j.message || ""; } catch (e) { /* not JSON */ }
+    try { const j = await res.json(); code = j.code || code; message = j.message || j.error || ""; } catch (e) { /* not JSON */ }
     if (res.status === 401 && path !== "/api/login" && path !== "/api/session") {
       state.user = "";
       route();
@@ -291,6 +291,16 @@ async function browsePage(main, bucket, prefix) {
     crumbs.append(" / ", el("a", { href: "#/browse?" + new URLSearchParams({ bucket, prefix: acc }), text: part === "" ? "(empty)" : part }));
   }
   main.append(crumbs);
+  if (!prefix) {
+    // The bucket's event notification rules, when it has any.
+    const rules = el("p", { class: "notify-rules", id: "notify-rules" });
+    main.append(rules);
+    api("GET", "/api/bucket/notification", { query: { bucket } }).then((r) => {
+      if (!r.rules.length) return;
+      rules.textContent = "Event notifications: " + r.rules.map((x) =>
+        x.events.join(", ") + (x.prefix || x.suffix ? " on " + (x.prefix || "") + "*" + (x.suffix || "") : "") + " → " + x.arn).join("; ");
+    }).catch(() => {});
+  }
 
   const fileInput = el("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", onchange: () => {
     startUploads(bucket, prefix, [...fileInput.files].map((f) => ({ file: f, rel: f.name })), refresh);
@@ -696,7 +706,8 @@ async function opsPage(main) {
   const cpu = el("section", { class: "panel", id: "ops-cpu" });
   const phases = el("section", { class: "panel", id: "ops-phases" });
   const errors = el("section", { class: "panel", id: "ops-errors" });
-  main.append(summary, el("div", { class: "ops-grid" }, charts, cpu), drives, el("div", { class: "ops-grid" }, heal, phases), errors);
+  const notify = el("section", { class: "panel", id: "ops-notify" });
+  main.append(summary, el("div", { class: "ops-grid" }, charts, cpu), drives, el("div", { class: "ops-grid" }, heal, phases), errors, notify);
 
   const series = { t: [], inMiB: [], outMiB: [], rps: [], lat: [] };
   let last = null;
@@ -748,6 +759,49 @@ async function opsPage(main) {
         el("dt", { text: "Scanner" }), el("dd", { text: scan }),
         el("dt", { text: "Refills" }), el("dd", { text: (H.refills || []).length ? H.refills.map((r) => r.drive + ": " + r.objects + " objects").join(", ") : "none" })),
       el("button", { class: "primary", id: "heal-now", text: "Heal now", onclick: () => healNow(healOut) }), healOut);
+    renderNotify(s.notify || []);
+  }
+
+  // Notification and audit targets: health and queue from the status,
+  // test / remove per target, and a form adding a webhook.
+  function renderNotify(targets) {
+    if (notify.contains(document.activeElement) && notify.querySelector("form")) return; // keep a form being filled in
+    const out = el("p", { class: "notify-out", "aria-live": "polite" });
+    const q = (t) => ({ arn: t.ARN, audit: t.Audit ? "true" : "" });
+    const row = (t) => el("tr", {},
+      el("td", { class: "path", text: t.ARN }), el("td", { text: t.Audit ? "audit" : "events" }), el("td", { text: t.Source }),
+      el("td", {}, el("span", { class: "pill " + (t.Stats.LastError ? "bad" : "ok"), text: t.Stats.LastError ? "failing" : "online" })),
+      el("td", { class: "num", text: t.Stats.Queued }), el("td", { class: "num", text: t.Stats.Sent }), el("td", { class: "num", text: t.Stats.Failed }),
+      el("td", { class: "num", text: t.Stats.Refused }), el("td", { class: "err", text: t.Stats.LastError || "" }),
+      el("td", {},
+        el("button", { text: "Test", onclick: async () => {
+          try { const r = await api("POST", "/api/ops/notify/test", { query: q(t) }); out.textContent = t.ARN + (r.ok ? " answers" : " does not answer: " + r.error); }
+          catch (e) { out.textContent = explain(e); }
+        } }),
+        t.Source === "admin" ? el("button", { text: "Remove", onclick: async () => {
+          if (!confirm("Remove " + t.ARN + " and the records it has not sent yet?")) return;
+          try { await api("DELETE", "/api/ops/notify", { query: q(t) }); out.textContent = "removed " + t.ARN; status(); }
+          catch (e) { out.textContent = explain(e); }
+        } }) : null));
+    const id = el("input", { id: "notify-id", placeholder: "ID", "aria-label": "Target ID", required: true });
+    const ep = el("input", { id: "notify-endpoint", placeholder: "https://hooks.example.com/s3", "aria-label": "Webhook endpoint", required: true });
+    const tok = el("input", { id: "notify-token", type: "password", placeholder: "auth token (optional)", "aria-label": "Auth token" });
+    const audit = el("input", { type: "checkbox", id: "notify-audit" });
+    const form = el("form", { class: "inline", onsubmit: async (ev) => {
+      ev.preventDefault();
+      const settings = { endpoint: ep.value.trim() };
+      if (tok.value) settings.auth_token = tok.value;
+      try {
+        const r = await api("PUT", "/api/ops/notify", { json: { kind: "webhook", id: id.value.trim(), settings, audit: audit.checked } });
+        out.textContent = "added " + r.arn; form.reset(); document.activeElement.blur(); status();
+      } catch (e) { out.textContent = explain(e); }
+    } }, id, ep, tok, el("label", {}, audit, " audit records"), el("button", { class: "primary", type: "submit", text: "Add webhook" }));
+    notify.replaceChildren(el("h3", { text: "Event notification targets" }),
+      targets.length ? el("table", { class: "grid", id: "notify-targets" },
+        el("thead", {}, el("tr", {}, ["ARN", "Receives", "From", "State", "Queued", "Sent", "Failed", "Refused", "Last error", ""].map((h) => el("th", { text: h })))),
+        el("tbody", {}, targets.map(row)))
+        : el("p", { text: "No targets. Add one here, or with MINIO_NOTIFY_* variables (docs/notifications.md)." }),
+      form, out);
   }
 
   async function healNow(out) {

@@ -345,6 +345,7 @@ func (s suite) testBucketSettings(t *testing.T) {
 		engine.BucketConfigTagging:           func(b engine.BucketInfo) string { return b.Tagging },
 		engine.BucketConfigEncryption:        func(b engine.BucketInfo) string { return b.Encryption },
 		engine.BucketConfigLogging:           func(b engine.BucketInfo) string { return b.Logging },
+		engine.BucketConfigNotification:      func(b engine.BucketInfo) string { return b.Notification },
 	}
 	for which := range docs {
 		if err := st.SetBucketConfig(ctx, bucket, which, "doc of "+string(which)); err != nil {

@@ -1,0 +1,157 @@
+package notifytarget
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/notify"
+)
+
+// webhookFields are MinIO's notify_webhook settings. queue_dir and
+// queue_limit are accepted for MinIO's configurations: the queue is
+// always on the node's drives, queue_limit bounds its records.
+var webhookFields = []notify.Field{
+	{Name: "endpoint", Required: true, Help: "http(s) URL the records are POSTed to"},
+	{Name: "auth_token", Secret: true, Help: "sent as Authorization: Bearer <token> (or as given when it has a scheme)"},
+	{Name: "client_cert", Help: "PEM client certificate file for mutual TLS"},
+	{Name: "client_key", Help: "PEM key file of client_cert"},
+	{Name: "queue_dir", Help: "accepted for MinIO's configurations; the queue is on the node's drives"},
+	{Name: "queue_limit", Help: "most records the target's queue holds (default 100000)"},
+}
+
+// Webhook is the webhook kind; roots, when set, gives the trusted CAs
+// (the system's and the certificates directory's), else the system
+// roots alone are used.
+func Webhook(roots func() *x509.CertPool) notify.Kind {
+	return notify.Kind{Name: "webhook", Fields: webhookFields, New: func(id string, s map[string]string) (notify.Target, error) {
+		return newWebhook(id, s, roots)
+	}}
+}
+
+type webhook struct {
+	arn      string
+	endpoint string
+	auth     string
+	client   *http.Client
+}
+
+// maxSetting bounds every setting's length.
+const maxSetting = 4096
+
+func newWebhook(id string, s map[string]string, roots func() *x509.CertPool) (*webhook, error) {
+	for k, v := range s {
+		if len(v) > maxSetting {
+			return nil, fmt.Errorf("webhook: %s is longer than %d bytes", k, maxSetting)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fmt.Errorf("webhook: %s holds a control character", k)
+		}
+	}
+	ep := strings.TrimSpace(s["endpoint"])
+	u, err := url.Parse(ep)
+	if err != nil || ep == "" {
+		return nil, errors.New("webhook: endpoint is not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("webhook: endpoint scheme %q is not http or https", clip(u.Scheme))
+	}
+	if u.Host == "" {
+		return nil, errors.New("webhook: endpoint has no host")
+	}
+	if u.User != nil {
+		return nil, errors.New("webhook: endpoint must not hold credentials (use auth_token)")
+	}
+	if v := s["queue_limit"]; v != "" {
+		if n, err := strconv.ParseUint(v, 10, 32); err != nil || n == 0 {
+			return nil, errors.New("webhook: queue_limit is not a positive number")
+		}
+	}
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if roots != nil {
+		tlsCfg.RootCAs = roots()
+	}
+	cert, key := s["client_cert"], s["client_key"]
+	if (cert == "") != (key == "") {
+		return nil, errors.New("webhook: client_cert and client_key go together")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("webhook: client_cert/client_key: %w", err)
+		}
+		tlsCfg.Certificates = []tls.Certificate{pair}
+	}
+	auth := strings.TrimSpace(s["auth_token"])
+	if auth != "" && !strings.Contains(auth, " ") {
+		auth = "Bearer " + auth
+	}
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsCfg,
+		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 30 * time.Second}
+	return &webhook{arn: notify.ARN(id, "webhook"), endpoint: u.String(), auth: auth,
+		client: &http.Client{Transport: tr, Timeout: time.Minute,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+}
+
+func clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
+}
+
+func (w *webhook) ARN() string { return w.arn }
+
+// Send POSTs the payload; only a 2xx answer accepts it.
+func (w *webhook) Send(ctx context.Context, d notify.Delivery) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, bytes.NewReader(d.Payload))
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if w.auth != "" {
+		req.Header.Set("Authorization", w.auth)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("webhook: post: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("webhook: endpoint answered %s", resp.Status)
+	}
+	return nil
+}
+
+// Healthy checks that the endpoint answers at all (any HTTP status): a
+// HEAD request, as MinIO's check does.
+func (w *webhook) Healthy(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, w.endpoint, nil)
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	if w.auth != "" {
+		req.Header.Set("Authorization", w.auth)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	_ = resp.Body.Close()
+	return nil
+}
+
+func (w *webhook) Close() error {
+	w.client.CloseIdleConnections()
+	return nil
+}

@@ -1,0 +1,221 @@
+package s3api
+
+// Bucket event notifications (?notification on a bucket), and the
+// events of successful mutating requests.
+//
+//   - PutBucketNotificationConfiguration validates the document as S3
+//     does (notify.ParseConfig: event names with wildcards, prefix and
+//     suffix filters, overlapping rules, destinations that no target
+//     of Config.Notify has are refused with InvalidArgument "Unable to
+//     validate the following destination configurations"), and stores
+//     its canonical form in the bucket record
+//     (engine.BucketConfigNotification), consensus-backed on a cluster.
+//     An empty document removes it.
+//   - GetBucketNotificationConfiguration answers it with S3's
+//     namespace, an empty NotificationConfiguration when none is set.
+//   - A request that changed an object (PutObject, PostObject,
+//     CopyObject, CompleteMultipartUpload, DeleteObject, each key of
+//     DeleteObjects, object tagging, retention and legal hold) notes
+//     its event (q.notify); just before the answer's first byte the
+//     events the bucket's rules match are queued durably on this node
+//     (Notifier.Publish returns once they are synced), so an answered
+//     request's event survives a kill -9. A queue that refuses a
+//     record (full) is logged by the notifier and the answer goes on:
+//     the request itself has been done.
+//
+// Access: s3:PutBucketNotification and s3:GetBucketNotification, the
+// bucket owner's by default.
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shardstore/shardstore/internal/access"
+	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/notify"
+)
+
+// Notifier queues bucket events for their targets (package notify's
+// Hub).
+type Notifier interface {
+	// Has reports whether a target key ("<ID>:<kind>") exists.
+	Has(target string) bool
+	// Publish queues ev durably for each target c's rules match.
+	Publish(ev notify.Event, c *notify.Config) error
+}
+
+// bucketNotification is bi's parsed notification configuration, nil
+// when it has none; cached by bucket and text.
+func (s *Server) bucketNotification(bi engine.BucketInfo) *notify.Config {
+	if bi.Notification == "" {
+		return nil
+	}
+	return s.notifications.get(bi.Name+"\x00"+bi.Notification, func() *notify.Config {
+		c, err := notify.ParseConfig([]byte(bi.Notification), nil)
+		if err != nil {
+			return nil
+		}
+		return c
+	})
+}
+
+func handlePutBucketNotificationConfiguration(q *request) error {
+	if _, err := q.bucketAccess(q.bucket, access.BucketAdmin); err != nil {
+		return err
+	}
+	body, err := q.readConfigBody(false)
+	if err != nil {
+		return err
+	}
+	known := func(string) bool { return false }
+	if n := q.s.cfg.Notify; n != nil {
+		known = n.Has
+	}
+	c, err := notify.ParseConfig(body, known)
+	if err != nil {
+		return notifyConfigError(err)
+	}
+	doc := ""
+	if len(c.Rules) > 0 {
+		doc = string(c.Marshal(""))
+	}
+	if err := q.s.cfg.Store.SetBucketConfig(q.ctx, q.bucket, engine.BucketConfigNotification, doc); err != nil {
+		return err
+	}
+	q.writeEmpty(http.StatusOK)
+	return nil
+}
+
+func handleGetBucketNotificationConfiguration(q *request) error {
+	bi, err := q.bucketAccess(q.bucket, access.BucketAdmin)
+	if err != nil {
+		return err
+	}
+	c := q.s.bucketNotification(bi)
+	if c == nil {
+		c = &notify.Config{}
+	}
+	q.writeXMLBytes(http.StatusOK, c.Marshal(s3NS))
+	return nil
+}
+
+// notifyConfigError is S3's answer to a refused configuration.
+func notifyConfigError(err error) error {
+	if ce, ok := err.(*notify.ConfigError); ok { //nolint:errorlint // ParseConfig returns it unwrapped
+		if ce.Code == "MalformedXML" {
+			return errMalformedXML()
+		}
+		return errorf(ce.Code, http.StatusBadRequest, "%s", ce.Message)
+	}
+	return errMalformedXML()
+}
+
+// notify notes an event of this request on key of bi; it is queued
+// just before the answer starts (publishEvents).
+func (q *request) notify(bi engine.BucketInfo, name notify.Name, key string, size int64, etag, versionID string) {
+	if q.s.cfg.Notify == nil {
+		return
+	}
+	c := q.s.bucketNotification(bi)
+	if c == nil || len(c.Match(name, key)) == 0 {
+		return
+	}
+	region := bi.Location
+	if region == "" {
+		region = q.s.cfg.Region
+	}
+	if region == "" {
+		region = "us-east-1"
+	}
+	ip := q.r.RemoteAddr
+	if h, _, err := net.SplitHostPort(ip); err == nil {
+		ip = h
+	}
+	q.events = append(q.events, pendingEvent{cfg: c, ev: notify.Event{Name: name, Bucket: bi.Name, Key: key,
+		Size: size, ETag: strings.Trim(etag, `"`), VersionID: versionID, Time: time.Now(), Region: region,
+		Principal: q.caller.AccessKey, Owner: bi.Owner, SourceIP: ip, UserAgent: q.r.UserAgent(),
+		RequestID: q.id, HostID: q.s.hostID}})
+	q.w.beforeAnswer = q.publishEvents
+}
+
+// pendingEvent is an event noted and not yet queued.
+type pendingEvent struct {
+	cfg *notify.Config
+	ev  notify.Event
+}
+
+// publishEvents queues the request's events durably; the response
+// writer calls it before the answer's first byte. Several (a
+// DeleteObjects) are queued in parallel, so they share syncs.
+func (q *request) publishEvents(status int) {
+	evs := q.events
+	q.events = nil
+	if status >= 400 || len(evs) == 0 {
+		return
+	}
+	if len(evs) == 1 {
+		_ = q.s.cfg.Notify.Publish(evs[0].ev, evs[0].cfg) // refusals are logged by the notifier
+		return
+	}
+	done := make(chan struct{}, len(evs))
+	for _, pe := range evs {
+		go func() {
+			_ = q.s.cfg.Notify.Publish(pe.ev, pe.cfg)
+			done <- struct{}{}
+		}()
+	}
+	for range evs {
+		<-done
+	}
+}
+
+// notifyWrite notes the event of a write that made oi: its time is
+// the version's, which the engine sets under the key's lock, so the
+// records' eventTime and sequencer follow the order the writes of one
+// key took effect in, whatever order their events were queued in.
+func (q *request) notifyWrite(bi engine.BucketInfo, name notify.Name, oi engine.ObjectInfo) {
+	n := len(q.events)
+	q.notify(bi, name, q.key, oi.Size, oi.ETag, oi.VersionID)
+	if len(q.events) > n && !oi.ModTime.IsZero() {
+		q.events[n].ev.Time = oi.ModTime
+	}
+}
+
+// notifyDelete notes a delete's event: a delete marker made, or a
+// version (or a marker) removed.
+func (q *request) notifyDelete(bi engine.BucketInfo, key, asked string, res engine.DeleteResult) {
+	name := notify.ObjectRemovedDelete
+	if res.DeleteMarker && asked == "" {
+		name = notify.ObjectRemovedDeleteMarker
+	}
+	q.notify(bi, name, key, 0, "", res.VersionID)
+}
+
+// Auditor queues audit records (package notify's Hub).
+type Auditor interface {
+	// HasAudit reports whether any audit target is configured.
+	HasAudit() bool
+	// Audit queues one record durably for every audit target.
+	Audit(payload []byte, key string, t time.Time) error
+}
+
+// audit queues the request's audit record once its answer is complete
+// (the record holds the bytes sent and the duration), so a crash in
+// between can lose it: the request's own effects are already durable.
+// A refusal is logged by the auditor.
+func (s *Server) audit(q *request, status int, in int64, d time.Duration) {
+	ip := q.r.RemoteAddr
+	if h, _, err := net.SplitHostPort(ip); err == nil {
+		ip = h
+	}
+	e := notify.AuditEntry{Time: q.start, API: q.api, Bucket: q.bucket, Object: q.key, StatusCode: status,
+		BytesIn: in, BytesOut: q.w.written, Duration: d, RemoteHost: ip, AccessKey: q.caller.AccessKey,
+		RequestID: q.id, UserAgent: q.r.UserAgent(), Host: q.r.Host}
+	key := ""
+	if q.bucket != "" {
+		key = q.bucket + "/" + q.key
+	}
+	_ = s.cfg.Audit.Audit(e.JSON(), key, q.start)
+}
