@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|idp|cluster ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
@@ -40,6 +40,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
        shardstore admin idp ldap policy attach|detach|list ...
+       shardstore admin cluster upgrade-status [--json]
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -54,6 +55,8 @@ Operates a running server through its admin API:
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
   idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
+  cluster    upgrade-status: each node's release, protocol and features, and
+             the feature gates of a rolling upgrade (docs/upgrades.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
@@ -84,6 +87,8 @@ func runAdmin(args []string) error {
 		return runAdminKMS(args[1:])
 	case "idp":
 		return runAdminIDP(args[1:])
+	case "cluster":
+		return runAdminCluster(args[1:])
 	default:
 		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus or kms)", args[0])
 	}

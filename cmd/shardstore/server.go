@@ -39,6 +39,7 @@ import (
 	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
+	"github.com/shardstore/shardstore/internal/release"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -390,8 +391,13 @@ func runServer(args []string) error {
 		metricsAuth = metricsAuthorize(verifier)
 	}
 	adm := admin.NewHandler(eng, adminAuthorize(verifier), ids)
+	var gate func(string) error
 	if node != nil {
 		adm.Consensus = node.consensusStatus
+		adm.Upgrade = node.upgradeStatus
+		gate = node.gate
+	} else {
+		adm.Upgrade = func(context.Context) release.UpgradeStatus { return singleUpgradeStatus(o.address) }
 	}
 	var keys kms.KMS
 	if keyServer != nil {
@@ -437,6 +443,7 @@ func runServer(args []string) error {
 		MetricsAuth:       metricsAuth,
 		KMS:               keys,
 		EncryptAll:        o.encryptAll,
+		Gate:              gate,
 		AllowSSECOverHTTP: o.allowSSECOverHTTP,
 		AccessLog:         spool,
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/kms"
+	"github.com/shardstore/shardstore/internal/release"
 )
 
 // Prefix is the URL path the handler serves.
@@ -75,6 +76,8 @@ type Handler struct {
 	// is what a rewrap walks (kms.go).
 	KMS     kms.KMS
 	Objects Objects
+	// Upgrade, when set, answers cluster/upgrade-status (upgrade.go).
+	Upgrade func(ctx context.Context) release.UpgradeStatus
 }
 
 // NewHandler returns the admin API for eng. authorize is called on every
@@ -197,6 +200,9 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 			}
 			json.NewEncoder(w).Encode(reply)
 		}}, 0, ""
+	}
+	if c, status, msg, ok := h.routeUpgrade(method, path); ok {
+		return c, status, msg
 	}
 	if c, status, msg, ok := h.routeKMS(method, path); ok {
 		return c, status, msg
