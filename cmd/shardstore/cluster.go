@@ -80,6 +80,8 @@ type clusterNode struct {
 	gates     atomic.Pointer[release.Gates]
 	gatesDone chan struct{}
 	gatesOnce sync.Once
+	// stderr gets the lines an operator reads (start, stop).
+	stderr io.Writer
 }
 
 // clusterLockTTL is how long a node keeps a lock it granted without
@@ -143,7 +145,7 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 		peerDial = dialTLS
 	}
 	n := &clusterNode{top: top, self: self, key: peerauth.Derive(creds.user, creds.pass), log: logger,
-		hc: driverpc.NewHTTPClient(dial, dialTLS), dial: peerDial, served: make(chan error, 1), gatesDone: make(chan struct{})}
+		hc: driverpc.NewHTTPClient(dial, dialTLS), dial: peerDial, served: make(chan error, 1), gatesDone: make(chan struct{}), stderr: stderr}
 	n.stamper = release.NewStamper(n.hc.Transport, releaseName(), n.activeFeatures, logger.With("component", "release"))
 	n.hc.Transport = n.stamper
 	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, releaseName())
@@ -531,9 +533,9 @@ func (n *clusterNode) Shutdown(ctx context.Context) error {
 		cancel()
 		switch {
 		case err != nil:
-			n.log.Warn("handing consensus leadership to another node before stopping", "err", err)
+			fmt.Fprintf(n.stderr, "shutdown: this node led the consensus group and could not hand leadership over (%v); the others elect a leader after an election timeout\n", err)
 		case led:
-			n.log.Info("handed consensus leadership to another node before stopping", "leader", n.state.Status().Leader)
+			fmt.Fprintf(n.stderr, "shutdown: handed consensus leadership to another node (%s) before stopping\n", n.state.Status().Leader)
 		}
 	}
 	err := n.http.Shutdown(ctx)

@@ -345,3 +345,45 @@ func FuzzParseGates(f *testing.F) {
 		}
 	})
 }
+
+// trailerBody sets the request's trailer once its body is read, as
+// driverpc's shard uploads do.
+type trailerBody struct {
+	r   io.Reader
+	req *http.Request
+}
+
+func (b *trailerBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.req.Trailer.Set("X-End", "done")
+	}
+	return n, err
+}
+
+// TestStamperKeepsTrailers: a trailer the caller fills while its body
+// streams still goes out through the Stamper (a copy of the trailer map
+// would send it empty, and a shard upload would be refused).
+func TestStamperKeepsTrailers(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		got <- r.Trailer.Get("X-End") + " " + r.Header.Get(HeaderProtocol)
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	req.Trailer = http.Header{"X-End": nil}
+	req.Body = io.NopCloser(&trailerBody{r: strings.NewReader("shard data"), req: req})
+	req.ContentLength = -1
+	resp, err := (&http.Client{Transport: NewStamper(http.DefaultTransport, "me", nil, nil)}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if g := <-got; g != "done 2" {
+		t.Fatalf("server saw trailer and protocol %q, want \"done 2\"", g)
+	}
+	if req.Header.Get(HeaderProtocol) != "" {
+		t.Error("the Stamper changed the caller's request")
+	}
+}

@@ -90,7 +90,14 @@ func (s *Stamper) Stamp(h http.Header) { s.self.Set(h) }
 
 // RoundTrip implements http.RoundTripper.
 func (s *Stamper) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
+	// A shallow copy with its own header: the body and the trailer map
+	// stay the caller's (driverpc fills trailers while the body streams).
+	r := new(http.Request)
+	*r = *req
+	r.Header = req.Header.Clone()
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
 	s.self.Set(r.Header)
 	resp, err := s.base.RoundTrip(r)
 	if err != nil {
