@@ -165,8 +165,11 @@ func (n *clusterNode) runGates(done <-chan struct{}) {
 func (n *clusterNode) upgradeStatus(ctx context.Context) release.UpgradeStatus {
 	st := release.UpgradeStatus{Answering: n.top.Nodes[n.self], Protocol: release.Protocol,
 		MinProtocol: release.Protocol - 1, MaxProtocol: release.Protocol + 1}
-	st.Nodes = n.peers.Reports(ctx, n.hello, helloTimeout)
-	st.Nodes[0] = n.selfReport()
+	reports := n.peers.Reports(ctx, n.hello, helloTimeout)
+	reports[0] = n.selfReport()
+	// In the order of the command line's nodes.
+	st.Nodes = append(reports[1:n.self+1:n.self+1], reports[0])
+	st.Nodes = append(st.Nodes, reports[n.self+1:]...)
 	g, _, err := n.readGates(ctx, true)
 	if err != nil {
 		st.Note = fmt.Sprintf("the gate document could not be read through the leader (%v): gates as this node last applied them", err)

@@ -79,8 +79,8 @@ type UpgradeStatus struct {
 	Protocol    int    `json:"protocol"`
 	MinProtocol int    `json:"minProtocol"`
 	MaxProtocol int    `json:"maxProtocol"`
-	// Nodes are every node's release, protocol and features (the
-	// answering node first).
+	// Nodes are every node's release, protocol and features, in the
+	// order of the nodes on the command line.
 	Nodes []NodeReport `json:"nodes"`
 	// Gates are the features and whether each is active, and why not.
 	Gates []GateStatus `json:"gates"`

@@ -312,7 +312,9 @@ func buildRelease(t *testing.T, commit string) string {
 	}
 	t.Cleanup(func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", dir).Run() })
 	bin := filepath.Join(t.TempDir(), "shardstore-"+commit[:min(12, len(commit))])
-	build := exec.Command("go", "build", "-o", bin, "./cmd/shardstore")
+	// With its commit in the binary (GOFLAGS may say -buildvcs=false), so
+	// upgrade-status names it.
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/shardstore")
 	build.Dir = dir
 	start := time.Now()
 	if out, err := build.CombinedOutput(); err != nil {
@@ -373,7 +375,8 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("after upgrading node %d: %+v", i+1, st.Nodes)
-		if st.Nodes[0].Protocol != release.Protocol || st.Nodes[len(st.Nodes)-1].Protocol != release.Unstamped {
+		if st.Nodes[i].Protocol != release.Protocol || st.Nodes[len(st.Nodes)-1].Protocol != release.Unstamped ||
+			!strings.Contains(st.Nodes[len(st.Nodes)-1].Release, from[:7]) {
 			t.Errorf("mixed releases reported as %+v", st.Nodes)
 		}
 		g := gate(st, release.EncryptedRecords)
