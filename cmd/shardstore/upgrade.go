@@ -119,6 +119,9 @@ func (n *clusterNode) gateRound(ctx context.Context) error {
 		return err
 	}
 	n.takeGates(g)
+	if !slices.ContainsFunc(release.Supported(), func(f release.Feature) bool { return !g.IsActive(f) }) {
+		return nil // every feature this release knows is active: nothing to ask
+	}
 	reports := n.peers.Reports(ctx, n.hello, helloTimeout)
 	reports[0] = n.selfReport()
 	next, _, changed := release.Plan(reports, g, time.Now())
