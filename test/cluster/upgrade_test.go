@@ -312,9 +312,11 @@ func buildRelease(t *testing.T, commit string) string {
 	}
 	t.Cleanup(func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", dir).Run() })
 	bin := filepath.Join(t.TempDir(), "shardstore-"+commit[:min(12, len(commit))])
-	// With its commit in the binary (GOFLAGS may say -buildvcs=false), so
-	// upgrade-status names it.
-	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/shardstore")
+	// Named by its commit (main.version, the release builds' -X), so
+	// upgrade-status shows which nodes still run it: Go embeds no VCS
+	// information in a git worktree (.git is a file there) or with
+	// -buildvcs=false.
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+commit[:min(12, len(commit))], "-o", bin, "./cmd/shardstore")
 	build.Dir = dir
 	start := time.Now()
 	if out, err := build.CombinedOutput(); err != nil {
