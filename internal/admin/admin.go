@@ -1,6 +1,7 @@
 // Package admin serves shardstore's operator API under
 // /shardstore/admin/: starting a heal run (streamed progress and a final
-// report) and reading drive and repair status. It knows the engine only
+// report), reading drive and repair status, and a cluster's upgrade
+// status (upgrade.go). It knows the engine only
 // through the Engine interface and leaves authentication to the caller's
 // Authorize function, so the HTTP server decides who is an operator.
 package admin
