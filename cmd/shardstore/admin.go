@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|notify ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|notify|idp|cluster ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
@@ -41,6 +41,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
        shardstore admin idp ldap policy attach|detach|list ...
        shardstore admin notify list|add KIND ID FIELD=VALUE...|test ARN|remove ARN
+       shardstore admin cluster upgrade-status [--json]
 
 Operates a running server through its admin API:
   status     layout, drives (state, free space), quorum, heal queue and scanner
@@ -56,6 +57,8 @@ Operates a running server through its admin API:
              data keys under a rotated key's newest version
   idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
   notify     bucket event notification and audit targets (docs/notifications.md)
+  cluster    upgrade-status: each node's release, protocol and features, and
+             the feature gates of a rolling upgrade (docs/upgrades.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
 
@@ -88,8 +91,10 @@ func runAdmin(args []string) error {
 		return runAdminNotify(args[1:])
 	case "idp":
 		return runAdminIDP(args[1:])
+	case "cluster":
+		return runAdminCluster(args[1:])
 	default:
-		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus or kms)", args[0])
+		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus, kms, idp, notify or cluster)", args[0])
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)

@@ -25,6 +25,7 @@ import (
 	"github.com/shardstore/shardstore/internal/driverpc"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/release"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -70,6 +71,17 @@ type clusterNode struct {
 	// the drives, locks and consensus member are open.
 	internal atomic.Pointer[http.Handler]
 	served   chan error
+
+	// Rolling upgrades (upgrade.go): stamper stamps this node's calls,
+	// guard checks the calls of others; gates are the active features as
+	// last read, and gatesDone stops the gate rounds.
+	stamper   *release.Stamper
+	guard     http.Handler
+	gates     atomic.Pointer[release.Gates]
+	gatesDone chan struct{}
+	gatesOnce sync.Once
+	// stderr gets the lines an operator reads (start, stop).
+	stderr io.Writer
 }
 
 // clusterLockTTL is how long a node keeps a lock it granted without
@@ -87,6 +99,9 @@ const newLogVoteDelay = 10 * time.Second
 // clusterStartWait bounds how long a node waits for the other nodes at
 // start before giving up (a new deployment needs all of them).
 const clusterStartWait = 10 * time.Minute
+
+// handOffWait bounds the leadership transfer of a stopping node.
+const handOffWait = 10 * time.Second
 
 // openClusterNode parses the endpoints, finds this node, opens its local
 // drives and starts serving them (and the lock and peer calls) on its
@@ -130,9 +145,10 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 		peerDial = dialTLS
 	}
 	n := &clusterNode{top: top, self: self, key: peerauth.Derive(creds.user, creds.pass), log: logger,
-		hc: driverpc.NewHTTPClient(dial, dialTLS), dial: peerDial, served: make(chan error, 1)}
-	b := currentBuild()
-	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, strings.TrimSpace(b.Version+" "+b.Commit))
+		hc: driverpc.NewHTTPClient(dial, dialTLS), dial: peerDial, served: make(chan error, 1), gatesDone: make(chan struct{}), stderr: stderr}
+	n.stamper = release.NewStamper(n.hc.Transport, releaseName(), n.activeFeatures, logger.With("component", "release"))
+	n.hc.Transport = n.stamper
+	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, releaseName())
 
 	var localPaths []string
 	for _, d := range top.Drives {
@@ -357,8 +373,11 @@ func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 	}
 	st, err := consensus.Open(consensus.Options{
 		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc, Dial: n.dial, Scheme: n.top.Scheme,
-		Logger: logger.With("component", "consensus"),
+		Stamp: n.stamper.Stamp, Logger: logger.With("component", "consensus"),
 		OnChange: func(space, key string) {
+			if space == release.GatesSpace && key == release.GatesKey {
+				go n.loadGates() // off the apply path
+			}
 			if fn := n.onState.Load(); fn != nil {
 				(*fn)(space, key)
 			}
@@ -368,6 +387,7 @@ func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	n.state = st
+	n.loadGates()
 	return nil
 }
 
@@ -393,16 +413,22 @@ func (n *clusterNode) onStateChange(fn func(space, key string)) { n.onState.Stor
 // taken; a virtual-host request for a key under _shardstore/ carries no
 // peer signature and goes to S3.
 func (n *clusterNode) route() http.Handler {
+	// Calls of other nodes pass the release guard first (a release too
+	// old or too new, or one that lacks an active feature, is refused),
+	// which stamps the answers with this node's protocol.
+	n.guard = release.NewGuard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A signed request names the node it was signed for: one for
+		// another node is a replay (or a misrouted call), refused
+		// before any handler records its nonce.
+		if !peerauth.ForHost(r, n.top.Host(n.self)) {
+			http.Error(w, fmt.Sprintf("this node is %s, not %s", n.top.Host(n.self), r.Host), http.StatusMisdirectedRequest)
+			return
+		}
+		(*n.internal.Load()).ServeHTTP(w, r)
+	}), n.activeFeatures, n.log.With("component", "release"))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/_shardstore/") && r.Header.Get(peerauth.HeaderSignature) != "" {
-			// A signed request names the node it was signed for: one for
-			// another node is a replay (or a misrouted call), refused
-			// before any handler records its nonce.
-			if !peerauth.ForHost(r, n.top.Host(n.self)) {
-				http.Error(w, fmt.Sprintf("this node is %s, not %s", n.top.Host(n.self), r.Host), http.StatusMisdirectedRequest)
-				return
-			}
-			(*n.internal.Load()).ServeHTTP(w, r)
+			n.guard.ServeHTTP(w, r)
 			return
 		}
 		if h := n.s3.Load(); h != nil {
@@ -445,6 +471,15 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		if !errors.Is(err, engine.ErrAwaitingFormat) {
 			if err == nil {
 				n.peerSv.SetDeployment(eng.DeploymentID())
+				// Features every node has are activated before S3 is
+				// served (a new deployment has every node up by now);
+				// later, the leader's rounds do it.
+				gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
+				if gerr := n.gateRound(gctx); gerr != nil {
+					n.log.Debug("feature gate round at start", "err", gerr)
+				}
+				gcancel()
+				go n.runGates(n.gatesDone)
 				n.waitForGrants(stderr)
 			}
 			return eng, err
@@ -490,6 +525,19 @@ func (n *clusterNode) printPlacement(w io.Writer, setSize, parity int) {
 // shutdown stops serving (S3 and internal) and waits for requests in
 // flight until ctx ends.
 func (n *clusterNode) Shutdown(ctx context.Context) error {
+	// Leadership goes to another node first, while this one still
+	// answers, so the group does not wait an election timeout for it.
+	if n.state != nil {
+		hctx, cancel := context.WithTimeout(ctx, handOffWait)
+		led, err := n.state.HandOff(hctx)
+		cancel()
+		switch {
+		case err != nil:
+			fmt.Fprintf(n.stderr, "shutdown: this node led the consensus group and could not hand leadership over (%v); the others elect a leader after an election timeout\n", err)
+		case led:
+			fmt.Fprintf(n.stderr, "shutdown: handed consensus leadership to another node (%s) before stopping\n", n.state.Status().Leader)
+		}
+	}
 	err := n.http.Shutdown(ctx)
 	if err != nil {
 		return errors.Join(err, n.http.Close())
@@ -500,6 +548,7 @@ func (n *clusterNode) Shutdown(ctx context.Context) error {
 // close releases the locker, the consensus member, the drives and the
 // listener.
 func (n *clusterNode) close() {
+	n.gatesOnce.Do(func() { close(n.gatesDone) })
 	if n.locker != nil {
 		n.locker.Close()
 	}

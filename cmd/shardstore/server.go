@@ -41,6 +41,7 @@ import (
 	"github.com/shardstore/shardstore/internal/logring"
 	"github.com/shardstore/shardstore/internal/metrics"
 	"github.com/shardstore/shardstore/internal/notify"
+	"github.com/shardstore/shardstore/internal/release"
 	"github.com/shardstore/shardstore/internal/s3api"
 )
 
@@ -403,8 +404,13 @@ func runServer(args []string) error {
 		metricsAuth = metricsAuthorize(verifier)
 	}
 	adm := admin.NewHandler(eng, adminAuthorize(verifier), ids)
+	var gate func(string) error
 	if node != nil {
 		adm.Consensus = node.consensusStatus
+		adm.Upgrade = node.upgradeStatus
+		gate = node.gate
+	} else {
+		adm.Upgrade = func(context.Context) release.UpgradeStatus { return singleUpgradeStatus(o.address) }
 	}
 	var keys kms.KMS
 	if keyServer != nil {
@@ -483,6 +489,7 @@ func runServer(args []string) error {
 		MetricsAuth:       metricsAuth,
 		KMS:               keys,
 		EncryptAll:        o.encryptAll,
+		Gate:              gate,
 		AllowSSECOverHTTP: o.allowSSECOverHTTP,
 		AccessLog:         spool,
 		Notify:            hub,

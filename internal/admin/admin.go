@@ -1,6 +1,7 @@
 // Package admin serves shardstore's operator API under
 // /shardstore/admin/: starting a heal run (streamed progress and a final
-// report) and reading drive and repair status. It knows the engine only
+// report), reading drive and repair status, and a cluster's upgrade
+// status (upgrade.go). It knows the engine only
 // through the Engine interface and leaves authentication to the caller's
 // Authorize function, so the HTTP server decides who is an operator.
 package admin
@@ -18,6 +19,7 @@ import (
 	"github.com/shardstore/shardstore/internal/iam"
 	"github.com/shardstore/shardstore/internal/kms"
 	"github.com/shardstore/shardstore/internal/notify"
+	"github.com/shardstore/shardstore/internal/release"
 )
 
 // Prefix is the URL path the handler serves.
@@ -79,6 +81,8 @@ type Handler struct {
 	// Notify, when set, serves the notify calls and shows the
 	// notification targets' health in status (notify.go).
 	Notify Notify
+	// Upgrade, when set, answers cluster/upgrade-status (upgrade.go).
+	Upgrade func(ctx context.Context) release.UpgradeStatus
 }
 
 // NewHandler returns the admin API for eng. authorize is called on every
@@ -209,6 +213,9 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 		}}, 0, ""
 	}
 	if c, status, msg, ok := h.routeNotify(method, path); ok {
+		return c, status, msg
+	}
+	if c, status, msg, ok := h.routeUpgrade(method, path); ok {
 		return c, status, msg
 	}
 	if c, status, msg, ok := h.routeKMS(method, path); ok {

@@ -55,14 +55,27 @@
 // directories (new disks) has them adopted and refilled. The node then
 // opens its drives, lock table and consensus member, serves them, and
 // asks every other node for its Hello (drive list, --set-size, --parity,
-// release, deployment id). A node that disagrees stops the start with a
-// message naming it and the difference (Hello.Differences). A new
+// release, internal protocol and features, deployment id). A node that
+// disagrees stops the start with a message naming it and the difference
+// (Hello.Differences); a different release is no difference as long as
+// its protocol is adjacent (version.go). A new
 // deployment waits for every node; an existing one goes on once a
 // majority answered (and 15 s passed), the rest being offline drives.
 // Only node 1 formats a new deployment, writing slot 0 last; the other
 // nodes wait while slot 0 is blank next to formatted drives
 // (engine.ErrAwaitingFormat). A blank drive in an existing deployment is
 // adopted and refilled only by the node it is attached to.
+//
+// # Releases and rolling upgrades
+//
+// Nodes of adjacent releases serve together (docs/upgrades.md). The
+// release, protocol and features a node reports in its Hello are those
+// of package release, which also stamps every call between nodes and
+// guards the internal handlers (cmd/shardstore mounts the guard in
+// front of all of them and wraps the nodes' HTTP client in the
+// stamper). Peers.Reports asks every node's Hello for the upgrade
+// status and the feature gates; a hello without a protocol is from a
+// release before release stamps (protocol 1, no features).
 //
 // # Change notices
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/release"
 )
 
 // PathPrefix is where a node serves the peer calls of this file.
@@ -31,9 +32,16 @@ type Hello struct {
 	// SetSize and Parity are what the node was started with (0: not given).
 	SetSize int `json:"setSize"`
 	Parity  int `json:"parity"`
-	// Version is the release, so a rolling upgrade can be refused or
-	// allowed knowingly.
+	// Version is the release (version and commit). Nodes of different
+	// releases serve together when their protocols are adjacent
+	// (version.go); releases before release stamps refused any other
+	// release at their own start.
 	Version string `json:"version"`
+	// Protocol and Features are the node's internal protocol and the
+	// features it supports (package release); absent from the hello of
+	// a release before release stamps (protocol 1, no features).
+	Protocol int      `json:"protocol,omitempty"`
+	Features []string `json:"features,omitempty"`
 	// Deployment is the deployment id in the node's formatted drives;
 	// empty while it has none (a new deployment, or a node whose drives
 	// are all blank or missing).
@@ -46,7 +54,8 @@ type Hello struct {
 
 // HelloFor is the Hello of node self of t.
 func HelloFor(t Topology, self, setSize, parity int, version string) Hello {
-	h := Hello{Node: t.Nodes[self], SetSize: setSize, Parity: parity, Version: version}
+	h := Hello{Node: t.Nodes[self], SetSize: setSize, Parity: parity, Version: version,
+		Protocol: release.Protocol, Features: release.Supported()}
 	for i := range t.Drives {
 		h.Drives = append(h.Drives, t.Endpoint(i))
 	}
@@ -74,8 +83,8 @@ func (h Hello) Differences(other Hello) []string {
 	if h.Parity != other.Parity {
 		out = append(out, fmt.Sprintf("--parity is %d there and %d here", other.Parity, h.Parity))
 	}
-	if h.Version != other.Version {
-		out = append(out, fmt.Sprintf("it runs release %s, this node %s", other.Version, h.Version))
+	if err := release.Compatible(other.Stamp(), nil); err != nil {
+		out = append(out, fmt.Sprintf("it runs release %s, this node %s: %v", other.Version, h.Version, err))
 	}
 	if h.Deployment != "" && other.Deployment != "" && h.Deployment != other.Deployment {
 		out = append(out, fmt.Sprintf("its drives belong to deployment %s, this node's to %s", other.Deployment, h.Deployment))

@@ -71,7 +71,11 @@ type Options struct {
 	// Dial opens raft's connections to other members (nil: a plain
 	// TCP dial); the cluster's routes (cluster.Routes) and TLS plug in
 	// here.
-	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Stamp, when set, adds the node's release stamp (package release)
+	// to the upgrade request that opens a raft connection; the forwarded
+	// calls get theirs from Client.
+	Stamp  func(http.Header)
 	Logger *slog.Logger
 	// OnChange is called after a key was written or deleted on this
 	// node (also for every key a snapshot restore touched). It runs on
@@ -149,6 +153,7 @@ func Open(o Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster state snapshots in %s: %w", o.Dir, err)
 	}
 	n.stream = newStreamLayer(o.Self.Address, o.Key, o.Dial)
+	n.stream.stamp = o.Stamp
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 	})

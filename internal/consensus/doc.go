@@ -28,7 +28,11 @@
 // of the node's drives that holds one, else the first formatted one.
 // Raft's connections ride the S3 port: a signed Upgrade request to
 // PathPrefix+"stream" is taken over and handed to raft's network
-// transport (stream.go). Changes that a follower forwards go to
+// transport (stream.go); Options.Stamp adds the node's release stamp to
+// that request (package release), as the node's HTTP client does to the
+// forwarded calls. A node that stops gracefully first hands leadership
+// over (HandOff: raft's leadership transfer), so the group does not wait
+// an election timeout. Changes that a follower forwards go to
 // PathPrefix+"apply"; the leader's read index is asked the same way.
 //
 // # How the engine uses it

@@ -30,7 +30,9 @@ type streamLayer struct {
 	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	conns  chan net.Conn
 	closed chan struct{}
-	once   sync.Once
+	// stamp adds the release stamp to the upgrade request (nil: none).
+	stamp func(http.Header)
+	once  sync.Once
 }
 
 func newStreamLayer(address string, key peerauth.Key, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *streamLayer {
@@ -82,6 +84,9 @@ func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 	}
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", upgradeProtocol)
+	if s.stamp != nil {
+		s.stamp(req.Header)
+	}
 	s.key.Sign(req, peerauth.BodyHash(nil))
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	if err := req.Write(c); err != nil {

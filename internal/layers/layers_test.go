@@ -33,6 +33,7 @@ var floors = map[string]int{
 	"internal/peerauth":    0,
 	"internal/placement":   0,
 	"internal/policy":      0,
+	"internal/release":     0,
 
 	"internal/access":                   1,
 	"internal/accesslog":                1,

@@ -100,6 +100,11 @@ type Config struct {
 	// EncryptAll encrypts every new object with SSE-S3 unless the
 	// request or the bucket's default says otherwise (needs KMS).
 	EncryptAll bool
+	// Gate, when set (a cluster node), says whether a feature of the
+	// on-disk format is active in the cluster (package release): nil when
+	// it is, else why not. Writes in that format are refused with 503
+	// until it is (SSE: release.EncryptedRecords).
+	Gate func(feature string) error
 	// AllowSSECOverHTTP accepts SSE-C customer keys on plain HTTP
 	// requests (S3 refuses them: the key crosses the network in clear).
 	// For tests and TLS-terminating proxies only.

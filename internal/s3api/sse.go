@@ -28,6 +28,7 @@ import (
 	"github.com/shardstore/shardstore/internal/access"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/kms"
+	"github.com/shardstore/shardstore/internal/release"
 	"github.com/shardstore/shardstore/internal/sealing"
 	"github.com/shardstore/shardstore/internal/sse"
 )
@@ -213,6 +214,15 @@ func (q *request) newEncryption(bi engine.BucketInfo, key string, req sseRequest
 	}
 	if req.scheme != schemeC && q.s.cfg.KMS == nil {
 		return nil, errKMSNotConfigured()
+	}
+	if gate := q.s.cfg.Gate; gate != nil {
+		if err := gate(release.EncryptedRecords); err != nil {
+			// A node of an older release would read the record as a
+			// plaintext object: the write waits for every node (503, so
+			// SDKs retry and the client sees a clear message).
+			return nil, errorf("ServiceUnavailable", http.StatusServiceUnavailable,
+				"Server side encryption is not available yet: %v", err)
+		}
 	}
 	objectKey, sealed, hide, err := q.s.keys().NewKey(q.ctx, q.bucket, key, sealing.Request{Scheme: req.scheme,
 		KMSKey: req.kmsKey, KMSContext: req.kmsContext, BucketKey: req.bucketKey, CustomerKey: req.customerKey})

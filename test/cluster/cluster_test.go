@@ -26,6 +26,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/release"
 	"github.com/shardstore/shardstore/test/internal/serverbin"
 )
 
@@ -499,6 +500,7 @@ func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 		req.Header.Set("X-Shardstore-Peer-Nonce", strings.Repeat("0", 32)+".1")
 		req.Header.Set("X-Shardstore-Peer-Content-Sha256", "UNSIGNED")
 		req.Header.Set("X-Shardstore-Peer-Signature", strings.Repeat("0", 64))
+		release.Current("test").Set(req.Header) // past the release guard
 		resp, err = c.hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -510,7 +512,8 @@ func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 		}
 	}
 	// Signed with the cluster key (derived from the root credentials, as
-	// every node does): answered once, refused when sent again.
+	// every node does) and stamped with a release, as every node's calls
+	// are: answered once, refused when sent again.
 	key := peerauth.Derive(rootUser, rootPass)
 	send := func(r *http.Request) (int, string) {
 		resp, err := c.hc.Do(r)
@@ -521,7 +524,15 @@ func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	// Without a release stamp: refused once every node stamps its calls
+	// (the stamped-calls gate is active in a cluster of one release).
+	unstamped, _ := http.NewRequest(http.MethodGet, c.nodes[0].endpoint+"/_shardstore/peer/v1/hello", nil)
+	key.Sign(unstamped, peerauth.BodyHash(nil))
+	if code, body := send(unstamped); code != http.StatusUpgradeRequired || !strings.Contains(body, release.StampedCalls) {
+		t.Fatalf("unstamped signed hello: %d %s", code, body)
+	}
 	hello, _ := http.NewRequest(http.MethodGet, c.nodes[0].endpoint+"/_shardstore/peer/v1/hello", nil)
+	release.Current("test").Set(hello.Header)
 	key.Sign(hello, peerauth.BodyHash(nil))
 	if code, body := send(hello); code != http.StatusOK || !strings.Contains(body, "deployment") {
 		t.Fatalf("signed hello: %d %s", code, body)
@@ -532,6 +543,7 @@ func TestInternalCallsNeedTheClusterKey(t *testing.T) {
 	}
 	// Signed for node 2, sent to node 1.
 	other, _ := http.NewRequest(http.MethodGet, c.nodes[1].endpoint+"/_shardstore/peer/v1/hello", nil)
+	release.Current("test").Set(other.Header)
 	key.Sign(other, peerauth.BodyHash(nil))
 	other.URL.Host = strings.TrimPrefix(c.nodes[0].endpoint, c.scheme+"://")
 	if code, body := send(other); code != http.StatusMisdirectedRequest {

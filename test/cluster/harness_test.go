@@ -101,6 +101,9 @@ type testCluster struct {
 	scheme   string
 	tlsFiles *tlsFiles
 	hc       *http.Client
+	// bins, where set, is the binary node i runs ("" or absent: the
+	// binary under test); the upgrade tests start older releases so.
+	bins []string
 }
 
 // tlsFiles are a test cluster's CA and certificates directories.
@@ -195,7 +198,13 @@ func startFaultCluster(t *testing.T, nodes, drives int, extra ...string) *testCl
 
 func start(t *testing.T, nodes, drives int, faults, kms bool, extra []string) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra, scheme: "http", kms: kms}
+	return startBins(t, nodes, drives, faults, kms, extra, nil)
+}
+
+// startBins is start with node i running bins[i] (see testCluster.bins).
+func startBins(t *testing.T, nodes, drives int, faults, kms bool, extra, bins []string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), extra: extra, scheme: "http", kms: kms, bins: bins}
 	if faults {
 		c.net = newFaultNet(t, c.ports)
 	}
@@ -229,7 +238,11 @@ func (c *testCluster) launch(i int, endpoints []string) {
 		args = append(args, "--encrypt-all")
 	}
 	args = append(args, endpoints...)
-	n.cmd = exec.Command(binary, args...)
+	bin := binary
+	if i < len(c.bins) && c.bins[i] != "" {
+		bin = c.bins[i]
+	}
+	n.cmd = exec.Command(bin, args...)
 	serverbin.DieWithParent(n.cmd)
 	n.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir())
