@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -28,16 +29,15 @@ func notifyKinds(roots func() *x509.CertPool) []notify.Kind {
 // openNotify opens the node's notification targets: their queues live
 // under .shardstore.sys/notify on the same drives as the access log
 // spool (one per filesystem, up to parity+1), and the targets come
-// from MINIO_NOTIFY_* / SHARDSTORE_NOTIFY_* and MINIO_AUDIT_* variables
-// (notify.FromEnv). A target whose system is down does not stop the
-// server: its records wait in its queue.
-func openNotify(environ []string, roots []string, parity int, kinds []notify.Kind, retryMax time.Duration, logger *slog.Logger) (*notify.Hub, error) {
-	specs, unknown, err := notify.FromEnv(environ, kinds)
+// from the --notify-config file (notify.FromConfigFile) and the
+// MINIO_NOTIFY_* / SHARDSTORE_NOTIFY_* and MINIO_AUDIT_* variables
+// (notify.FromEnv), a variable's target replacing the file's of the same
+// ID. A target whose system is down does not stop the server: its
+// records wait in its queue.
+func openNotify(environ []string, configFile string, roots []string, parity int, kinds []notify.Kind, retryMax time.Duration, logger *slog.Logger) (*notify.Hub, error) {
+	specs, err := notifySpecs(environ, configFile, kinds, logger)
 	if err != nil {
 		return nil, err
-	}
-	for _, name := range unknown {
-		logger.Warn("notification setting of a target kind this server does not have is ignored", "variable", name)
 	}
 	var dirs []string
 	for _, d := range accessLogDirs(roots, parity) {
@@ -68,6 +68,46 @@ func openNotify(environ []string, roots []string, parity int, kinds []notify.Kin
 		logger.Info("notification target configured", "arn", notify.ARN(s.ID, s.Kind), "receives", what)
 	}
 	return hub, nil
+}
+
+// notifySpecs are the targets of the configuration file and of the
+// environment; a target the environment names replaces the file's.
+func notifySpecs(environ []string, configFile string, kinds []notify.Kind, logger *slog.Logger) ([]notify.Spec, error) {
+	var specs []notify.Spec
+	if configFile != "" {
+		data, err := os.ReadFile(configFile)
+		if err != nil {
+			return nil, fmt.Errorf("notify configuration: %w", err)
+		}
+		fromFile, ignored, err := notify.FromConfigFile(data, kinds)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", configFile, err)
+		}
+		for _, what := range ignored {
+			logger.Warn("notification configuration file: not read by this server", "file", configFile, "what", what)
+		}
+		specs = fromFile
+	}
+	fromEnv, unknown, err := notify.FromEnv(environ, kinds)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range unknown {
+		logger.Warn("notification setting of a target kind this server does not have is ignored", "variable", name)
+	}
+	for _, e := range fromEnv {
+		key := notify.TargetKey(e.ID, e.Kind, e.Audit)
+		replaced := false
+		for i, f := range specs {
+			if notify.TargetKey(f.ID, f.Kind, f.Audit) == key {
+				specs[i], replaced = e, true
+			}
+		}
+		if !replaced {
+			specs = append(specs, e)
+		}
+	}
+	return specs, nil
 }
 
 // publishExpiry queues the bucket event of a lifecycle removal

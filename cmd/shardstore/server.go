@@ -103,6 +103,9 @@ type serverOptions struct {
 	// notifyRetryMax bounds the wait between retries of a notification
 	// target that is down.
 	notifyRetryMax time.Duration
+	// notifyConfig is a file of notification and audit targets in the
+	// format of `mc admin config export` (--notify-config).
+	notifyConfig string
 	// ldap is the LDAP sign-in configuration (ldap.go).
 	ldap ldapFlags
 }
@@ -135,6 +138,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.StringVar(&o.etagMode, "etag", "md5", "ETag of single PUTs: md5 (what S3 clients expect) or fast (a content hash, MD5 only when a client sends Content-MD5)")
 	cli.DurationVar(fs, &o.driveTimeout, "drive-timeout", engineDefaultDriveTimeout, "per-operation `deadline` after which a hung drive is taken offline (15 or 15s)")
 	cli.DurationVar(fs, &o.notifyRetryMax, "notify-retry-max", notify.DefaultRetryMax, "longest wait between retries of a bucket notification or audit target that is down (retries back off exponentially, with jitter, up to this)")
+	fs.StringVar(&o.notifyConfig, "notify-config", os.Getenv("SHARDSTORE_NOTIFY_CONFIG"), "`FILE` of bucket notification and audit targets, in the format of `mc admin config export` (notify_<kind>:<id> key=value ... lines); MINIO_NOTIFY_* variables override a target it names (env SHARDSTORE_NOTIFY_CONFIG)")
 	cli.DurationVar(fs, &o.accessLogInterval, "access-log-interval", accesslog.DefaultInterval, "how long server access log records (buckets with ?logging) are batched before they are written into their target bucket as one log object (5m or 300s; 10000 records close a batch sooner)")
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
@@ -449,7 +453,7 @@ func runServer(args []string) error {
 	}
 	// Bucket event notifications and audit records: one durable queue
 	// per target on this node's drives.
-	hub, err := openNotify(os.Environ(), localRoots, eng.Layout().Parity, notifyKinds(certStore.RootCAs),
+	hub, err := openNotify(os.Environ(), o.notifyConfig, localRoots, eng.Layout().Parity, notifyKinds(certStore.RootCAs),
 		o.notifyRetryMax, logger.With("component", "notify"))
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,11 +20,46 @@ import (
 )
 
 // TestBucketNotificationsGoSDK: aws-sdk-go-v2 configures a bucket's
-// notifications to a webhook target given by MinIO's variables, and the
-// receiver (a real HTTP server) gets the S3 event messages; an unknown
-// ARN is refused with InvalidArgument.
+// notifications to a webhook target given by MinIO's variables (or by a
+// --notify-config file in the format of `mc admin config export`, with
+// a variable overriding one of its settings), and the receiver (a real
+// HTTP server) gets the S3 event messages; an unknown ARN is refused
+// with InvalidArgument.
 func TestBucketNotificationsGoSDK(t *testing.T) {
 	singleNodeOnly(t, "the server's environment is set per process here")
+	t.Run("variables", func(t *testing.T) {
+		bucketNotificationsGoSDK(t, func(dir, url string) ([]string, []string) {
+			return []string{"MINIO_NOTIFY_WEBHOOK_ENABLE_GO=on", "MINIO_NOTIFY_WEBHOOK_ENDPOINT_GO=" + url,
+				"SHARDSTORE_NOTIFY_WEBHOOK_AUTH_TOKEN_GO=go-token"}, nil
+		})
+	})
+	t.Run("config file", func(t *testing.T) {
+		bucketNotificationsGoSDK(t, func(dir, url string) ([]string, []string) {
+			file := filepath.Join(dir, "notify.conf")
+			conf := "# from mc admin config export\napi requests_max=0\n" +
+				"notify_webhook enable=off endpoint= auth_token=\n" +
+				"notify_webhook:GO endpoint=\"" + url + "\" auth_token=\"wrong token\" queue_limit=\"1000\"\n"
+			if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// The variable names the same target: it replaces the file's.
+			return []string{"MINIO_NOTIFY_WEBHOOK_ENABLE_GO=on", "MINIO_NOTIFY_WEBHOOK_ENDPOINT_GO=" + url,
+				"MINIO_NOTIFY_WEBHOOK_AUTH_TOKEN_GO=go-token"}, []string{"--notify-config", file}
+		})
+	})
+	t.Run("config file alone", func(t *testing.T) {
+		bucketNotificationsGoSDK(t, func(dir, url string) ([]string, []string) {
+			file := filepath.Join(dir, "notify.conf")
+			conf := "notify_webhook:GO endpoint=\"" + url + "\" auth_token=\"go-token\"\n"
+			if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"SHARDSTORE_NOTIFY_CONFIG=" + file}, nil
+		})
+	})
+}
+
+func bucketNotificationsGoSDK(t *testing.T, configure func(dir, url string) (env, args []string)) {
 	var mu sync.Mutex
 	var got []map[string]any
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -37,10 +73,10 @@ func TestBucketNotificationsGoSDK(t *testing.T) {
 	}))
 	defer recv.Close()
 	dir := t.TempDir()
-	env := append(serverEnv(), "MINIO_NOTIFY_WEBHOOK_ENABLE_GO=on", "MINIO_NOTIFY_WEBHOOK_ENDPOINT_GO="+recv.URL,
-		"SHARDSTORE_NOTIFY_WEBHOOK_AUTH_TOKEN_GO=go-token")
-	s := launch(t, dir, env, []string{"server", "--console-address", "", "--address", "127.0.0.1:0",
-		filepath.Join(dir, "drive") + "{1...4}"})
+	extraEnv, extraArgs := configure(dir, recv.URL)
+	env := append(serverEnv(), extraEnv...)
+	s := launch(t, dir, env, append(append([]string{"server", "--console-address", "", "--address", "127.0.0.1:0"}, extraArgs...),
+		filepath.Join(dir, "drive")+"{1...4}"))
 	c := s.root()
 	ctx := context.Background()
 	bucket := "notify-go"
