@@ -29,6 +29,7 @@ package s3api
 import (
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -201,17 +202,33 @@ type Auditor interface {
 	Audit(payload []byte, key string, t time.Time) error
 }
 
-// audit queues the request's audit record once its answer is complete
-// (the record holds the bytes sent and the duration), so a crash in
-// between can lose it: the request's own effects are already durable.
+// audit queues the request's audit record just before the answer's
+// first byte (the response writer's onAnswer hook), so that, like the
+// request's events, it is durable on the drives before the client can
+// see the answer, and no crash loses the record of an answered request.
+// So it holds what is known then: the bytes received, the answer's
+// declared length as bytes sent (Content-Length; 0 for a streamed
+// answer of unknown length), and the time to the answer's headers.
 // A refusal is logged by the auditor.
-func (s *Server) audit(q *request, status int, in int64, d time.Duration) {
+func (s *Server) audit(q *request, status int) {
+	if q.audited {
+		return
+	}
+	q.audited = true
 	ip := q.r.RemoteAddr
 	if h, _, err := net.SplitHostPort(ip); err == nil {
 		ip = h
 	}
+	var in int64
+	if q.counted != nil {
+		in = q.counted.n
+	}
+	out, err := strconv.ParseInt(q.w.Header().Get("Content-Length"), 10, 64)
+	if err != nil || out < 0 {
+		out = q.w.written
+	}
 	e := notify.AuditEntry{Time: q.start, API: q.api, Bucket: q.bucket, Object: q.key, StatusCode: status,
-		BytesIn: in, BytesOut: q.w.written, Duration: d, RemoteHost: ip, AccessKey: q.caller.AccessKey,
+		BytesIn: in, BytesOut: out, Duration: time.Since(q.start), RemoteHost: ip, AccessKey: q.caller.AccessKey,
 		RequestID: q.id, UserAgent: q.r.UserAgent(), Host: q.r.Host}
 	key := ""
 	if q.bucket != "" {

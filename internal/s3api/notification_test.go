@@ -1,13 +1,18 @@
 package s3api
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/notify"
 )
@@ -169,5 +174,79 @@ func TestBucketEvents(t *testing.T) {
 	h.expect(h.do("root", "POST", "/bkt/m.bin?uploadId="+init.UploadID, done), 200, "")
 	if got := n.take(); len(got) != 1 || got[0] != "1:webhook s3:ObjectCreated:CompleteMultipartUpload m.bin" {
 		t.Errorf("multipart: %q", got)
+	}
+}
+
+// headerWatch notes whether the answer's header went out.
+type headerWatch struct {
+	*httptest.ResponseRecorder
+	sent bool
+}
+
+func (w *headerWatch) WriteHeader(code int) { w.sent = true; w.ResponseRecorder.WriteHeader(code) }
+func (w *headerWatch) Write(p []byte) (int, error) {
+	w.sent = true
+	return w.ResponseRecorder.Write(p)
+}
+
+// auditWatch is an Auditor that records each record and whether the
+// answer had started when it was queued.
+type auditWatch struct {
+	w       *headerWatch
+	records []map[string]any
+	late    int
+}
+
+func (a *auditWatch) HasAudit() bool { return true }
+func (a *auditWatch) Audit(payload []byte, key string, _ time.Time) error {
+	if a.w.sent {
+		a.late++
+	}
+	var m map[string]any
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return err
+	}
+	m["key"] = key
+	a.records = append(a.records, m)
+	return nil
+}
+
+// TestAuditBeforeAnswer: a request's audit record is queued before the
+// first byte of its answer (so it is durable when the client sees the
+// answer), once, with the bytes received, the answer's length and its
+// status; an error answer is audited too.
+func TestAuditBeforeAnswer(t *testing.T) {
+	aw := &auditWatch{}
+	h := newHarness(t, func(c *Config) { c.Audit = aw })
+	serve := func(method, target string, body []byte) *headerWatch {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req := httptest.NewRequest(method, target, rd)
+		req.Header.Set("X-Test-User", "root")
+		w := &headerWatch{ResponseRecorder: httptest.NewRecorder()}
+		aw.w = w
+		h.srv.ServeHTTP(w, req)
+		return w
+	}
+	serve("PUT", "/audited", nil)
+	serve("PUT", "/audited/k", []byte("hello"))
+	if w := serve("GET", "/audited/k", nil); w.Body.String() != "hello" {
+		t.Fatalf("GET: %d %q", w.Code, w.Body.String())
+	}
+	serve("GET", "/audited/missing", nil)
+	if aw.late != 0 || len(aw.records) != 4 {
+		t.Fatalf("%d records, %d queued after the answer started: %v", len(aw.records), aw.late, aw.records)
+	}
+	api := func(i int) map[string]any { return aw.records[i]["api"].(map[string]any) }
+	if a := api(1); a["name"] != "PutObject" || a["rx"].(float64) != 5 || a["statusCode"].(float64) != 200 || aw.records[1]["key"] != "audited/k" {
+		t.Fatalf("PUT record %v", aw.records[1])
+	}
+	if a := api(2); a["name"] != "GetObject" || a["tx"].(float64) != 5 {
+		t.Fatalf("GET record %v", aw.records[2])
+	}
+	if a := api(3); a["statusCode"].(float64) != 404 {
+		t.Fatalf("miss record %v", aw.records[3])
 	}
 }

@@ -303,6 +303,8 @@ type request struct {
 	// start is when the request arrived; counted counts its body.
 	start   time.Time
 	counted *countingReader
+	// audited: the request's audit record is queued (notification.go).
+	audited bool
 	// errCode is the S3 error code answered, if any; aclRequired is
 	// set when an ACL grant decided an access check. Both are for the
 	// access log, as is alog, set when the bucket logs requests.
@@ -328,6 +330,9 @@ type responseWriter struct {
 	// beforeAnswer, when set, runs just before onHeader: the request's
 	// bucket events are queued (notification.go).
 	beforeAnswer func(status int)
+	// onAnswer, when set, runs after onHeader: the request's audit
+	// record is queued (notification.go).
+	onAnswer func(status int)
 }
 
 func (w *responseWriter) WriteHeader(code int) {
@@ -352,6 +357,9 @@ func (w *responseWriter) beforeHeader() {
 	}
 	if w.onHeader != nil {
 		w.onHeader(w.status)
+	}
+	if w.onAnswer != nil {
+		w.onAnswer(w.status)
 	}
 }
 
@@ -422,6 +430,9 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 		}
 		s.finish(q, start, counted)
 	}()
+	if s.cfg.Audit != nil && s.cfg.Audit.HasAudit() {
+		w.onAnswer = func(status int) { s.audit(q, status) }
+	}
 	if r.Body != nil {
 		counted = &countingReader{ReadCloser: r.Body}
 		q.counted = counted
@@ -449,8 +460,10 @@ func (s *Server) finish(q *request, start time.Time, counted *countingReader) {
 		in = counted.n
 		s.metrics.bytesIn.Add(float64(in))
 	}
-	if s.cfg.Audit != nil && s.cfg.Audit.HasAudit() {
-		s.audit(q, status, in, d)
+	if w := q.w; w.onAnswer != nil && !q.audited {
+		// No answer was started (a panic, a client gone): the record
+		// says how far the request got.
+		s.audit(q, status)
 	}
 	if s.cfg.LogRequests {
 		s.log.Info("request", "request_id", q.id, "api", q.api, "method", q.r.Method,
