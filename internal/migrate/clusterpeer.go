@@ -40,6 +40,10 @@ import (
 // the sizes of the other nodes' part files).
 const paxSize = "SHARDSTORE.size"
 
+// maxShardFile bounds the size a tree may give a shard file (MinIO's
+// largest part, 5 GiB, makes shard files far smaller).
+const maxShardFile = 1 << 40
+
 // treeEnd is the last entry of a tree: a stream without it was cut.
 const treeEnd = ".shardstore-tree-end"
 
@@ -316,6 +320,15 @@ func (c *clusterRun) fetchTree(ctx context.Context, u, dir string) (files, bytes
 		return 0, 0, err
 	}
 	defer resp.Body.Close()
+	return unpackTree(resp.Body, dir)
+}
+
+// unpackTree unpacks a tree (serveTree's tar) into dir: directories,
+// files, and files standing for shard files (sparse, of the size paxSize
+// gives), each dated as on the drive. Nothing is written outside dir; a
+// stream without treeEnd is an error (retried), as is an entry that
+// names a path outside the drive or a size that is not one (not retried).
+func unpackTree(r io.Reader, dir string) (files, bytes int64, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, 0, permanentError{err}
 	}
@@ -324,7 +337,7 @@ func (c *clusterRun) fetchTree(ctx context.Context, u, dir string) (files, bytes
 		t    time.Time
 	}
 	var dirs []dirTime
-	tr := tar.NewReader(resp.Body)
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err != nil {
@@ -358,7 +371,7 @@ func (c *clusterRun) fetchTree(ctx context.Context, u, dir string) (files, bytes
 			}
 			if s, ok := h.PAXRecords[paxSize]; ok {
 				size, perr := strconv.ParseInt(s, 10, 64)
-				if perr != nil || size < 0 {
+				if perr != nil || size < 0 || size > maxShardFile {
 					f.Close()
 					return files, bytes, permanentError{fmt.Errorf("tree entry %q: size %q", h.Name, s)}
 				}

@@ -197,7 +197,7 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 		}()
 	}
 	kills := 0
-	for at := 1 + rng.Intn(8); ; at += 1 + rng.Intn(6) {
+	for at := 1 + rng.Intn(8); ; at += 1 + rng.Intn(12) {
 		cmd := m.migrateCmd(0, "--upload-keys", keys)
 		cmd.Env = append(cmd.Env, fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
 		b, err := cmd.CombinedOutput()
