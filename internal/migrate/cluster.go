@@ -217,9 +217,10 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	// A node that exits as soon as it heard the last notice might leave
-	// that notice's sender retrying: answer a little longer.
+	// that notice's sender retrying (its answer lost): answer a little
+	// longer than the senders' retry interval.
 	select {
-	case <-time.After(2 * time.Second):
+	case <-time.After(time.Second):
 	case <-ctx.Done():
 	}
 	if !c.tempStage {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -107,8 +108,9 @@ func (m *minioCluster) migrateAll(t *testing.T, extra ...string) []string {
 }
 
 // startShardstore starts `shardstore server` with the MinIO endpoints on
-// every node and waits until all serve.
-func (m *minioCluster) startShardstore(t *testing.T) *server {
+// every node and waits until all serve; the returned server is node 1,
+// its clients' requests spread over every node.
+func (m *minioCluster) startShardstore(t *testing.T) (*server, []*server) {
 	t.Helper()
 	logs := &serverbin.SyncBuffer{}
 	nodes := make([]*server, clusterFixtureNodes)
@@ -119,14 +121,20 @@ func (m *minioCluster) startShardstore(t *testing.T) *server {
 	for _, node := range nodes {
 		node.waitReady(t, 90*time.Second)
 	}
+	spread(t, nodes)
+	return nodes[0], nodes
+}
+
+// spread makes nodes[0] the cluster's client, its requests going to
+// each of nodes in turn.
+func spread(t *testing.T, nodes []*server) {
 	s := nodes[0]
 	s.peers = nodes[1:]
-	addrs := make([]string, len(m.ports))
-	for i, p := range m.ports {
-		addrs[i] = "127.0.0.1:" + p
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, strings.TrimPrefix(n.endpoint, "http://"))
 	}
 	s.http = &http.Client{Transport: &spreadTransport{addrs: addrs, base: trustingTransport(t, "")}}
-	return s
 }
 
 // TestMigrateFromMinIOCluster adopts a real 4-node MinIO deployment in
@@ -138,7 +146,9 @@ func (m *minioCluster) startShardstore(t *testing.T) *server {
 // MinIO's id. Before that: a dry run on every node changes nothing; a
 // node with a drive missing refuses before writing; and one node's run
 // is killed (SIGKILL) at random writes and run again, the others waiting
-// for it. After --finish on every node the cluster still serves it all.
+// for it. The deep heal finds every adopted chunk sound (MinIO's
+// checksums); after --finish on every node the cluster still serves it
+// all, also with a whole node killed.
 func TestMigrateFromMinIOCluster(t *testing.T) {
 	if clusterNodes > 0 {
 		t.Skipf("starts its own 4 nodes on the fixture's drives (SHARDSTORE_E2E_CLUSTER=%d changes nothing for it): it runs in the single-node pass", clusterNodes)
@@ -238,8 +248,17 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 		}
 	}
 
-	s := m.startShardstore(t)
+	s, _ := m.startShardstore(t)
 	checkAdopted(t, s, exp, true)
+	// The deep check reads every adopted chunk on every node's drives
+	// against MinIO's checksums.
+	heal := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
+	heal.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT=http://127.0.0.1:"+m.ports[1],
+		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	hout, err := heal.CombinedOutput()
+	if err != nil || !regexp.MustCompile(`objects damaged\s+0\b`).Match(hout) || !regexp.MustCompile(`failed\s+0\b`).Match(hout) {
+		t.Fatalf("deep heal of the adopted cluster: %v\n%s", err, hout)
+	}
 	c := s.root()
 	cx := ctx(t)
 	for _, b := range exp.Buckets {
@@ -294,6 +313,16 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 			t.Fatalf("drive %d: MinIO's xl.meta left after --finish: %v", i+1, ents)
 		}
 	}
-	s = m.startShardstore(t)
+	s, nodes := m.startShardstore(t)
+	checkAdopted(t, s, exp, false)
+	// A whole node gone (its 4 drives of the set of 16): every version
+	// still reads through the other three.
+	gone4 := nodes[3]
+	if err := gone4.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-gone4.exited
+	gone4.exitErr = nil // killed on purpose: its cleanup has nothing to report
+	spread(t, nodes[:3])
 	checkAdopted(t, s, exp, false)
 }
