@@ -266,7 +266,9 @@ func (c *clusterRun) stageDrive(ctx context.Context, g int) (int64, int64, error
 		}
 		n, b, err := c.fetchTree(ctx, u, tmp)
 		if err == nil {
-			return n, b, os.Rename(tmp, dst)
+			err = os.Rename(tmp, dst)
+			c.a.step() // a kill test may stop here, between two drives
+			return n, b, err
 		}
 		var perm permanentError
 		if errors.As(err, &perm) {

@@ -169,7 +169,8 @@ type adopter struct {
 const keyWorkers = 8
 
 // crashAtEnv, for tests only, makes the process kill itself (SIGKILL)
-// at its Nth write (a link, a shard file or an index batch), so a test
+// at its Nth write (a link, a shard file, an index batch, or another
+// node's drive staged in a cluster adoption), so a test
 // can interrupt an adoption at every kind of point
 // (TestMigrateFromMinIOKilled).
 const crashAtEnv = "SHARDSTORE_TEST_MIGRATE_CRASH_AT"

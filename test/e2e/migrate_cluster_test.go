@@ -192,7 +192,9 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 	}
 
 	// The adoption: nodes 2-4 run once; node 1 is killed at random
-	// writes and run again until it completes.
+	// writes and run again until it completes: first while it copies
+	// the other nodes' metadata (a step per drive copied: 12), then
+	// while it adopts.
 	keys := uploadKeysFile(t, t.TempDir(), exp)
 	seed := migrateKillSeed(t)
 	rng := rand.New(rand.NewSource(seed))
@@ -207,6 +209,7 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 		}()
 	}
 	kills := 0
+	stagingKilled := false
 	for at := 1 + rng.Intn(8); ; at += 1 + rng.Intn(12) {
 		cmd := m.migrateCmd(0, "--upload-keys", keys)
 		cmd.Env = append(cmd.Env, fmt.Sprintf("SHARDSTORE_TEST_MIGRATE_CRASH_AT=%d", at))
@@ -215,6 +218,7 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
 			kills++
 			t.Logf("node 1 killed at write %d", at)
+			stagingKilled = stagingKilled || !strings.Contains(string(b), "counted ")
 			continue
 		}
 		outs[0], errs[0] = string(b), err
@@ -228,8 +232,8 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 			t.Fatalf("node %d: migrate: %v\n%s", n+1, err, outs[n])
 		}
 	}
-	if kills == 0 {
-		t.Fatalf("node 1's migration was never killed (seed %d): the test did not test the resume\n%s", seed, outs[0])
+	if kills < 2 || !stagingKilled {
+		t.Fatalf("node 1's migration was killed %d times, while staging: %v (seed %d): the test did not test the resume\n%s", kills, stagingKilled, seed, outs[0])
 	}
 	t.Logf("node 1 killed %d times (seed %d); its completing run:\n%s", kills, seed, outs[0])
 	for n, out := range outs {
