@@ -39,6 +39,9 @@ const clusterPrefix = "/_shardstore/migrate/v1/"
 // .shardstore.sys (a dry run stages in a temporary directory instead).
 const stageDirName = "migrate-minio-cluster"
 
+// removingSuffix names the staging directory while it is removed.
+const removingSuffix = ".removing"
+
 // clusterRun is this node's part of a multi-node adoption.
 type clusterRun struct {
 	a    *adopter
@@ -213,8 +216,12 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 	if err := <-notified; err != nil {
 		return nil, err
 	}
+	waited := time.Now()
 	if err := c.waitHeard(ctx); err != nil {
 		return nil, err
+	}
+	if d := time.Since(waited); d >= time.Second {
+		fmt.Fprintf(out, "waited %s for the other nodes to copy this node's metadata\n", d.Round(time.Millisecond))
 	}
 	// A node that exits as soon as it heard the last notice might leave
 	// that notice's sender retrying (its answer lost): answer a little
@@ -224,10 +231,19 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 	case <-ctx.Done():
 	}
 	if !c.tempStage {
-		if err := os.RemoveAll(c.stage); err != nil {
+		// Renamed away first: a run killed while removing must not find a
+		// staging directory whose notices are half gone (it would wait
+		// for notices nobody sends again).
+		start := time.Now()
+		trash := c.stage + removingSuffix
+		if err := os.Rename(c.stage, trash); err != nil {
 			return nil, fmt.Errorf("migrate: remove the staged copies %s: %w", c.stage, err)
 		}
-		fmt.Fprintf(out, "every node has its copy of this node's metadata; removed the staged copies of the other nodes' (%s)\n", c.stage)
+		if err := os.RemoveAll(trash); err != nil {
+			return nil, fmt.Errorf("migrate: remove the staged copies %s: %w", c.stage, err)
+		}
+		fmt.Fprintf(out, "every node has its copy of this node's metadata; removed the staged copies of the other nodes' (%s) in %s\n",
+			c.stage, time.Since(start).Round(time.Millisecond))
 	}
 	return rep, nil
 }
@@ -260,6 +276,9 @@ func (c *clusterRun) stageDir(ctx context.Context) (string, bool, error) {
 	}
 	first := c.localPaths()[0]
 	dir := filepath.Join(first, ".shardstore.sys", stageDirName)
+	if err := os.RemoveAll(dir + removingSuffix); err != nil { // a removal cut short
+		return "", false, fmt.Errorf("migrate: staging directory: %w", err)
+	}
 	if _, err := os.Stat(dir); err != nil {
 		st, err := c.localState(ctx)
 		if err != nil {

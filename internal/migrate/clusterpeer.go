@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -327,7 +326,7 @@ func (c *clusterRun) fetchTree(ctx context.Context, u, dir string) (files, bytes
 
 // unpackTree unpacks a tree (serveTree's tar) into dir: directories,
 // files, and files standing for shard files (sparse, of the size paxSize
-// gives), each dated as on the drive. Nothing is written outside dir; a
+// gives), the top directories (buckets) dated as on the drive. Nothing is written outside dir; a
 // stream without treeEnd is an error (retried), as is an entry that
 // names a path outside the drive or a size that is not one (not retried).
 func unpackTree(r io.Reader, dir string) (files, bytes int64, err error) {
@@ -362,7 +361,9 @@ func unpackTree(r io.Reader, dir string) (files, bytes int64, err error) {
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				return files, bytes, permanentError{err}
 			}
-			dirs = append(dirs, dirTime{p, h.ModTime})
+			if !strings.Contains(name, string(filepath.Separator)) {
+				dirs = append(dirs, dirTime{p, h.ModTime})
+			}
 		case tar.TypeReg:
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return files, bytes, permanentError{err}
@@ -389,14 +390,10 @@ func unpackTree(r io.Reader, dir string) (files, bytes int64, err error) {
 			if err != nil {
 				return files, bytes, err
 			}
-			if err := os.Chtimes(p, h.ModTime, h.ModTime); err != nil {
-				return files, bytes, permanentError{err}
-			}
 		}
 	}
-	// Directories last, deepest first: their times as on the drive (a
-	// bucket never configured is dated by its directory).
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].path) > len(dirs[j].path) })
+	// The top directories last: their times as on the drive (a bucket
+	// never configured is dated by its directory; no other time is read).
 	for _, d := range dirs {
 		os.Chtimes(d.path, d.t, d.t)
 	}

@@ -199,7 +199,13 @@
 //     a staged drive (renamed into place whole, after a sync) is not
 //     fetched again, one cut short is fetched again, and the adoption
 //     resumes as on a single node. A run on a node whose share is
-//     adopted and whose staging is gone does nothing. --finish runs per
+//     adopted and whose staging is gone does nothing (the staging is
+//     renamed away before it is removed, so a run killed while removing
+//     it does not find half of its notices). One case waits for ever: a
+//     run killed in the instant between another node's answer to its
+//     notice and recording it (told/), run again after that node's run
+//     ended; once its drives say "adopted", removing its staging
+//     directory ends it. --finish runs per
 //     node on its own drives, without the others, once the cluster
 //     serves everything.
 //   - Refused before anything is written: a node's drive missing or not
@@ -209,6 +215,22 @@
 //
 // Placement, formats (deployment id, sets, slots) and the shard data
 // (hard links on each node's own drives) carry over as they are.
+//
+// Measured (session 25, this 2-core machine under a load average of
+// 11-34 from other sessions, all 4 nodes on one disk): a 4-node MinIO
+// (/tmp/peers/minio-bin, 4 processes on 192.0.2.2, 16 drives, one set
+// of 16) filled through boto3 with 10,000 objects of 1-9 KiB (inline)
+// and 4 of 8 MiB, stopped; the 4 runs started together with the
+// endpoints on 127.0.0.1. Each node: staged 241,761 entries (107,853,108
+// bytes of the other 12 drives' metadata; the deployment's xl.meta are
+// 143,791,168 bytes in 160,240 files) in 1m27-2m18; adopted 10,004
+// versions, linked 11,188,992 bytes of part files (nothing copied) and
+// wrote 34,457,440 bytes of index entries in about 40 s after the
+// staging; removed the staging in 2m12-2m18; 300-317 s of wall time per
+// run, 10 s user and 25-29 s system CPU. The staging as a file tree (a
+// file and a directory per key and drive, created and removed on every
+// node) is most of the time here, four nodes sharing one disk; a packed
+// staging file read in memory would avoid it (not done).
 //
 // # Copying from a running S3 endpoint
 //

@@ -241,8 +241,10 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 			!strings.Contains(out, "unfinished multipart uploads adopted: 1") || !strings.Contains(out, "every node has its copy of this node's metadata") {
 			t.Fatalf("node %d adoption report:\n%s", n+1, out)
 		}
-		if _, err := os.Stat(filepath.Join(m.drive(n), ".shardstore.sys", "migrate-minio-cluster")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("node %d: staged copies left: %v", n+1, err)
+		for _, name := range []string{"migrate-minio-cluster", "migrate-minio-cluster.removing"} {
+			if _, err := os.Stat(filepath.Join(m.drive(n), ".shardstore.sys", name)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("node %d: staged copies left in %s: %v", n+1, name, err)
+			}
 		}
 	}
 	// A run again does nothing: the share is adopted.
