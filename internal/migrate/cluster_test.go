@@ -108,6 +108,8 @@ func writeTreeDrive(t *testing.T, root string) {
 		minioSys + "/multipart/" + strings.Repeat("a", 64) + "/up/0a3d0f5b-7c11/part.1":        strings.Repeat("u", 300),
 		minioSys + "/multipart/" + strings.Repeat("a", 64) + "/up/0a3d0f5b-7c11/part.1.meta":   "part meta",
 		minioSys + "/tmp/leftover":                                                             "not sent",
+		minioSys + "/config/iam/users/alice/identity.json":                                     "not sent",
+		minioSys + "/config.json":                                                              "not sent",
 		".shardstore.sys/index/x":                                                              "not sent",
 		"bucket/not-a-part.1x":                                                                 "sent whole",
 	}
@@ -164,7 +166,7 @@ func TestTreeRoundTrip(t *testing.T) {
 			t.Errorf("%s: %q (%v), want %q", p, got, err, want)
 		}
 	}
-	for _, p := range []string{minioSys + "/tmp", ".shardstore.sys"} {
+	for _, p := range []string{minioSys + "/tmp", minioSys + "/config", minioSys + "/config.json", ".shardstore.sys"} {
 		if _, err := os.Stat(filepath.Join(dst, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s staged: %v", p, err)
 		}
@@ -325,6 +327,27 @@ func TestSizeOnly(t *testing.T) {
 	} {
 		if got := sizeOnly(rel); got != want {
 			t.Errorf("sizeOnly(%q) = %v, want %v", rel, got, want)
+		}
+	}
+	for rel, want := range map[string]bool{
+		".shardstore.sys":              true,
+		"lost+found":                   true,
+		minioSys + "/format.json":      false,
+		minioSys + "/buckets":          false,
+		minioSys + "/buckets/b/x":      false,
+		minioSys + "/pool.bin/xl.meta": false,
+		minioSys + "/multipart/s":      false,
+		minioSys + "/config":           true,
+		minioSys + "/config/iam/x":     true,
+		minioSys + "/tmp":              true,
+		minioSys + "/tmp-old/x":        true,
+		minioSys + "/format.json.bkp":  true,
+		"bucket":                       false,
+		"bucket/.minio.sys/config":     false,
+		".minio.sysx/config":           false,
+	} {
+		if got := skipTree(rel); got != want {
+			t.Errorf("skipTree(%q) = %v, want %v", rel, got, want)
 		}
 	}
 }

@@ -59,14 +59,26 @@ func sizeOnly(rel string) bool {
 	return !strings.HasPrefix(rel, minioSys+"/") || strings.HasPrefix(rel, minioSys+"/multipart/")
 }
 
-// skipTree reports whether a directory of a drive is not sent: shardstore's
-// own, MinIO's temporary files and trash.
+// skipTree reports whether an entry of a drive (rel, slash-separated)
+// is not sent: shardstore's own files, and of MinIO's system directory
+// everything but what the adoption reads (format.json, the buckets'
+// metadata, pool.bin and the unfinished uploads): not its
+// configuration, IAM included, nor its temporary files and trash.
 func skipTree(rel string) bool {
 	switch rel {
-	case ".shardstore.sys", minioSys + "/tmp", minioSys + "/tmp-old", "lost+found":
+	case ".shardstore.sys", "lost+found":
 		return true
 	}
-	return false
+	sys, ok := strings.CutPrefix(rel, minioSys+"/")
+	if !ok {
+		return false
+	}
+	top, _, _ := strings.Cut(sys, "/")
+	switch top {
+	case "format.json", "buckets", "pool.bin", "multipart":
+		return false
+	}
+	return true
 }
 
 func (c *clusterRun) handle(w http.ResponseWriter, r *http.Request) {
@@ -147,8 +159,11 @@ func (c *clusterRun) serveTree(w http.ResponseWriter, root string) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if de.IsDir() && skipTree(rel) {
-			return filepath.SkipDir
+		if skipTree(rel) {
+			if de.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		fi, err := de.Info()
 		if err != nil {

@@ -146,7 +146,9 @@
 //     (.shardstore.sys/migrate-minio-cluster/driveN: every file of the
 //     drive with its content and time, except the shard files, which
 //     stand as sparse files of their size, and except shardstore's own
-//     files and MinIO's tmp/), fetched from the other runs over the
+//     files and all of .minio.sys but format.json, buckets/, pool.bin
+//     and multipart/: not MinIO's configuration and IAM, nor its tmp/),
+//     fetched from the other runs over the
 //     node's address (MinIO's port, free while MinIO is stopped) with
 //     calls signed by the cluster key (internal/peerauth, derived from
 //     the root credentials, so MINIO_ROOT_USER/PASSWORD must be the same
