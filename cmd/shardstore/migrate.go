@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/cli"
+	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/migrate"
+	"github.com/shardstore/shardstore/internal/peerauth"
 )
 
-const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] [--upload-keys FILE] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL | shardstore migrate from-minio-export --target URL EXPORT.zip..."
+const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] [--upload-keys FILE] [--address HOST:PORT] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL | shardstore migrate from-minio-export --target URL EXPORT.zip..."
 
 // runMigrate is `shardstore migrate from-minio`: adopt a stopped MinIO
 // deployment's drives in place (internal/migrate).
@@ -27,7 +29,14 @@ func runMigrate(args []string) error {
 		"Versions MinIO compressed (S2) are copied (decompressed). Unfinished multipart uploads are\n" +
 		"adopted with their ids when their key is known: a key of the bucket, or a bucket/key line of\n" +
 		"--upload-keys FILE (MinIO stores only the key's hash).\n" +
-		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n"
+		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n\n" +
+		"A node's share of a multi-node MinIO deployment: give the endpoints the MinIO servers had\n" +
+		"(http://node{1...4}:9000/data{1...4}) and run it on every node at once, with the same root\n" +
+		"credentials (MINIO_ROOT_USER/MINIO_ROOT_PASSWORD) as MinIO's; --address HOST:PORT says\n" +
+		"which node this is when the host names do not. The nodes copy each other's MinIO metadata\n" +
+		"(not the object data) over their endpoints' ports, decide every object alike, and each\n" +
+		"adopts its own drives; each waits until every node has its copy. Then start\n" +
+		"shardstore server with the same endpoints on every node. See docs/migrating.md.\n"
 	if len(args) > 0 && args[0] == "from-s3" {
 		return runMigrateFromS3(args[1:])
 	}
@@ -45,6 +54,7 @@ func runMigrate(args []string) error {
 	dry := fs.Bool("dry-run", false, "decode everything and report what would be adopted and refused; write nothing")
 	finish := fs.Bool("finish", false, "after a completed adoption, remove MinIO's names of the adopted objects")
 	owner := fs.String("owner", "", "access key recorded as owner of the adopted buckets and objects (empty: the root user)")
+	address := fs.String("address", "", "with endpoints of a multi-node deployment: this node's HOST:PORT, as the server's --address (default: the endpoint whose host is this machine)")
 	uploadKeys := fs.String("upload-keys", "", "file of bucket/key lines: the keys of unfinished multipart uploads to adopt (MinIO stores only their hash)")
 	var drives []string
 	rest := args[1:]
@@ -66,6 +76,14 @@ func runMigrate(args []string) error {
 	if err != nil {
 		return cli.Usagef(migrateUsage, "shardstore migrate -h", "%v", err)
 	}
+	var key peerauth.Key
+	if cluster.IsCluster(paths) {
+		creds, err := rootCredentials(os.Getenv)
+		if err != nil {
+			return err
+		}
+		key = peerauth.Derive(creds.user, creds.pass)
+	}
 	var keys [][2]string
 	if *uploadKeys != "" {
 		if keys, err = migrate.ReadUploadKeys(*uploadKeys); err != nil {
@@ -74,7 +92,8 @@ func runMigrate(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys})
+	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys,
+		Address: *address, PeerKey: key})
 	return err
 }
 

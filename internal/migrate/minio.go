@@ -19,11 +19,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/bitrot"
+	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/durable"
 	"github.com/shardstore/shardstore/internal/engine"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/minioformat"
+	"github.com/shardstore/shardstore/internal/peerauth"
 	"github.com/shardstore/shardstore/internal/placement"
 )
 
@@ -51,6 +53,13 @@ type Options struct {
 	// UploadKeys are bucket/key pairs of unfinished multipart uploads
 	// (MinIO keeps only their hash; see minio_uploads.go).
 	UploadKeys [][2]string
+	// Address is this node's address (HOST:PORT, as the server's
+	// --address) when Drives are the endpoints of a multi-node MinIO
+	// deployment (cluster.go); "" finds the node by its host names.
+	Address string
+	// PeerKey authenticates the nodes' migrations to each other in a
+	// multi-node adoption (peerauth.Derive of the root credentials).
+	PeerKey peerauth.Key
 }
 
 // Refusal is a key (or bucket) left untouched, and why.
@@ -148,13 +157,20 @@ type adopter struct {
 	// done, which the ETA's rate is measured from (minio_progress.go).
 	etaFrom time.Time
 	etaDone int
+
+	// cl is this node's part of a multi-node adoption (nil: a single
+	// node's), and local which drives (by place, as paths) are this
+	// node's: the others are staged copies, read but never written.
+	cl    *clusterRun
+	local []bool
 }
 
 // keyWorkers is how many keys are decoded and linked at once.
 const keyWorkers = 8
 
 // crashAtEnv, for tests only, makes the process kill itself (SIGKILL)
-// at its Nth write (a link, a shard file or an index batch), so a test
+// at its Nth write (a link, a shard file, an index batch, or another
+// node's drive staged in a cluster adoption), so a test
 // can interrupt an adoption at every kind of point
 // (TestMigrateFromMinIOKilled).
 const crashAtEnv = "SHARDSTORE_TEST_MIGRATE_CRASH_AT"
@@ -175,8 +191,23 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 	}
 	a := &adopter{opts: opts, start: time.Now()}
 	a.last = a.start
+	if cluster.IsCluster(opts.Drives) {
+		return a.fromCluster(ctx)
+	}
+	return a.adopt(ctx)
+}
+
+// adopt runs the adoption over a.opts.Drives (a node's share: over the
+// local and staged drives, cluster.go).
+func (a *adopter) adopt(ctx context.Context) (*Report, error) {
+	opts := a.opts
 	if err := a.orderDrives(); err != nil {
 		return nil, err
+	}
+	if a.cl != nil {
+		if err := a.checkClusterOrder(); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.checkPools(); err != nil {
 		return nil, err
@@ -276,6 +307,9 @@ func (a *adopter) openDrives(ctx context.Context) error {
 	parity := defaultParity(n)
 	a.drives = make([]*drive.Local, a.n())
 	for i, p := range a.paths {
+		if !a.isLocal(i) {
+			continue // another node's: it formats its own
+		}
 		d, err := drive.OpenLocal(p, drive.LocalOptions{Beside: true, NoSync: a.opts.NoSync, NoCreate: true})
 		if err != nil {
 			return fmt.Errorf("migrate: open drive %s: %w", p, err)
@@ -329,6 +363,9 @@ func (a *adopter) closeDrives() {
 
 func (a *adopter) setState(ctx context.Context, state string) error {
 	for _, d := range a.drives {
+		if d == nil {
+			continue
+		}
 		b := &drive.Batch{}
 		b.Put(drive.TableSystem, stateKey, []byte(state))
 		if err := d.Apply(ctx, b); err != nil {
@@ -344,6 +381,9 @@ func (a *adopter) setState(ctx context.Context, state string) error {
 func (a *adopter) state(ctx context.Context) (string, error) {
 	votes := map[string]int{}
 	for _, d := range a.drives {
+		if d == nil {
+			continue
+		}
 		v, err := d.Get(ctx, drive.TableSystem, stateKey)
 		if err == nil {
 			votes[string(v)]++
@@ -410,6 +450,9 @@ func (a *adopter) adoptBucket(ctx context.Context, bucket string) error {
 	if !a.opts.DryRun {
 		rec := engine.BucketRecord(info)
 		for _, d := range a.drives {
+			if d == nil {
+				continue // another node's: it writes the same record
+			}
 			b := &drive.Batch{}
 			b.Put(drive.TableBuckets, bucket, rec)
 			if err := d.Apply(ctx, b); err != nil {
@@ -473,7 +516,7 @@ func (a *adopter) adoptChunk(ctx context.Context, bucket string, keys []string) 
 				b.Changes = append(b.Changes, kb[p].Changes...)
 			}
 		}
-		if b.Len() == 0 {
+		if b.Len() == 0 || a.drives[p] == nil {
 			continue
 		}
 		wg.Add(1)
@@ -670,6 +713,12 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		if o := c.ver.Object; o == nil || !o.Compressed() {
 			continue
 		}
+		if a.cl != nil {
+			// Every node decides this alike: the copy would need the
+			// shards of every node's drives.
+			a.refuse(bucket, key, fmt.Sprintf("version %s: compressed by MinIO: adopting it by copy is not supported yet for a node's share of a cluster (its shards are on every node)", c.ver.ID()))
+			return nil, nil
+		}
 		cp, err := a.copyVersion(set, bucket, rel, c, base[i])
 		if errors.Is(err, errNotCopyable) {
 			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
@@ -685,6 +734,9 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 	// per drive of the deployment, nil outside the set).
 	batches := make([]*drive.Batch, a.n())
 	for p := 0; p < n; p++ {
+		if !a.isLocal(off + p) {
+			continue // another node's drive: that node writes its records
+		}
 		var mine []*meta.Object
 		for i, c := range kept {
 			if copies[i] != nil {

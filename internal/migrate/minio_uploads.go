@@ -290,6 +290,9 @@ func (a *adopter) adoptUpload(ctx context.Context, bucket, key, sha, dir string)
 	// Per drive: the upload record and the parts it holds, their part
 	// files linked first.
 	for p := 0; p < n; p++ {
+		if !a.isLocal(off + p) {
+			continue // another node's drive: that node adopts its share
+		}
 		dm := *up
 		dm.Erasure.Distribution = append([]int(nil), up.Erasure.Distribution...)
 		dm.Erasure.Index = up.Erasure.Distribution[p]
@@ -333,8 +336,8 @@ func (a *adopter) adoptUpload(ctx context.Context, bucket, key, sha, dir string)
 		r.Uploads++
 		for _, part := range parts {
 			r.UploadParts++
-			for _, h := range part.holders {
-				if h {
+			for p, h := range part.holders {
+				if h && a.isLocal(off+p) {
 					r.Linked++
 					r.ShardBytes += o.ShardFileSize(part.pm.Size)
 				}

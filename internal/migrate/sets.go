@@ -25,11 +25,11 @@ const maxSetSize = 16
 // sets of 16): keys records the sets a key was found in as bits.
 const maxSets = 64
 
-// clusterRefusal says why a node's share of a MinIO cluster is refused
-// and what to do instead (doc.go says what adopting it would take).
-const clusterRefusal = "adopting a node's share of a multi-node MinIO deployment in place is not supported yet " +
-	"(the nodes would have to decide every key's versions together); copy such a deployment into a shardstore cluster " +
-	"with `shardstore migrate from-s3` instead"
+// clusterRefusal says how a node's share of a multi-node MinIO
+// deployment is adopted (cluster.go) when only some of its drives are
+// given as paths.
+const clusterRefusal = "a node's share of a multi-node MinIO deployment is adopted by giving the endpoints the MinIO servers had " +
+	"(http://node{1...N}:PORT/path{1...M}) to `shardstore migrate from-minio` on every node at once"
 
 // poolsRefusal says why a deployment of several server pools is refused.
 const poolsRefusal = "adopting several server pools is not supported: shardstore has no pools yet (issue 47); " +

@@ -98,14 +98,14 @@ func TestOrderDrives(t *testing.T) {
 		drives []string
 		want   string
 	}{
-		"a node's share":       {paths[:8], "migrate from-s3"},
+		"a node's share":       {paths[:8], "the endpoints the MinIO servers had"},
 		"one drive missing":    {paths[1:], "give every drive of it"},
 		"sets of 17":           {big, "shardstore forms sets of 1..16"},
 		"two drives one place": {dup, "both claim position 1 of set 2"},
 		"another deployment":   {other, "deployment"},
 		"none":                 {nil, "no drives"},
 		"two pools":            {pools, "shardstore has no pools yet (issue 47)"},
-		"cluster endpoints":    {[]string{"http://n1:9000/d1", "http://n2:9000/d1"}, "migrate from-s3"},
+		"cluster endpoints":    {[]string{"http://n1:9000/d1", "http://n2:9000/d1"}, "the endpoints the MinIO servers had"},
 		"not MinIO":            {[]string{t.TempDir()}, "is it a MinIO drive"},
 	} {
 		a := &adopter{opts: Options{Drives: c.drives}}

@@ -61,6 +61,8 @@ func main() {
 	flag.IntVar(&drives, "drives", 16, "drive directories MinIO runs on (it forms its erasure sets by its own rules: 32 drives are 2 sets of 16)")
 	flag.IntVar(&pools, "pools", 1, "server pools the drives are split into (MinIO started with one drive{a...b} argument per pool)")
 	flag.StringVar(&contents, "fill", "full", "what to write: full (every case, the 16-drive fixture), sets (a few objects of every kind, spread over the erasure sets) or tiny (one bucket of 4 small objects: the pools fixture, whose adoption is refused)")
+	flag.IntVar(&nodes, "nodes", 1, "MinIO server processes forming one multi-node deployment (-fill cluster): each gets every drive argument, drive i+1 being node i%nodes's")
+	flag.StringVar(&clusterHost, "host", "127.0.0.1", "with -nodes: the address the nodes listen on (MinIO in a container refuses loopback endpoints: give an address of this machine that is not 127.0.0.1)")
 	kind := flag.String("kind", "main", `which fixture: "main" (minio-16drives) or "compressed" (minio-compressed: MINIO_COMPRESSION_ENABLE=on, compressed objects and unfinished uploads)`)
 	unpack := flag.String("unpack", "", "only unpack the fixture's drives (-out/-name) into this directory, for tests in other languages (tests/python); needs no MinIO")
 	flag.Parse()
@@ -76,8 +78,8 @@ func main() {
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
 	}
-	if contents != "full" && contents != "sets" && contents != "tiny" {
-		log.Fatalf("-fill %q: want full, sets or tiny", contents)
+	if contents != "full" && contents != "sets" && contents != "tiny" && contents != "cluster" {
+		log.Fatalf("-fill %q: want full, sets, tiny or cluster", contents)
 	}
 	if err := run(*minioBin, *out, *name, *source, *kind, *keep); err != nil {
 		log.Fatal(err)
@@ -91,6 +93,10 @@ var (
 	contents = "full"
 	// pools is how many server pools the drives form (-pools).
 	pools = 1
+	// nodes is how many MinIO processes form the deployment (-nodes),
+	// clusterHost the address they listen on (-host).
+	nodes       = 1
+	clusterHost = "127.0.0.1"
 )
 
 func run(minioBin, out, name, source, kind string, keep bool) error {
@@ -138,9 +144,20 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 			args = append(args, filepath.Join(work, fmt.Sprintf("drive{%d...%d}", p*per+1, (p+1)*per)))
 		}
 	}
-	srv, err := startMinIO(minioBin, addr, args, filepath.Join(work, "minio.log"), env)
-	if err != nil {
-		return err
+	var srv interface{ stop() error }
+	if nodes > 1 {
+		var cl *cluster
+		cl, addr, err = startCluster(minioBin, work, driveDirs, env)
+		if err != nil {
+			return err
+		}
+		srv = cl
+	} else {
+		s, err := startMinIO(minioBin, addr, args, filepath.Join(work, "minio.log"), env)
+		if err != nil {
+			return err
+		}
+		srv = s
 	}
 	defer srv.stop()
 
@@ -309,7 +326,7 @@ var patternBuf []byte
 func pattern() []byte {
 	if patternBuf == nil {
 		size := mib
-		if contents == "sets" {
+		if contents == "sets" || contents == "cluster" {
 			size = 64 * kib // a smaller fixture: parity shards repeat too
 		}
 		patternBuf = make([]byte, size)
@@ -370,6 +387,8 @@ func (f *filler) fill() error {
 	switch contents {
 	case "sets":
 		steps = []func() error{f.fillSetsPlain, f.fillSetsVersioned}
+	case "cluster":
+		steps = []func() error{f.fillSetsPlain, f.fillSetsVersioned, f.fillConfigured}
 	case "tiny":
 		steps = []func() error{f.fillTiny}
 	case "full":
