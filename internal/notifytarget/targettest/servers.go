@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardstore/shardstore/internal/testinstall"
 )
 
 // Server is a real server of one target kind, started for a test on
@@ -40,8 +41,7 @@ type Server struct {
 }
 
 func (s *Server) start(t testing.TB) *Server {
-	s.Process.Start(t)
-	t.Cleanup(func() { s.Process.Stop(t) })
+	s.Process.Run(t)
 	return s
 }
 
@@ -237,62 +237,60 @@ func StartMosquitto(t testing.TB) *Server {
 // Central's org.apache.kafka:kafka_2.13 and its dependencies.
 const KafkaVersion = "4.1.1"
 
-var kafkaJars struct {
-	once sync.Once
-	dir  string
-	log  []string
-	err  error
-}
+var kafkaJars testinstall.Once[string]
 
 // kafkaLibs returns a folder of Kafka's jars: SHARDSTORE_KAFKA_LIBS, or
 // the user cache, filled on first use by mvn dependency:copy-dependencies
 // (Debian's maven installed when mvn is missing).
 func kafkaLibs(t testing.TB) string {
 	t.Helper()
-	kafkaJars.once.Do(func() { kafkaJars.dir, kafkaJars.log, kafkaJars.err = findKafkaJars(t) })
-	for _, l := range kafkaJars.log {
-		t.Log(l)
-	}
-	if kafkaJars.err != nil {
-		if os.Getenv("SHARDSTORE_REQUIRE_KAFKA") != "" {
-			t.Fatalf("SHARDSTORE_REQUIRE_KAFKA is set and there are no Kafka jars: %v", kafkaJars.err)
-		}
-		t.Skipf("skipping: no Kafka jars and fetching them failed (%v); set SHARDSTORE_REQUIRE_KAFKA=1 to make this a failure", kafkaJars.err)
-	}
-	return kafkaJars.dir
+	return kafkaJars.Get(t, testinstall.Need{What: "Kafka jars folder", Require: "SHARDSTORE_REQUIRE_KAFKA"}, findKafkaJars)
 }
 
-func findKafkaJars(t testing.TB) (string, []string, error) {
+func findKafkaJars() (string, []string, error) {
 	var log []string
 	if d := os.Getenv("SHARDSTORE_KAFKA_LIBS"); d != "" {
 		return d, append(log, "using SHARDSTORE_KAFKA_LIBS: "+d), nil
 	}
-	cache, err := os.UserCacheDir()
+	base, err := testinstall.CacheDir("kafka-" + KafkaVersion)
 	if err != nil {
 		return "", log, err
 	}
-	base := filepath.Join(cache, "shardstore-test", "kafka-"+KafkaVersion)
 	libs := filepath.Join(base, "libs")
-	if _, err := os.Stat(filepath.Join(libs, "kafka_2.13-"+KafkaVersion+".jar")); err == nil {
+	jar := filepath.Join(libs, "kafka_2.13-"+KafkaVersion+".jar")
+	if _, err := os.Stat(jar); err == nil {
 		return libs, append(log, "using Kafka "+KafkaVersion+" jars in "+libs), nil
 	}
-	mvn := Find(t, Program{Name: "mvn", Paths: []string{"mvn"}, Apt: []string{"maven"}, Require: "SHARDSTORE_REQUIRE_KAFKA"})
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	mvn, mlog, err := testinstall.FindOrInstall(Program{Name: "mvn", Paths: []string{"mvn"}, Apt: []string{"maven"}, Tests: "fetching Kafka's jars"})
+	log = append(log, mlog...)
+	if err != nil {
 		return "", log, err
 	}
-	pom := `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+	err = testinstall.Locked("kafka-"+KafkaVersion, func() error {
+		if _, err := os.Stat(jar); err == nil {
+			return nil // another test binary fetched them meanwhile
+		}
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			return err
+		}
+		pom := `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
 <groupId>shardstore.test</groupId><artifactId>kafka-broker</artifactId><version>1</version>
 <dependencies><dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>` + KafkaVersion + `</version></dependency>
 <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>1.7.36</version></dependency></dependencies></project>
 `
-	if err := os.WriteFile(filepath.Join(base, "pom.xml"), []byte(pom), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(base, "pom.xml"), []byte(pom), 0o644); err != nil {
+			return err
+		}
+		log = append(log, "fetching org.apache.kafka:kafka_2.13:"+KafkaVersion+" and its dependencies from Maven Central with mvn into "+libs)
+		cmd := exec.Command(mvn, "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory="+libs, "-DincludeScope=runtime")
+		cmd.Dir = base
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("mvn dependency:copy-dependencies: %w: %s", err, testinstall.Tail(out))
+		}
+		return nil
+	})
+	if err != nil {
 		return "", log, err
-	}
-	log = append(log, "fetching org.apache.kafka:kafka_2.13:"+KafkaVersion+" and its dependencies from Maven Central with mvn into "+libs)
-	cmd := exec.Command(mvn, "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory="+libs, "-DincludeScope=runtime")
-	cmd.Dir = base
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", log, fmt.Errorf("mvn dependency:copy-dependencies: %w: %s", err, tail(out))
 	}
 	return libs, log, nil
 }

@@ -11,19 +11,17 @@
 // policy readonly).
 //
 // Node comes from PATH; oidc-provider from the npm registry, installed
-// with npm into the user cache on first use (saying so). Without them a
-// test is skipped, unless SHARDSTORE_REQUIRE_OIDC is set, where that is
-// a failure.
+// with npm into the user cache on first use (saying so; one test binary
+// at a time). Without them a test is skipped, unless
+// SHARDSTORE_REQUIRE_OIDC is set, where that is a failure.
 package oidctest
 
 import (
-	"bufio"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -33,9 +31,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/testinstall"
 )
 
 //go:embed provider.mjs
@@ -57,36 +56,47 @@ const (
 	Resource = "urn:shardstore"
 )
 
-var install struct {
-	once      sync.Once
-	node, dir string
-	log       []string
-	err       error
-}
+// installed is node's path and the folder oidc-provider is installed in.
+type installed struct{ node, dir string }
 
-func findOrInstall() (node, dir string, log []string, err error) {
-	node, err = exec.LookPath("node")
+var install testinstall.Once[installed]
+
+func findOrInstall() (installed, []string, error) {
+	node := testinstall.Lookup("node")
+	if node == "" {
+		return installed{}, nil, errors.New("no node on PATH (Debian's nodejs package)")
+	}
+	dir, err := testinstall.CacheDir("oidc-provider")
 	if err != nil {
-		return "", "", nil, errors.New("no node on PATH (Debian's nodejs package)")
+		return installed{}, nil, err
 	}
-	cache, _ := os.UserCacheDir()
-	dir = filepath.Join(cache, "shardstore-test", "oidc-provider")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "oidc-provider", "package.json")); err == nil {
-		return node, dir, []string{"using " + Package + " in " + dir}, nil
+	marker := filepath.Join(dir, "node_modules", "oidc-provider", "package.json")
+	if _, err := os.Stat(marker); err == nil {
+		return installed{node, dir}, []string{"using " + Package + " in " + dir}, nil
 	}
-	npm, err := exec.LookPath("npm")
+	npm := testinstall.Lookup("npm")
+	if npm == "" {
+		return installed{}, nil, errors.New("oidc-provider is not installed and there is no npm")
+	}
+	var log []string
+	err = testinstall.Locked("oidc-provider", func() error {
+		if _, err := os.Stat(marker); err == nil {
+			return nil // another test binary installed it meanwhile
+		}
+		log = append(log, "installing "+Package+" from the npm registry into "+dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--prefix", dir, Package)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("npm install %s: %w: %s", Package, err, testinstall.Tail(out))
+		}
+		return nil
+	})
 	if err != nil {
-		return "", "", nil, errors.New("oidc-provider is not installed and there is no npm")
+		return installed{}, log, err
 	}
-	log = append(log, "installing "+Package+" from the npm registry into "+dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", log, err
-	}
-	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--prefix", dir, Package)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", log, fmt.Errorf("npm install %s: %w: %s", Package, err, out)
-	}
-	return node, dir, log, nil
+	return installed{node, dir}, log, nil
 }
 
 // Provider is a running oidc-provider.
@@ -94,10 +104,7 @@ type Provider struct {
 	t        testing.TB
 	Issuer   string // http://127.0.0.1:PORT
 	redirect string
-	cmd      *exec.Cmd
-	done     chan struct{}
-	out      *strings.Builder
-	mu       sync.Mutex
+	proc     *testinstall.Process
 }
 
 // ConfigURL is the provider's discovery URL.
@@ -108,84 +115,35 @@ func (p *Provider) ConfigURL() string { return p.Issuer + "/.well-known/openid-c
 // the one Login uses.
 func Start(t testing.TB, redirects ...string) *Provider {
 	t.Helper()
-	install.once.Do(func() { install.node, install.dir, install.log, install.err = findOrInstall() })
-	for _, l := range install.log {
-		t.Log(l)
-	}
-	if install.err != nil {
-		if os.Getenv("SHARDSTORE_REQUIRE_OIDC") != "" {
-			t.Fatalf("SHARDSTORE_REQUIRE_OIDC is set and there is no OpenID provider: %v", install.err)
-		}
-		t.Skipf("skipping the OpenID tests: %v; set SHARDSTORE_REQUIRE_OIDC=1 to make this a failure", install.err)
-	}
-	script := filepath.Join(install.dir, "provider.mjs") // beside node_modules, so the import resolves
+	inst := install.Get(t, testinstall.Need{What: "OpenID provider", Tests: "the OpenID tests", Require: "SHARDSTORE_REQUIRE_OIDC"}, findOrInstall)
+	script := filepath.Join(inst.dir, "provider.mjs") // beside node_modules, so the import resolves
 	if err := os.WriteFile(script, providerScript, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	p := &Provider{t: t, Issuer: "http://127.0.0.1:" + strconv.Itoa(port), redirect: "http://127.0.0.1:1/callback",
-		done: make(chan struct{}), out: &strings.Builder{}}
-	p.cmd = exec.Command(install.node, script, strconv.Itoa(port), strings.Join(append([]string{p.redirect}, redirects...), ","))
-	p.cmd.Dir = install.dir
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd.Stderr = p.cmd.Stdout
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start node: %v", err)
-	}
-	ready := make(chan struct{})
-	go func() {
-		defer close(p.done)
-		sc := bufio.NewScanner(stdout)
-		once := sync.Once{}
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			if strings.Contains(sc.Text(), "listening") {
-				once.Do(func() { close(ready) })
+	port := testinstall.FreePort(t)
+	p := &Provider{t: t, Issuer: "http://127.0.0.1:" + strconv.Itoa(port), redirect: "http://127.0.0.1:1/callback"}
+	p.proc = &testinstall.Process{Name: "oidc-provider", Addr: "127.0.0.1:" + strconv.Itoa(port), Dir: inst.dir,
+		Args: []string{inst.node, script, strconv.Itoa(port), strings.Join(append([]string{p.redirect}, redirects...), ",")},
+		// Up once it serves its discovery document.
+		Ready: func() error {
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(p.ConfigURL())
+			if err != nil {
+				return err
 			}
-		}
-		_ = p.cmd.Wait()
-	}()
-	select {
-	case <-ready:
-	case <-p.done:
-		t.Fatalf("oidc-provider exited:\n%s", p.output())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("oidc-provider did not start within 60s:\n%s", p.output())
-	}
-	t.Cleanup(p.Stop)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("discovery: %s", resp.Status)
+			}
+			return nil
+		}}
+	p.proc.Run(t)
 	return p
-}
-
-func (p *Provider) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
 }
 
 // Stop ends the provider.
 func (p *Provider) Stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	p.t.Helper()
+	p.proc.Stop(p.t)
 }
 
 var formAction = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)
