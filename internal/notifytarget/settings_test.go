@@ -18,6 +18,7 @@ var valid = map[string]map[string]string{
 	"mysql":      {"dsn_string": "u:pw-Secret-1@tcp(127.0.0.1:3306)/db", "table": "events"},
 	"amqp":       {"url": "amqp://u:pw-Secret-1@127.0.0.1:5672/", "exchange": "events", "routing_key": "k"},
 	"mqtt":       {"broker": "tcp://127.0.0.1:1883", "topic": "events", "username": "u", "password": "pw-Secret-1"},
+	"webhook":    {"endpoint": "https://hooks.example.com/s3", "auth_token": "pw-Secret-1"},
 	"kafka":      {"brokers": "127.0.0.1:9092", "topic": "events", "sasl": "on", "sasl_username": "u", "sasl_password": "pw-Secret-1"},
 }
 

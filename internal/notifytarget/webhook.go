@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,53 +44,50 @@ type webhook struct {
 	client   *http.Client
 }
 
-// maxSetting bounds every setting's length.
-const maxSetting = 4096
-
-func newWebhook(id string, s map[string]string, roots func() *x509.CertPool) (*webhook, error) {
-	for k, v := range s {
-		if len(v) > maxSetting {
-			return nil, fmt.Errorf("webhook: %s is longer than %d bytes", k, maxSetting)
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			return nil, fmt.Errorf("webhook: %s holds a control character", k)
-		}
+func newWebhook(id string, m map[string]string, roots func() *x509.CertPool) (*webhook, error) {
+	const kind = "webhook"
+	if err := checkID(kind, id); err != nil {
+		return nil, err
 	}
-	ep := strings.TrimSpace(s["endpoint"])
+	s, err := parse(kind, webhookFields, m)
+	if err != nil {
+		return nil, err
+	}
+	ep := s.str("endpoint")
 	u, err := url.Parse(ep)
 	if err != nil || ep == "" {
-		return nil, errors.New("webhook: endpoint is not a URL")
+		return nil, s.errf("endpoint", "not a URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("webhook: endpoint scheme %q is not http or https", clip(u.Scheme))
+		return nil, s.errf("endpoint", "scheme is not http or https")
 	}
 	if u.Host == "" {
-		return nil, errors.New("webhook: endpoint has no host")
+		return nil, s.errf("endpoint", "has no host")
 	}
 	if u.User != nil {
-		return nil, errors.New("webhook: endpoint must not hold credentials (use auth_token)")
+		return nil, s.errf("endpoint", "must not hold credentials (use auth_token)")
 	}
-	if v := s["queue_limit"]; v != "" {
+	if v := s.str("queue_limit"); v != "" {
 		if n, err := strconv.ParseUint(v, 10, 32); err != nil || n == 0 {
-			return nil, errors.New("webhook: queue_limit is not a positive number")
+			return nil, s.errf("queue_limit", "not a positive number")
 		}
 	}
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if roots != nil {
 		tlsCfg.RootCAs = roots()
 	}
-	cert, key := s["client_cert"], s["client_key"]
+	cert, key := s.str("client_cert"), s.str("client_key")
 	if (cert == "") != (key == "") {
-		return nil, errors.New("webhook: client_cert and client_key go together")
+		return nil, s.errf("client_key", "client_cert and client_key go together")
 	}
 	if cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("webhook: client_cert/client_key: %w", err)
+			return nil, fmt.Errorf("%w: webhook client_cert/client_key: %w", ErrSetting, err)
 		}
 		tlsCfg.Certificates = []tls.Certificate{pair}
 	}
-	auth := strings.TrimSpace(s["auth_token"])
+	auth := strings.TrimSpace(s.str("auth_token"))
 	if auth != "" && !strings.Contains(auth, " ") {
 		auth = "Bearer " + auth
 	}
@@ -100,13 +96,6 @@ func newWebhook(id string, s map[string]string, roots func() *x509.CertPool) (*w
 	return &webhook{arn: notify.ARN(id, "webhook"), endpoint: u.String(), auth: auth,
 		client: &http.Client{Transport: tr, Timeout: time.Minute,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
-}
-
-func clip(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "..."
-	}
-	return s
 }
 
 func (w *webhook) ARN() string { return w.arn }
