@@ -83,6 +83,9 @@ type Process struct {
 	// StartTimeout bounds one start (default 60s: a JVM or Erlang
 	// server on a loaded 2-core machine).
 	StartTimeout time.Duration
+	// StopSignal is what Stop sends first (default SIGTERM); PostgreSQL
+	// waits for its clients on SIGTERM, and shuts down at once on SIGINT.
+	StopSignal syscall.Signal
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -146,7 +149,7 @@ func (p *Process) start() error {
 	return fmt.Errorf("%s %w: %s", p.Name, err, Tail([]byte(out.String())))
 }
 
-// Stop stops the process (SIGTERM to its process group, SIGKILL after
+// Stop stops the process (StopSignal to its process group, SIGKILL after
 // 30 s) and waits for it and its port to be gone.
 func (p *Process) Stop(t testing.TB) {
 	t.Helper()
@@ -169,7 +172,11 @@ func (p *Process) stopLocked() {
 	if p.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	sig := p.StopSignal
+	if sig == 0 {
+		sig = syscall.SIGTERM
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 	select {
 	case <-p.done:
 	case <-time.After(30 * time.Second):

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func StartPostgreSQL(t testing.TB) *Server {
 	RunCommand(t, cred, dir, filepath.Join(filepath.Dir(bin), "initdb"), "-D", data, "-U", s.User,
 		"--auth=scram-sha-256", "--pwfile", filepath.Join(dir, "pw"), "--no-sync")
 	port := FreePort(t)
-	s.Process = &Process{Name: "postgres", Addr: fmt.Sprintf("127.0.0.1:%d", port), Credential: cred, Dir: dir,
+	s.Process = &Process{Name: "postgres", StopSignal: syscall.SIGINT, Addr: fmt.Sprintf("127.0.0.1:%d", port), Credential: cred, Dir: dir,
 		Args: []string{bin, "-D", data, "-h", "127.0.0.1", "-p", fmt.Sprint(port), "-k", dir,
 			"-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=40"}}
 	s.URL = fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable", s.User, s.Password, s.Addr)
