@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|pool ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
@@ -39,6 +39,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin audit [--json]
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
+       shardstore admin pool status [--json]
        shardstore admin idp ldap policy attach|detach|list ...
 
 Operates a running server through its admin API:
@@ -53,6 +54,7 @@ Operates a running server through its admin API:
   prometheus a scrape configuration with a bearer token for /shardstore/metrics
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
+  pool       the server pools: sets, parity, free space (docs/pools.md)
   idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.
@@ -82,6 +84,8 @@ func runAdmin(args []string) error {
 		return runAdminPrometheus(args[1:])
 	case "kms":
 		return runAdminKMS(args[1:])
+	case "pool":
+		return runAdminPool(args[1:])
 	case "idp":
 		return runAdminIDP(args[1:])
 	default:

@@ -198,6 +198,9 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 			json.NewEncoder(w).Encode(reply)
 		}}, 0, ""
 	}
+	if c, status, msg, ok := h.routePools(method, path); ok {
+		return c, status, msg
+	}
 	if c, status, msg, ok := h.routeKMS(method, path); ok {
 		return c, status, msg
 	}

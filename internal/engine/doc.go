@@ -39,6 +39,25 @@
 //	healobject.go   heal one object (the background jobs decide when)
 //	bucket.go, config.go, sharedstate.go   bucket records and config documents
 //
+// # Server pools (pools.go)
+//
+// The drives may be grouped into server pools (Config.Pools: one per
+// drive argument with ellipses), each with its own set size and parity;
+// the formats record a pool id beside the shared deployment id, and
+// SetCount/SetSize/SetIndex are the pool's. An object lives in exactly
+// one pool: with several pools, reads and writes of a key ask every
+// pool's set for it (keyHolders) and go to the pool holding it; a new
+// key goes to a pool picked by free space (pickPool); every commit
+// checks again under the key's lock that no other pool took the key
+// meanwhile (checkSole: refused as ErrBusy, retried by the client).
+// Multipart uploads stay in the pool they started in (uploadSet).
+// Listings merge all sets of all pools. A pool appended to an existing
+// deployment is formatted at start (formatPool) and, on a single node,
+// given the bucket records and config documents (seedPools). With one
+// pool none of this costs a drive call. docs/pools.md has the operator's
+// side and what is not built (cluster expansion, decommission,
+// rebalance).
+//
 // # Drives and sets
 //
 // New first peeks at every drive's format record read-only (open.go,

@@ -70,7 +70,10 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 	if err := checkObjectName(key); err != nil {
 		return nil, err
 	}
-	set := e.setFor(bucket, key)
+	set, err := e.readSet(ctx, bucket, key)
+	if err != nil {
+		return nil, err
+	}
 	// The read lock covers only resolving and pinning the version, so a
 	// commit (which decides under the write lock whether old data can go)
 	// never frees data a reader has resolved but not yet pinned. It is

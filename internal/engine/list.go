@@ -264,8 +264,14 @@ func walkedDrives(set *erasureSet) []drive.Drive {
 // drive yields at most limit keys, so only keys up to the smallest last
 // key of a drive that hit the limit are known complete and returned.
 func (e *Engine) rawKeys(ctx context.Context, bucket, prefix, after string, limit int) ([]string, bool, error) {
+	return rawKeysIn(ctx, e.sets, bucket, prefix, after, limit)
+}
+
+// rawKeysIn is rawKeys over the given sets (one pool's, for a
+// decommission).
+func rawKeysIn(ctx context.Context, sets []*erasureSet, bucket, prefix, after string, limit int) ([]string, bool, error) {
 	var walkers []*walker
-	for _, set := range e.sets {
+	for _, set := range sets {
 		drives := walkedDrives(set)
 		if len(drives) == 0 {
 			return nil, false, fmt.Errorf("%w: no drive of set %d is online", ErrReadQuorum, set.index+1)
