@@ -39,7 +39,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin audit [--json]
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
-       shardstore admin pool status [--json]
+       shardstore admin pool status|decommission start|status|cancel [POOL]
        shardstore admin idp ldap policy attach|detach|list ...
 
 Operates a running server through its admin API:
@@ -54,7 +54,7 @@ Operates a running server through its admin API:
   prometheus a scrape configuration with a bearer token for /shardstore/metrics
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
-  pool       the server pools: sets, parity, free space (docs/pools.md)
+  pool       the server pools: sets, parity, free space; decommission (docs/pools.md)
   idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
 Each of user, group, policy and accesskey prints its subcommands with -h;
 --json prints what the server answered, for scripts.

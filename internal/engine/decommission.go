@@ -668,3 +668,64 @@ func (e *Engine) purgeKey(ctx context.Context, set *erasureSet, bucket, key stri
 	}
 	return nil
 }
+
+// knownDoc is the config document listing the ids of the deployment's
+// pools, so that a pool left off the command line is noticed.
+const knownDoc = "pools/known"
+
+type knownPools struct {
+	IDs []string `json:"ids"`
+}
+
+// checkKnownPools refuses a start that leaves off a pool the deployment
+// had, unless its decommission is complete: its objects would vanish from
+// view. It then records the pools given. A document that cannot be read
+// is logged and the check skipped (a cluster whose consensus group is not
+// up yet checks at its next start).
+func (e *Engine) checkKnownPools(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var known knownPools
+	data, seq, err := e.ReadConfig(ctx, knownDoc)
+	switch {
+	case errors.Is(err, ErrNoConfig):
+		if len(e.pools) < 2 {
+			return nil // never had pools to lose
+		}
+	case err != nil:
+		e.log.Warn("cannot read the known server pools; not checking for a missing pool", "err", err)
+		return nil
+	default:
+		if err := json.Unmarshal(data, &known); err != nil {
+			return fmt.Errorf("engine: config %s: %w", knownDoc, err)
+		}
+	}
+	given := map[string]bool{}
+	var ids []string
+	for _, p := range e.pools {
+		given[p.id] = true
+		ids = append(ids, p.id)
+	}
+	decom, _, err := e.readDecom(ctx)
+	if err != nil {
+		e.log.Warn("cannot read the decommission state; not checking for a missing pool", "err", err)
+		return nil
+	}
+	var missing []string
+	for _, id := range known.IDs {
+		if st := decom.Pools[id]; !given[id] && (st == nil || st.State != DecomComplete) {
+			missing = append(missing, fmt.Sprintf("%q", id))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("engine: the server pool(s) with id %s are part of this deployment but not on the command line: they may hold objects. Give their drive arguments back, or decommission them first (shardstore admin pool decommission start POOL) and remove them once it is complete", strings.Join(missing, ", "))
+	}
+	if slices.Equal(known.IDs, ids) {
+		return nil
+	}
+	out, _ := json.Marshal(knownPools{IDs: ids})
+	if _, err := e.WriteConfig(ctx, knownDoc, seq, out); err != nil {
+		e.log.Warn("cannot record the server pools", "err", err)
+	}
+	return nil
+}

@@ -35,6 +35,8 @@
 //	multipart.go    multipart uploads; completechecksum.go their checksums
 //	import.go       versions another store made (migrate); import_parts.go such a version in its parts
 //	object.go       delete, copy, in-place metadata updates (ACL, tags)
+//	pools.go        server pools: which pool holds a key, new keys by free space, expansion
+//	decommission.go draining a pool: the state document, the moving loop, moveKey
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
 //	healobject.go   heal one object (the background jobs decide when)
 //	bucket.go, config.go, sharedstate.go   bucket records and config documents
@@ -55,8 +57,17 @@
 // deployment is formatted at start (formatPool) and, on a single node,
 // given the bucket records and config documents (seedPools). With one
 // pool none of this costs a drive call. docs/pools.md has the operator's
-// side and what is not built (cluster expansion, decommission,
-// rebalance).
+// side and what is not built (cluster expansion, moving in-progress
+// uploads, rebalance).
+//
+// A decommission (decommission.go) drains a pool: the config document
+// pools/decommission keeps new keys off it on every node, and the node
+// that scans moves each of its keys under the key's write lock, every
+// version raw (an encrypted one's ciphertext as stored) with its
+// record unchanged but for the coding, then purges the key from the
+// pool. Progress is saved every 2 s; a pass that finds nothing left
+// completes it. Starting without a pool the deployment had (pools/known)
+// is refused unless its decommission completed.
 //
 // # Drives and sets
 //

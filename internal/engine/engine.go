@@ -243,6 +243,10 @@ func New(cfg Config) (*Engine, error) {
 		e.abandon()
 		return nil, err
 	}
+	if err := e.checkKnownPools(context.Background()); err != nil {
+		e.abandon()
+		return nil, err
+	}
 	unclean := e.markRunning(context.Background())
 	e.listVerify.Store(unclean)
 	e.startJobs(cfg.Heal, unclean)

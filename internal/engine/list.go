@@ -591,6 +591,17 @@ func (km *keyMerger) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		return nil, nil, err
 	}
 	km.heads[best] = mergeHead{ent, m}
+	// A key is in one set, but a decommission copies it to another pool
+	// before removing it from its own: it is named once.
+	for i := range km.heads {
+		for !h.ent.prefix && km.heads[i].ent != nil && !km.heads[i].ent.prefix && km.heads[i].ent.key == h.ent.key {
+			ent, m, err := km.listers[i].next(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			km.heads[i] = mergeHead{ent, m}
+		}
+	}
 	return h.ent, h.m, nil
 }
 

@@ -592,3 +592,63 @@ func TestPoolsDecommission(t *testing.T) {
 		t.Fatalf("user metadata after the move: %+v, %v", info.UserMeta, err)
 	}
 }
+
+// A pool left off the command line before its decommission completed is
+// refused; after, it may go.
+func TestPoolsRemoval(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	paths := poolPaths(root, 4, 4)
+	e, err := New(Config{Paths: paths, Pools: []int{4, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.MakeBucket(ctx, "bucket", BucketOptions{Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		key := fmt.Sprintf("k%d", i)
+		if _, err := e.PutObject(ctx, "bucket", key, strings.NewReader(key), int64(len(key)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	if _, err := New(Config{Paths: paths[4:]}); err == nil || !strings.Contains(err.Error(), "not on the command line") {
+		t.Fatalf("a pool left off without a decommission: %v, want refused", err)
+	}
+	e, err = New(Config{Paths: paths, Pools: []int{4, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.StartDecommission(ctx, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.StartDecommission(ctx, "2"); err == nil {
+		t.Fatal("both pools drained at once")
+	}
+	for {
+		st, err := e.DecommissionStatus(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st[0].State == DecomComplete {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.Close()
+	e, err = New(Config{Paths: paths[4:]})
+	if err != nil {
+		t.Fatalf("the decommissioned pool removed: %v", err)
+	}
+	defer e.Close()
+	if _, err := e.BucketInfo(ctx, "bucket"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		key := fmt.Sprintf("k%d", i)
+		if got, err := getAll(t, e, key, GetOptions{}); err != nil || string(got) != key {
+			t.Fatalf("GET %s after the pool's removal: %q, %v", key, got, err)
+		}
+	}
+}
