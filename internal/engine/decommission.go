@@ -382,16 +382,15 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 	done := found == 0 && uploads == 0
 	if done && !e.clustered() {
 		// A single node keeps bucket records and config documents on
-		// every drive: make sure the pools that stay have all of them.
-		var stay []*pool
+		// every drive: make sure the pools that stay have all of them
+		// (config documents are rewritten where a copy is missing).
+		var stay []drive.Drive
 		for _, q := range e.pools {
 			if q != p {
-				stay = append(stay, q)
+				stay = append(stay, q.drives()...)
 			}
 		}
-		if err := e.copySharedState(ctx, e.pools, stay); err != nil {
-			return err
-		}
+		e.healBucketRecords(ctx, stay)
 	}
 	return save(func(st *DecomStatus) {
 		st.Passes++
@@ -550,6 +549,15 @@ func (e *Engine) copyVersion(ctx context.Context, from, to *erasureSet, bucket, 
 		}
 		return 0, nil
 	}
+	// A version copied before (a move cut short after its commit) is
+	// left as it is: its data must not be written again.
+	vid := m.VersionID
+	if vid == "" {
+		vid = NullVersionID
+	}
+	if have, _, err := e.resolveVersion(ctx, to, bucket, key, vid); err == nil && have.fi.ModTime == m.ModTime {
+		return 0, nil
+	}
 	src, err := e.coders.Get(m.Erasure.DataShards, m.Erasure.ParityShards, m.Erasure.BlockSize)
 	if err != nil {
 		return 0, err
@@ -575,7 +583,19 @@ func (e *Engine) copyVersion(ctx context.Context, from, to *erasureSet, bucket, 
 		algo: bitrot.Algorithm(m.Erasure.Bitrot), remaining: total,
 		release: func() { e.pins.unpin(ids) }, failed: make([]bool, len(from.drives))}
 	defer r.Close()
+	// An encrypted version's stream keys derive from its data ids
+	// (sse.PartKey): it keeps them, on the target's drives. Shard files
+	// of those ids a cut-short move left there, unreferenced, go first
+	// (shard files are created exclusively). Other versions get a fresh
+	// id, as any new data does.
+	keepIDs := m.Cipher != ""
 	dataID := uuid.NewString()
+	if keepIDs {
+		dataID = m.DataID
+		if err := e.dropUnreferenced(ctx, to, m); err != nil {
+			return 0, err
+		}
+	}
 	nm.DataID, nm.InlineData = dataID, nil
 	res := &writeResult{errs: make([]error, n)}
 	var plans []*writePlan
@@ -585,7 +605,11 @@ func (e *Engine) copyVersion(ctx context.Context, from, to *erasureSet, bucket, 
 		}
 	}()
 	for i, p := range parts {
-		plan := &writePlan{set: to, coder: dst, dist: nm.Erasure.Distribution, ref: drive.ShardRef{ID: dataID, Part: p.Number},
+		id := dataID
+		if keepIDs && len(m.Parts) > 0 {
+			id = m.PartDataID(i)
+		}
+		plan := &writePlan{set: to, coder: dst, dist: nm.Erasure.Distribution, ref: drive.ShardRef{ID: id, Part: p.Number},
 			inlineOK: len(parts) == 1}
 		plans = append(plans, plan)
 		got, err := e.writeShards(ctx, plan, io.LimitReader(r, p.Size), p.Size, hashing.Request{Size: p.Size})
@@ -603,7 +627,7 @@ func (e *Engine) copyVersion(ctx context.Context, from, to *erasureSet, bucket, 
 		if len(parts) == 1 {
 			res.inline = got.inline
 		}
-		if i < len(nm.Parts) {
+		if i < len(nm.Parts) && !keepIDs {
 			nm.Parts[i].DataID = ""
 		}
 	}
@@ -611,6 +635,13 @@ func (e *Engine) copyVersion(ctx context.Context, from, to *erasureSet, bucket, 
 	req.res = res
 	err = e.commitMeta(ctx, to, bucket, key, req)
 	if errors.Is(err, errImportedBefore) {
+		if keepIDs {
+			// Files of a kept id may be another copy's: leave them to
+			// the scanner's orphan sweep rather than remove them.
+			for _, p := range plans {
+				p.committed = true
+			}
+		}
 		return 0, nil // the shards just made are removed
 	}
 	if err != nil {
@@ -726,6 +757,38 @@ func (e *Engine) checkKnownPools(ctx context.Context) error {
 	out, _ := json.Marshal(knownPools{IDs: ids})
 	if _, err := e.WriteConfig(ctx, knownDoc, seq, out); err != nil {
 		e.log.Warn("cannot record the server pools", "err", err)
+	}
+	return nil
+}
+
+// dropUnreferenced removes from the drives of set the shard files of
+// version m's data ids that no ref names there: what a move cut short
+// after writing them and before its commit left behind.
+func (e *Engine) dropUnreferenced(ctx context.Context, set *erasureSet, m *meta.Object) error {
+	byID := map[string][]drive.ShardRef{}
+	for _, r := range shardRefs(m) {
+		byID[r.ID] = append(byID[r.ID], r)
+	}
+	if len(byID) == 0 {
+		return nil
+	}
+	errs := forEachDrive(set.drives, func(_ int, d drive.Drive) error {
+		for id, refs := range byID {
+			_, err := d.Get(ctx, drive.TableRefs, id)
+			switch {
+			case err == nil:
+				continue // referenced: not a leftover
+			case !errors.Is(err, drive.ErrNotFound):
+				return err
+			}
+			if err := d.DeleteShards(ctx, refs); err != nil && !errors.Is(err, drive.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if countNil(errs) < len(set.drives)-set.parity {
+		return fmt.Errorf("clear leftovers of a cut-short move: %w", firstErr(errs))
 	}
 	return nil
 }

@@ -526,6 +526,19 @@ func TestPoolsDecommission(t *testing.T) {
 	}
 	want["bucket/mp"] = []version{{id: mp.VersionID, etag: mp.ETag, mod: mp.ModTime.UnixNano(), body: mpBody}}
 
+	// Encrypted versions move as stored: no key is needed to move them,
+	// and they open with their own key afterwards.
+	keys := &testKeys{}
+	encrypted := map[string][]byte{}
+	for i, n := range []int{10, 300 << 10, 3<<20 + 5} {
+		name := fmt.Sprintf("enc/%d", i)
+		body := recognisable(n)
+		if _, err := e.PutObject(ctx, "bucket", name, bytes.NewReader(body), int64(n), PutOptions{Encryption: keys.encryption(name, false)}); err != nil {
+			t.Fatal(err)
+		}
+		encrypted[name] = body
+	}
+
 	if _, err := e.StartDecommission(ctx, "1"); err != nil {
 		t.Fatal(err)
 	}
@@ -586,6 +599,15 @@ func TestPoolsDecommission(t *testing.T) {
 			if err != nil || !bytes.Equal(got, v.body) {
 				t.Fatalf("%s version %s: %d bytes, %v; want the %d written", bk, v.id, len(got), err, len(v.body))
 			}
+		}
+	}
+	for name, body := range encrypted {
+		if found := holdersOf(t, e, name); found[0] != 0 || found[1] == 0 {
+			t.Fatalf("%s after the decommission: holders %v", name, found)
+		}
+		got, err := getAll(t, e, name, GetOptions{Unseal: keys.unseal})
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("encrypted %s after the move: %d bytes, %v; want the %d written", name, len(got), err, len(body))
 		}
 	}
 	if info, err := e.HeadObject(ctx, "bucket", "k/01", GetOptions{}); err != nil || info.UserMeta["n"] != "k/01" {
