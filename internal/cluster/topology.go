@@ -103,24 +103,32 @@ func Parse(args []string) (Topology, error) {
 // several nodes) is a pool of its own; arguments that each name one node
 // (http://a:9000/d{1...4} http://b:9000/d{1...4}, the form of a cluster
 // written node by node) are one pool together with the single-node
-// arguments next to them.
+// arguments next to them, until an argument with ellipses names a node
+// the run already has: that starts the next pool (a second pool written
+// node by node over the same nodes).
 func poolArgs(args []string) [][]string {
 	var out [][]string
-	single := false // the last group is a run of single-node arguments
+	var run map[string]bool // hosts of the current run of single-node arguments; nil: none
 	for _, a := range args {
-		host := a
+		host, path := a, ""
 		if i := strings.Index(host, "://"); i >= 0 {
 			host = host[i+3:]
 		}
 		if i := strings.IndexByte(host, '/'); i >= 0 {
-			host = host[:i]
+			host, path = host[:i], host[i:]
 		}
-		if !ellipses.HasPattern(host) && single {
+		host = strings.ToLower(host)
+		switch {
+		case ellipses.HasPattern(host):
+			out = append(out, []string{a})
+			run = nil
+		case run != nil && !(run[host] && ellipses.HasPattern(path)):
 			out[len(out)-1] = append(out[len(out)-1], a)
-			continue
+			run[host] = true
+		default:
+			out = append(out, []string{a})
+			run = map[string]bool{host: true}
 		}
-		out = append(out, []string{a})
-		single = !ellipses.HasPattern(host)
 	}
 	return out
 }

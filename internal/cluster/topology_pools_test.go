@@ -45,6 +45,16 @@ func TestParsePools(t *testing.T) {
 			t.Fatalf("Parse(%q): pools %v, %v; want one pool", args, top.Pools, err)
 		}
 	}
+	// Per-node arguments naming a node again start the next pool; plain
+	// drives (no ellipses) of one node stay in their pool.
+	top, err = Parse([]string{"http://a:9000/x/d{1...2}", "http://b:9000/x/d{1...2}", "http://a:9000/y/d{1...4}", "http://b:9000/y/d{1...4}"})
+	if err != nil || fmt.Sprint(top.Pools) != "[4 8]" {
+		t.Fatalf("two pools written node by node: %v, %v", top.Pools, err)
+	}
+	top, err = Parse([]string{"http://a:9000/d1", "http://a:9000/d2", "http://b:9000/d1", "http://b:9000/d2"})
+	if err != nil || fmt.Sprint(top.Pools) != "[4]" {
+		t.Fatalf("plain drives, two per node: %v, %v", top.Pools, err)
+	}
 	// A pool spanning nodes after per-node arguments is a pool of its own.
 	top, err = Parse([]string{"http://a:9000/d{1...2}", "http://b:9000/d{1...2}", "http://n{1...2}:9000/e{1...2}"})
 	if err != nil || fmt.Sprint(top.Pools) != "[4 4]" {
