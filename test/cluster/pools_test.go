@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestClusterPoolsDecommission starts two nodes with two server pools
-// written node by node (each pool 2 drives on each node), writes through
-// both nodes, decommissions pool 1 through the admin CLI of one node, and
-// once it is complete restarts both nodes without pool 1: every object
-// and version reads back byte for byte through either node.
+// TestClusterPoolsDecommission starts two nodes with one pool (2 drives
+// on each node), writes, expands to two pools by restarting both nodes
+// with a second pool appended (written node by node), writes through both
+// nodes, decommissions pool 1 through the admin CLI of one node, and once
+// it is complete restarts both nodes without pool 1: every object and
+// version reads back byte for byte through either node.
 func TestClusterPoolsDecommission(t *testing.T) {
 	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, 2), scheme: "http"}
 	if useTLS {
@@ -33,15 +36,45 @@ func TestClusterPoolsDecommission(t *testing.T) {
 		}
 		return out
 	}
-	c.args = endpoints("a", "b")
+	relaunch := func(pools ...string) {
+		c.stopAll()
+		c.args = endpoints(pools...)
+		for i := range c.nodes {
+			c.launch(i, c.args)
+		}
+		for i := range c.nodes {
+			c.waitReady(i)
+		}
+	}
+	// One pool first, with objects in it; then every node restarted
+	// with a second pool appended (its directories made empty, as new
+	// disks): an expansion by a full restart.
 	c.nodes = make([]*node, 2)
 	t.Cleanup(c.stopAll)
-	for i := range c.nodes {
-		c.launch(i, c.args)
+	relaunch("a")
+	c0 := c.client(0)
+	for _, b := range []string{"cpool", "cpoolv"} {
+		if _, err := c0.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objects := map[string][]byte{}
+	for i := 0; i < 20; i++ {
+		key := fmt.Sprintf("before/%02d", i)
+		body := bytes.Repeat([]byte{byte(100 + i)}, 500+i*9000)
+		if _, err := c.client(i%2).PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("cpool"), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+		objects[key] = body
 	}
 	for i := range c.nodes {
-		c.waitReady(i)
+		for j := 1; j <= 2; j++ {
+			if err := os.MkdirAll(filepath.Join(c.dir, fmt.Sprintf("node%d", i+1), fmt.Sprintf("b%d", j)), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	relaunch("a", "b")
 	var reply struct {
 		Pools []struct {
 			Drives int
@@ -66,17 +99,11 @@ func TestClusterPoolsDecommission(t *testing.T) {
 		t.Fatalf("pool status: %+v, want 2 pools of 4 drives", reply)
 	}
 
-	c0 := c.client(0)
-	for _, b := range []string{"cpool", "cpoolv"} {
-		if _, err := c0.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c0 = c.client(0)
 	if _, err := c0.PutBucketVersioning(ctx(t), &s3.PutBucketVersioningInput{Bucket: aws.String("cpoolv"),
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
 		t.Fatal(err)
 	}
-	objects := map[string][]byte{}
 	type version struct {
 		key, id string
 		body    []byte
@@ -132,13 +159,6 @@ func TestClusterPoolsDecommission(t *testing.T) {
 		}
 	}
 	check("after the decommission")
-	c.stopAll()
-	c.args = endpoints("b")
-	for i := range c.nodes {
-		c.launch(i, c.args)
-	}
-	for i := range c.nodes {
-		c.waitReady(i)
-	}
+	relaunch("b")
 	check("with pool 1 removed")
 }
