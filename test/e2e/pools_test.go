@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,6 +456,50 @@ func TestPoolsDecommissionThroughput(t *testing.T) {
 		}
 	}
 	s = poolServer(t, dir, a, b)
+	c = s.root()
+	// Client latency: one client PUTs and GETs 4 KiB objects in turn,
+	// for 5 s before the decommission and all through it.
+	probe := func(stop <-chan struct{}, puts, gets *[]time.Duration) {
+		small := pattern(4096, 3)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			key := fmt.Sprintf("probe/%06d", i)
+			t0 := time.Now()
+			if _, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("pools"), Key: aws.String(key), Body: bytes.NewReader(small)}); err != nil {
+				t.Errorf("probe PUT: %v", err)
+				return
+			}
+			*puts = append(*puts, time.Since(t0))
+			t0 = time.Now()
+			g, err := c.GetObject(ctx(t), &s3.GetObjectInput{Bucket: aws.String("pools"), Key: aws.String(fmt.Sprintf("o/%06d", i%n))})
+			if err != nil {
+				t.Errorf("probe GET: %v", err)
+				return
+			}
+			mustRead(t, g.Body)
+			*gets = append(*gets, time.Since(t0))
+		}
+	}
+	quantiles := func(d []time.Duration) string {
+		if len(d) == 0 {
+			return "none"
+		}
+		slices.Sort(d)
+		return fmt.Sprintf("p50 %v p99 %v (%d)", d[len(d)/2].Round(100*time.Microsecond), d[len(d)*99/100].Round(100*time.Microsecond), len(d))
+	}
+	var basePuts, baseGets, puts, gets []time.Duration
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { probe(stop, &basePuts, &baseGets); close(done) }()
+	time.Sleep(5 * time.Second)
+	close(stop)
+	<-done
+	stop, done = make(chan struct{}), make(chan struct{})
+	go func() { probe(stop, &puts, &gets); close(done) }()
 	start := time.Now()
 	poolsCLI(t, s, "decommission", "start", "1")
 	for {
@@ -468,6 +513,10 @@ func TestPoolsDecommissionThroughput(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	took := time.Since(start)
+	close(stop)
+	<-done
 	t.Logf("decommission of %d objects of %d bytes: %v, %.0f objects/s, %.1f MiB/s (%d CPUs)\n%s", n, size, took.Round(time.Millisecond),
 		float64(n)/took.Seconds(), float64(n)*float64(size)/(1<<20)/took.Seconds(), runtime.NumCPU(), poolsCLI(t, s, "decommission", "status"))
+	t.Logf("client 4 KiB PUT before: %s; during: %s", quantiles(basePuts), quantiles(puts))
+	t.Logf("client GET of the filled objects before: %s; during: %s", quantiles(baseGets), quantiles(gets))
 }
