@@ -27,7 +27,7 @@ import (
 )
 
 // adminUsage is the synopsis of the admin commands.
-const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|notify|idp|cluster ... (shardstore admin -h lists them)"
+const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|notify|idp|cluster|pool ... (shardstore admin -h lists them)"
 
 // adminHead is the help text of `shardstore admin -h`.
 const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FILE] [--json]
@@ -39,6 +39,7 @@ const adminHead = `usage: shardstore admin status [--endpoint URL] [--ca-cert FI
        shardstore admin audit [--json]
        shardstore admin prometheus generate [--endpoint URL] [--ca-cert FILE] [--expiry DURATION]
        shardstore admin kms status|key create NAME|rewrap [--bucket B]
+       shardstore admin pool status|decommission start|status|cancel [POOL]
        shardstore admin idp ldap policy attach|detach|list ...
        shardstore admin notify list|add KIND ID FIELD=VALUE...|test ARN|remove ARN
        shardstore admin cluster upgrade-status [--json]
@@ -55,6 +56,7 @@ Operates a running server through its admin API:
   prometheus a scrape configuration with a bearer token for /shardstore/metrics
   kms        the key server of encryption at rest: status, create a key, rewrap
              data keys under a rotated key's newest version
+  pool       the server pools: sets, parity, free space; decommission (docs/pools.md)
   idp        policies mapped to LDAP users' and groups' DNs (docs/sso.md)
   notify     bucket event notification and audit targets (docs/notifications.md)
   cluster    upgrade-status: each node's release, protocol and features, and
@@ -89,12 +91,14 @@ func runAdmin(args []string) error {
 		return runAdminKMS(args[1:])
 	case "notify":
 		return runAdminNotify(args[1:])
+	case "pool":
+		return runAdminPool(args[1:])
 	case "idp":
 		return runAdminIDP(args[1:])
 	case "cluster":
 		return runAdminCluster(args[1:])
 	default:
-		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus, kms, idp, notify or cluster)", args[0])
+		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus, kms, idp, notify, cluster or pool)", args[0])
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)

@@ -457,6 +457,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		return nil, err
 	}
 	cfg.Drives = n.drives
+	cfg.Pools = n.top.Pools
 	cfg.Cluster = &engine.ClusterConfig{
 		Locker:    lockerAdapter{n.locker},
 		FormatNew: n.self == 0,
@@ -513,6 +514,10 @@ func (n *clusterNode) ready(h http.Handler, onNotify func(kind, name string)) {
 // printPlacement tells how the sets spread over the nodes.
 func (n *clusterNode) printPlacement(w io.Writer, setSize, parity int) {
 	fmt.Fprintf(w, "Cluster: %d nodes, drives per node %v\n", len(n.top.Nodes), n.top.NodeDrives())
+	if len(n.top.Pools) > 1 {
+		fmt.Fprintf(w, "Cluster: %d server pools of %v drives\n", len(n.top.Pools), n.top.Pools)
+		return
+	}
 	for s, most := range n.top.SetSpread(setSize) {
 		survives := "survives the loss of a whole node"
 		if most > parity {

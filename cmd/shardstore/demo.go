@@ -21,7 +21,7 @@ import (
 	"github.com/shardstore/shardstore/internal/cli"
 )
 
-const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--dir DIR] [--base-port P] [--tls]"
+const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--pools N] [--dir DIR] [--base-port P] [--tls]"
 
 // runCluster dispatches `shardstore cluster SUBCOMMAND`.
 func runCluster(args []string) error {
@@ -51,7 +51,8 @@ type demoNode struct {
 func runClusterDemo(args []string) error {
 	fs := flag.NewFlagSet("cluster demo", flag.ContinueOnError)
 	nodes := fs.Int("nodes", 4, "node processes to start")
-	drives := fs.Int("drives", 4, "drives per node")
+	drives := fs.Int("drives", 4, "drives per node (of each pool)")
+	pools := fs.Int("pools", 1, "server pools, each of --drives drives on every node (docs/pools.md): started again on its --dir with more pools, the demo is expanded; with fewer, the last pools are removed (decommission them first: admin pool decommission start N)")
 	dir := fs.String("dir", "./data/cluster", "`DIR` holding every node's drives (DIR/nodeI/dJ) and logs (DIR/nodeI.log)")
 	basePort := fs.Int("base-port", 9000, "node I listens on 127.0.0.1:(base-port+I-1)")
 	parity := fs.Int("parity", 0, "parity shards per object (passed to every node)")
@@ -70,6 +71,9 @@ func runClusterDemo(args []string) error {
 	}
 	if *nodes < 2 || *drives < 1 || *nodes**drives < 2 {
 		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "want at least 2 nodes and 1 drive per node")
+	}
+	if *pools < 1 || *pools > 16 {
+		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "want 1 to 16 pools")
 	}
 	if *basePort < 1 || *basePort+*nodes-1 > 65535 {
 		return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "bad --base-port %d", *basePort)
@@ -96,9 +100,25 @@ func runClusterDemo(args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "cluster demo: TLS with the throwaway CA %s: give it to clients (aws --ca-bundle %s, SSL_CERT_FILE=%s, shardstore admin --ca-cert %s)\n", caFile, caFile, caFile, caFile)
 	}
+	// Pool 1 is DIR/nodeI/dJ, pool P > 1 DIR/nodeI/poolP/dJ: written node
+	// by node, each pool names every node again (cluster.Parse). The
+	// directories of pools after the first are made here, empty: a
+	// running deployment formats only existing empty directories as a
+	// new pool.
 	var endpoints []string
-	for i := 0; i < *nodes; i++ {
-		endpoints = append(endpoints, fmt.Sprintf("%s://127.0.0.1:%d%s/node%d/d{1...%d}", scheme, *basePort+i, root, i+1, *drives))
+	for p := 1; p <= *pools; p++ {
+		for i := 0; i < *nodes; i++ {
+			dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
+			if p > 1 {
+				dir = filepath.Join(dir, fmt.Sprintf("pool%d", p))
+				for j := 1; j <= *drives; j++ {
+					if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("d%d", j)), 0o750); err != nil {
+						return fmt.Errorf("cluster demo: %w", err)
+					}
+				}
+			}
+			endpoints = append(endpoints, fmt.Sprintf("%s://127.0.0.1:%d%s/d{1...%d}", scheme, *basePort+i, dir, *drives))
+		}
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -144,7 +164,7 @@ func runClusterDemo(args []string) error {
 		}
 		procs = append(procs, p)
 	}
-	fmt.Fprintf(os.Stderr, "cluster demo: started %d nodes x %d drives under %s; waiting for all to serve (logs: %s/nodeI.log)\n", *nodes, *drives, root, root)
+	fmt.Fprintf(os.Stderr, "cluster demo: started %d nodes x %d drives x %d pools under %s; waiting for all to serve (logs: %s/nodeI.log)\n", *nodes, *drives, *pools, root, root)
 	up := 0
 	for up < *nodes {
 		select {

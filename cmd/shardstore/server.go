@@ -235,8 +235,9 @@ func runServer(args []string) error {
 	}
 	clustered := cluster.IsCluster(o.drives)
 	var paths []string
+	var pools []int
 	if !clustered {
-		if paths, err = localDrivePaths(o); err != nil {
+		if paths, pools, err = localDrivePaths(o); err != nil {
 			return err
 		}
 	}
@@ -320,7 +321,7 @@ func runServer(args []string) error {
 		go mon.run(monCtx, 30*time.Second)
 	}
 
-	engCfg := engine.Config{Paths: paths, SetSize: o.setSize, Parity: o.parity,
+	engCfg := engine.Config{Paths: paths, Pools: pools, SetSize: o.setSize, Parity: o.parity,
 		InlineLimit: o.inlineLimit, IndexCache: int64(o.indexCache), Logger: logger.With("component", "engine"),
 		Hashing: hasher, PhaseObserver: phases.Observe, DriveTimeout: o.driveTimeout}
 	// Bucket lifecycle rules run after every scanner cycle, on the node
@@ -374,6 +375,7 @@ func runServer(args []string) error {
 		paths = node.endpoints()
 	}
 	printLayout(os.Stderr, eng.Layout(), paths, hashPolicy, etagMode)
+	printPools(os.Stderr, eng.Pools(context.Background()))
 	if node != nil {
 		node.printPlacement(os.Stderr, eng.Layout().SetSize, eng.Layout().Parity)
 	}
@@ -804,15 +806,22 @@ func endpointHost(a net.Addr) string {
 
 // localDrivePaths expands the drive arguments of a single node (the
 // embedded default when none are given) and checks where they are.
-func localDrivePaths(o serverOptions) ([]string, error) {
+func localDrivePaths(o serverOptions) ([]string, []int, error) {
 	drives := o.drives
 	embedded := len(drives) == 0
 	if embedded {
 		drives = []string{defaultDrives}
 	}
-	paths, err := ellipses.ExpandAll(drives)
+	// Several arguments with ellipses are server pools, one each.
+	pools, err := ellipses.Pools(drives)
 	if err != nil {
-		return nil, fmt.Errorf("drives: %w", err)
+		return nil, nil, fmt.Errorf("drives: %w", err)
+	}
+	var paths []string
+	var sizes []int
+	for _, p := range pools {
+		paths = append(paths, p...)
+		sizes = append(sizes, len(p))
 	}
 	if embedded {
 		abs, _ := filepath.Abs(filepath.Dir(paths[0]))
@@ -821,9 +830,9 @@ func localDrivePaths(o serverOptions) ([]string, error) {
 	}
 	allowRoot := o.allowRoot || envTrue(os.Getenv("SHARDSTORE_ALLOW_ROOT_DRIVES"))
 	if err := checkPlacement(os.Stderr, paths, "/", allowRoot, embedded); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return paths, nil
+	return paths, sizes, nil
 }
 
 // sizeValue is a flag holding a byte count written with a unit (256MiB,

@@ -81,7 +81,7 @@ func plural(n int, one, many string) string {
 func printLayout(w io.Writer, l engine.Layout, paths []string, policy hashing.Policy, etag hashing.ETagMode) {
 	fmt.Fprintf(w, "Layout: %s of %d drives; each object is %d data + %d parity shards (REDUCED_REDUNDANCY: %d parity); a set survives the loss of %d drives; write quorum %d, read quorum %d\n",
 		plural(l.Sets, "erasure set", "erasure sets"), l.SetSize, l.Data, l.Parity, l.RRSParity, l.Parity, l.WriteQuorum, l.ReadQuorum)
-	for s := 0; s < l.Sets && (s+1)*l.SetSize <= len(paths); s++ {
+	for s := 0; l.Pools <= 1 && s < l.Sets && (s+1)*l.SetSize <= len(paths); s++ {
 		fmt.Fprintf(w, "  set %d: %s\n", s+1, strings.Join(paths[s*l.SetSize:(s+1)*l.SetSize], " "))
 	}
 	if l.Placement != "" && l.Sets > 1 {
@@ -119,5 +119,22 @@ func closeWithin(close func() error, d time.Duration) error {
 		return err
 	case <-time.After(d):
 		return fmt.Errorf("not finished after %v; exiting anyway", d)
+	}
+}
+
+// printPools tells the operator, at start, the server pools of a
+// deployment that has several (each with its own set geometry).
+func printPools(w io.Writer, pools []engine.PoolInfo) {
+	if len(pools) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "Server pools: %d; a new object goes to one of them in proportion to free space, and stays there\n", len(pools))
+	for _, p := range pools {
+		state := ""
+		if p.Draining {
+			state = " (being decommissioned)"
+		}
+		fmt.Fprintf(w, "  pool %d: %s of %d drives, parity %d, %s free of %s, id %s%s\n", p.Index,
+			plural(p.Sets, "erasure set", "erasure sets"), p.SetSize, p.Parity, sizeString(int64(p.Free)), sizeString(int64(p.Total)), p.ID, state)
 	}
 }

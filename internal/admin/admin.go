@@ -218,6 +218,9 @@ func (h *Handler) route(method, path string, r *http.Request) (*call, int, strin
 	if c, status, msg, ok := h.routeUpgrade(method, path); ok {
 		return c, status, msg
 	}
+	if c, status, msg, ok := h.routePools(method, path); ok {
+		return c, status, msg
+	}
 	if c, status, msg, ok := h.routeKMS(method, path); ok {
 		return c, status, msg
 	}

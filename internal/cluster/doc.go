@@ -42,6 +42,19 @@
 // scheme (Topology.ID is http://HOST:PORT either way), so moving a
 // deployment to TLS keeps its consensus membership and records.
 //
+// # Server pools
+//
+// A drive argument whose host has ellipses (http://n{1...4}:9000/d{1...4})
+// is a server pool of its own; arguments naming one node each
+// (http://a:9000/d{1...4} http://b:9000/d{1...4}) are one pool together,
+// until an argument with ellipses names a node the run already has,
+// which starts the next pool (poolArgs). Topology.Pools has their drive counts, and the
+// drives of each pool are interleaved across its nodes as above, pool
+// after pool. The engine gets the pools with the drives (docs/pools.md).
+// Every node must be started with the same pools: a node with another
+// list is refused at start (Hello.Differences), which today also rules
+// out expanding a running cluster node by node.
+//
 // # Start
 //
 // A node listens first, answering only hello to the other nodes (S3

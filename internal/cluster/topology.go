@@ -29,9 +29,14 @@ type Topology struct {
 	// Scheme is every node's: "http", or "https" when the nodes speak
 	// TLS to each other and to clients.
 	Scheme string
-	// Drives are in slot order: slot i is drive i of the engine, so set s
-	// holds slots s*setSize .. (s+1)*setSize-1.
+	// Drives are in slot order: slot i is drive i of the engine. Pool
+	// after pool; within a pool, set s holds its slots s*setSize ..
+	// (s+1)*setSize-1.
 	Drives []Drive
+	// Pools are the drive counts of the server pools, in slot order:
+	// each argument whose host has ellipses is a pool; arguments naming
+	// one node each are one pool together (poolArgs).
+	Pools []int
 }
 
 // IsCluster reports whether the drive arguments name nodes (URLs).
@@ -56,31 +61,100 @@ func Parse(args []string) (Topology, error) {
 	if len(args) == 0 {
 		return t, errors.New("cluster: no drive endpoints given")
 	}
-	urls, err := ellipses.ExpandAll(args)
-	if err != nil {
-		return t, fmt.Errorf("cluster: %w", err)
+	var pools [][]string
+	for _, group := range poolArgs(args) {
+		urls, err := ellipses.ExpandAll(group)
+		if err != nil {
+			return t, fmt.Errorf("cluster: %w", err)
+		}
+		pools = append(pools, urls)
 	}
 	nodeIndex := map[string]int{}
-	var perNode [][]string
+	for _, urls := range pools {
+		perNode := make([][]string, len(t.Nodes))
+		if err := t.addPool(urls, nodeIndex, &perNode); err != nil {
+			return t, err
+		}
+		n := len(t.Drives)
+		for depth := 0; len(t.Drives)-n < len(urls); depth++ {
+			for node, paths := range perNode {
+				if depth < len(paths) {
+					t.Drives = append(t.Drives, Drive{Node: node, Path: paths[depth]})
+				}
+			}
+		}
+		t.Pools = append(t.Pools, len(urls))
+	}
+	if len(t.Nodes) < 2 {
+		return t, fmt.Errorf("cluster: all drives are on one node (%s): start it with plain drive paths instead of URLs", t.Nodes[0])
+	}
+	seen := map[Drive]bool{}
+	for _, d := range t.Drives {
+		if seen[d] {
+			return t, fmt.Errorf("cluster: drive %s%s is given twice", t.Nodes[d.Node], d.Path)
+		}
+		seen[d] = true
+	}
+	return t, nil
+}
+
+// poolArgs groups the drive arguments into server pools: an argument
+// whose host has ellipses (http://n{1...4}:9000/d{1...4}, drives on
+// several nodes) is a pool of its own; arguments that each name one node
+// (http://a:9000/d{1...4} http://b:9000/d{1...4}, the form of a cluster
+// written node by node) are one pool together with the single-node
+// arguments next to them, until an argument with ellipses names a node
+// the run already has: that starts the next pool (a second pool written
+// node by node over the same nodes).
+func poolArgs(args []string) [][]string {
+	var out [][]string
+	var run map[string]bool // hosts of the current run of single-node arguments; nil: none
+	for _, a := range args {
+		host, path := a, ""
+		if i := strings.Index(host, "://"); i >= 0 {
+			host = host[i+3:]
+		}
+		if i := strings.IndexByte(host, '/'); i >= 0 {
+			host, path = host[:i], host[i:]
+		}
+		host = strings.ToLower(host)
+		switch {
+		case ellipses.HasPattern(host):
+			out = append(out, []string{a})
+			run = nil
+		case run != nil && !(run[host] && ellipses.HasPattern(path)):
+			out[len(out)-1] = append(out[len(out)-1], a)
+			run[host] = true
+		default:
+			out = append(out, []string{a})
+			run = map[string]bool{host: true}
+		}
+	}
+	return out
+}
+
+// addPool adds the nodes of one pool's drive URLs and lists each node's
+// drive paths of the pool in perNode (indexed like t.Nodes).
+func (t *Topology) addPool(urls []string, nodeIndex map[string]int, perNode *[][]string) error {
 	for _, raw := range urls {
 		u, err := url.Parse(raw)
 		if err != nil {
-			return t, fmt.Errorf("cluster: drive endpoint %q: %w", raw, err)
+			return fmt.Errorf("cluster: drive endpoint %q: %w", raw, err)
 		}
 		switch {
 		case u.Scheme != "http" && u.Scheme != "https":
-			return t, fmt.Errorf("cluster: drive endpoint %q: the scheme must be http:// or https://", raw)
+			return fmt.Errorf("cluster: drive endpoint %q: the scheme must be http:// or https://", raw)
 		case t.Scheme != "" && u.Scheme != t.Scheme:
-			return t, fmt.Errorf("cluster: drive endpoint %q is %s:// but an earlier one is %s://: all nodes of a deployment use the same scheme (https:// when they have certificates)", raw, u.Scheme, t.Scheme)
+			return fmt.Errorf("cluster: drive endpoint %q is %s:// but an earlier one is %s://: all nodes of a deployment use the same scheme (https:// when they have certificates)", raw, u.Scheme, t.Scheme)
 		case u.Hostname() == "" || u.Port() == "":
-			return t, fmt.Errorf("cluster: drive endpoint %q: write host and port, as %s://HOST:PORT/PATH", raw, u.Scheme)
+			return fmt.Errorf("cluster: drive endpoint %q: write host and port, as %s://HOST:PORT/PATH", raw, u.Scheme)
 		case u.User != nil || u.RawQuery != "" || u.Fragment != "":
-			return t, fmt.Errorf("cluster: drive endpoint %q: only %s://HOST:PORT/PATH is allowed", raw, u.Scheme)
+			return fmt.Errorf("cluster: drive endpoint %q: only %s://HOST:PORT/PATH is allowed", raw, u.Scheme)
 		case !strings.HasPrefix(u.Path, "/") || u.Path == "/":
-			return t, fmt.Errorf("cluster: drive endpoint %q: the drive path must be absolute and not /", raw)
+			return fmt.Errorf("cluster: drive endpoint %q: the drive path must be absolute and not /", raw)
 		}
 		if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
-			return t, fmt.Errorf("cluster: drive endpoint %q: bad port", raw)
+			return fmt.Errorf("cluster: drive endpoint %q: bad port", raw)
 		}
 		t.Scheme = u.Scheme
 		node := u.Scheme + "://" + strings.ToLower(u.Host)
@@ -89,21 +163,13 @@ func Parse(args []string) (Topology, error) {
 			i = len(t.Nodes)
 			nodeIndex[node] = i
 			t.Nodes = append(t.Nodes, node)
-			perNode = append(perNode, nil)
 		}
-		perNode[i] = append(perNode[i], u.Path)
-	}
-	if len(t.Nodes) < 2 {
-		return t, fmt.Errorf("cluster: all drives are on one node (%s): start it with plain drive paths instead of URLs", t.Nodes[0])
-	}
-	for depth := 0; len(t.Drives) < len(urls); depth++ {
-		for n, paths := range perNode {
-			if depth < len(paths) {
-				t.Drives = append(t.Drives, Drive{Node: n, Path: paths[depth]})
-			}
+		for len(*perNode) <= i {
+			*perNode = append(*perNode, nil)
 		}
+		(*perNode)[i] = append((*perNode)[i], u.Path)
 	}
-	return t, nil
+	return nil
 }
 
 // Endpoint is the URL naming drive slot i (node URL + path).

@@ -84,6 +84,12 @@ type Format struct {
 	// deployment keeps MinIO's ("minio-sipmod"), for its objects and
 	// every later one.
 	Placement string `json:"placement,omitempty"`
+	// PoolID names the server pool the drive belongs to (a random id
+	// given when the pool is formatted; SetCount, SetSize and SetIndex
+	// are then the pool's). "" is a deployment's first pool formatted
+	// before pools existed. The pool's position on the command line is
+	// not recorded: a pool keeps its id when an earlier one is removed.
+	PoolID string `json:"poolID,omitempty"`
 }
 
 // DiskInfo reports capacity.

@@ -129,3 +129,30 @@ func ExpandAll(args []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Pools expands drive arguments into server pools, as MinIO does: when
+// there are several arguments and every one has a pattern, each argument
+// is a pool of its own (`/a{1...4} /b{1...8}`: a pool of 4 drives and one
+// of 8); otherwise all the drives are one pool (`/d1 /d2 /d3 /d4`).
+func Pools(args []string) ([][]string, error) {
+	each := len(args) > 1
+	for _, a := range args {
+		each = each && HasPattern(a)
+	}
+	if !each {
+		all, err := ExpandAll(args)
+		if err != nil {
+			return nil, err
+		}
+		return [][]string{all}, nil
+	}
+	out := make([][]string, 0, len(args))
+	for _, a := range args {
+		drives, err := Expand(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, drives)
+	}
+	return out, nil
+}

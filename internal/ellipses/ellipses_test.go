@@ -103,3 +103,41 @@ func ExampleExpand() {
 	fmt.Println(paths)
 	// Output: [/data/d1 /data/d2 /data/d3 /data/d4]
 }
+
+func TestPools(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string // pool sizes
+		bad  bool
+	}{
+		{[]string{"/a{1...4}", "/b{1...8}"}, "[4 8]", false},
+		{[]string{"/a{1...4}"}, "[4]", false},
+		{[]string{"/d1", "/d2", "/d3"}, "[3]", false},
+		{[]string{"/a{1...4}", "/b1"}, "[5]", false},
+		{[]string{"http://n{1...4}:9000/d{1...4}", "http://n{5...8}:9000/d{1...8}"}, "[16 32]", false},
+		{[]string{"/a{1...4}", "/b{1..8}"}, "", true},
+		{[]string{"/a{1...4}", "/b{8...1}"}, "", true},
+		{[]string{"/a{1...4}", "/b{}"}, "", true},
+		{nil, "[0]", false},
+	}
+	for _, c := range cases {
+		pools, err := Pools(c.args)
+		if c.bad {
+			if err == nil {
+				t.Errorf("Pools(%q) accepted", c.args)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Pools(%q): %v", c.args, err)
+			continue
+		}
+		var sizes []int
+		for _, p := range pools {
+			sizes = append(sizes, len(p))
+		}
+		if got := fmt.Sprint(sizes); got != c.want {
+			t.Errorf("Pools(%q) sizes %s, want %s", c.args, got, c.want)
+		}
+	}
+}

@@ -640,8 +640,11 @@ type SetStatus struct {
 type Layout struct {
 	DeploymentID string `json:"deployment_id"`
 	Drives       int    `json:"drives"`
-	Sets         int    `json:"sets"`
-	SetSize      int    `json:"set_size"`
+	// Pools is the number of server pools; SetSize, Data, Parity and
+	// the quorums below are the first pool's (Engine.Pools has each).
+	Pools   int `json:"pools"`
+	Sets    int `json:"sets"`
+	SetSize int `json:"set_size"`
 	// Data and Parity are the shards of a STANDARD object; RRSParity is
 	// the parity of REDUCED_REDUNDANCY objects.
 	Data        int `json:"data"`

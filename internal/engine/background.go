@@ -102,7 +102,13 @@ func (s jobsSide) Sets() [][]drive.Drive {
 	return out
 }
 
-func (s jobsSide) SetOf(bucket, key string) int { return s.e.setFor(bucket, key).index }
+func (s jobsSide) SetOf(bucket, key string) int {
+	set, err := s.e.readSet(context.Background(), bucket, key)
+	if err != nil {
+		return s.e.setIn(s.e.pools[0], bucket, key).index
+	}
+	return set.index
+}
 
 func (s jobsSide) Owns(slot int) bool { return s.e.cfg.Cluster.owns(slot) }
 

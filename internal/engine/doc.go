@@ -35,9 +35,39 @@
 //	multipart.go    multipart uploads; completechecksum.go their checksums
 //	import.go       versions another store made (migrate); import_parts.go such a version in its parts
 //	object.go       delete, copy, in-place metadata updates (ACL, tags)
+//	pools.go        server pools: which pool holds a key, new keys by free space, expansion
+//	decommission.go draining a pool: the state document, the moving loop, moveKey
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
 //	healobject.go   heal one object (the background jobs decide when)
 //	bucket.go, config.go, sharedstate.go   bucket records and config documents
+//
+// # Server pools (pools.go)
+//
+// The drives may be grouped into server pools (Config.Pools: one per
+// drive argument with ellipses), each with its own set size and parity;
+// the formats record a pool id beside the shared deployment id, and
+// SetCount/SetSize/SetIndex are the pool's. An object lives in exactly
+// one pool: with several pools, reads and writes of a key ask every
+// pool's set for it (keyHolders) and go to the pool holding it; a new
+// key goes to a pool picked by free space (pickPool); every commit
+// checks again under the key's lock that no other pool took the key
+// meanwhile (checkSole: refused as ErrBusy, retried by the client).
+// Multipart uploads stay in the pool they started in (uploadSet).
+// Listings merge all sets of all pools. A pool appended to an existing
+// deployment is formatted at start (formatPool) and, on a single node,
+// given the bucket records and config documents (seedPools). With one
+// pool none of this costs a drive call. docs/pools.md has the operator's
+// side and what is not built (cluster expansion, moving in-progress
+// uploads, rebalance).
+//
+// A decommission (decommission.go) drains a pool: the config document
+// pools/decommission keeps new keys off it on every node, and the node
+// that scans moves each of its keys under the key's write lock, every
+// version raw (an encrypted one's ciphertext as stored) with its
+// record unchanged but for the coding, then purges the key from the
+// pool. Progress is saved every 2 s; a pass that finds nothing left
+// completes it. Starting without a pool the deployment had (pools/known)
+// is refused unless its decommission completed.
 //
 // # Drives and sets
 //

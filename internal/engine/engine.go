@@ -92,6 +92,11 @@ type Config struct {
 	// object lock retention are judged against; nil means time.Now.
 	// Tests move it forward instead of waiting for days.
 	Now func() time.Time
+	// Pools are the drive counts of the server pools, in the order of
+	// Paths (or Drives): each pool has its own set geometry, and an
+	// object lives in exactly one pool (pools.go). Empty means one pool
+	// of every drive.
+	Pools []int
 	// Cluster, when set, makes this engine one node of a cluster whose
 	// drives (Drives, local and remote) it shares with the other nodes.
 	Cluster *ClusterConfig
@@ -104,8 +109,12 @@ type Engine struct {
 	deploymentID string
 	seed         uint64
 	// placer picks an object's set by the algorithm the formats record.
-	placer      *placement.Placer
+	placer *placement.Placer
+	// sets are every pool's sets, pool after pool; pools group them.
 	sets        []*erasureSet
+	pools       []*pool
+	poolState   poolStates   // which pools are being drained (pools.go)
+	decom       *decomRunner // the decommission loop (decommission.go)
 	coders      erasure.Cache
 	hasher      *hashing.Engine
 	locks       *nsLock
@@ -183,31 +192,25 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	drives := cfg.Drives
-	setSizeWant, parityWant := cfg.SetSize, cfg.Parity
+	groups := cfg.Pools
 	if drives == nil {
-		plan, err := planPaths(cfg.Paths, cfg.SetSize, cfg.Parity)
+		plan, err := planPaths(cfg.Paths, cfg.Pools, cfg.SetSize, cfg.Parity)
 		if err != nil {
 			return nil, err
 		}
-		setSizeWant, parityWant = plan.setSize, plan.parity
+		groups = plan.groups
 		if drives, err = e.openPaths(plan); err != nil {
 			return nil, err
 		}
 	}
-	setSize, err := chooseSetSize(len(drives), setSizeWant)
-	if err != nil {
+	if err := checkGroups(groups, len(drives)); err != nil {
 		e.abandon()
 		return nil, err
 	}
-	parity := parityWant
-	if parity == 0 {
-		parity = defaultParity(setSize)
+	if len(groups) == 0 {
+		groups = []int{len(drives)}
 	}
-	if err := checkParity(parity, setSize); err != nil {
-		e.abandon()
-		return nil, err
-	}
-	layout, err := loadFormats(context.Background(), drives, setSize, parity, e.log, cfg.Cluster)
+	layout, err := loadFormats(context.Background(), drives, groups, cfg.SetSize, cfg.Parity, e.log, cfg.Cluster)
 	if err != nil {
 		e.abandon()
 		return nil, err
@@ -216,32 +219,38 @@ func New(cfg Config) (*Engine, error) {
 		e.abandon()
 		return nil, err
 	}
-	// Parity is recorded at format time: a restart without --parity keeps
-	// it, and one asking for another parity is refused, never applied to
-	// new objects silently.
-	if layout.parity > 0 && layout.parity != parity {
-		if cfg.Parity != 0 {
-			e.abandon()
-			return nil, fmt.Errorf("engine: the drives were formatted with parity %d, but parity %d was asked for: start with --parity %d (or without --parity)", layout.parity, cfg.Parity, layout.parity)
-		}
-		parity = layout.parity
-	}
 	e.deploymentID = layout.deploymentID
 	e.seed = xxh3.HashString(layout.deploymentID)
 	if e.placer, err = placement.New(layout.placement, layout.deploymentID); err != nil {
 		e.abandon()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	for s := 0; s < len(drives)/setSize; s++ {
-		e.sets = append(e.sets, &erasureSet{index: s, drives: drives[s*setSize : (s+1)*setSize], parity: parity})
+	for p, pl := range layout.pools {
+		pool := &pool{index: p, id: pl.id, fresh: pl.fresh && !layout.fresh}
+		for s := 0; s < pl.n/pl.setSize; s++ {
+			first := pl.start + s*pl.setSize
+			set := &erasureSet{index: len(e.sets), local: s, pool: pool, drives: drives[first : first+pl.setSize], parity: pl.parity}
+			pool.sets = append(pool.sets, set)
+			e.sets = append(e.sets, set)
+		}
+		e.pools = append(e.pools, pool)
+	}
+	if err := e.seedPools(context.Background()); err != nil {
+		e.abandon()
+		return nil, err
 	}
 	if err := e.shared.loadBuckets(context.Background()); err != nil {
+		e.abandon()
+		return nil, err
+	}
+	if err := e.checkKnownPools(context.Background()); err != nil {
 		e.abandon()
 		return nil, err
 	}
 	unclean := e.markRunning(context.Background())
 	e.listVerify.Store(unclean)
 	e.startJobs(cfg.Heal, unclean)
+	e.startDecom()
 	return e, nil
 }
 
@@ -300,18 +309,22 @@ func (s *erasureSet) parityFor(sc string) int {
 
 // erasureSet is a group of drives that together hold whole objects.
 type erasureSet struct {
-	index  int
+	index int // among all the deployment's sets (Engine.sets)
+	// local is the set's index within its pool, pool the pool.
+	local  int
+	pool   *pool
 	drives []drive.Drive
 	parity int
 }
 
-// setFor picks the set an object lives in: by the deployment's
-// placement (internal/placement), which its formats record.
-func (e *Engine) setFor(bucket, key string) *erasureSet {
-	if len(e.sets) == 1 {
-		return e.sets[0]
+// setIn picks the set of pool p an object would live in: by the
+// deployment's placement (internal/placement), which its formats record.
+// Which pool holds an object is found by looking (pools.go).
+func (e *Engine) setIn(p *pool, bucket, key string) *erasureSet {
+	if len(p.sets) == 1 {
+		return p.sets[0]
 	}
-	return e.sets[e.placer.Set(bucket, key, len(e.sets))]
+	return p.sets[e.placer.Set(bucket, key, len(p.sets))]
 }
 
 // distribution returns, for each drive position of a set, the 1-based
@@ -329,6 +342,7 @@ func (e *Engine) distribution(key string, n int) []int {
 // a clean stop and releases the drives. It is safe to call more than
 // once.
 func (e *Engine) Close() error {
+	e.stopDecom()
 	e.pins.stop()
 	e.ahead.stop()
 	e.stopJobs.Do(func() {

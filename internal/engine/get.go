@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -70,7 +71,6 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 	if err := checkObjectName(key); err != nil {
 		return nil, err
 	}
-	set := e.setFor(bucket, key)
 	// The read lock covers only resolving and pinning the version, so a
 	// commit (which decides under the write lock whether old data can go)
 	// never frees data a reader has resolved but not yet pinned. It is
@@ -79,12 +79,31 @@ func (e *Engine) openObject(ctx context.Context, bucket, key string, opts GetOpt
 	if err != nil {
 		return nil, err
 	}
+	// The key's pool is looked up under the lock: a decommission moves a
+	// key under its write lock. On another node the move can still pass
+	// between the lookup and the read: a key not found in the pool it was
+	// looked up in is looked up again.
+	var set *erasureSet
 	var st *objectState
 	latest := true
-	if opts.VersionID != "" {
-		st, latest, err = e.resolveVersion(ctx, set, bucket, key, opts.VersionID)
-	} else {
-		st, err = e.readObjectData(ctx, set, bucket, key, body)
+	for try := 0; ; try++ {
+		again, lerr := e.readSet(ctx, bucket, key)
+		if lerr != nil {
+			unlock()
+			return nil, lerr
+		}
+		if set == again {
+			break // found in none: the not-found stands
+		}
+		set = again
+		if opts.VersionID != "" {
+			st, latest, err = e.resolveVersion(ctx, set, bucket, key, opts.VersionID)
+		} else {
+			st, err = e.readObjectData(ctx, set, bucket, key, body)
+		}
+		if len(e.pools) == 1 || try == 2 || (!errors.Is(err, ErrObjectNotFound) && !errors.Is(err, ErrNoSuchVersion)) {
+			break
+		}
 	}
 	if err != nil {
 		unlock()

@@ -45,12 +45,15 @@ func (e *Engine) HealObject(ctx context.Context, bucket, key string, opts HealOp
 	if err := checkObjectName(key); err != nil {
 		return HealResult{}, err
 	}
-	set := e.setFor(bucket, key)
 	unlock, err := e.locks.LockWait(ctx, lockName(bucket, key))
 	if err != nil {
 		return HealResult{}, err
 	}
 	defer unlock()
+	set, err := e.readSet(ctx, bucket, key)
+	if err != nil {
+		return HealResult{Bucket: bucket, Key: key}, fmt.Errorf("heal %s/%s: %w", bucket, key, err)
+	}
 	res := HealResult{Bucket: bucket, Key: key}
 	err = e.healLocked(ctx, set, bucket, key, opts, &res)
 	if err != nil {

@@ -163,7 +163,10 @@ func (e *Engine) importDeleteMarker(ctx context.Context, bucket, key string, imp
 	if err := checkObjectName(key); err != nil {
 		return ObjectInfo{}, err
 	}
-	set := e.setFor(bucket, key)
+	set, err := e.writeSet(ctx, bucket, key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	parity := set.parityFor("")
 	n := len(set.drives)
 	dm := &meta.Object{ModTime: imp.ModTime, VersionID: imp.VersionID, Flags: meta.FlagDeleteMarker,
@@ -174,6 +177,9 @@ func (e *Engine) importDeleteMarker(ctx context.Context, bucket, key string, imp
 		return ObjectInfo{}, err
 	}
 	defer unlock()
+	if err := e.checkSole(lctx, set, bucket, key); err != nil {
+		return ObjectInfo{}, fmt.Errorf("import delete marker %s/%s: %w", bucket, key, err)
+	}
 	if err := e.commitMeta(lctx, set, bucket, key, commitReq{m: dm, owner: objectOwner(bucket, key), newVersion: true, imp: imp}); err != nil && !errors.Is(err, errImportedBefore) {
 		return ObjectInfo{}, fmt.Errorf("import delete marker %s/%s: %w", bucket, key, err)
 	}

@@ -90,7 +90,10 @@ func (e *Engine) importParts(ctx context.Context, bucket, key string, body io.Re
 	if opts.ChecksumAlgorithm != "" || opts.ContentMD5 != nil {
 		return ObjectInfo{}, fmt.Errorf("%w: an import in parts carries its checksum in the import headers", ErrInvalidArgument)
 	}
-	set := e.setFor(bucket, key)
+	set, err := e.writeSet(ctx, bucket, key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	parity := set.parityFor(opts.StorageClass)
 	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSizeFor(nil))
 	if err != nil {

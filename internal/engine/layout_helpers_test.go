@@ -127,3 +127,7 @@ func corruptRecord(t testing.TB, rnd *rand.Rand, d drive.Drive, key string) {
 	}
 	putRaw(t, d, drive.TableObjects, okey, flipByte(rnd, v))
 }
+
+// setFor is the set of the first pool an object would live in (the
+// tests' engines mostly have one pool).
+func (e *Engine) setFor(bucket, key string) *erasureSet { return e.setIn(e.pools[0], bucket, key) }

@@ -264,8 +264,14 @@ func walkedDrives(set *erasureSet) []drive.Drive {
 // drive yields at most limit keys, so only keys up to the smallest last
 // key of a drive that hit the limit are known complete and returned.
 func (e *Engine) rawKeys(ctx context.Context, bucket, prefix, after string, limit int) ([]string, bool, error) {
+	return rawKeysIn(ctx, e.sets, bucket, prefix, after, limit)
+}
+
+// rawKeysIn is rawKeys over the given sets (one pool's, for a
+// decommission).
+func rawKeysIn(ctx context.Context, sets []*erasureSet, bucket, prefix, after string, limit int) ([]string, bool, error) {
 	var walkers []*walker
-	for _, set := range e.sets {
+	for _, set := range sets {
 		drives := walkedDrives(set)
 		if len(drives) == 0 {
 			return nil, false, fmt.Errorf("%w: no drive of set %d is online", ErrReadQuorum, set.index+1)
@@ -585,6 +591,17 @@ func (km *keyMerger) next(ctx context.Context) (*listEntry, *meta.Object, error)
 		return nil, nil, err
 	}
 	km.heads[best] = mergeHead{ent, m}
+	// A key is in one set, but a decommission copies it to another pool
+	// before removing it from its own: it is named once.
+	for i := range km.heads {
+		for !h.ent.prefix && km.heads[i].ent != nil && !km.heads[i].ent.prefix && km.heads[i].ent.key == h.ent.key {
+			ent, m, err := km.listers[i].next(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			km.heads[i] = mergeHead{ent, m}
+		}
+	}
 	return h.ent, h.m, nil
 }
 

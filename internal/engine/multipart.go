@@ -54,7 +54,10 @@ func (e *Engine) NewMultipartUpload(ctx context.Context, bucket, key string, opt
 	if err := e.checkPutLock(info, opts.Lock); err != nil {
 		return "", err
 	}
-	set := e.setFor(bucket, key)
+	set, err := e.writeSet(ctx, bucket, key)
+	if err != nil {
+		return "", err
+	}
 	parity := set.parityFor(opts.StorageClass)
 	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSizeFor(opts.Encryption))
 	if err != nil {
@@ -174,7 +177,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 			return PartInfo{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 		}
 	}
-	set := e.setFor(bucket, key)
+	set := e.uploadSet(ctx, bucket, key, uploadID)
 	up, _, err := e.readUpload(ctx, set, bucket, key, uploadID)
 	if err != nil {
 		return PartInfo{}, err
@@ -367,7 +370,7 @@ func (e *Engine) ListObjectParts(ctx context.Context, bucket, key, uploadID stri
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return ListPartsResult{}, err
 	}
-	set := e.setFor(bucket, key)
+	set := e.uploadSet(ctx, bucket, key, uploadID)
 	up, _, err := e.readUpload(ctx, set, bucket, key, uploadID)
 	if err != nil {
 		return ListPartsResult{}, err
@@ -437,7 +440,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 			return ObjectInfo{}, fmt.Errorf("%w: part %d after part %d", ErrInvalidPartOrder, p.Number, parts[i-1].Number)
 		}
 	}
-	set := e.setFor(bucket, key)
+	set := e.uploadSet(ctx, bucket, key, uploadID)
 	uploadUnlock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
 	if err != nil {
 		return ObjectInfo{}, err
@@ -526,6 +529,12 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 		return ObjectInfo{}, err
 	}
 	defer unlock()
+	// The object is committed in the pool the upload lives in; a key
+	// another pool took meanwhile refuses it (busy: the client retries,
+	// the upload stays).
+	if err := e.checkSole(lctx, set, bucket, key); err != nil {
+		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
+	}
 	err = e.commitMeta(lctx, set, bucket, key, commitReq{m: &om, res: res, cond: opts,
 		owner: objectOwner(bucket, key), priorOwner: uploadOwner(uploadID), extra: extra, newVersion: true})
 	if err != nil {
@@ -581,7 +590,7 @@ func (e *Engine) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return err
 	}
-	set := e.setFor(bucket, key)
+	set := e.uploadSet(ctx, bucket, key, uploadID)
 	unlock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
 	if err != nil {
 		return err
@@ -632,6 +641,7 @@ func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts L
 	}
 	var mu sync.Mutex
 	found := map[string]MultipartInfo{}
+	setOf := map[string]*erasureSet{}
 	for _, set := range e.sets {
 		// Upload records are on write quorum drives, so parity+1 drives
 		// of the set see every upload.
@@ -648,6 +658,7 @@ func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts L
 				}
 				mu.Lock()
 				found[m.UploadID] = uploadInfo(m)
+				setOf[m.UploadID] = set
 				mu.Unlock()
 			}
 			return nil
@@ -657,7 +668,7 @@ func (e *Engine) ListMultipartUploads(ctx context.Context, bucket string, opts L
 	// completion cut short by a crash): such an upload cannot be used or
 	// aborted, so it is not listed; the scanner removes its remnants.
 	for id, u := range found {
-		if _, _, err := e.readUpload(ctx, e.setFor(bucket, u.Key), bucket, u.Key, id); err != nil {
+		if _, _, err := e.readUpload(ctx, setOf[id], bucket, u.Key, id); err != nil {
 			delete(found, id)
 		}
 	}

@@ -89,12 +89,15 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 	if err := checkObjectName(key); err != nil {
 		return false, err
 	}
-	set := e.setFor(bucket, key)
 	ctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
+	set, err := e.readSet(ctx, bucket, key)
+	if err != nil {
+		return false, err
+	}
 	st, err := e.readObject(ctx, set, bucket, key)
 	if err != nil {
 		return false, err
@@ -146,9 +149,15 @@ func (e *Engine) lockKey(ctx context.Context, bucket, key string) (context.Conte
 	if err := checkObjectName(key); err != nil {
 		return nil, nil, nil, err
 	}
-	set := e.setFor(bucket, key)
 	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Under the lock the pool holding the key cannot change: every
+	// commit checks it under the lock (checkSole).
+	set, err := e.writeSet(lctx, bucket, key)
+	if err != nil {
+		unlock()
 		return nil, nil, nil, err
 	}
 	return lctx, set, unlock, nil

@@ -15,23 +15,29 @@ import (
 // parity, a changed set size, a foreign directory) writes nothing.
 type pathPlan struct {
 	paths []string
-	// existing is true when some drive holds a format record: the
-	// deployment exists, so a missing directory is a disk that did not
-	// mount and is never created.
-	existing bool
+	// groups are the pools' drive counts (a deployment formatted before
+	// pools kept whole: mergeLegacyPools).
+	groups []int
+	// existing marks the drives of pools some drive of which holds a
+	// format record: the pool exists, so a missing directory is a disk
+	// that did not mount and is never created.
+	existing []bool
 	// missing marks the paths whose directory does not exist.
 	missing []bool
-	// setSize and parity are what to use: asked for, or recorded at
-	// format time when not asked for (0: the engine default).
-	setSize, parity int
 }
 
 // planPaths peeks at every drive directory (read-only) and checks the
-// asked-for layout against what the drives record.
-func planPaths(paths []string, setSize, parity int) (pathPlan, error) {
-	p := pathPlan{setSize: setSize, parity: parity, missing: make([]bool, len(paths))}
+// asked-for layout of every pool against what its drives record.
+func planPaths(paths []string, groups []int, setSize, parity int) (pathPlan, error) {
+	p := pathPlan{missing: make([]bool, len(paths)), existing: make([]bool, len(paths))}
 	if len(paths) == 0 {
 		return p, errors.New("engine: no drives given")
+	}
+	if err := checkGroups(groups, len(paths)); err != nil {
+		return p, err
+	}
+	if len(groups) == 0 {
+		groups = []int{len(paths)}
 	}
 	seen := map[string]bool{}
 	for _, path := range paths {
@@ -47,51 +53,95 @@ func planPaths(paths []string, setSize, parity int) (pathPlan, error) {
 	}
 	formats := make([]drive.Format, len(paths))
 	errs := make([]error, len(paths))
-	var notBlank []error
+	notBlank := make([]error, len(paths))
 	for i, path := range p.paths {
 		formats[i], errs[i] = drive.PeekFormat(path)
 		switch {
 		case errs[i] == nil:
-			p.existing = true
 		case errors.Is(errs[i], drive.ErrDriveMissing):
 			p.missing[i] = true
 		case errors.Is(errs[i], drive.ErrOldLayout), errors.Is(errs[i], drive.ErrNewerLayout):
 			return p, fmt.Errorf("engine: %w", errs[i])
 		case errors.Is(errs[i], drive.ErrNotBlank):
-			notBlank = append(notBlank, errs[i])
+			notBlank[i] = errs[i]
 		}
 	}
-	if !p.existing {
-		// A new deployment: every drive must be formattable, or none is
-		// formatted.
-		if len(notBlank) > 0 {
-			return p, fmt.Errorf("engine: cannot format a new deployment (its drives must be empty directories):\n%w", errors.Join(notBlank...))
-		}
-		size, err := chooseSetSize(len(paths), setSize)
-		if err != nil {
-			return p, err
-		}
-		par := parity
-		if par == 0 {
-			par = defaultParity(size)
-		}
-		return p, checkParity(par, size)
+	p.groups = mergeLegacyPools(groups, formats, errs)
+	deployed := false
+	for _, err := range errs {
+		deployed = deployed || err == nil
 	}
-	recSize := majority(formats, errs, func(f drive.Format) int { return f.SetSize })
-	recParity := majority(formats, errs, func(f drive.Format) int { return f.Parity })
-	switch {
-	case setSize != 0 && recSize != 0 && setSize != recSize:
-		return p, fmt.Errorf("engine: the drives were formatted with sets of %d drives, but --set-size %d was asked for: start with --set-size %d (or without --set-size); the set size cannot change after formatting", recSize, setSize, recSize)
-	case parity != 0 && recParity != 0 && parity != recParity:
-		return p, fmt.Errorf("engine: the drives were formatted with parity %d, but --parity %d was asked for: start with --parity %d (or without --parity); the parity cannot change after formatting", recParity, parity, recParity)
-	}
-	if p.setSize == 0 {
-		p.setSize = recSize
-	}
-	if p.parity == 0 {
-		p.parity = recParity
+	at := 0
+	for n, g := range p.groups {
+		fs, es := formats[at:at+g], errs[at:at+g]
+		existing := false
+		for _, err := range es {
+			existing = existing || err == nil
+		}
+		allMissing := true
+		for i := at; i < at+g; i++ {
+			// Only a new deployment creates missing directories: in an
+			// existing one a missing directory may be a disk that did
+			// not mount.
+			p.existing[i] = deployed
+			allMissing = allMissing && p.missing[i]
+		}
+		what := "a new deployment"
+		if len(p.groups) > 1 {
+			what = fmt.Sprintf("pool %d", n+1)
+		}
+		if !existing && deployed && allMissing {
+			return p, fmt.Errorf("engine: none of the drive directories of pool %d exists (%s ...): to add it as a new pool, create them as empty directories (mounted disks); the existing deployment never creates missing drive directories, which may be disks that did not mount", n+1, p.paths[at])
+		}
+		if !existing {
+			// A new pool: every drive must be formattable, or none is
+			// formatted.
+			if bad := errors.Join(notBlank[at : at+g]...); bad != nil {
+				return p, fmt.Errorf("engine: cannot format %s (its drives must be empty directories):\n%w", what, bad)
+			}
+			size, err := chooseSetSize(g, setSize)
+			if err != nil {
+				return p, err
+			}
+			par := parity
+			if par == 0 {
+				par = defaultParity(size)
+			}
+			if err := checkParity(par, size); err != nil {
+				return p, err
+			}
+			at += g
+			continue
+		}
+		recSize := majority(fs, es, func(f drive.Format) int { return f.SetSize })
+		recParity := majority(fs, es, func(f drive.Format) int { return f.Parity })
+		switch {
+		case setSize != 0 && recSize != 0 && setSize != recSize:
+			return p, fmt.Errorf("engine: the drives were formatted with sets of %d drives, but --set-size %d was asked for: start with --set-size %d (or without --set-size); the set size cannot change after formatting", recSize, setSize, recSize)
+		case parity != 0 && recParity != 0 && parity != recParity:
+			return p, fmt.Errorf("engine: the drives were formatted with parity %d, but --parity %d was asked for: start with --parity %d (or without --parity); the parity cannot change after formatting", recParity, parity, recParity)
+		}
+		at += g
 	}
 	return p, nil
+}
+
+// checkGroups refuses pool sizes that do not add up to the drives.
+func checkGroups(groups []int, n int) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	sum := 0
+	for _, g := range groups {
+		if g <= 0 {
+			return fmt.Errorf("engine: a server pool of %d drives", g)
+		}
+		sum += g
+	}
+	if sum != n {
+		return fmt.Errorf("engine: the pools have %d drives in all, but %d drives were given", sum, n)
+	}
+	return nil
 }
 
 // majority is the most common non-zero value of field among the
@@ -122,18 +172,18 @@ func (e *Engine) openPaths(p pathPlan) ([]drive.Drive, error) {
 	shared := drive.NewSharedSync()
 	var drives []drive.Drive
 	for i, path := range p.paths {
-		if !p.existing && p.missing[i] {
+		if !p.existing[i] && p.missing[i] {
 			if err := e.createDir(path); err != nil {
 				e.abandon()
 				return nil, err
 			}
 		}
-		d, err := drive.OpenLocal(path, drive.LocalOptions{Cache: e.indexCache, SharedSync: shared, NoCreate: p.existing})
+		d, err := drive.OpenLocal(path, drive.LocalOptions{Cache: e.indexCache, SharedSync: shared, NoCreate: p.existing[i]})
 		if err != nil {
 			e.abandon()
 			return nil, fmt.Errorf("engine: %w", err)
 		}
-		if p.existing && p.missing[i] {
+		if p.existing[i] && p.missing[i] {
 			e.log.Warn("drive directory does not exist: the drive is offline (not created, since the deployment exists); mount the disk, or put an empty directory there to have it refilled as a replacement",
 				"drive", path)
 		}

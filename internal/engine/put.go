@@ -551,7 +551,10 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 		}
 		return e.importParts(ctx, bucket, key, body, size, opts)
 	}
-	set := e.setFor(bucket, key)
+	set, err := e.writeSet(ctx, bucket, key)
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
 	parity := set.parityFor(opts.StorageClass)
 	coder, err := e.coders.Get(len(set.drives)-parity, parity, e.blockSizeFor(opts.Encryption))
 	if err != nil {
@@ -599,7 +602,10 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
-	err = e.commitMeta(lctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true, imp: opts.Import})
+	err = e.checkSole(lctx, set, bucket, key)
+	if err == nil {
+		err = e.commitMeta(lctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true, imp: opts.Import})
+	}
 	if err == nil {
 		plan.committed = true
 	}

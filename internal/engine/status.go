@@ -14,12 +14,12 @@ const statusTimeout = 5 * time.Second
 
 // Layout reports how the deployment places and codes objects.
 func (e *Engine) Layout() Layout {
-	l := Layout{DeploymentID: e.deploymentID, Sets: len(e.sets), InlineLimit: e.inlineLimit,
+	l := Layout{DeploymentID: e.deploymentID, Sets: len(e.sets), Pools: len(e.pools), InlineLimit: e.inlineLimit,
 		BlockSize: e.blockSize, Bitrot: e.bitrot.String(), Placement: string(e.placer.Algorithm())}
 	if len(e.sets) > 0 {
 		s := e.sets[0]
 		l.SetSize = len(s.drives)
-		l.Drives = l.SetSize * l.Sets
+		l.Drives = len(e.allDrives())
 		l.Parity = s.parity
 		l.RRSParity = s.parityFor("REDUCED_REDUNDANCY")
 		l.Data = l.SetSize - l.Parity

@@ -54,7 +54,10 @@ func (e *Engine) ListObjectVersions(ctx context.Context, bucket string, opts Lis
 	// The rest of the marker key's versions come first.
 	if marker != nil && strings.HasPrefix(opts.KeyMarker, opts.Prefix) &&
 		commonPrefix(&listEntry{key: opts.KeyMarker}, lopts) == "" {
-		set := e.setFor(bucket, opts.KeyMarker)
+		set, err := e.readSet(ctx, bucket, opts.KeyMarker)
+		if err != nil {
+			return res, err
+		}
 		head, err := e.readObject(ctx, set, bucket, opts.KeyMarker)
 		switch {
 		case err == nil:
@@ -190,7 +193,10 @@ func scanVersionPage(ctx context.Context, set *erasureSet, prefix, start string)
 // sort before the current one) and listed. The head's own table entry is
 // never listed again as noncurrent.
 func (e *Engine) emitKeyVersions(ctx context.Context, bucket, key string, head *meta.Object, pending []*meta.Object, after *versionRef, emit func(ObjectInfo) bool) (bool, error) {
-	set := e.setFor(bucket, key)
+	set, err := e.readSet(ctx, bucket, key)
+	if err != nil {
+		return false, err
+	}
 	prefix := drive.VersionPrefix(bucket, key)
 	emitHead := after == nil
 	// headKey: the head's versions-table key; that entry is not listed

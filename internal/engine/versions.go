@@ -438,17 +438,22 @@ func (opts DeleteOptions) checkVersion(fi *meta.Object, bucket, key string) erro
 // (then nothing happens and made is false); keep is not called when the
 // key has no current object.
 func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool) (res DeleteResult, made bool, err error) {
-	set := e.setFor(bucket, key)
-	parity := set.parityFor("")
-	n := len(set.drives)
-	dm := &meta.Object{ModTime: time.Now().UnixNano(), Flags: meta.FlagDeleteMarker,
-		Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: e.blockSize,
-			Distribution: e.distribution(key, n), Bitrot: uint8(e.bitrot)}}
 	ctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return DeleteResult{}, false, err
 	}
 	defer unlock()
+	// A delete marker of a key no pool holds goes to a pool picked as
+	// for a new key.
+	set, err := e.writeSet(ctx, bucket, key)
+	if err != nil {
+		return DeleteResult{}, false, err
+	}
+	parity := set.parityFor("")
+	n := len(set.drives)
+	dm := &meta.Object{ModTime: time.Now().UnixNano(), Flags: meta.FlagDeleteMarker,
+		Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: e.blockSize,
+			Distribution: e.distribution(key, n), Bitrot: uint8(e.bitrot)}}
 	if keep != nil {
 		cur, err := e.readObject(ctx, set, bucket, key)
 		if err != nil {

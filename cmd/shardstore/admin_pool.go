@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/shardstore/shardstore/internal/admin"
+	"github.com/shardstore/shardstore/internal/cli"
+	"github.com/shardstore/shardstore/internal/engine"
+)
+
+const poolUsage = "shardstore admin pool status|decommission start|status|cancel [POOL] [--endpoint URL] [--ca-cert FILE] [--json]"
+
+const poolHead = `usage: shardstore admin pool status [--json]
+       shardstore admin pool decommission start POOL
+       shardstore admin pool decommission status [--json]
+       shardstore admin pool decommission cancel POOL
+       (each with [--endpoint URL] [--ca-cert FILE])
+
+The server pools (docs/pools.md):
+  status                   each pool's erasure sets, parity, capacity and free space,
+                           and any decommission with its progress
+  decommission start POOL  stop new objects going to POOL (its position on the
+                           command line, from 1, or its id) and move every version,
+                           delete marker and bucket record off it while it serves;
+                           once "complete", restart without the pool's argument
+  decommission status      the decommissions and their progress
+  decommission cancel POOL stop a decommission; what was moved stays moved`
+
+// runAdminPool runs `shardstore admin pool ...`.
+func runAdminPool(args []string) error {
+	if len(args) == 0 {
+		return cli.Usagef(poolUsage, "shardstore admin pool -h", "missing pool command (status or decommission)")
+	}
+	what, rest := args[0], args[1:]
+	switch what {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(os.Stdout, poolHead)
+		return flag.ErrHelp
+	case "status":
+	case "decommission":
+		if len(rest) == 0 {
+			return cli.Usagef(poolUsage, "shardstore admin pool -h", "want: admin pool decommission start|status|cancel")
+		}
+		switch rest[0] {
+		case "start", "status", "cancel":
+			what, rest = "decommission "+rest[0], rest[1:]
+		default:
+			return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown decommission command %q (start, status or cancel)", rest[0])
+		}
+	case "rebalance":
+		return cli.Usagef(poolUsage, "shardstore admin pool -h", "admin pool rebalance is not built yet (docs/pools.md)")
+	default:
+		return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown pool command %q (status or decommission)", what)
+	}
+	fs := flag.NewFlagSet("admin pool "+what, flag.ContinueOnError)
+	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
+	region := fs.String("region", "us-east-1", "`REGION` to sign for")
+	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
+	asJSON := fs.Bool("json", false, "print what the server answered, as JSON")
+	// POOL may come before or after the flags.
+	var pool string
+	needPool := what == "decommission start" || what == "decommission cancel"
+	if needPool && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		pool, rest = rest[0], rest[1:]
+	}
+	if err := cli.Parse(fs, rest, os.Stdout, poolUsage, poolHead); err != nil {
+		return err
+	}
+	extra := fs.Args()
+	if needPool && pool == "" && len(extra) > 0 {
+		pool, extra = extra[0], extra[1:]
+	}
+	if len(extra) > 0 {
+		return cli.Usagef(poolUsage, "shardstore admin pool -h", "unexpected arguments: %s", strings.Join(extra, " "))
+	}
+	if needPool && pool == "" {
+		return cli.Usagef(poolUsage, "shardstore admin pool -h", "admin pool %s needs the POOL (its position on the command line, from 1, or its id)", what)
+	}
+	c, err := newAdminClient(*endpoint, *region, *caCert)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if needPool {
+		var st engine.DecomStatus
+		path := "pool/decommission/start"
+		if what == "decommission cancel" {
+			path = "pool/decommission/cancel"
+		}
+		if err := c.call(ctx, http.MethodPost, path, url.Values{"pool": {pool}}, nil, &st); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(os.Stdout, st)
+		}
+		printDecom(os.Stdout, st)
+		return nil
+	}
+	var reply admin.PoolStatusReply
+	if err := c.call(ctx, http.MethodGet, "pool/status", nil, nil, &reply); err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(os.Stdout, reply)
+	}
+	if what == "status" {
+		printPoolStatus(os.Stdout, reply)
+	}
+	if len(reply.Decommissions) == 0 && what != "status" {
+		fmt.Fprintln(os.Stdout, "no decommission")
+	}
+	for _, st := range reply.Decommissions {
+		printDecom(os.Stdout, st)
+	}
+	return nil
+}
+
+// printDecom writes the human form of one decommission's state.
+func printDecom(out io.Writer, st engine.DecomStatus) {
+	where := fmt.Sprintf("pool %d", st.Pool)
+	if st.Pool == 0 {
+		where = "removed pool"
+	}
+	fmt.Fprintf(out, "decommission of %s (id %s): %s; %d objects, %d versions, %s moved; %d failed, %d uploads left, %d passes\n",
+		where, st.PoolID, st.State, st.Objects, st.Versions, sizeString(st.Bytes), st.Failed, st.Uploads, st.Passes)
+	if st.LastError != "" {
+		fmt.Fprintf(out, "  last error: %s\n", st.LastError)
+	}
+	if st.State == engine.DecomComplete {
+		fmt.Fprintln(out, "  the pool holds nothing: restart the servers without its argument")
+	}
+}
+
+// printPoolStatus writes the human form of a pool status reply.
+func printPoolStatus(out io.Writer, reply admin.PoolStatusReply) {
+	for _, p := range reply.Pools {
+		state := "serving"
+		if p.Draining {
+			state = "being decommissioned"
+		}
+		fmt.Fprintf(out, "pool %-3d %s of %d drives, parity %d; %s free of %s; %s; id %s\n", p.Index,
+			plural(p.Sets, "set", "sets"), p.SetSize, p.Parity, sizeString(int64(p.Free)), sizeString(int64(p.Total)), state, p.ID)
+	}
+}
