@@ -19,7 +19,8 @@
 //   - event.go: Event.Delivery makes the S3 event record and MinIO's
 //     envelope {"EventName","Key","Records"} (Delivery.Payload).
 //   - audit.go: AuditEntry, one request's audit record (MinIO's shape).
-//   - queue.go, frame.go: Queue, one target's durable queue.
+//   - queue.go, frame.go, pipeline.go: Queue, one target's durable
+//     queue, and its lanes of delivery.
 //   - hub.go: Hub, the node's targets and their queues; Publish and
 //     Audit append to them.
 //   - env.go: FromEnv, targets from MINIO_NOTIFY_<KIND>_<FIELD>[_<ID>]
@@ -42,18 +43,30 @@
 // is created, and its directory synced, when the open one is full.
 //
 // One sender goroutine reads the records in order from the files (never
-// holding the backlog in memory), calls Target.Send, and advances only
-// when Send returned nil; an error is retried after an exponential
-// backoff with jitter (RetryMin doubling to RetryMax). A segment all of
-// whose records were sent, and which the writer has left, is deleted.
-// The position reached is written to a small CRC-checked cursor file
-// every 256 records or second and at every segment change (written and
-// renamed, not synced: a lost cursor resends records, which at least
-// once allows). At open, every directory's cursor and segments are
-// read; a segment's longest valid copy (frames up to the first one cut
-// short or failing its CRC) is sent from the furthest cursor on.
+// holding the backlog in memory) and hands each to one of Parallel
+// lanes (pipeline.go; default 16, the target's parallel setting, capped
+// by Kind.MaxParallel) chosen by a hash of its key. A lane calls
+// Target.Send for its records one at a time, in queue order, and moves
+// on only when Send returned nil; an error is retried after an
+// exponential backoff with jitter (RetryMin doubling to RetryMax), per
+// lane, while the other lanes go on. So up to Parallel records are in
+// Send at once, never two of one key, and each key's records arrive in
+// queue order; Parallel 1 sends every record in queue order. At most
+// 4 records a lane are read and not yet acknowledged.
 //
-// Bounds: MaxRecords and MaxBytes of records not yet sent; a full queue
+// Acknowledgements settle in read order: the position reached, written
+// to a small CRC-checked cursor file every 256 records or second and at
+// every segment change (written and renamed, not synced: a lost cursor
+// resends records, which at least once allows), is the end of the
+// longest run of acknowledged records, so it never passes a record not
+// acknowledged; a crash resends that record and the ones after it. A
+// segment is deleted once it was read to its end, the writer has left
+// it and every record in it (and before it) was acknowledged. At open,
+// every directory's cursor and segments are read; a segment's longest
+// valid copy (frames up to the first one cut short or failing its CRC)
+// is sent from the furthest cursor on.
+//
+// Bounds: MaxRecords and MaxBytes of records not yet settled; a full queue
 // refuses with ErrFull at once. The S3 layer answers the request anyway
 // (it has been done) and the hub logs the refusal at most once a minute
 // per target; the counter is in Stats (shardstore_notify_refused_total).

@@ -145,6 +145,9 @@ func splitVar(rest string, kinds []Kind) (kind Kind, field, id string, known boo
 		tail := strings.TrimPrefix(rest, up)
 		best := ""
 		fields := append([]string{"enable"}, fieldNames(k)...)
+		for _, f := range QueueFields() {
+			fields = append(fields, f.Name)
+		}
 		for _, f := range fields {
 			F := strings.ToUpper(f)
 			if (tail == F || strings.HasPrefix(tail, F+"_")) && len(f) > len(best) {

@@ -88,6 +88,10 @@ func (h *Hub) Add(id string, kind Kind, settings map[string]string, audit bool, 
 	if !validName(id) {
 		return fmt.Errorf("notify: target ID %q: 1-64 letters, digits, '-' or '_'", clip(id))
 	}
+	par, err := parallelSetting(settings["parallel"])
+	if err != nil {
+		return fmt.Errorf("notify: target %s of kind %s: %w", id, kind.Name, err)
+	}
 	t, err := kind.New(id, settings)
 	if err != nil {
 		return fmt.Errorf("notify: target %s of kind %s: %w", id, kind.Name, err)
@@ -113,6 +117,15 @@ func (h *Hub) Add(id string, kind Kind, settings map[string]string, audit bool, 
 	if n, err := strconv.Atoi(settings["queue_limit"]); err == nil && n > 0 {
 		qc.MaxRecords = n
 	}
+	if par > 0 {
+		qc.Parallel = par
+	}
+	if kind.MaxParallel > 0 {
+		if qc.Parallel <= 0 {
+			qc.Parallel = DefaultParallel
+		}
+		qc.Parallel = min(qc.Parallel, kind.MaxParallel)
+	}
 	qc.Logger = h.log.With("target", key)
 	q, err := OpenQueue(qc)
 	if err != nil {
@@ -120,7 +133,7 @@ func (h *Hub) Add(id string, kind Kind, settings map[string]string, audit bool, 
 		return err
 	}
 	masked := map[string]string{}
-	for _, f := range kind.Fields {
+	for _, f := range append(QueueFields(), kind.Fields...) {
 		if v, ok := settings[f.Name]; ok {
 			if f.Secret && v != "" {
 				v = "*****"

@@ -153,13 +153,15 @@ func TestTargetStore(t *testing.T) {
 	h1, s1 := node()
 	defer h1.Close()
 	must(t, h1.Add("env1", kind, map[string]string{"endpoint": "e"}, false, "env"))
-	must(t, s1.Put(ctx, Spec{Kind: "mem", ID: "rt", Settings: map[string]string{"endpoint": "u", "token": "tok-123"}}))
+	must(t, s1.Put(ctx, Spec{Kind: "mem", ID: "rt", Settings: map[string]string{"endpoint": "u", "token": "tok-123", "parallel": "4"}}))
 	for _, bad := range []Spec{
 		{Kind: "nope", ID: "x", Settings: map[string]string{"endpoint": "u"}},
 		{Kind: "mem", ID: "a/b", Settings: map[string]string{"endpoint": "u"}},
 		{Kind: "mem", ID: "x", Settings: map[string]string{}},
 		{Kind: "mem", ID: "x", Settings: map[string]string{"endpoint": "bad"}},
 		{Kind: "mem", ID: "x", Settings: map[string]string{"endpoint": "u", "other": "v"}},
+		{Kind: "mem", ID: "x", Settings: map[string]string{"endpoint": "u", "parallel": "0"}},
+		{Kind: "mem", ID: "x", Settings: map[string]string{"endpoint": "u", "parallel": "1000"}},
 	} {
 		if err := s1.Put(ctx, bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%+v: %v", bad, err)
@@ -171,6 +173,11 @@ func TestTargetStore(t *testing.T) {
 	if strings.Contains(string(backend.docs[DocumentName]), "tok-123") {
 		t.Fatal("the secret is stored in clear")
 	}
+	h1.mu.RLock()
+	if rt := h1.targets["rt:mem"]; rt == nil || rt.queue.cfg.Parallel != 4 {
+		t.Error("the parallel setting of a run-time target is not applied")
+	}
+	h1.mu.RUnlock()
 	if !h1.Has("rt:mem") {
 		t.Fatal("not applied on the node that added it")
 	}

@@ -29,6 +29,10 @@ const (
 	DefaultRetryMin     = 250 * time.Millisecond
 	DefaultRetryMax     = 30 * time.Second
 	DefaultSendTimeout  = 30 * time.Second
+	// DefaultParallel records of different keys are in Send at once.
+	DefaultParallel = 16
+	// MaxParallel bounds QueueConfig.Parallel and the parallel setting.
+	MaxParallel = 256
 	// appendWait bounds how long Append waits for its sync: a hung
 	// drive must not hang every request.
 	appendWait = 10 * time.Second
@@ -73,6 +77,13 @@ type QueueConfig struct {
 	RetryMin, RetryMax time.Duration
 	// SendTimeout bounds one Send.
 	SendTimeout time.Duration
+	// Parallel is how many records may be in Send at once (default
+	// DefaultParallel, at most MaxParallel): records are spread over
+	// that many lanes by their key, each lane sends its records in
+	// queue order, one at a time, so records of one key are never in
+	// Send together and arrive in queue order. 1 sends every record in
+	// queue order, one at a time.
+	Parallel int
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -128,6 +139,21 @@ type Queue struct {
 	ends  map[uint64]int64
 	from  map[uint64]string // replayed segment -> the dir holding its longest copy
 
+	// The pipeline (pipeline.go): lanes by key, the window of records
+	// read and not yet acknowledged, and what is acknowledged.
+	lanes  []chan *pending
+	window chan struct{}
+	laneWG sync.WaitGroup
+	ackMu  sync.Mutex
+	pend   []*pending // read order; pend[pendHead:] not yet settled
+	// pendHead: the first not settled; ackSeq/ackOff: everything
+	// before it is acknowledged (the cursor never passes it).
+	pendHead    int
+	ackSeq      uint64
+	ackOff      int64
+	sinceCursor int
+	lastCursor  time.Time
+
 	queued, queuedBytes            atomic.Int64
 	appended, refused, sent, fails atomic.Uint64
 	sendNanos                      atomic.Int64
@@ -161,6 +187,10 @@ func OpenQueue(cfg QueueConfig) (*Queue, error) {
 	if cfg.SendTimeout <= 0 {
 		cfg.SendTimeout = DefaultSendTimeout
 	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = DefaultParallel
+	}
+	cfg.Parallel = min(cfg.Parallel, MaxParallel)
 	q := &Queue{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1), stopWriter: make(chan struct{}),
 		writerDone: make(chan struct{}), senderWake: make(chan struct{}, 1), stopSender: make(chan struct{}),
 		senderDone: make(chan struct{}), ends: map[uint64]int64{}, from: map[uint64]string{}}
@@ -176,6 +206,7 @@ func OpenQueue(cfg QueueConfig) (*Queue, error) {
 	}
 	q.durSeq, q.durOff = q.cur, 0
 	q.sendCtx, q.sendCancel = context.WithCancel(context.Background())
+	q.startPipeline(start, startOff)
 	go q.writer()
 	go q.sender(start, startOff)
 	return q, nil
@@ -585,20 +616,28 @@ func (q *Queue) segmentEnd(seq uint64) (end int64, final bool) {
 	return 0, false
 }
 
-// sender delivers records in order, from (seq, off), one at a time,
-// retrying each until Send accepts it; it deletes a segment once every
-// record in it was sent and the writer has moved past it.
+// sender reads the records in order, from (seq, off), and hands each
+// to its key's lane (pipeline.go), which sends it until the target
+// accepts it; the acknowledgements move the cursor and delete segments
+// (settleLocked). It never holds more than the window of records.
 func (q *Queue) sender(seq uint64, off int64) {
 	defer close(q.senderDone)
 	var f *os.File
 	fdir := ""
 	bad := map[string]bool{} // copies of seq that failed a read
-	lastCursor, sinceCursor := time.Now(), 0
+	for _, ch := range q.lanes {
+		q.laneWG.Add(1)
+		go q.lane(ch)
+	}
 	defer func() {
 		if f != nil {
 			_ = f.Close()
 		}
-		q.writeCursor(seq, off)
+		// Lanes stop on stopSender; what they had in Send stays queued.
+		q.laneWG.Wait()
+		q.ackMu.Lock()
+		q.writeCursor(q.ackSeq, q.ackOff)
+		q.ackMu.Unlock()
 	}()
 	open := func() bool {
 		if f != nil {
@@ -626,31 +665,30 @@ func (q *Queue) sender(seq uint64, off int64) {
 		end, final := q.segmentEnd(seq)
 		if off >= end {
 			if final && seq < q.currentSeq() {
+				// Read to its end: the segment goes once every record
+				// in it is acknowledged (its marker settles).
 				if f != nil {
 					_ = f.Close()
 					f = nil
 				}
-				q.removeSegment(seq)
 				q.segMu.Lock()
-				delete(q.ends, seq)
-				delete(q.from, seq)
-				if len(q.segs) > 0 && q.segs[0] == seq {
-					q.segs = q.segs[1:]
-				}
 				next := seq + 1
-				if len(q.segs) > 0 {
-					next = q.segs[0]
+				for _, s := range q.segs {
+					if s > seq {
+						next = s
+						break
+					}
 				}
 				q.segMu.Unlock()
+				q.ackMu.Lock()
+				q.pend = append(q.pend, &pending{seq: seq, next: next, marker: true, done: true})
+				q.settleLocked()
+				q.ackMu.Unlock()
 				seq, off = next, 0
 				clear(bad)
-				q.writeCursor(seq, off)
 				continue
 			}
-			if sinceCursor > 0 {
-				q.writeCursor(seq, off)
-				lastCursor, sinceCursor = time.Now(), 0
-			}
+			q.flushCursor()
 			select {
 			case <-q.senderWake:
 			case <-q.stopSender:
@@ -686,17 +724,10 @@ func (q *Queue) sender(seq uint64, off int64) {
 			bad[fdir] = true
 			continue
 		}
-		if !q.deliver(d) {
+		if !q.dispatch(&pending{seq: seq, off: off, n: n, d: d}) {
 			return
 		}
 		off += n
-		q.queued.Add(-1)
-		q.queuedBytes.Add(-n)
-		sinceCursor++
-		if sinceCursor >= cursorEvery || time.Since(lastCursor) >= cursorInterval {
-			q.writeCursor(seq, off)
-			lastCursor, sinceCursor = time.Now(), 0
-		}
 	}
 }
 
@@ -706,7 +737,8 @@ func (q *Queue) currentSeq() uint64 {
 }
 
 // deliver sends d until the target accepts it; false when the queue
-// is closing.
+// is closing. Each lane backs off on its own: a target that is down
+// gets at most one attempt per lane per backoff period.
 func (q *Queue) deliver(d Delivery) bool {
 	wait := q.cfg.RetryMin
 	for {

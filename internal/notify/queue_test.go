@@ -80,7 +80,9 @@ func delivery(i int) Delivery {
 func TestQueueDeliversInOrder(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	r := newRecorder()
-	q := openTestQueue(t, dirs, r, func(c *QueueConfig) { c.SegmentBytes = 200 })
+	// One lane: every record in queue order (the per-key order of
+	// parallel lanes is TestQueueParallelKeepsKeyOrder's).
+	q := openTestQueue(t, dirs, r, func(c *QueueConfig) { c.SegmentBytes = 200; c.Parallel = 1 })
 	for i := range 50 {
 		if err := q.Append(delivery(i)); err != nil {
 			t.Fatal(err)
@@ -136,7 +138,7 @@ func TestQueueReplaysAfterRestart(t *testing.T) {
 	}
 	_ = q.Close()
 	r2 := newRecorder()
-	q2 := openTestQueue(t, dirs, r2, nil)
+	q2 := openTestQueue(t, dirs, r2, func(c *QueueConfig) { c.Parallel = 1 })
 	defer q2.Close()
 	if got := q2.Stats().Queued; got != 30 {
 		t.Fatalf("replayed queue holds %d records, want 30", got)

@@ -2,6 +2,8 @@ package notify
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,9 +41,10 @@ func (d Delivery) Removed() bool {
 // Target delivers records to one external system. Send returns nil only
 // once the system has accepted the record (an HTTP 2xx, a broker ack, a
 // committed row): the queue deletes a record only after that, so a
-// Target must not acknowledge what it merely buffered. Send is called
-// by one goroutine per target at a time, records of a key in order; it
-// honours ctx's deadline. An error is retried with backoff by the
+// Target must not acknowledge what it merely buffered. Send may be
+// called concurrently, for records of different keys (up to the
+// queue's Parallel, or Kind.MaxParallel); records of one key are never
+// in Send together and come in queue order. It honours ctx's deadline. An error is retried with backoff by the
 // queue; errors wrap their cause with %w and never include secrets.
 type Target interface {
 	// ARN is the target's ARN in MinIO's form: arn:minio:sqs::<ID>:<type>.
@@ -79,6 +82,29 @@ type Kind struct {
 	Config string
 	Fields []Field
 	New    func(id string, settings map[string]string) (Target, error)
+	// MaxParallel caps how many records the queue has in its targets'
+	// Send at once (the parallel setting, default DefaultParallel); 0
+	// is no cap, 1 for a kind whose Send must not run concurrently.
+	MaxParallel int
+}
+
+// QueueFields are the settings every kind takes for its queue rather
+// than its system, beside its Fields (enable is the configuration's).
+func QueueFields() []Field {
+	return []Field{{Name: "parallel", Help: fmt.Sprintf("records of different object keys sent at once (1-%d, default %d; 1 sends every record in queue order)", MaxParallel, DefaultParallel)}}
+}
+
+// parallelSetting reads the parallel setting ("" is the default).
+func parallelSetting(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxParallel {
+		return 0, fmt.Errorf("parallel must be a number from 1 to %d", MaxParallel)
+	}
+	return n, nil
 }
 
 // ConfigName is the kind's name in configuration variables.

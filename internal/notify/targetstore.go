@@ -130,8 +130,11 @@ func (s *TargetStore) Put(ctx context.Context, spec Spec) error {
 		}
 	}
 	fields := map[string]Field{}
-	for _, f := range kind.Fields {
+	for _, f := range append(QueueFields(), kind.Fields...) {
 		fields[f.Name] = f
+	}
+	if _, err := parallelSetting(spec.Settings["parallel"]); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	st := storedTarget{Kind: spec.Kind, ID: spec.ID, Audit: spec.Audit, Settings: map[string]string{}, Sealed: map[string]string{}}
 	for k, v := range spec.Settings {

@@ -53,6 +53,13 @@ type amqpTarget struct {
 	mode                 uint8
 	secrets              []string
 
+	// serial is held around a whole Send when mandatory is on: a
+	// returned message is matched to its Send only by coming before its
+	// ack, so those Sends go one at a time. Without mandatory, Sends of
+	// different keys run concurrently on the one channel, each waiting
+	// for its own deferred confirm (the library numbers publishes under
+	// the channel's lock).
+	serial  sync.Mutex
 	mu      sync.Mutex
 	conn    *amqp.Connection
 	ch      *amqp.Channel
@@ -177,14 +184,21 @@ func (t *amqpTarget) dropLocked() {
 }
 
 // drop closes the connection after an error whose outcome is unclear
-// (a confirm that timed out): the next Send starts afresh.
-func (t *amqpTarget) drop() {
+// (a confirm that timed out): the next Send starts afresh. Only the
+// connection of ch: one a concurrent Send already made anew stays.
+func (t *amqpTarget) drop(ch *amqp.Channel) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.dropLocked()
+	if t.ch == ch {
+		t.dropLocked()
+	}
 }
 
 func (t *amqpTarget) Send(ctx context.Context, d notify.Delivery) error {
+	if t.mandatory {
+		t.serial.Lock()
+		defer t.serial.Unlock()
+	}
 	ch, returns, err := t.channel(ctx)
 	if err != nil {
 		return err
@@ -192,12 +206,12 @@ func (t *amqpTarget) Send(ctx context.Context, d notify.Delivery) error {
 	msg := amqp.Publishing{ContentType: "application/json", DeliveryMode: t.mode, Timestamp: d.Time, Body: d.Payload}
 	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, t.exchange, t.key, t.mandatory, false, msg)
 	if err != nil {
-		t.drop()
+		t.drop(ch)
 		return fmt.Errorf("amqp publish to %q: %w", t.exchange, scrub(err, t.secrets))
 	}
 	acked, err := dc.WaitContext(ctx)
 	if err != nil {
-		t.drop()
+		t.drop(ch)
 		return fmt.Errorf("amqp publish to %q: waiting for the broker's confirm: %w", t.exchange, err)
 	}
 	if !acked {

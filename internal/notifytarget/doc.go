@@ -11,7 +11,7 @@
 //     control characters, then each value's meaning (host:port, URL,
 //     subject, topic, SQL identifier, on/off). Its errors wrap
 //     ErrSetting, name the field and never repeat a value. Keys that are
-//     not the kind's fields (queue_dir, queue_limit, enable, comment) are
+//     not the kind's fields (queue_dir, queue_limit, parallel, enable, comment) are
 //     left to the configuration layer.
 //   - New does not connect: the first Send or Healthy does, and a lost
 //     connection is made again by a later call, so a system that is down
@@ -21,6 +21,16 @@
 //     reply, an autocommitted row); clients never buffer or retry on
 //     their own, the durable queue does. Errors wrap their cause with %w,
 //     with secrets replaced by *** (scrub).
+//   - Send is safe to call concurrently for records of different keys
+//     (the queue's lanes, notify.QueueConfig.Parallel): the lazy
+//     connection is made under a mutex held only while it is made, then
+//     the clients' own concurrency is used (http.Client, nats.Conn,
+//     go-redis and pgx pools, database/sql, franz-go, paho). AMQP
+//     publishes concurrently on one confirm-mode channel, each Send
+//     waiting for its own deferred confirm, except with mandatory on,
+//     where Sends go one at a time (a basic.return is only matched to
+//     its publish by coming before its ack). The SQL kinds send at most
+//     max_open_connections at once (default 2).
 //   - The Redis and SQL kinds keep MinIO's namespace and access formats
 //     (envelope.go).
 //

@@ -194,15 +194,20 @@ func (t *kafkaTarget) Send(ctx context.Context, d notify.Delivery) error {
 	}
 	t.mu.Lock()
 	failing := t.failing
-	t.failing = true
 	t.mu.Unlock()
 	if failing {
 		if err := c.Ping(ctx); err != nil {
 			return fmt.Errorf("kafka %s: %w", strings.Join(t.brokers, ","), scrub(err, t.secrets))
 		}
 	}
+	// Sends of other keys run beside this one (the client is safe for
+	// concurrent use and batches them); the flag is set by a failure
+	// and cleared by a success, so concurrent Sends do not ping.
 	rec := &kgo.Record{Key: []byte(d.Key), Value: d.Payload, Timestamp: d.Time}
 	if err := c.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.mu.Lock()
+		t.failing = true
+		t.mu.Unlock()
 		return fmt.Errorf("kafka produce to %s: %w", t.topic, scrub(err, t.secrets))
 	}
 	t.mu.Lock()

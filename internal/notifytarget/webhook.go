@@ -92,7 +92,7 @@ func newWebhook(id string, m map[string]string, roots func() *x509.CertPool) (*w
 		auth = "Bearer " + auth
 	}
 	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsCfg,
-		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 30 * time.Second}
+		MaxIdleConnsPerHost: notify.MaxParallel, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 30 * time.Second}
 	return &webhook{arn: notify.ARN(id, "webhook"), endpoint: u.String(), auth: auth,
 		client: &http.Client{Transport: tr, Timeout: time.Minute,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil

@@ -261,17 +261,23 @@ def test_target_down_then_up(nserver, nbucket, receiver):
     s3 = nserver.client()
     subscribe(s3, nbucket, events=("s3:ObjectCreated:*",))
     receiver.stop()
+    keys = [f"down/{i:03d}" for i in range(10)]
     try:
-        keys = [f"down/{i:03d}" for i in range(30)]
-        for k in keys:
-            s3.put_object(Bucket=nbucket, Key=k, Body=b"x")
+        # Three versions of every key, the n-th n bytes long, keys interleaved.
+        for n in (1, 2, 3):
+            for k in keys:
+                s3.put_object(Bucket=nbucket, Key=k, Body=b"x" * n)
         time.sleep(1)
     finally:
         receiver.start()
-    got = receiver.wait(nbucket, len(keys))
-    assert sorted(e["Key"].split("/", 1)[1] for e in got) == keys
-    # In order per key, and here in order overall (one sender per target).
-    assert [e["Key"].split("/", 1)[1] for e in got] == keys
+    got = receiver.wait(nbucket, 3 * len(keys))
+    assert sorted(e["Key"].split("/", 1)[1] for e in got) == sorted(keys * 3)
+    # In order per key: the target's lanes (parallel, default 16) send
+    # records of different keys at once, never two of one key.
+    sizes = {}
+    for e in got:
+        sizes.setdefault(e["Key"].split("/", 1)[1], []).append(e["Records"][0]["s3"]["object"]["size"])
+    assert sizes == {k: [1, 2, 3] for k in keys}
 
 
 def test_kill9_mid_load(shardstore_bin, tmp_path_factory, receiver):

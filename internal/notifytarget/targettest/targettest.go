@@ -91,6 +91,7 @@ func Run(t *testing.T, c Config) {
 	} else {
 		t.Run("InOrderBytesIntact", r.inOrder)
 	}
+	t.Run("ConcurrentKeys", r.concurrentKeys)
 	t.Run("DownThenUp", r.downThenUp)
 	t.Run("CloseTwice", r.closeTwice)
 }
@@ -305,6 +306,68 @@ func (r *runner) namespace(t *testing.T) {
 		delete(want, d.Key)
 	}
 	r.waitNamespace(t, bucket, want)
+}
+
+// concurrentKeys sends the records of 8 keys from 8 goroutines at once
+// on one target made for it (so the lazy connection is raced too), each
+// goroutine its key's records in order, as the queue's lanes do: every
+// record arrives intact and each key's records in order (Stream), or
+// each key holds its last record and a removed one is gone (Namespace).
+func (r *runner) concurrentKeys(t *testing.T) {
+	tg := r.target(t)
+	bucket := "bkt-" + nonce(t)
+	const keys, per = 8, 6
+	sent := make([][]notify.Delivery, keys)
+	for k := range keys {
+		for i := range per {
+			ev := "s3:ObjectCreated:Put"
+			if k == 0 && i == per-1 {
+				ev = "s3:ObjectRemoved:Delete"
+			}
+			sent[k] = append(sent[k], Delivery(ev, bucket, fmt.Sprintf("k%d/ö %d.txt", k, k), 100*k+i, 16+k*100))
+		}
+	}
+	start := make(chan struct{})
+	errs := make(chan error, keys)
+	for k := range keys {
+		go func() {
+			<-start
+			for _, d := range sent[k] {
+				if err := tg.Send(ctx(t, 30*time.Second), d); err != nil {
+					errs <- fmt.Errorf("Send %s %q: %w", d.EventName, d.Key, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	close(start)
+	for range keys {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.c.Format == Namespace {
+		want := map[string][]byte{}
+		for k := 1; k < keys; k++ {
+			d := sent[k][per-1]
+			want[d.Key] = r.c.Body(d)
+		}
+		r.waitNamespace(t, bucket, want)
+		return
+	}
+	var all []notify.Delivery
+	for _, s := range sent {
+		all = append(all, s...)
+	}
+	first := r.waitStream(t, all)
+	for k := range keys {
+		for i := 1; i < per; i++ {
+			if a, b := first[k*per+i-1], first[k*per+i]; b < a {
+				t.Errorf("key %d: record %d arrived before record %d", k, i, i-1)
+			}
+		}
+	}
 }
 
 func (r *runner) downThenUp(t *testing.T) {
