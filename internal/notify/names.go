@@ -25,6 +25,11 @@ const (
 	ObjectRemovedDeleteMarker  Name = "s3:ObjectRemoved:DeleteMarkerCreated"
 	LifecycleExpirationDelete  Name = "s3:LifecycleExpiration:Delete"
 	LifecycleExpirationMarker  Name = "s3:LifecycleExpiration:DeleteMarkerCreated"
+	// MinIO's read events (AWS has none): a GET or HEAD of an object
+	// answered 2xx. Queued before the answer like every event, so a
+	// rule on them costs each read a group-committed sync.
+	ObjectAccessedGet  Name = "s3:ObjectAccessed:Get"
+	ObjectAccessedHead Name = "s3:ObjectAccessed:Head"
 )
 
 type nameInfo struct {
@@ -46,6 +51,8 @@ var names = map[Name]nameInfo{
 	ObjectRemovedDeleteMarker:  {},
 	LifecycleExpirationDelete:  {aliases: []string{string(ObjectRemovedDelete)}},
 	LifecycleExpirationMarker:  {aliases: []string{string(ObjectRemovedDeleteMarker)}},
+	ObjectAccessedGet:          {},
+	ObjectAccessedHead:         {},
 }
 
 // acceptedOnly are names a configuration may subscribe though this

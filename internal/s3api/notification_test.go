@@ -250,3 +250,29 @@ func TestAuditBeforeAnswer(t *testing.T) {
 		t.Fatalf("miss record %v", aw.records[3])
 	}
 }
+
+// TestObjectAccessedEvents: MinIO's read events, for a rule that asks
+// for them: a GET and a HEAD answered 2xx make one each; a refused or
+// missing read, and a listing, none.
+func TestObjectAccessedEvents(t *testing.T) {
+	n := &fakeNotifier{}
+	h := newHarness(t, func(c *Config) { c.Notify = n })
+	h.expect(h.do("root", "PUT", "/reads", nil), 200, "")
+	doc := `<NotificationConfiguration><QueueConfiguration><Queue>arn:minio:sqs::1:webhook</Queue>` +
+		`<Event>s3:ObjectAccessed:*</Event></QueueConfiguration></NotificationConfiguration>`
+	h.expect(h.do("root", "PUT", "/reads?notification", []byte(doc)), 200, "")
+	h.expect(h.do("root", "PUT", "/reads/k", []byte("abc")), 200, "")
+	if got := n.take(); len(got) != 0 {
+		t.Fatalf("a put made read events: %q", got)
+	}
+	h.expect(h.do("root", "GET", "/reads/k", nil), 200, "")
+	h.expect(h.do("root", "HEAD", "/reads/k", nil), 200, "")
+	h.expect(h.do("root", "GET", "/reads/k", nil, "Range", "bytes=0-0"), 206, "")
+	h.expect(h.do("alice", "GET", "/reads/k", nil), 403, "")
+	h.expect(h.do("root", "GET", "/reads/missing", nil), 404, "")
+	h.expect(h.do("root", "GET", "/reads?list-type=2", nil), 200, "")
+	want := "1:webhook s3:ObjectAccessed:Get k|1:webhook s3:ObjectAccessed:Get k|1:webhook s3:ObjectAccessed:Head k" // the fake sorts
+	if got := n.take(); strings.Join(got, "|") != want {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}

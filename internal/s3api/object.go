@@ -255,6 +255,7 @@ func (q *request) readObject(head bool) error {
 			return err
 		}
 		q.w.Header().Set("Content-Length", strconv.FormatInt(length, 10))
+		q.notify(bi, notify.ObjectAccessedHead, q.key, oi.Size, oi.ETag, oi.VersionID)
 		q.w.WriteHeader(status)
 		return nil
 	}
@@ -296,6 +297,7 @@ func (q *request) readObject(head bool) error {
 			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rd.Start, rd.Start+rd.Length-1, rd.Info.Size))
 		}
 	}
+	q.notify(bi, notify.ObjectAccessedGet, q.key, rd.Info.Size, rd.Info.ETag, rd.Info.VersionID)
 	q.w.WriteHeader(status)
 	buf := q.s.copyBufs.Get().(*[]byte)
 	defer q.s.copyBufs.Put(buf)
