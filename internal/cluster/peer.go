@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // PathPrefix is where a node serves the peer calls of this file.
@@ -120,7 +121,7 @@ func (s *PeerServer) OnNotify(fn func(kind, name string)) {
 }
 
 func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.key.Verify(r, time.Now()); err != nil {
+	if _, err := s.key.Verify(r, wallclock.Now()); err != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}

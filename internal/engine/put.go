@@ -21,6 +21,7 @@ import (
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
 	"github.com/shardstore/shardstore/internal/sse"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 var errDriveSkipped = errors.New("drive skipped: earlier failure in this operation")
@@ -628,7 +629,7 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 		acl = "private"
 	}
 	m := &meta.Object{
-		Size: size, ModTime: time.Now().UnixNano(), ETag: etag,
+		Size: size, ModTime: wallclock.Now().UnixNano(), ETag: etag,
 		ContentType: opts.ContentType, StorageClass: sc, Owner: opts.Owner, ACL: acl,
 		Headers: opts.Headers, UserMeta: opts.UserMeta, Tags: tagSet(opts.Tags),
 		Erasure: meta.Erasure{DataShards: coder.DataShards(), ParityShards: coder.ParityShards(),
@@ -793,7 +794,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		m.ModTime = req.imp.ModTime
 	}
 	if versioning != "" {
-		t := time.Now().UnixNano()
+		t := wallclock.Now().UnixNano()
 		if err == nil && cur.fi.ModTime >= t {
 			t = cur.fi.ModTime + 1
 		}

@@ -30,7 +30,7 @@ var floors = map[string]int{
 	"internal/minioformat": 0,
 	"internal/minioexport": 0,
 	"internal/objectlock":  0,
-	"internal/peerauth":    0,
+	"internal/wallclock":   0,
 	"internal/placement":   0,
 	"internal/policy":      0,
 
@@ -43,6 +43,7 @@ var floors = map[string]int{
 	"internal/ldapidp/slapdtest":        1,
 	"internal/oidcidp/oidctest":         1,
 	"internal/quorum":                   1,
+	"internal/peerauth":                 1,
 	"internal/hashing":                  1,
 	"internal/drive":                    1,
 
@@ -50,6 +51,7 @@ var floors = map[string]int{
 	"internal/notifytarget":            2,
 	"internal/notifytarget/targettest": 3,
 	"internal/drive/drivetest":         2,
+	"internal/drivefault":              2,
 	"internal/driverpc":                2,
 	"internal/dlock":                   2,
 	"internal/consensus":               2,
