@@ -721,8 +721,27 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		return err
 	}
 	readable := make([]*meta.Object, len(set.drives))
-	if err == nil {
+	switch {
+	case err == nil:
 		copy(readable, cur.metas)
+	case errors.Is(err, ErrReadQuorum) && cur != nil:
+		// No version has read quorum (an unversioned write goes ahead;
+		// a versioned one is refused below): each drive keeps the
+		// version it holds as its previous record until the commit
+		// settles, as a drive holding the quorum version does. One of
+		// those may be an acknowledged version on drives this node
+		// cannot reach (a bridge partition: the other side's write on
+		// its four drives and the bridge's two), and while this commit
+		// is in flight a reader hearing every drive finds that version
+		// from the previous records, instead of no version at all: a
+		// listing took such a key for a damaged one and left it out
+		// (finding L2 in docs/consistency.md). The settling drops them,
+		// with their data, as it drops a replaced version.
+		for p, m := range cur.metas {
+			if cur.readErrs[p] == nil {
+				readable[p] = m
+			}
+		}
 	}
 	versioning := ""
 	if req.newVersion {
