@@ -228,6 +228,9 @@ func runServer(args []string) error {
 	logger := slog.New(recent.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}), slog.LevelWarn))
 	procs := setServerProcs(os.Getenv)
 	logger.Debug("scheduler", "gomaxprocs", procs)
+	if err := testHooks(logger); err != nil {
+		return err
+	}
 
 	creds, err := rootCredentials(os.Getenv)
 	if err != nil {

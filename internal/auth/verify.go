@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // DefaultMaxSkew is the clock skew tolerated when Verifier.MaxSkew is zero;
@@ -111,7 +113,7 @@ func (v *Verifier) now() time.Time {
 	if v.Now != nil {
 		return v.Now()
 	}
-	return time.Now()
+	return wallclock.Now()
 }
 
 func (v *Verifier) maxSkew() time.Duration {

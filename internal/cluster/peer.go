@@ -17,6 +17,7 @@ import (
 
 	"github.com/shardstore/shardstore/internal/peerauth"
 	"github.com/shardstore/shardstore/internal/release"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // PathPrefix is where a node serves the peer calls of this file.
@@ -129,7 +130,7 @@ func (s *PeerServer) OnNotify(fn func(kind, name string)) {
 }
 
 func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.key.Verify(r, time.Now()); err != nil {
+	if _, err := s.key.Verify(r, wallclock.Now()); err != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}

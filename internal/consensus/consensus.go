@@ -22,6 +22,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // PathPrefix is where a node serves the group's calls.
@@ -572,7 +573,7 @@ func (n *Node) callOnce(ctx context.Context, addr, name string, body []byte) ([]
 // cluster key's signature.
 func (n *Node) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		bodyHash, err := n.opts.Key.Verify(r, time.Now())
+		bodyHash, err := n.opts.Key.Verify(r, wallclock.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // Errors of a Locker and its leases; match them with errors.Is.
@@ -165,7 +166,7 @@ func (o Options) withDefaults() Options {
 		o.Client = defaultClient()
 	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = wallclock.Now
 	}
 	return o
 }

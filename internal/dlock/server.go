@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // PathPrefix is where a node serves its Table to the other nodes: POST
@@ -101,7 +102,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "lock operations are POST", http.StatusMethodNotAllowed)
 		return
 	}
-	bodyHash, err := s.key.Verify(r, time.Now())
+	bodyHash, err := s.key.Verify(r, wallclock.Now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // DefaultTTL is how long a lease lives without a refresh unless
@@ -106,7 +108,7 @@ func NewTable(opts TableOptions) *Table {
 		names:       make(map[string]*entry),
 	}
 	if t.now == nil {
-		t.now = time.Now
+		t.now = wallclock.Now
 	}
 	if t.maxTTL <= 0 {
 		t.maxTTL = DefaultTTL

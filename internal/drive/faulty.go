@@ -58,6 +58,10 @@ type Fault struct {
 	// context the way a stuck syscall does; the call then fails with
 	// ErrDriveFaulty without touching the caller's buffers.
 	Hang bool
+	// Every, when above 1, hits only every Every-th matching call after
+	// the first After (a failing disk: 1 call in Every); the others pass
+	// to the next fault or the drive.
+	Every int
 }
 
 type faultState struct {
@@ -150,6 +154,9 @@ func (f *Faulty) check(op Op) error {
 		}
 		s.seen++
 		if s.seen <= s.After || (s.Times > 0 && s.hit >= s.Times) {
+			continue
+		}
+		if s.Every > 1 && (s.seen-s.After)%s.Every != 0 {
 			continue
 		}
 		s.hit++

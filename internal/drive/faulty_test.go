@@ -164,3 +164,25 @@ func TestFaultyEveryOp(t *testing.T) {
 		}
 	}
 }
+
+// Every: only every nth matching call after After fails; the others
+// reach the drive.
+func TestFaultyEvery(t *testing.T) {
+	ctx := context.Background()
+	f := NewFaulty(newLocal(t))
+	put(t, f, "k", "v")
+	f.Inject(Fault{Ops: []Op{OpGet}, After: 1, Every: 3, Err: ErrInjectedEIO})
+	var failed []int
+	for i := 1; i <= 10; i++ {
+		if _, err := f.Get(ctx, TableObjects, "k"); err != nil {
+			if !errors.Is(err, ErrDriveFaulty) {
+				t.Fatalf("get %d: %v", i, err)
+			}
+			failed = append(failed, i)
+		}
+	}
+	// Call 1 is within After; then calls 4, 7, 10 (the 3rd, 6th, 9th after it).
+	if want := []int{4, 7, 10}; len(failed) != len(want) || failed[0] != 4 || failed[1] != 7 || failed[2] != 10 {
+		t.Fatalf("failed calls %v, want %v", failed, want)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // Server serves a node's local drives to the other nodes of the cluster.
@@ -66,7 +67,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Authentication comes first: an unsigned caller learns nothing,
 	// not even which drives or operations exist.
-	bodyHash, err := s.key.Verify(r, time.Now())
+	bodyHash, err := s.key.Verify(r, wallclock.Now())
 	if err != nil {
 		s.log.Warn("drive rpc: refused request", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
 		http.Error(w, err.Error(), http.StatusForbidden)

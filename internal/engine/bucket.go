@@ -9,6 +9,7 @@ import (
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/objectlock"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // Bucket records are kept by the engine's shared state (sharedstate.go):
@@ -89,7 +90,7 @@ func (e *Engine) MakeBucket(ctx context.Context, bucket string, opts BucketOptio
 	if acl == "" {
 		acl = "private"
 	}
-	info := BucketInfo{Name: bucket, Created: time.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl, Location: opts.Location,
+	info := BucketInfo{Name: bucket, Created: wallclock.Now().UTC().Truncate(time.Millisecond), Owner: opts.Owner, ACL: acl, Location: opts.Location,
 		OwnershipControls: opts.OwnershipControls}
 	if opts.ObjectLock {
 		// S3: a bucket created with object lock has versioning Enabled,

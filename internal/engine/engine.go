@@ -15,6 +15,7 @@ import (
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/hashing"
 	"github.com/shardstore/shardstore/internal/placement"
+	"github.com/shardstore/shardstore/internal/wallclock"
 	"github.com/zeebo/xxh3"
 )
 
@@ -370,11 +371,11 @@ func (e *Engine) closeHealths() {
 // DeploymentID identifies this deployment (stored in every drive's format).
 func (e *Engine) DeploymentID() string { return e.deploymentID }
 
-// Now is the engine's clock (Config.Now, time.Now by default): lifecycle
+// Now is the engine's clock (Config.Now, wallclock.Now by default): lifecycle
 // rules and object lock retention are judged against it.
 func (e *Engine) Now() time.Time {
 	if e.cfg.Now != nil {
 		return e.cfg.Now()
 	}
-	return time.Now()
+	return wallclock.Now()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
 	"github.com/shardstore/shardstore/internal/sse"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // Multipart uploads live in the index of every drive of the object's set:
@@ -225,7 +226,7 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 		return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w", part, bucket, key, err)
 	}
 	etag := shownETag(up, objectKey, res.digests.ETag)
-	now := time.Now()
+	now := wallclock.Now()
 	pm := &meta.Object{Size: res.size, ModTime: now.UnixNano(), ETag: etag,
 		Parts: []meta.Part{{Number: part, Size: res.size, ETag: etag, Checksum: checksum, DataID: plan.ref.ID}}}
 	if checksum != "" {
@@ -493,7 +494,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	om.Bucket, om.Key = "", ""
 	// The version's own DataID names it (no shard files live under it);
 	// the data is under each part's id.
-	om.Size, om.ETag, om.ModTime, om.Parts, om.DataID = size, etag, time.Now().UnixNano(), final, uuid.NewString()
+	om.Size, om.ETag, om.ModTime, om.Parts, om.DataID = size, etag, wallclock.Now().UnixNano(), final, uuid.NewString()
 	if err := sums.finish(&om); err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
 	"github.com/shardstore/shardstore/internal/sse"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // canonicalAlgo spells a checksum algorithm as S3 does.
@@ -321,7 +322,7 @@ func (e *Engine) CopyObject(ctx context.Context, srcBucket, srcKey, dstBucket, d
 				if opts.ReplaceTags {
 					m.Tags = tagSet(opts.Put.Tags)
 				}
-				m.ModTime = time.Now().UnixNano()
+				m.ModTime = wallclock.Now().UnixNano()
 				return nil
 			})
 		}

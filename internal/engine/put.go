@@ -21,6 +21,7 @@ import (
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
 	"github.com/shardstore/shardstore/internal/sse"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 var errDriveSkipped = errors.New("drive skipped: earlier failure in this operation")
@@ -634,7 +635,7 @@ func (e *Engine) newMeta(opts PutOptions, size int64, etag string, coder *erasur
 		acl = "private"
 	}
 	m := &meta.Object{
-		Size: size, ModTime: time.Now().UnixNano(), ETag: etag,
+		Size: size, ModTime: wallclock.Now().UnixNano(), ETag: etag,
 		ContentType: opts.ContentType, StorageClass: sc, Owner: opts.Owner, ACL: acl,
 		Headers: opts.Headers, UserMeta: opts.UserMeta, Tags: tagSet(opts.Tags),
 		Erasure: meta.Erasure{DataShards: coder.DataShards(), ParityShards: coder.ParityShards(),
@@ -726,8 +727,27 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		return err
 	}
 	readable := make([]*meta.Object, len(set.drives))
-	if err == nil {
+	switch {
+	case err == nil:
 		copy(readable, cur.metas)
+	case errors.Is(err, ErrReadQuorum) && cur != nil:
+		// No version has read quorum (an unversioned write goes ahead;
+		// a versioned one is refused below): each drive keeps the
+		// version it holds as its previous record until the commit
+		// settles, as a drive holding the quorum version does. One of
+		// those may be an acknowledged version on drives this node
+		// cannot reach (a bridge partition: the other side's write on
+		// its four drives and the bridge's two), and while this commit
+		// is in flight a reader hearing every drive finds that version
+		// from the previous records, instead of no version at all: a
+		// listing took such a key for a damaged one and left it out
+		// (finding L2 in docs/consistency.md). The settling drops them,
+		// with their data, as it drops a replaced version.
+		for p, m := range cur.metas {
+			if cur.readErrs[p] == nil {
+				readable[p] = m
+			}
+		}
 	}
 	versioning := ""
 	if req.newVersion {
@@ -799,7 +819,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		m.ModTime = req.imp.ModTime
 	}
 	if versioning != "" {
-		t := time.Now().UnixNano()
+		t := wallclock.Now().UnixNano()
 		if err == nil && cur.fi.ModTime >= t {
 			t = cur.fi.ModTime + 1
 		}

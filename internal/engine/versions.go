@@ -19,12 +19,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/quorum"
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // newVersionID makes the id of a version committed at t (Unix ns).
@@ -451,7 +451,7 @@ func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep f
 	}
 	parity := set.parityFor("")
 	n := len(set.drives)
-	dm := &meta.Object{ModTime: time.Now().UnixNano(), Flags: meta.FlagDeleteMarker,
+	dm := &meta.Object{ModTime: wallclock.Now().UnixNano(), Flags: meta.FlagDeleteMarker,
 		Erasure: meta.Erasure{DataShards: n - parity, ParityShards: parity, BlockSize: e.blockSize,
 			Distribution: e.distribution(key, n), Bitrot: uint8(e.bitrot)}}
 	if keep != nil {

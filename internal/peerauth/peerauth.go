@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardstore/shardstore/internal/wallclock"
 )
 
 // Header names a signed request carries.
@@ -64,7 +66,7 @@ func Derive(accessKey, secretKey string) Key {
 	if _, err := rand.Read(e[:]); err != nil {
 		panic("peerauth: no randomness: " + err.Error())
 	}
-	return Key{k: m.Sum(nil), st: &keyState{epoch: hex.EncodeToString(e[:]), guard: newGuard(time.Now())}}
+	return Key{k: m.Sum(nil), st: &keyState{epoch: hex.EncodeToString(e[:]), guard: newGuard(wallclock.Now())}}
 }
 
 // Valid reports whether the key was derived (the zero Key signs nothing).
@@ -95,7 +97,7 @@ func (k Key) Sign(r *http.Request, bodyHash string) {
 		}
 		nonce = k.st.epoch + "." + strconv.FormatUint(c.(*atomic.Uint64).Add(1), 10)
 	}
-	date := strconv.FormatInt(time.Now().UnixNano(), 10)
+	date := strconv.FormatInt(wallclock.Now().UnixNano(), 10)
 	r.Header.Set(HeaderDate, date)
 	r.Header.Set(HeaderNonce, nonce)
 	r.Header.Set(HeaderBodyHash, bodyHash)

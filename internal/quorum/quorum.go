@@ -121,7 +121,7 @@ func Current(recs []*meta.Record, absent []bool, parity int) Result {
 		}
 	}
 	best, votes := pick(cur, nil)
-	if best == nil || votes < best.Erasure.DataShards {
+	if best == nil || votes < readQuorum(best) {
 		if prev != nil {
 			if res, ok := fromPrevious(cur, prev, nothing); ok && !mayBeCommitted(recs, cur, nothing, res.Version) {
 				return res

@@ -127,9 +127,14 @@ func registerOps(ops []Op, keysOf func(prefix string) []string, withLists bool) 
 	}
 	for _, o := range ops {
 		switch o.Kind {
-		case OpGet:
+		case OpGet, OpMPGet:
 			if o.Outcome == Ok {
 				add(o.Key, o, regInput{Kind: OpGet}, regOutput{Outcome: Ok, Value: o.Value})
+			}
+		case OpMPComplete:
+			// A completed multipart upload writes its value as a PUT does.
+			if o.Outcome != Fail {
+				add(o.Key, o, regInput{Kind: OpPut, Value: o.Value}, regOutput{Outcome: o.Outcome})
 			}
 		case OpList:
 			if o.Outcome != Ok || !withLists {

@@ -38,6 +38,14 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	nodes []*nodeProc
+	// env is each node's extra environment (a clock offset: the
+	// clock-skew nemesis), used from its next start on.
+	env [][]string
+	// common is each node's environment from StartClusterEnv.
+	common [][]string
+	// past is what each node's earlier processes wrote to stderr (a
+	// node restarted by a nemesis), for the logs a run keeps.
+	past []string
 }
 
 // nodeProc is one node's process (nil cmd while it is down).
@@ -58,12 +66,15 @@ func NewNetwork(kind string, n int) (nw Network, note string, err error) {
 		nw, err = newProxyNet(n)
 		return nw, "proxy network (asked for)", err
 	case "netns":
-		nw, err = newNSNet(n)
-		return nw, "network namespaces (asked for)", err
+		ns, err := newNSNet(n)
+		if err != nil {
+			return nil, "", err
+		}
+		return ns, "network namespaces (asked for)" + ns.staleNote(), nil
 	case "":
 		ns, nsErr := newNSNet(n)
 		if nsErr == nil {
-			return ns, "network namespaces", nil
+			return ns, "network namespaces" + ns.staleNote(), nil
 		}
 		nw, err = newProxyNet(n)
 		return nw, fmt.Sprintf("proxy network: namespaces not available (%v)", nsErr), err
@@ -138,7 +149,22 @@ func (c *Cluster) EmptyDrives(i int) error {
 // StartCluster starts n nodes with drives drives each under dir and
 // waits until every node answers ready.
 func StartCluster(bin, dir string, nw Network, n, drives int, extra ...string) (*Cluster, error) {
-	c := &Cluster{bin: bin, dir: dir, drives: drives, extra: extra, net: nw, nodes: make([]*nodeProc, n)}
+	return StartClusterEnv(bin, dir, nw, n, drives, nil, extra...)
+}
+
+// StartClusterEnv is StartCluster with environment entries every node
+// gets (KEY=VALUE; a %d in VALUE becomes the node's number, 1-based).
+func StartClusterEnv(bin, dir string, nw Network, n, drives int, env []string, extra ...string) (*Cluster, error) {
+	c := &Cluster{bin: bin, dir: dir, drives: drives, extra: extra, net: nw, nodes: make([]*nodeProc, n),
+		env: make([][]string, n), common: make([][]string, n), past: make([]string, n)}
+	for i := range n {
+		for _, kv := range env {
+			if strings.Contains(kv, "%d") {
+				kv = fmt.Sprintf(kv, i+1)
+			}
+			c.common[i] = append(c.common[i], kv)
+		}
+	}
 	for i := range n {
 		c.args = append(c.args, fmt.Sprintf("http://%s%s/node%d/d{1...%d}", nw.PeerAddr(i), dir, i+1, drives))
 	}
@@ -168,6 +194,10 @@ func (c *Cluster) launch(i int) error {
 	cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir())
 	cmd.Env = append(cmd.Env, c.net.Env(i)...)
+	c.mu.Lock()
+	cmd.Env = append(cmd.Env, c.common[i]...)
+	cmd.Env = append(cmd.Env, c.env[i]...)
+	c.mu.Unlock()
 	p := &nodeProc{cmd: cmd, stderr: &serverbin.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	cmd.Stdout = io.Discard
@@ -179,9 +209,29 @@ func (c *Cluster) launch(i int) error {
 		close(p.exited)
 	}()
 	c.mu.Lock()
+	if old := c.nodes[i]; old != nil {
+		c.past[i] += old.stderr.String() + "---- restarted ----\n"
+	}
 	c.nodes[i] = p
 	c.mu.Unlock()
 	return nil
+}
+
+// SetEnv sets node i's extra environment (KEY=VALUE entries) for its
+// next start, replacing what an earlier SetEnv gave.
+func (c *Cluster) SetEnv(i int, kv ...string) {
+	c.mu.Lock()
+	c.env[i] = kv
+	c.mu.Unlock()
+}
+
+// FullLog is everything node i's processes wrote to stderr, the earlier
+// ones (before a restart) first.
+func (c *Cluster) FullLog(i int) string {
+	c.mu.Lock()
+	past := c.past[i]
+	c.mu.Unlock()
+	return past + c.node(i).stderr.String()
 }
 
 func (c *Cluster) node(i int) *nodeProc {

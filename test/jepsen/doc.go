@@ -20,7 +20,10 @@
 //     filters). Elsewhere (not root, no ip) every ordered pair of nodes
 //     talks through a TCP proxy named in SHARDSTORE_PEER_ROUTES, which
 //     holds the bytes of a cut link. SHARDSTORE_JEPSEN_NET=netns|proxy
-//     picks one. The clients are never partitioned from a node: a node
+//     picks one. A network records its owner (/run/shardstore-jepsen/ID:
+//     the test's pid); making one first removes the namespaces and
+//     devices of networks whose owner died (a test killed before its
+//     cleanup), netns_clean.go. The clients are never partitioned from a node: a node
 //     on the minority side keeps receiving requests, which is the
 //     interesting case.
 //  2. The cluster (cluster.go): StartCluster runs `shardstore server`
@@ -39,7 +42,10 @@
 //     client 3's 17th), so a read names the write it saw, and a
 //     listing's ETag names it too (MD5 of the value). Versioned: PUTs of
 //     new versions to 3 keys, recording the version id, and
-//     ListObjectVersions.
+//     ListObjectVersions. Multipart (workload_multipart.go, one client):
+//     create an upload, send a 5 MiB part and a part holding the value,
+//     complete; and GETs of the 3 multipart keys of the epoch, whose
+//     bodies must be the two parts of one upload byte for byte.
 //  4. Outcomes (Op, history.go): ok; fail when the operation certainly
 //     had no effect (a 412, a 404 for If-Match on a missing key, a read
 //     that failed, a refused connection, a node still starting); unknown
@@ -53,16 +59,23 @@
 //     start, node by node), disk-full (as root: every drive is a 256 MiB
 //     tmpfs; one node's drives are filled to ENOSPC, emptied when the
 //     round ends; a node that died of it is restarted and the event
-//     recorded). A round holds one network fault, one process or disk
-//     fault, or both at once for 12 s, with 5 s of health between
-//     rounds; the first rounds go through the chosen kinds in order.
-//     Not here yet: clock skew (Go reads the clock through the vDSO, not
-//     libc, so libfaketime cannot shift it: it needs a time-offset hook
-//     in test builds) and slow or failing disks (drive.Faulty has no
-//     switch a running binary honours).
+//     recorded), partition-oneway (one node's packets to two or all
+//     others dropped while theirs reach it: a blackhole route in its
+//     namespace, or its proxied connections held). With the test build
+//     (below): clock-skew (one node restarted with its clock 5 s to 8 min
+//     either way, SHARDSTORE_TEST_CLOCK_OFFSET, internal/wallclock; then
+//     restarted right), slow-disk (one node's drives answer 50 ms to 4 s
+//     late) and failing-disk (1 call in 2, 5 or 20 fails with EIO), both
+//     switched at run time through the file SHARDSTORE_TEST_DRIVE_FAULTS
+//     names (internal/drivefault). A round holds one network fault, one
+//     process or disk fault, or both at once for 12 s, with 5 s of health
+//     between rounds; the first rounds go through the chosen kinds in
+//     order. Go reads the clock through the vDSO, not libc, so
+//     libfaketime cannot shift it: hence the hook.
 //  6. The end: faults healed, dead nodes restarted, paused ones
 //     continued, and once writes go through every node again, every key
-//     is read and every prefix listed through every node. Those final
+//     (the multipart ones too) is read and every prefix listed through
+//     every node. Those final
 //     reads are part of the history: an acknowledged write that was lost
 //     cannot be linearized.
 //  7. The checkers (checker.go): per key, linearizability against a
@@ -81,16 +94,30 @@
 //     present, newest-first order respecting real time within a page,
 //     and only a key's first version on a page flagged latest.
 //
+// # The binaries
+//
+// TestMain builds shardstore with -tags testhooks: the release code,
+// plus two hooks read only when their variables are set (a clock
+// offset read at start, drive faults from a file). Without them the
+// build behaves as the release; TestReleaseIgnoresClockOffset checks that
+// the release binary ignores the offset and the test build honours it.
+// TestBrokenBuildCaught (nightly) builds with -tags
+// jepsen_broken_readquorum, where quorum.Current takes one drive's record
+// for the current version, runs the CI slice on it and fails unless the
+// checker reports anomalies.
+//
 // # Running it
 //
 //	go test -run TestSlice -v ./test/jepsen          # CI's slice, ~2.5 min
 //	SHARDSTORE_JEPSEN_MINUTES=30 go test -run TestNightly -timeout 60m -v ./test/jepsen
+//	SHARDSTORE_JEPSEN_BROKEN=1 go test -run TestBrokenBuildCaught -v ./test/jepsen
 //
 // SHARDSTORE_JEPSEN_SEED replays a nemesis schedule (the timing of a
 // real cluster is not replayable; the schedule and the clients' choices
 // are), SHARDSTORE_JEPSEN_OUT=DIR writes each run's history (JSON) and
-// report there, SHARDSTORE_BIN runs a prebuilt binary (how a
-// deliberately broken build is tried: docs/consistency.md).
+// report there, and every node's log (logs-seedN/nodeI.log),
+// SHARDSTORE_BIN runs a prebuilt binary (without -tags testhooks the
+// clock and disk nemeses are left out, saying so).
 //
 // After the final listings, every acknowledged version that none of them
 // listed is asked for by its version id (HEAD and GET) through every

@@ -18,7 +18,19 @@ func TestMain(m *testing.M) {
 		binary = b
 		os.Exit(m.Run())
 	}
-	os.Exit(serverbin.Main(m, "shardstore-jepsen-", &binary))
+	// The test build: it honours the clock offset and drive faults the
+	// clock-skew, slow-disk and failing-disk nemeses set (internal/
+	// wallclock, internal/drivefault); without them set it runs the
+	// release build's code.
+	b, cleanup, err := serverbin.BuildTags("shardstore-jepsen-", "testhooks")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shardstore-jepsen:", err)
+		os.Exit(1)
+	}
+	binary = b
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // seed is SHARDSTORE_JEPSEN_SEED, or the time.

@@ -19,10 +19,23 @@ const (
 	NemPause   = "pause"             // SIGSTOP of one node for longer than a lock lease (30 s), then SIGCONT
 	NemRolling = "rolling-restart"   // every node in turn: SIGTERM, start again, wait until ready
 	NemFull    = "disk-full"         // one node's drives (each a small tmpfs) filled to ENOSPC, emptied when the round ends
+	// The next three need a binary built with -tags testhooks
+	// (nemesis_hooks.go); Run leaves them out, saying so, otherwise.
+	NemSkew     = "clock-skew"   // one node restarted with its clock seconds to minutes off, restarted right when the round ends
+	NemSlowDisk = "slow-disk"    // one node's drives answer late (50 ms to 4 s, past the 3 s drive timeout), switched at run time
+	NemFailDisk = "failing-disk" // one node's drives fail 1 call in N with EIO, switched at run time
+	// NemOneWay cuts one node's messages to some others while theirs to
+	// it still arrive (netns: a blackhole route on its side; proxy: its
+	// connections to them held).
+	NemOneWay = "partition-oneway"
 )
 
 // AllNemeses is every nemesis the harness has.
-var AllNemeses = []string{NemHalves, NemIsolate, NemBridge, NemKill, NemPause, NemRolling, NemFull}
+var AllNemeses = []string{NemHalves, NemIsolate, NemBridge, NemKill, NemPause, NemRolling, NemFull,
+	NemSkew, NemSlowDisk, NemFailDisk, NemOneWay}
+
+// needHooks is whether nemesis n needs a testhooks build.
+func needHooks(n string) bool { return n == NemSkew || n == NemSlowDisk || n == NemFailDisk }
 
 func isNetwork(n string) bool { return strings.HasPrefix(n, "partition-") }
 
@@ -95,6 +108,8 @@ func (n *nemesis) startNetwork(kind string) (*active, error) {
 			}
 		}
 		desc = fmt.Sprintf("%v | bridge %v | %v", nodes1(p[1:half+1]), nodes1(p[:1]), nodes1(p[half+1:]))
+	case NemOneWay:
+		return n.startOneWay(p)
 	default:
 		return nil, fmt.Errorf("not a network nemesis: %s", kind)
 	}
@@ -140,6 +155,10 @@ func (n *nemesis) startProcess(kind string) (*active, error) {
 			}
 			return err
 		}}, nil
+	case NemSkew:
+		return n.startSkew(p[0])
+	case NemSlowDisk, NemFailDisk:
+		return n.startDisk(kind, p[0])
 	case NemPause:
 		v := p[0]
 		n.c.Pause(v)

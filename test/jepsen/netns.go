@@ -32,8 +32,12 @@ type Network interface {
 	Command(i int, bin string, args ...string) *exec.Cmd
 	Env(i int) []string
 	// SetLinks makes the links between nodes exactly what connected
-	// says: connected(i, j) false cuts both directions between i and j
-	// (packets dropped, so calls hang as on a real split).
+	// says: connected(i, j) false cuts what i sends to j. Both ways cut:
+	// packets dropped, so calls hang as on a real split. One way only
+	// (partition-oneway): netns drops i's packets to j at i (a blackhole
+	// route: i's connections to j fail at once, j's to i hang, since
+	// i's answers are dropped too); proxy holds the connections i opens
+	// to j and lets j's to i through, answers included.
 	SetLinks(connected func(i, j int) bool) error
 	// Close removes everything the network made.
 	Close() error
@@ -51,13 +55,17 @@ type Network interface {
 // split. No packet filter (iptables, tc) is needed: the kernels these
 // tests run on may have neither.
 type nsNet struct {
-	id     string // 3 hex digits naming this network's devices
-	subnet int    // S in 10.S.x.y
+	stale  []string // the ids of networks killed runs left, removed before this one was made
+	id     string   // 3 hex digits naming this network's devices
+	subnet int      // S in 10.S.x.y
 	n      int
 	port   int
 
 	mu  sync.Mutex
 	cut map[[2]int]bool
+	// oneway holds (i, j) while i's packets to j go to a blackhole route
+	// in i's namespace (j's to i still arrive).
+	oneway map[[2]int]bool
 }
 
 // nsPort is the port every node listens on (each in its own namespace).
@@ -75,6 +83,10 @@ func newNSNet(n int) (*nsNet, error) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("nsnet: %w", err)
 	}
+	removed, err := cleanStale()
+	if err != nil {
+		return nil, fmt.Errorf("nsnet: removing what killed runs left: %w", err)
+	}
 	b := make([]byte, 2)
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
@@ -83,12 +95,15 @@ func newNSNet(n int) (*nsNet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nsnet: ip addr: %w", err)
 	}
-	s := &nsNet{id: hex.EncodeToString(b)[:3], n: n, port: nsPort, cut: map[[2]int]bool{}}
+	s := &nsNet{stale: removed, id: hex.EncodeToString(b)[:3], n: n, port: nsPort, cut: map[[2]int]bool{}, oneway: map[[2]int]bool{}}
 	for range 50 {
 		s.subnet = 100 + mrand.IntN(150)
 		if !strings.Contains(string(used), fmt.Sprintf(" 10.%d.", s.subnet)) {
 			break
 		}
+	}
+	if err := writeOwner(s.id); err != nil {
+		return nil, fmt.Errorf("nsnet: %w", err)
 	}
 	if err := s.setup(); err != nil {
 		s.Close()
@@ -178,8 +193,25 @@ func (s *nsNet) SetLinks(connected func(i, j int) bool) error {
 	defer s.mu.Unlock()
 	var errs []error
 	for i := range s.n {
+		for j := range s.n {
+			// One way cut (only): a blackhole route at the sender.
+			want := i != j && !connected(i, j) && connected(j, i)
+			if s.oneway[[2]int{i, j}] == want {
+				continue
+			}
+			route := []string{"-n", s.ns(i), "route", "replace", s.peerIP(j) + "/32", "dev", fmt.Sprintf("p%d", j+1), "src", s.peerIP(i)}
+			if want {
+				route = []string{"-n", s.ns(i), "route", "replace", "blackhole", s.peerIP(j) + "/32"}
+			}
+			if err := ip(route...); err != nil {
+				errs = append(errs, err)
+			}
+			s.oneway[[2]int{i, j}] = want
+		}
+	}
+	for i := range s.n {
 		for j := i + 1; j < s.n; j++ {
-			want := !connected(i, j) || !connected(j, i)
+			want := !connected(i, j) && !connected(j, i)
 			if s.cut[[2]int{i, j}] == want {
 				continue
 			}
@@ -211,5 +243,6 @@ func (s *nsNet) Close() error {
 		}
 	}
 	_ = ip("link", "del", s.clientBridge())
+	removeOwner(s.id)
 	return errors.Join(errs...)
 }

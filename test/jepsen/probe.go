@@ -101,3 +101,21 @@ func keepDrives(cfg Config) {
 		cfg.Log("keep drives: %v: %s", err, out)
 	}
 }
+
+// keepLogs writes every node's standard error (all its processes, a
+// restart marked) to OUT/logs-seed<seed>/node<i>.log, with an OUT dir.
+func keepLogs(c *Cluster, cfg Config) {
+	if cfg.OutDir == "" {
+		return
+	}
+	dir := filepath.Join(cfg.OutDir, fmt.Sprintf("logs-seed%d", cfg.Seed))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		cfg.Log("keep logs: %v", err)
+		return
+	}
+	for i := range c.N() {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d.log", i+1)), []byte(c.FullLog(i)), 0o644); err != nil {
+			cfg.Log("keep logs: %v", err)
+		}
+	}
+}

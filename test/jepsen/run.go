@@ -39,6 +39,7 @@ type Config struct {
 	Hold, Pause, Quiet time.Duration
 	ClientsPerNode     int           // register workers per node (default 2)
 	VersionClients     int           // versioned-bucket workers (default 2)
+	MultipartClients   int           // multipart-upload workers (default 1; -1: none)
 	OpTimeout          time.Duration // a client's deadline per operation (default 10 s)
 	Epoch              time.Duration // how long one set of register keys is used (default 30 s)
 	KeysPerEpoch       int           // default 8
@@ -71,6 +72,9 @@ func (c *Config) defaults() {
 	}
 	if c.VersionClients == 0 {
 		c.VersionClients = 2
+	}
+	if c.MultipartClients == 0 {
+		c.MultipartClients = 1
 	}
 	if c.KeysPerEpoch == 0 {
 		c.KeysPerEpoch = 8
@@ -118,9 +122,19 @@ func Run(cfg Config) (*Result, error) {
 			defer unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
 		}
 	}
-	c, err := StartCluster(cfg.Binary, cfg.Dir, nw, cfg.Nodes, cfg.Drives, "--drive-timeout", "3s")
+	var env []string
+	if slices.Contains(cfg.Nemeses, NemSlowDisk) || slices.Contains(cfg.Nemeses, NemFailDisk) {
+		// Only then: wrapped drives read through the index as remote
+		// ones do (internal/drivefault).
+		env = append(env, "SHARDSTORE_TEST_DRIVE_FAULTS="+filepath.Join(cfg.Dir, "node%d.faults"))
+	}
+	c, err := StartClusterEnv(cfg.Binary, cfg.Dir, nw, cfg.Nodes, cfg.Drives, env, "--drive-timeout", "3s")
 	if err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(cfg.Nemeses, needHooks) && !strings.Contains(c.Log(0, 200), "testhooks build") {
+		cfg.Log("clock-skew, slow-disk and failing-disk left out: the binary was not built with -tags testhooks")
+		cfg.Nemeses = slices.DeleteFunc(slices.Clone(cfg.Nemeses), needHooks)
 	}
 	stopped := false
 	defer func() {
@@ -137,14 +151,26 @@ func Run(cfg Config) (*Result, error) {
 	ks := keySpace{epoch: cfg.Epoch, keys: cfg.KeysPerEpoch}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6a65707365))
 	var clients []*client
-	total := cfg.VersionClients + cfg.ClientsPerNode*cfg.Nodes
+	mp := max(cfg.MultipartClients, 0)
+	total := cfg.VersionClients + cfg.ClientsPerNode*cfg.Nodes + mp
 	for i := range total {
 		node := i % cfg.Nodes
-		clients = append(clients, &client{id: i + 1, node: node, s3: c.Client(node), h: h, ks: ks, opTTL: cfg.OpTimeout,
-			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i+1))), last: map[string]string{}})
+		cl := &client{id: i + 1, node: node, s3: c.Client(node), h: h, ks: ks, opTTL: cfg.OpTimeout,
+			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i+1))), last: map[string]string{}}
+		switch {
+		case i < cfg.VersionClients:
+			cl.step = cl.versionStep
+		case i >= total-mp:
+			// The last ids: the register and versioned clients keep the
+			// ids (and random choices) they had before this workload.
+			cl.step = cl.mpStep
+		default:
+			cl.step = cl.registerStep
+		}
+		clients = append(clients, cl)
 	}
 	stop := make(chan struct{})
-	wg := runClients(clients, cfg.VersionClients, stop, c.Up)
+	wg := runClients(clients, stop, c.Up)
 
 	var harnessErr error
 	if len(cfg.Nemeses) > 0 {
@@ -183,6 +209,7 @@ func Run(cfg Config) (*Result, error) {
 		harnessErr = errors.Join(harnessErr, err)
 	}
 	keepDrives(cfg)
+	keepLogs(c, cfg)
 	if harnessErr != nil {
 		for i := range c.N() {
 			cfg.Log("node %d log:\n%s", i+1, c.Log(i, 25))
@@ -193,6 +220,7 @@ func Run(cfg Config) (*Result, error) {
 	res.Anomalies = append(res.Anomalies, CheckLinearizable(res.Ops, ks.keysOf, cfg.CheckTimeout, false, &res.Stats)...)
 	res.Anomalies = append(res.Anomalies, CheckListAfterWrite(res.Ops, ks.keysOf, &res.Stats)...)
 	res.Anomalies = append(res.Anomalies, CheckVersions(res.Ops, &res.Stats)...)
+	res.Anomalies = append(res.Anomalies, CheckMultipart(res.Ops)...)
 	res.Elapsed = time.Since(began)
 	cfg.Log("checked in %v", time.Since(checkStart).Round(time.Second))
 	if cfg.OutDir != "" {
@@ -306,6 +334,11 @@ func finalReads(c *Cluster, h *History, ks keySpace, cfg Config) {
 				}
 				cl.list(prefix)
 				cl.vlist("v" + prefix)
+				if cfg.MultipartClients > 0 {
+					for _, k := range ks.mpKeysOf(e) {
+						cl.mpGet(k)
+					}
+				}
 			}
 		}()
 	}

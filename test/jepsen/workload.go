@@ -56,6 +56,8 @@ type client struct {
 	seq   int
 	// last value this client saw per key: what its If-Match writes ask for.
 	last map[string]string
+	// step runs one operation of the client's workload.
+	step func() Outcome
 }
 
 func (c *client) value() string {
@@ -306,9 +308,9 @@ func listVersions(ctx context.Context, cl *s3.Client, h *History, prefix string)
 
 // runClients runs the workers until stop is closed.
 // A client whose node is down waits a little between tries.
-func runClients(clients []*client, versioned int, stop <-chan struct{}, up func(int) bool) *sync.WaitGroup {
+func runClients(clients []*client, stop <-chan struct{}, up func(int) bool) *sync.WaitGroup {
 	var wg sync.WaitGroup
-	for i, c := range clients {
+	for _, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -321,12 +323,7 @@ func runClients(clients []*client, versioned int, stop <-chan struct{}, up func(
 				if !up(c.node) {
 					time.Sleep(200 * time.Millisecond)
 				}
-				var o Outcome
-				if i < versioned {
-					o = c.versionStep()
-				} else {
-					o = c.registerStep()
-				}
+				o := c.step()
 				// Back off after an error, as a real client would: a
 				// node refusing everything at once would otherwise fill
 				// the history with failures, and every unknown write

@@ -14,6 +14,14 @@ import (
 // after prefix and returns the binary's path and a cleanup that removes
 // the directory. The build's output goes to stderr.
 func Build(prefix string) (binary string, cleanup func(), err error) {
+	return BuildTags(prefix, "")
+}
+
+// BuildTags is Build with build tags (go build -tags tags; "" for none):
+// test/jepsen builds with -tags testhooks (internal/wallclock,
+// internal/drivefault) and, to show its checker catching one, a
+// deliberately broken build.
+func BuildTags(prefix, tags string) (binary string, cleanup func(), err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", nil, err
@@ -24,7 +32,11 @@ func Build(prefix string) (binary string, cleanup func(), err error) {
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	binary = filepath.Join(dir, "shardstore")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/shardstore")
+	args := []string{"build", "-o", binary}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	build := exec.Command("go", append(args, "./cmd/shardstore")...)
 	build.Dir = root
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
