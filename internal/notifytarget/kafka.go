@@ -99,6 +99,11 @@ func newKafka(id string, m map[string]string) (notify.Target, error) {
 		kgo.ProducerLinger(0),
 		kgo.DialTimeout(5 * time.Second),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		// A topic that does not exist yet is created where the broker
+		// allows it (auto.create.topics.enable), as MinIO's client does;
+		// without this the producer only ever gets
+		// UNKNOWN_TOPIC_OR_PARTITION for a new topic.
+		kgo.AllowAutoTopicCreation(),
 	}
 	useTLS, err := s.boolean("tls", false)
 	if err != nil {

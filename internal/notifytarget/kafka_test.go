@@ -23,7 +23,7 @@ func TestKafka(t *testing.T) {
 
 	// The reader: a consumer of the topic from its start, polled by Read.
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(plainAddr), kgo.ConsumeTopics("shardstore-events"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AllowAutoTopicCreation())
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
