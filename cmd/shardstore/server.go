@@ -482,6 +482,7 @@ func runServer(args []string) error {
 			"queue", o.Name, "records", o.Records)
 	}
 	adm.Notify = notifyAdmin{hub: hub, store: targets}
+	adm.NotifyKinds = notifyKinds(certStore.RootCAs)
 	if err := metrics.RegisterNotify(registry, hub.Targets); err != nil {
 		return err
 	}

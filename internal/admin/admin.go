@@ -81,6 +81,9 @@ type Handler struct {
 	// Notify, when set, serves the notify calls and shows the
 	// notification targets' health in status (notify.go).
 	Notify Notify
+	// NotifyKinds are the target kinds notify/kinds describes (the
+	// kinds the Notify's store accepts).
+	NotifyKinds []notify.Kind
 	// Upgrade, when set, answers cluster/upgrade-status (upgrade.go).
 	Upgrade func(ctx context.Context) release.UpgradeStatus
 }

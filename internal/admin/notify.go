@@ -15,7 +15,8 @@ import (
 // masked), add or replace one, test one, remove one. Added targets are
 // kept in the cluster's config documents (notify.TargetStore) and apply
 // on every node; targets of the environment are listed, not changed.
-// Listing asks admin:GetBucketTarget, the others admin:SetBucketTarget.
+// Listing asks admin:GetBucketTarget, the others admin:SetBucketTarget;
+// notify/kinds (notifykinds.go) lists the kinds a target can be.
 
 // Notify is what the notify calls need (the server's hub and target
 // store).
@@ -39,7 +40,7 @@ const maxNotifyBody = 64 << 10
 
 func (h *Handler) routeNotify(method, path string) (*call, int, string, bool) {
 	switch path {
-	case "notify/targets", "notify/test":
+	case "notify/targets", "notify/test", "notify/kinds":
 	default:
 		return nil, 0, "", false
 	}
@@ -58,6 +59,8 @@ func (h *Handler) routeNotify(method, path string) (*call, int, string, bool) {
 		return key, true
 	}
 	switch {
+	case path == "notify/kinds" && method == http.MethodGet:
+		return h.notifyKindsCall(), 0, "", true
 	case path == "notify/targets" && method == http.MethodGet:
 		return &call{action: "admin:GetBucketTarget", serve: func(w http.ResponseWriter, r *http.Request, _ Actor) {
 			writeJSON(w, http.StatusOK, h.Notify.Targets())
@@ -113,7 +116,7 @@ func (h *Handler) routeNotify(method, path string) (*call, int, string, bool) {
 			writeJSON(w, http.StatusOK, res)
 		}}, 0, "", true
 	}
-	return nil, http.StatusMethodNotAllowed, "use GET, PUT or DELETE on notify/targets, POST on notify/test", true
+	return nil, http.StatusMethodNotAllowed, "use GET, PUT or DELETE on notify/targets, POST on notify/test, GET on notify/kinds", true
 }
 
 func notifyStatus(err error) int {

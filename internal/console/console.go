@@ -168,6 +168,7 @@ func (c *Console) routes() map[string]route {
 		"/api/ops/heal":            {method: http.MethodPost, serve: c.opsHeal},
 		"/api/ops/notify":          {method: "GET PUT DELETE", serve: c.opsNotify},
 		"/api/ops/notify/test":     {method: http.MethodPost, serve: c.opsNotifyTest},
+		"/api/ops/notify/kinds":    {method: http.MethodGet, serve: c.opsNotifyKinds},
 		"/api/bucket/notification": {method: http.MethodGet, serve: c.bucketNotification},
 	}
 }

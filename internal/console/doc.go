@@ -28,7 +28,9 @@
 // API with the body's SHA-256, where each call's own admin: action
 // decides. Event notification targets (notify.go) are listed from the
 // admin status and tested, added and removed through the admin API's
-// notify calls (admin:GetBucketTarget / admin:SetBucketTarget), and a
+// notify calls (admin:GetBucketTarget / admin:SetBucketTarget); the add
+// form offers every kind the server has and draws the chosen kind's
+// fields from notify/kinds (names, required, secret, help), and a
 // bucket's page shows its rules (GetBucketNotificationConfiguration).
 // So every access rule (policies, ACLs, ownership, public access
 // block, object lock) applies unchanged, and a new rule needs no console

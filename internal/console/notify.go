@@ -2,8 +2,9 @@ package console
 
 // Event notifications in the console: the operations page lists the
 // notification and audit targets with their health and queues (from
-// the admin status), tests, adds and removes targets through the admin
-// API's notify calls, and a bucket's page shows its notification rules
+// the admin status), tests, adds (of any kind the server has, its form
+// drawn from notify/kinds) and removes targets through the admin API's
+// notify calls, and a bucket's page shows its notification rules
 // (GetBucketNotificationConfiguration). Every call is signed as the
 // session's identity, so the server's access decision applies.
 
@@ -48,6 +49,12 @@ func (c *Console) opsNotifyTest(w http.ResponseWriter, r *http.Request, s *sessi
 		q.Set("audit", "true")
 	}
 	c.adminCall(w, r, s, http.MethodPost, "notify/test", q, nil)
+}
+
+// opsNotifyKinds lists the target kinds the server can add, with their
+// fields (never a value), for the add form.
+func (c *Console) opsNotifyKinds(w http.ResponseWriter, r *http.Request, s *session) {
+	c.adminCall(w, r, s, http.MethodGet, "notify/kinds", nil, nil)
 }
 
 // notifyRule is one rule of a bucket's configuration, for the page.

@@ -47,6 +47,7 @@ func TestNotifyTargets(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Admin.(*admin.Handler).Notify = consoleNotify{hub: hub, store: store}
+		c.Admin.(*admin.Handler).NotifyKinds = notifytarget.All()
 		c.Notify = hub
 	})
 	root, bob := r.browser(), r.browser()
@@ -93,6 +94,84 @@ func TestNotifyTargets(t *testing.T) {
 		t.Fatalf("remove: %d %v", code, m)
 	}
 	if hub.Has("ui:webhook") {
+		t.Fatal("still configured")
+	}
+}
+
+// TestNotifyTargetKinds: the add form's calls for a kind other than
+// webhook. The form reads the kinds (admin:GetBucketTarget: bob is
+// refused) with their fields, and adds a redis target pointing at an
+// address nothing listens on: kinds connect lazily, so adding succeeds;
+// its password is masked in the status; then it is removed.
+func TestNotifyTargetKinds(t *testing.T) {
+	var hub *notify.Hub
+	r := newRigWith(t, func(c *s3api.Config) {
+		var err error
+		hub, err = notify.NewHub(notify.HubConfig{Dirs: []string{t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hub.Close() })
+		store, err := notify.NewTargetStore(c.Store.(*engine.Engine), hub, notifytarget.All(), []byte("k"),
+			engine.ErrNoConfig, engine.ErrConfigConflict, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Admin.(*admin.Handler).Notify = consoleNotify{hub: hub, store: store}
+		c.Admin.(*admin.Handler).NotifyKinds = notifytarget.All()
+		c.Notify = hub
+	})
+	root, bob := r.browser(), r.browser()
+	root.login(rootKey, rootSecret)
+	bob.login(bobKey, bobSecret)
+	if code, _ := bob.json("GET", "/api/ops/notify/kinds", nil); code != 403 {
+		t.Errorf("bob reading the kinds: %d", code)
+	}
+	status, body, _ := root.do("GET", "/api/ops/notify/kinds", nil, nil)
+	var kinds []admin.NotifyKind
+	if err := json.Unmarshal(body, &kinds); status != 200 || err != nil {
+		t.Fatalf("kinds: %d %s %v", status, body, err)
+	}
+	names := map[string]admin.NotifyKind{}
+	for _, k := range kinds {
+		names[k.Name] = k
+	}
+	for _, want := range []string{"webhook", "nats", "kafka", "amqp", "redis", "postgresql", "mysql", "mqtt"} {
+		if _, ok := names[want]; !ok {
+			t.Errorf("kind %s missing from %s", want, body)
+		}
+	}
+	var address, password bool
+	for _, f := range names["redis"].Fields {
+		address = address || (f.Name == "address" && f.Required && !f.Secret)
+		password = password || (f.Name == "password" && f.Secret && !f.Required)
+	}
+	if !address || !password {
+		t.Fatalf("redis fields: %+v", names["redis"].Fields)
+	}
+	// Port 1 on loopback: nothing listens there.
+	target := map[string]any{"kind": "redis", "id": "rd", "settings": map[string]string{"address": "127.0.0.1:1", "key": "events", "password": "redis-secret"}}
+	if code, _ := bob.json("PUT", "/api/ops/notify", target); code != 403 {
+		t.Errorf("bob adding a redis target: %d", code)
+	}
+	if code, m := root.json("PUT", "/api/ops/notify", target); code != 200 || m["arn"] != "arn:minio:sqs::rd:redis" {
+		t.Fatalf("root adding a redis target: %d %v", code, m)
+	}
+	if code, m := root.json("PUT", "/api/ops/notify", map[string]any{"kind": "redis", "id": "nokey", "settings": map[string]string{"address": "127.0.0.1:1"}}); code != 400 {
+		t.Errorf("a redis target without its required key: %d %v", code, m)
+	}
+	code, m := root.json("GET", "/api/ops/status", nil)
+	ts, _ := m["notify"].([]any)
+	if code != 200 || len(ts) != 1 || strings.Contains(jsonString(m), "redis-secret") || !strings.Contains(jsonString(m), "arn:minio:sqs::rd:redis") {
+		t.Fatalf("status: %d %v", code, m["notify"])
+	}
+	if code, m := root.json("POST", "/api/ops/notify/test?arn=arn:minio:sqs::rd:redis", nil); code != 200 || m["ok"] != false {
+		t.Errorf("test of a redis nothing listens for: %d %v", code, m)
+	}
+	if code, m := root.json("DELETE", "/api/ops/notify?arn=arn:minio:sqs::rd:redis", nil); code != 200 {
+		t.Fatalf("remove: %d %v", code, m)
+	}
+	if hub.Has("rd:redis") {
 		t.Fatal("still configured")
 	}
 }

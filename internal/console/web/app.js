@@ -763,10 +763,19 @@ async function opsPage(main) {
   }
 
   // Notification and audit targets: health and queue from the status,
-  // test / remove per target, and a form adding a webhook.
-  function renderNotify(targets) {
+  // test / remove per target, and a form adding a target of any kind the
+  // server has (its kinds and their fields read once, from notify/kinds;
+  // webhook alone where that call is refused).
+  let notifyKinds = null, notifyKind = "webhook";
+  const notifyOut = el("p", { class: "notify-out", "aria-live": "polite" });
+  async function loadNotifyKinds() {
+    try { notifyKinds = await api("GET", "/api/ops/notify/kinds"); } catch (e) { notifyKinds = []; }
+    if (!notifyKinds.length) notifyKinds = [{ name: "webhook", fields: [{ name: "endpoint", required: true, secret: false, help: "https://hooks.example.com/s3" }, { name: "auth_token", required: false, secret: true, help: "auth token (optional)" }] }];
+  }
+  async function renderNotify(targets) {
+    if (notifyKinds === null) await loadNotifyKinds();
     if (notify.contains(document.activeElement) && notify.querySelector("form")) return; // keep a form being filled in
-    const out = el("p", { class: "notify-out", "aria-live": "polite" });
+    const out = notifyOut; // kept across redraws: the answer of an add or remove stays shown
     const q = (t) => ({ arn: t.ARN, audit: t.Audit ? "true" : "" });
     const row = (t) => el("tr", {},
       el("td", { class: "path", text: t.ARN }), el("td", { text: t.Audit ? "audit" : "events" }), el("td", { text: t.Source }),
@@ -784,18 +793,40 @@ async function opsPage(main) {
           catch (e) { out.textContent = explain(e); }
         } }) : null));
     const id = el("input", { id: "notify-id", placeholder: "ID", "aria-label": "Target ID", required: true });
-    const ep = el("input", { id: "notify-endpoint", placeholder: "https://hooks.example.com/s3", "aria-label": "Webhook endpoint", required: true });
-    const tok = el("input", { id: "notify-token", type: "password", placeholder: "auth token (optional)", "aria-label": "Auth token" });
     const audit = el("input", { type: "checkbox", id: "notify-audit" });
-    const form = el("form", { class: "inline", onsubmit: async (ev) => {
+    // The kinds the server can add, with their fields (notify/kinds): a
+    // selector, and the chosen kind's fields as labelled inputs (secrets
+    // as password inputs, required ones marked and required).
+    const kindSel = el("select", { id: "notify-kind", "aria-label": "Target kind" },
+      notifyKinds.map((k) => el("option", { value: k.name, text: k.name, selected: k.name === notifyKind })));
+    const fieldset = el("fieldset", { class: "notify-fields", id: "notify-fields" });
+    const inputs = {};
+    const drawFields = () => {
+      const k = notifyKinds.find((x) => x.name === kindSel.value);
+      notifyKind = kindSel.value;
+      for (const n of Object.keys(inputs)) delete inputs[n];
+      fieldset.replaceChildren(el("legend", { text: (k ? k.name : "") + " settings" }),
+        ...(k ? k.fields : []).map((f) => {
+          const fid = "notify-f-" + f.name;
+          inputs[f.name] = el("input", { id: fid, name: f.name, type: f.secret ? "password" : "text", required: f.required,
+            autocomplete: f.secret ? "new-password" : "off", placeholder: f.help || "", title: f.help || "" });
+          return el("label", { for: fid }, el("span", {}, f.name, f.required ? el("span", { class: "req", "aria-hidden": "true", text: " *" }) : null), inputs[f.name]);
+        }));
+    };
+    kindSel.addEventListener("change", drawFields);
+    drawFields();
+    const form = el("form", { class: "inline notify-add", onsubmit: async (ev) => {
       ev.preventDefault();
-      const settings = { endpoint: ep.value.trim() };
-      if (tok.value) settings.auth_token = tok.value;
+      const settings = {};
+      for (const f of (notifyKinds.find((x) => x.name === kindSel.value) || { fields: [] }).fields) {
+        const v = f.secret ? inputs[f.name].value : inputs[f.name].value.trim();
+        if (v) settings[f.name] = v;
+      }
       try {
-        const r = await api("PUT", "/api/ops/notify", { json: { kind: "webhook", id: id.value.trim(), settings, audit: audit.checked } });
+        const r = await api("PUT", "/api/ops/notify", { json: { kind: kindSel.value, id: id.value.trim(), settings, audit: audit.checked } });
         out.textContent = "added " + r.arn; form.reset(); document.activeElement.blur(); status();
       } catch (e) { out.textContent = explain(e); }
-    } }, id, ep, tok, el("label", {}, audit, " audit records"), el("button", { class: "primary", type: "submit", text: "Add webhook" }));
+    } }, kindSel, id, el("label", {}, audit, " audit records"), fieldset, el("button", { class: "primary", type: "submit", id: "notify-add", text: "Add target" }));
     notify.replaceChildren(el("h3", { text: "Event notification targets" }),
       targets.length ? el("table", { class: "grid", id: "notify-targets" },
         el("thead", {}, el("tr", {}, ["ARN", "Receives", "From", "State", "Queued", "Sent", "Failed", "Refused", "Last error", ""].map((h) => el("th", { text: h })))),
