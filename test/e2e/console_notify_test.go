@@ -28,6 +28,14 @@ func TestConsoleNotifyTargetKinds(t *testing.T) {
 
 	c.login(url, rootUser, rootPass)
 	c.run("operations", chromedp.Navigate(url+"/#/ops"), chromedp.WaitVisible("#notify-kind", chromedp.ByQuery))
+	// No panel shows a stray "null" (a conditional child given to
+	// replaceChildren once did, above the drives table).
+	c.poll("drives panel drawn", `document.querySelector("#drives") !== null`)
+	var stray []string
+	c.eval(`[...document.querySelectorAll("main section")].filter((p) => [...p.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() === "null")).map((p) => p.id)`, &stray)
+	if len(stray) > 0 {
+		t.Errorf("panels showing a stray null: %v", stray)
+	}
 	var kinds []string
 	c.eval(`[...document.querySelectorAll("#notify-kind option")].map((o) => o.value)`, &kinds)
 	for _, want := range []string{"webhook", "nats", "kafka", "amqp", "redis", "postgresql", "mysql", "mqtt"} {

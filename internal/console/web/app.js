@@ -9,6 +9,12 @@ const MULTIPART_THRESHOLD = 16 << 20;
 
 // ---------- small helpers ----------
 
+// fill replaces node's children, skipping the null/undefined/false a
+// conditional child gives (replaceChildren would show them as text).
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+}
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -129,13 +135,13 @@ async function route() {
       const s = await api("GET", "/api/session");
       Object.assign(state, { user: s.user, csrf: s.csrf, ops: s.ops });
     } catch (e) {
-      app.replaceChildren(loginPage());
+      fill(app, loginPage());
       return;
     }
   }
   const { path, params } = parseHash();
   const main = el("main", { id: "main", tabindex: "-1" });
-  app.replaceChildren(header(path), main, el("div", { id: "toasts", class: "toasts", "aria-live": "polite" }), uploadPanel());
+  fill(app, header(path), main, el("div", { id: "toasts", class: "toasts", "aria-live": "polite" }), uploadPanel());
   if (path === "/browse" && params.get("bucket")) {
     await browsePage(main, params.get("bucket"), params.get("prefix") || "");
   } else if (path === "/ops") {
@@ -429,7 +435,7 @@ async function browsePage(main, bucket, prefix) {
     parts.push(el("div", { class: "pager" },
       el("span", { class: "muted", text: view.items.length.toLocaleString() + " item(s) shown" + (view.next ? ", more in the bucket" : "") }),
       view.next ? el("button", { id: "load-more", text: "Load more", onclick: () => load(false) }) : null));
-    listBox.replaceChildren(...parts);
+    fill(listBox, ...parts);
     delSel.disabled = true;
   }
 
@@ -442,7 +448,7 @@ async function browsePage(main, bucket, prefix) {
       view.next = r.truncated ? r.next : "";
       render();
     } catch (e) {
-      listBox.replaceChildren(el("p", { class: "error", role: "alert", text: explain(e) }));
+      fill(listBox, el("p", { class: "error", role: "alert", text: explain(e) }));
     }
   }
   function refresh() { load(true); }
@@ -474,12 +480,12 @@ async function droppedFiles(dt) {
 
 async function showDetails(bucket, key, box, refresh, versionId) {
   box.hidden = false;
-  box.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
+  fill(box, el("p", { class: "muted", text: "Loading…" }));
   let d;
   try {
     d = await api("GET", "/api/object", { query: Object.assign({ bucket, key }, versionId ? { versionId } : {}) });
   } catch (e) {
-    box.replaceChildren(el("p", { class: "error", role: "alert", text: explain(e) }));
+    fill(box, el("p", { class: "error", role: "alert", text: explain(e) }));
     return;
   }
   const kv = (pairs) => el("dl", { class: "kv" }, pairs.filter((p) => p[1] !== undefined && p[1] !== "").flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
@@ -511,7 +517,7 @@ async function showDetails(bucket, key, box, refresh, versionId) {
       try {
         const r = await api("POST", "/api/share", { json: { bucket, key, versionId: versionId || "", expiresSeconds: Number(expiry.value) } });
         const input = el("input", { id: "share-url", readonly: true, value: r.url, "aria-label": "Share link" });
-        shareOut.replaceChildren(input, el("button", { id: "share-copy", text: "Copy", onclick: async () => {
+        fill(shareOut, input, el("button", { id: "share-copy", text: "Copy", onclick: async () => {
           input.select();
           try { await navigator.clipboard.writeText(r.url); toast("Link copied."); } catch (e) { document.execCommand("copy"); toast("Link copied."); }
         } }), el("p", { class: "muted small", text: "Anyone with the link can download until " + fmtTime(r.expires) + "." }));
@@ -532,7 +538,7 @@ async function showDetails(bucket, key, box, refresh, versionId) {
       " ", el("span", { class: "muted small", text: fmtTime(v.lastModified) + (v.deleteMarker ? "" : " · " + fmtBytes(v.size)) + (v.isLatest ? " · latest" : "") })))));
   }
   for (const n of d.notes || []) sections.push(el("p", { class: "muted small", text: n }));
-  box.replaceChildren(...sections);
+  fill(box, ...sections);
   close.focus();
 }
 
@@ -552,7 +558,7 @@ function renderUploads(panel) {
   const done = state.uploads.reduce((s, u) => s + Math.min(u.loaded, u.size), 0);
   const pct = total ? Math.floor((done / total) * 100) : 100;
   const active = state.uploads.some((u) => u.status === "uploading" || u.status === "queued");
-  panel.replaceChildren(
+  fill(panel, 
     el("div", { class: "uploads-head" },
       el("strong", { text: active ? "Uploading" : "Uploads" }),
       el("span", { id: "upload-overall", class: "muted", text: pct + " % of " + fmtBytes(total) }),
@@ -725,13 +731,13 @@ async function opsPage(main) {
   async function status() {
     let s;
     try { s = await api("GET", "/api/ops/status"); } catch (e) {
-      summary.replaceChildren(el("p", { class: "error", role: "alert", text: explain(e) }));
+      fill(summary, el("p", { class: "error", role: "alert", text: explain(e) }));
       return;
     }
     const L = s.layout, S = s.status, H = s.heal;
     const card = (label, value, bad) => el("div", { class: "card" + (bad ? " bad" : "") }, el("div", { class: "card-label", text: label }), el("div", { class: "card-value", text: value }));
     const used = s.drives.reduce((a, d) => a + (d.used || 0), 0), total = s.drives.reduce((a, d) => a + (d.total || 0), 0);
-    summary.replaceChildren(
+    fill(summary, 
       card("Drives online", S.drives_online + " / " + S.drives, S.drives_online < S.drives),
       card("Erasure sets", S.sets + " × " + L.set_size + " drives"),
       card("Data + parity", L.data + " + " + L.parity + " (survives " + L.parity + " lost drives per set)"),
@@ -739,7 +745,7 @@ async function opsPage(main) {
       card("Reads", S.read_quorum_ok ? "OK (quorum " + L.read_quorum + ")" : "FAILING: too few drives", !S.read_quorum_ok),
       card("Capacity used", total ? fmtBytes(used) + " of " + fmtBytes(total) : "—"));
     const offline = s.drives.filter((d) => d.state !== "online");
-    drives.replaceChildren(el("h3", { text: "Drives" }),
+    fill(drives, el("h3", { text: "Drives" }),
       offline.length ? el("p", { class: "error", role: "alert", text: offline.length + " drive(s) offline. Reads rebuild around them and writes go on while each set keeps its write quorum; replace or reconnect the drive and the healer refills it." }) : null,
       el("table", { class: "grid", id: "drives" },
         el("thead", {}, el("tr", {}, ["Drive", "Set", "Slot", "State", "Used", "Free", "Errors"].map((h) => el("th", { text: h })))),
@@ -753,7 +759,7 @@ async function opsPage(main) {
       : H.scan_elsewhere ? "runs on the cluster's leader node"
       : H.scan_cycles ? "idle; last pass ended " + fmtTime(H.last_scan_end) + " (" + H.last_scan.objects + " objects, " + H.last_scan.damaged + " repaired)" : "waiting for its first pass";
     const healOut = heal.querySelector(".heal-out") || el("pre", { class: "heal-out", "aria-live": "polite" });
-    heal.replaceChildren(el("h3", { text: "Healing" }),
+    fill(heal, el("h3", { text: "Healing" }),
       el("dl", { class: "kv" },
         el("dt", { text: "Heal queue" }), el("dd", { id: "heal-queued", text: H.queued + " waiting · " + H.queue_healed + " healed" + (H.queue_dropped ? " · " + H.queue_dropped + " dropped (queue full; the scanner finds them)" : "") }),
         el("dt", { text: "Scanner" }), el("dd", { text: scan }),
@@ -805,7 +811,7 @@ async function opsPage(main) {
       const k = notifyKinds.find((x) => x.name === kindSel.value);
       notifyKind = kindSel.value;
       for (const n of Object.keys(inputs)) delete inputs[n];
-      fieldset.replaceChildren(el("legend", { text: (k ? k.name : "") + " settings" }),
+      fill(fieldset, el("legend", { text: (k ? k.name : "") + " settings" }),
         ...(k ? k.fields : []).map((f) => {
           const fid = "notify-f-" + f.name;
           inputs[f.name] = el("input", { id: fid, name: f.name, type: f.secret ? "password" : "text", required: f.required,
@@ -827,7 +833,7 @@ async function opsPage(main) {
         out.textContent = "added " + r.arn; form.reset(); document.activeElement.blur(); status();
       } catch (e) { out.textContent = explain(e); }
     } }, kindSel, id, el("label", {}, audit, " audit records"), fieldset, el("button", { class: "primary", type: "submit", id: "notify-add", text: "Add target" }));
-    notify.replaceChildren(el("h3", { text: "Event notification targets" }),
+    fill(notify, el("h3", { text: "Event notification targets" }),
       targets.length ? el("table", { class: "grid", id: "notify-targets" },
         el("thead", {}, el("tr", {}, ["ARN", "Receives", "From", "State", "Queued", "Sent", "Failed", "Refused", "Last error", ""].map((h) => el("th", { text: h })))),
         el("tbody", {}, targets.map(row)))
@@ -889,13 +895,13 @@ async function opsPage(main) {
     }
     last = { t, m };
     const cores = m.cpu.map((v, i) => ({ i, v })).sort((a, b) => b.v - a.v);
-    cpu.replaceChildren(el("h3", { text: "CPU per core (most consumed first)" }),
+    fill(cpu, el("h3", { text: "CPU per core (most consumed first)" }),
       cores.length ? el("div", { class: "bars", id: "cpu-bars" }, cores.map((c) => {
         const bar = el("div", { class: "bar-fill" });
         bar.style.width = Math.round(c.v * 100) + "%";
         return el("div", { class: "bar-row" }, el("span", { class: "bar-label", text: "cpu" + c.i }), el("div", { class: "bar" }, bar), el("span", { class: "bar-value", text: Math.round(c.v * 100) + " %" }));
       })) : el("p", { class: "muted", id: "cpu-pending", text: "Measuring: the per-core load appears after the server has sampled for a few seconds (Linux only)." }));
-    phases.replaceChildren(el("h3", { text: "PUT time per phase (average since start)" }),
+    fill(phases, el("h3", { text: "PUT time per phase (average since start)" }),
       m.phases.length && m.phases.some((p) => p.count > 0)
         ? el("table", { class: "grid", id: "phases" }, el("thead", {}, el("tr", {}, el("th", { text: "Phase" }), el("th", { class: "num", text: "PUTs" }), el("th", { class: "num", text: "Average ms" }))),
           el("tbody", {}, m.phases.filter((p) => p.count > 0).map((p) => el("tr", {}, el("td", { text: p.phase }), el("td", { class: "num", text: fmtCount(p.count) }), el("td", { class: "num", text: ((p.sum / p.count) * 1000).toFixed(2) })))))
@@ -905,7 +911,7 @@ async function opsPage(main) {
   async function errs() {
     let r;
     try { r = await api("GET", "/api/ops/errors"); } catch (e) { return; }
-    errors.replaceChildren(el("h3", { text: "Recent warnings and errors" }),
+    fill(errors, el("h3", { text: "Recent warnings and errors" }),
       r.entries.length ? el("ul", { class: "log", id: "error-log" }, r.entries.map((e) => el("li", { class: e.level.toLowerCase() },
         el("span", { class: "log-time", text: fmtTime(e.time) }), el("span", { class: "pill " + (e.level === "ERROR" ? "bad" : "warn"), text: e.level }),
         el("span", { class: "log-msg", text: e.message }), el("span", { class: "log-attrs", text: (e.attrs || []).join(" ") }))))
@@ -954,7 +960,7 @@ async function identitiesPage(main) {
   const iam = (method, path, json) => api(method, "/api/iam/" + path, json === undefined ? {} : { json });
   const act = async (fn, done) => {
     try { await fn(); if (done) toast(done); } catch (e) { toast(explain(e), "error"); }
-    main.replaceChildren();
+    fill(main);
     await identitiesPage(main);
   };
   let users = [], policies = [], groups = [];
@@ -970,11 +976,11 @@ async function identitiesPage(main) {
     ev.preventDefault();
     try {
       const r = await iam("POST", "users", { name: name.value.trim() });
-      created.replaceChildren(el("p", { class: "callout" }, "User " + r.name + " created. Its secret key, shown only now: ",
+      fill(created, el("p", { class: "callout" }, "User " + r.name + " created. Its secret key, shown only now: ",
         el("code", { id: "new-secret", text: r.secretKey })));
       name.value = "";
       const list = await iam("GET", "users");
-      usersBox.replaceChildren(usersTable(list));
+      fill(usersBox, usersTable(list));
     } catch (e) { toast(explain(e), "error"); }
   } }, name, el("button", { type: "submit", class: "primary", id: "create-user", text: "Create user" })), created);
 
@@ -1039,11 +1045,11 @@ async function identitiesPage(main) {
   const showKeys = async (user, notice) => {
     keysBox.hidden = false;
     let keys = [];
-    try { keys = await iam("GET", "accesskeys?user=" + encodeURIComponent(user)); } catch (e) { keysBox.replaceChildren(el("p", { class: "error", role: "alert", text: explain(e) })); return; }
+    try { keys = await iam("GET", "accesskeys?user=" + encodeURIComponent(user)); } catch (e) { fill(keysBox, el("p", { class: "error", role: "alert", text: explain(e) })); return; }
     // The users table counts keys: refresh it with the keys panel.
-    const recount = async () => { try { usersBox.replaceChildren(usersTable(await iam("GET", "users"))); } catch (e) { /* the panel says enough */ } };
+    const recount = async () => { try { fill(usersBox, usersTable(await iam("GET", "users"))); } catch (e) { /* the panel says enough */ } };
     const redo = (fn, done) => async () => { try { await fn(); toast(done); } catch (e) { toast(explain(e), "error"); } showKeys(user); recount(); };
-    keysBox.replaceChildren(el("h4", { text: "Access keys of " + user }), notice,
+    fill(keysBox, el("h4", { text: "Access keys of " + user }), notice,
       keys.length === 0 ? el("div", { class: "empty", text: user + " has no access keys." })
         : el("table", { class: "grid", id: "keys" }, el("thead", {}, el("tr", {}, ["Access key", "Name", "Status", "Created", ""].map((h) => el("th", { text: h })))),
           el("tbody", {}, keys.map((k) => el("tr", {}, el("td", {}, el("code", { text: k.accessKey })), el("td", { text: k.name || "" }),
