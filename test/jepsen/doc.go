@@ -62,7 +62,8 @@
 //     recorded; the run records its owner in /run/shardstore-jepsen/
 //     drives-HASH, pid and directory, and a later run unmounts the
 //     tmpfs drives of owners that died, drivemounts.go),
-//     partition-oneway (one node's packets to two or all others dropped while theirs reach it: a blackhole route in its
+//     partition-oneway (one node's packets to two or all others
+//     dropped while theirs reach it: a blackhole route in its
 //     namespace, or its proxied connections held). With the test build
 //     (below): clock-skew (one node restarted with its clock 5 s to 8 min
 //     either way, SHARDSTORE_TEST_CLOCK_OFFSET, internal/wallclock; then

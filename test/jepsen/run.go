@@ -375,7 +375,8 @@ func (r *Result) save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(map[string]any{"seed": r.Seed, "network": r.Network, "ops": r.Ops, "faults": r.Faults, "anomalies": r.Anomalies}, "", " ")
+	b, err := json.MarshalIndent(map[string]any{"seed": r.Seed, "network": r.Network, "nodes": r.Nodes, "drives": r.Drives,
+		"elapsed": r.Elapsed, "stats": r.Stats, "ops": r.Ops, "faults": r.Faults, "anomalies": r.Anomalies}, "", " ")
 	if err != nil {
 		return err
 	}

@@ -171,27 +171,34 @@ func WriteTable(w io.Writer, rows []TableRow) {
 }
 
 // LoadResult reads a history file Result.save wrote
-// (SHARDSTORE_JEPSEN_OUT/history-seedN.json): its seed, network,
-// operations, faults and anomalies (not the checkers' counts, which the
-// file does not hold).
+// (SHARDSTORE_JEPSEN_OUT/history-seedN.json). Files written before they
+// held the cluster's size, the run's length and the checkers' counts
+// read back with those zero (the length: the last operation's return).
 func LoadResult(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var f struct {
-		Seed      uint64       `json:"seed"`
-		Network   string       `json:"network"`
-		Ops       []Op         `json:"ops"`
-		Faults    []FaultEvent `json:"faults"`
-		Anomalies []Anomaly    `json:"anomalies"`
+		Seed      uint64        `json:"seed"`
+		Network   string        `json:"network"`
+		Nodes     int           `json:"nodes"`
+		Drives    int           `json:"drives"`
+		Elapsed   time.Duration `json:"elapsed"`
+		Stats     CheckStats    `json:"stats"`
+		Ops       []Op          `json:"ops"`
+		Faults    []FaultEvent  `json:"faults"`
+		Anomalies []Anomaly     `json:"anomalies"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &Result{Seed: f.Seed, Network: f.Network, Ops: f.Ops, Faults: f.Faults, Anomalies: f.Anomalies}
-	for _, o := range f.Ops {
-		r.Elapsed = max(r.Elapsed, o.Return)
+	r := &Result{Seed: f.Seed, Network: f.Network, Nodes: f.Nodes, Drives: f.Drives, Elapsed: f.Elapsed, Stats: f.Stats,
+		Ops: f.Ops, Faults: f.Faults, Anomalies: f.Anomalies}
+	if r.Elapsed == 0 {
+		for _, o := range f.Ops {
+			r.Elapsed = max(r.Elapsed, o.Return)
+		}
 	}
 	return r, nil
 }

@@ -138,7 +138,7 @@ func TestWriteTableEscapesBar(t *testing.T) {
 // TestLoadResult reads back what Result.save writes.
 func TestLoadResult(t *testing.T) {
 	dir := t.TempDir()
-	r := &Result{Seed: 7, Network: "proxy", Ops: []Op{{Kind: OpGet, Outcome: Ok, Call: time.Second, Return: 3 * time.Second, Value: "c1.1"}},
+	r := &Result{Seed: 7, Network: "proxy", Nodes: 5, Drives: 2, Elapsed: 4 * time.Second, Stats: CheckStats{LinearKeys: 3, VersionsSeen: 9}, Ops: []Op{{Kind: OpGet, Outcome: Ok, Call: time.Second, Return: 3 * time.Second, Value: "c1.1"}},
 		Faults:    []FaultEvent{{Name: NemKill, Nodes: "2", Start: 0, End: 2 * time.Second}},
 		Anomalies: []Anomaly{{Checker: "versions", Type: "lost", Key: "v1", At: time.Second}}}
 	if err := r.save(dir); err != nil {
@@ -148,9 +148,17 @@ func TestLoadResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Seed != 7 || got.Network != "proxy" || !reflect.DeepEqual(got.Ops, r.Ops) || !reflect.DeepEqual(got.Faults, r.Faults) ||
-		!reflect.DeepEqual(got.Anomalies, r.Anomalies) || got.Elapsed != 3*time.Second {
+	if !reflect.DeepEqual(got, r) {
 		t.Errorf("loaded %+v, saved %+v", got, r)
+	}
+	// A file from before the size, length and counts were saved.
+	old := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(old, []byte(`{"seed": 8, "ops": [{"kind": "get", "outcome": "ok", "call": 1, "return": 5000000000}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = LoadResult(old)
+	if err != nil || got.Seed != 8 || got.Elapsed != 5*time.Second || got.Nodes != 0 || len(got.Ops) != 1 {
+		t.Errorf("old file: %+v, %v", got, err)
 	}
 	for _, bad := range []string{"", "{", "[]", `{"ops": 3}`, `{"seed": -1}`} {
 		p := filepath.Join(dir, "bad.json")
@@ -168,8 +176,8 @@ func TestLoadResult(t *testing.T) {
 
 // TestReportKept prints the report (with the nemesis x workload table)
 // of the histories a run kept in SHARDSTORE_JEPSEN_REPORT=DIR
-// (SHARDSTORE_JEPSEN_OUT of that run); the checkers' counts are not in
-// the files and print as 0.
+// (SHARDSTORE_JEPSEN_OUT of that run); in files written before they were
+// saved, the cluster's size and the checkers' counts print as 0.
 func TestReportKept(t *testing.T) {
 	dir := os.Getenv("SHARDSTORE_JEPSEN_REPORT")
 	if dir == "" {
