@@ -20,6 +20,11 @@ type Anomaly struct {
 	// Excerpt is the operations on the key (at most 60, those around the
 	// problem), one per line.
 	Excerpt []string `json:"excerpt,omitempty"`
+	// At is when the anomalous operation was invoked (the listing; for
+	// a key with no linearization, the first operation after its longest
+	// linearizable prefix): the nemesis x workload table counts the
+	// anomaly under the faults active then.
+	At time.Duration `json:"at,omitempty"`
 }
 
 func (a Anomaly) String() string {
@@ -174,9 +179,10 @@ func CheckLinearizable(ops []Op, keysOf func(prefix string) []string, perKey tim
 			st.LinearUnsure++
 			continue
 		case porcupine.Illegal:
+			ex, at := excerpt(h, info)
 			anomalies = append(anomalies, Anomaly{Checker: "linearizable", Type: "nonlinearizable", Key: k,
 				Detail:  fmt.Sprintf("no linearization of its %d operations; %s", len(h), longestPrefix(info)),
-				Excerpt: excerpt(h, info)})
+				Excerpt: ex, At: at})
 		}
 		st.LinearKeys++
 		st.LinearOps += len(h)
@@ -199,8 +205,8 @@ func longestPrefix(info porcupine.LinearizationInfo) string {
 
 // excerpt lists the key's operations in call order, at most 60: the
 // ones after the longest linearizable prefix's last call, and a few
-// before.
-func excerpt(h []porcupine.Operation, info porcupine.LinearizationInfo) []string {
+// before; and the call of the first operation after that prefix.
+func excerpt(h []porcupine.Operation, info porcupine.LinearizationInfo) ([]string, time.Duration) {
 	ops := append([]porcupine.Operation(nil), h...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
 	var lines []string
@@ -222,7 +228,11 @@ func excerpt(h []porcupine.Operation, info porcupine.LinearizationInfo) []string
 	}
 	from := max(0, stop-30)
 	to := min(len(lines), from+60)
-	return lines[from:to]
+	var at time.Duration
+	if len(ops) > 0 {
+		at = time.Duration(ops[min(stop+1, len(ops)-1)].Call)
+	}
+	return lines[from:to], at
 }
 
 // CheckVersions checks the versioned bucket's history: in every
@@ -261,7 +271,7 @@ func CheckVersions(ops []Op, st *CheckStats) []Anomaly {
 		for _, o := range involved {
 			ex = append(ex, o.String())
 		}
-		anomalies = append(anomalies, Anomaly{Checker: "versions", Type: typ, Key: key, Detail: detail, Excerpt: ex})
+		anomalies = append(anomalies, Anomaly{Checker: "versions", Type: typ, Key: key, Detail: detail, Excerpt: ex, At: lst.Call})
 	}
 	for _, l := range ops {
 		if l.Kind != OpVList || l.Outcome != Ok {
@@ -400,7 +410,7 @@ func CheckListAfterWrite(ops []Op, keysOf func(prefix string) []string, st *Chec
 					ex = append(ex, w.String())
 				}
 			}
-			anomalies = append(anomalies, Anomaly{Checker: "list-after-write", Type: typ, Key: k, Detail: detail, Excerpt: ex})
+			anomalies = append(anomalies, Anomaly{Checker: "list-after-write", Type: typ, Key: k, Detail: detail, Excerpt: ex, At: l.Call})
 		}
 	}
 	return anomalies

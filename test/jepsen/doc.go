@@ -59,8 +59,11 @@
 //     start, node by node), disk-full (as root: every drive is a 256 MiB
 //     tmpfs; one node's drives are filled to ENOSPC, emptied when the
 //     round ends; a node that died of it is restarted and the event
-//     recorded), partition-oneway (one node's packets to two or all
-//     others dropped while theirs reach it: a blackhole route in its
+//     recorded; the run records its owner in /run/shardstore-jepsen/
+//     drives-HASH, pid and directory, and a later run unmounts the
+//     tmpfs drives of owners that died, drivemounts.go),
+//     partition-oneway (one node's packets to two or all others
+//     dropped while theirs reach it: a blackhole route in its
 //     namespace, or its proxied connections held). With the test build
 //     (below): clock-skew (one node restarted with its clock 5 s to 8 min
 //     either way, SHARDSTORE_TEST_CLOCK_OFFSET, internal/wallclock; then
@@ -134,4 +137,13 @@
 // with an excerpt of the key's history: [call return] client node
 // operation key value → outcome. Times are seconds since the workload
 // began; the fault events with their times are in the history file.
+// The report ends with the nemesis x workload table (table.go), the one
+// docs/consistency.md shows: per set of faults active at invocation
+// ("none" between rounds), the successful operations by workload (reg:
+// GET/PUT/DELETE/conditional PUT; list; ver: versioned PUTs and
+// listings; mpu: multipart) and the anomalies by checker/type, each
+// counted at the invocation of its anomalous operation.
+// SHARDSTORE_JEPSEN_REPORT=DIR go test -run TestReportKept -v prints
+// the report of the histories a run kept in DIR (without the checkers'
+// counts, which the files do not hold).
 package jepsen

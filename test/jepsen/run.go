@@ -113,13 +113,26 @@ func Run(cfg Config) (*Result, error) {
 	defer nw.Close()
 	cfg.Log("network: %s", note)
 	if slices.Contains(cfg.Nemeses, NemFull) {
-		// Drives of their own, small enough to fill.
-		if err := mountDrives(cfg.Dir, cfg.Nodes, cfg.Drives); err != nil {
+		// Drives of their own, small enough to fill. First those that
+		// killed runs left mounted go (drivemounts.go); this run's owner
+		// is recorded before it mounts.
+		if removed, unowned, err := cleanStaleDrives(ownerDir); err != nil || len(removed) > 0 || unowned > 0 {
+			cfg.Log("tmpfs drives: unmounted %d that killed runs left%s; %d with no owner file left alone (err: %v)",
+				len(removed), listNote(removed), unowned, err)
+		}
+		if err := writeDriveOwner(ownerDir, cfg.Dir); err != nil {
+			cfg.Log("disk-full left out: recording the drives' owner: %v", err)
+			cfg.Nemeses = slices.DeleteFunc(slices.Clone(cfg.Nemeses), func(n string) bool { return n == NemFull })
+		} else if err := mountDrives(cfg.Dir, cfg.Nodes, cfg.Drives); err != nil {
 			unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
+			removeDriveOwner(ownerDir, cfg.Dir)
 			cfg.Log("disk-full left out: %v", err)
 			cfg.Nemeses = slices.DeleteFunc(slices.Clone(cfg.Nemeses), func(n string) bool { return n == NemFull })
 		} else {
-			defer unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
+			defer func() {
+				unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
+				removeDriveOwner(ownerDir, cfg.Dir)
+			}()
 		}
 	}
 	var env []string
@@ -362,7 +375,8 @@ func (r *Result) save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(map[string]any{"seed": r.Seed, "network": r.Network, "ops": r.Ops, "faults": r.Faults, "anomalies": r.Anomalies}, "", " ")
+	b, err := json.MarshalIndent(map[string]any{"seed": r.Seed, "network": r.Network, "nodes": r.Nodes, "drives": r.Drives,
+		"elapsed": r.Elapsed, "stats": r.Stats, "ops": r.Ops, "faults": r.Faults, "anomalies": r.Anomalies}, "", " ")
 	if err != nil {
 		return err
 	}
@@ -484,4 +498,6 @@ func Report(w io.Writer, results []*Result) {
 		}
 		fmt.Fprintf(w, "  %s\n", a)
 	}
+	fmt.Fprintln(w, "nemesis x workload (successful operations by the faults active when they were invoked; anomalies likewise):")
+	WriteTable(w, NemesisTable(results))
 }

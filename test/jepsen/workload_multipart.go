@@ -149,7 +149,7 @@ func CheckMultipart(ops []Op) []Anomaly {
 	var out []Anomaly
 	for _, o := range ops {
 		if o.Kind == OpMPGet && o.Outcome == Ok && len(o.Value) > 0 && o.Value[0] == '?' {
-			out = append(out, Anomaly{Checker: "multipart", Type: "corrupt", Key: o.Key, Detail: o.Value, Excerpt: []string{o.String()}})
+			out = append(out, Anomaly{Checker: "multipart", Type: "corrupt", Key: o.Key, Detail: o.Value, Excerpt: []string{o.String()}, At: o.Call})
 		}
 	}
 	return out
