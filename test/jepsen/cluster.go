@@ -83,8 +83,11 @@ func NewNetwork(kind string, n int) (nw Network, note string, err error) {
 }
 
 // tmpfsSize is the size of each drive's tmpfs when the drives are
-// small filesystems of their own (Config.SmallDrives).
-const tmpfsSize = "256m"
+// small filesystems of their own (Config.SmallDrives). 256m filled the
+// whole cluster within 3-4 minutes once the multipart workload (5 MiB
+// parts) ran (H1 in docs/consistency.md); tmpfs takes memory only as
+// it is written.
+const tmpfsSize = "1g"
 
 // mountDrives makes every drive directory a tmpfs of tmpfsSize, so a
 // drive can be filled (FillDrives) without filling the machine's disk.
