@@ -158,14 +158,10 @@ func (t *mysqlTarget) Send(ctx context.Context, d notify.Delivery) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case t.format == formatAccess:
-		_, err = db.ExecContext(ctx, t.stmts.insert, d.Time.UTC(), string(records(d)))
-	case d.Removed():
-		_, err = db.ExecContext(ctx, t.stmts.remove, d.Key)
-	default:
-		_, err = db.ExecContext(ctx, t.stmts.upsert, d.Key, string(records(d)))
-	}
+	err = t.stmts.send(ctx, t.format, d, func(ctx context.Context, stmt string, args ...any) error {
+		_, err := db.ExecContext(ctx, stmt, args...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("mysql %s: %w", t.format, scrub(err, t.secrets))
 	}

@@ -43,6 +43,20 @@ type sqlStatements struct {
 	create, upsert, remove, insert string
 }
 
+// send runs the statement d needs in format through exec (the SQL
+// kinds' client call): an access-format insert of the event, or a
+// namespace-format delete or upsert of its key.
+func (st sqlStatements) send(ctx context.Context, format string, d notify.Delivery, exec func(ctx context.Context, stmt string, args ...any) error) error {
+	switch {
+	case format == formatAccess:
+		return exec(ctx, st.insert, d.Time.UTC(), string(records(d)))
+	case d.Removed():
+		return exec(ctx, st.remove, d.Key)
+	default:
+		return exec(ctx, st.upsert, d.Key, string(records(d)))
+	}
+}
+
 type postgresTarget struct {
 	id, format string
 	config     *pgxpool.Config
@@ -160,14 +174,10 @@ func (t *postgresTarget) Send(ctx context.Context, d notify.Delivery) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case t.format == formatAccess:
-		_, err = p.Exec(ctx, t.stmts.insert, d.Time.UTC(), string(records(d)))
-	case d.Removed():
-		_, err = p.Exec(ctx, t.stmts.remove, d.Key)
-	default:
-		_, err = p.Exec(ctx, t.stmts.upsert, d.Key, string(records(d)))
-	}
+	err = t.stmts.send(ctx, t.format, d, func(ctx context.Context, stmt string, args ...any) error {
+		_, err := p.Exec(ctx, stmt, args...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgresql %s: %w", t.format, scrub(err, t.secrets))
 	}
