@@ -440,10 +440,10 @@ func (s *Spool) writePart(part []byte, durable bool) error {
 }
 
 // write appends buf to the open segment (opening one if needed) on every
-// directory in parallel, syncing when durable is set. A directory that
+// directory in parallel, syncing when datasync is set. A directory that
 // fails is dropped from the segment; the write fails only when none
 // took it.
-func (s *Spool) write(buf []byte, durable bool) error {
+func (s *Spool) write(buf []byte, datasync bool) error {
 	if s.cur != nil && len(s.cur.files) == 0 {
 		// Every copy of the open segment failed: close it (what its
 		// copies hold is delivered from the disk) and go on in a new one.
@@ -458,24 +458,7 @@ func (s *Spool) write(buf []byte, durable bool) error {
 			return err
 		}
 	}
-	errs := make([]error, len(s.cur.files))
-	var wg sync.WaitGroup
-	for i, f := range s.cur.files {
-		do := func() {
-			_, err := f.Write(buf)
-			if err == nil && durable {
-				err = unix.Fdatasync(int(f.Fd()))
-			}
-			errs[i] = err
-		}
-		if len(s.cur.files) == 1 {
-			do()
-			break
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); do() }()
-	}
-	wg.Wait()
+	errs := durable.WriteCopies(s.cur.files, buf, datasync)
 	kept := s.cur.files[:0]
 	var failed error
 	for i, f := range s.cur.files {
@@ -488,7 +471,7 @@ func (s *Spool) write(buf []byte, durable bool) error {
 		kept = append(kept, f)
 	}
 	s.cur.files = kept
-	s.cur.dirty = !durable
+	s.cur.dirty = !datasync
 	if len(kept) == 0 {
 		return fmt.Errorf("accesslog: no spool copy written: %w", failed)
 	}

@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/shardstore/shardstore/internal/durable"
 )
 
@@ -533,23 +531,7 @@ func (q *Queue) write(buf []byte) error {
 		q.durSeq, q.durOff = q.cur, 0
 		q.mu.Unlock()
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(q.files))
-	for i, f := range q.files {
-		if f == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := f.Write(buf); err != nil {
-				errs[i] = err
-				return
-			}
-			errs[i] = unix.Fdatasync(int(f.Fd()))
-		}()
-	}
-	wg.Wait()
+	errs := durable.WriteCopies(q.files, buf, true)
 	ok := 0
 	for i, err := range errs {
 		if q.files[i] == nil {
