@@ -26,6 +26,15 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
+// serverFlags registers the flags every admin command has for reaching
+// the server: --endpoint (default $SHARDSTORE_ENDPOINT, else this
+// machine's default address) and --ca-cert (default $SHARDSTORE_CA_CERT).
+func serverFlags(fs *flag.FlagSet) (endpoint, caCert *string) {
+	endpoint = fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
+	caCert = fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
+	return endpoint, caCert
+}
+
 // adminUsage is the synopsis of the admin commands.
 const adminUsage = "shardstore admin status|heal|user|group|policy|accesskey|audit|prometheus|kms|notify|idp|cluster|pool ... (shardstore admin -h lists them)"
 
@@ -102,9 +111,8 @@ func runAdmin(args []string) error {
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
+	endpoint, caCert := serverFlags(fs)
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
 	var bucket, prefix *string
 	var deep, quiet, asJSON *bool
 	var use, head string

@@ -39,8 +39,7 @@ func runAdminCluster(args []string) error {
 		return cli.Usagef(clusterAdminUsage, "shardstore admin cluster -h", "unknown cluster command %q (upgrade-status)", args[0])
 	}
 	fs := flag.NewFlagSet("admin cluster upgrade-status", flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
+	endpoint, caCert := serverFlags(fs)
 	asJSON := fs.Bool("json", false, "print what the server answered, as JSON")
 	if err := cli.Parse(fs, args[1:], os.Stdout, clusterAdminUsage, clusterAdminHead); err != nil {
 		return err

@@ -82,9 +82,8 @@ var identityOrder = map[string][]string{
 func runIdentityCommand(kind, name string, c identityCommand, args []string, f *identityFlags) error {
 	full := strings.TrimSpace("admin " + kind + " " + name)
 	fs := flag.NewFlagSet(full, flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
+	endpoint, caCert := serverFlags(fs)
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
 	fs.BoolVar(&f.json, "json", false, "print the server's JSON answer (for scripts)")
 	if c.flags != nil {
 		c.flags(fs)

@@ -51,8 +51,7 @@ func runAdminKMS(args []string) error {
 		return cli.Usagef(kmsUsage, "shardstore admin kms -h", "unknown kms command %q (status, key create or rewrap)", what)
 	}
 	fs := flag.NewFlagSet("admin kms "+what, flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
+	endpoint, caCert := serverFlags(fs)
 	asJSON := fs.Bool("json", false, "print what the server answered, as JSON")
 	bucket := fs.String("bucket", "", "rewrap only this `BUCKET`")
 	// NAME may come before or after the flags.

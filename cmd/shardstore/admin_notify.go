@@ -49,8 +49,7 @@ func runAdminNotify(args []string) error {
 		return cli.Usagef(notifyUsage, "shardstore admin notify -h", "unknown notify command %q (list, add, test or remove)", what)
 	}
 	fs := flag.NewFlagSet("admin notify "+what, flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
+	endpoint, caCert := serverFlags(fs)
 	asJSON := fs.Bool("json", false, "print what the server answered, as JSON")
 	audit := fs.Bool("audit", false, "the target receives audit records, not bucket events")
 	// Positional arguments may come before or after the flags.

@@ -61,9 +61,8 @@ func runAdminPool(args []string) error {
 		return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown pool command %q (status or decommission)", what)
 	}
 	fs := flag.NewFlagSet("admin pool "+what, flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
+	endpoint, caCert := serverFlags(fs)
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
 	asJSON := fs.Bool("json", false, "print what the server answered, as JSON")
 	// POOL may come before or after the flags.
 	var pool string

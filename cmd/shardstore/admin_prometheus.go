@@ -35,8 +35,7 @@ func runAdminPrometheus(args []string) error {
 		return cli.Usagef(prometheusUsage, "shardstore admin prometheus -h", "want: admin prometheus generate")
 	}
 	fs := flag.NewFlagSet("admin prometheus generate", flag.ContinueOnError)
-	endpoint := fs.String("endpoint", envOr("SHARDSTORE_ENDPOINT", "http://"+defaultAddress), "server `URL`; SHARDSTORE_ENDPOINT sets the default")
-	caCert := fs.String("ca-cert", os.Getenv("SHARDSTORE_CA_CERT"), caCertUsage)
+	endpoint, caCert := serverFlags(fs)
 	var expiry time.Duration
 	cli.DurationVar(fs, &expiry, "expiry", defaultTokenExpiry, "how long the token is valid (8760h, or seconds)")
 	job := fs.String("job", "shardstore", "the scrape job's `NAME`")
