@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shardstore/shardstore/internal/background"
@@ -182,7 +183,7 @@ func loadFormats(ctx context.Context, drives []drive.Drive, groups []int, setSiz
 			f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: pl.n / pl.setSize, SetSize: pl.setSize,
 				SetIndex: (i - pl.start) / pl.setSize, DriveIndex: (i - pl.start) % pl.setSize, DriveID: uuid.NewString(), Parity: pl.parity,
 				Placement: string(place), PoolID: pl.id}
-			if err := d.WriteFormat(ctx, f); err != nil {
+			if err := writeFormat(ctx, d, f); err != nil {
 				return layout{}, fmt.Errorf("engine: format replacement drive %s: %w", d, err)
 			}
 			if err := background.MarkRefillNeeded(ctx, d, f.DriveID); err != nil {
@@ -354,7 +355,7 @@ func formatPool(ctx context.Context, drives []drive.Drive, pl *poolLayout, depID
 		f := drive.Format{Version: drive.LayoutVersion, DeploymentID: depID, SetCount: pl.n / pl.setSize, SetSize: pl.setSize,
 			SetIndex: j / pl.setSize, DriveIndex: j % pl.setSize, DriveID: uuid.NewString(), Parity: pl.parity,
 			Placement: string(place), PoolID: pl.id}
-		if err := d.WriteFormat(ctx, f); err != nil {
+		if err := writeFormat(ctx, d, f); err != nil {
 			return fmt.Errorf("engine: format drive %s: %w", d, err)
 		}
 	}
@@ -407,4 +408,30 @@ func (e *Engine) adoptDrive(ctx context.Context, si, i int, d drive.Drive) error
 	}
 	e.log.Warn("blank drive adopted as replacement; refilling it", "drive", d.String(), "set", si+1, "slot", i+1)
 	return nil
+}
+
+// formatAttempts and formatBackoff bound writeFormat's retries.
+const (
+	formatAttempts = 3
+	formatBackoff  = time.Second
+)
+
+// writeFormat writes f to d, trying again after a fault or a timeout: a
+// start must not fail because one drive (often another node's, over the
+// network) was slow for a moment while the deployment was formatted.
+// Writing the same format twice is harmless, so a retry after a write
+// that timed out yet finished is too. Refusals (a drive not blank, of a
+// newer layout, locked) are answered at once.
+func writeFormat(ctx context.Context, d drive.Drive, f drive.Format) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		if err = d.WriteFormat(ctx, f); err == nil || !errors.Is(err, drive.ErrDriveFaulty) || attempt == formatAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (then: %w)", err, ctx.Err())
+		case <-time.After(time.Duration(attempt) * formatBackoff):
+		}
+	}
 }
