@@ -54,22 +54,6 @@ func TestObjectKey(t *testing.T) {
 	}
 }
 
-// TestPoolCount reads the pool count of a pool.bin as the fixture's
-// MinIO wrote it (one pool), and of the same with two.
-func TestPoolCount(t *testing.T) {
-	one := []byte("\x01\x00\x01\x00\x82\xa1v\x01\xa3pls\x91\x84\xa2id\x00\xa2cl\xa5/data")
-	two := []byte("\x01\x00\x01\x00\x82\xa1v\x01\xa3pls\x92\x84\xa2id\x00")
-	if n := poolCount(one); n != 1 {
-		t.Errorf("one pool: %d", n)
-	}
-	if n := poolCount(two); n != 2 {
-		t.Errorf("two pools: %d", n)
-	}
-	if n := poolCount([]byte("\x02\x00\x01\x00\x82")); n != 0 {
-		t.Errorf("unknown format: %d", n)
-	}
-}
-
 // TestParseUploadKeys: the --upload-keys file, and hostile ones.
 func TestParseUploadKeys(t *testing.T) {
 	good := "# comment\n\nplain/unfinished.bin\r\nb/deep/ünï/key.txt\nb/trailing/\n"
