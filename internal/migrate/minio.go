@@ -899,7 +899,7 @@ func refusal(v *minioformat.Version) string {
 	case len(v.Unknown) > 0 || len(o.Unknown) > 0:
 		return "unknown fields " + strings.Join(append(append([]string{}, v.Unknown...), o.Unknown...), ", ")
 	case o.Encrypted():
-		return "encrypted (SSE): its key is MinIO's KMS's or the client's"
+		return encryptedRefusal(o)
 	case o.Compressed() && copyRefusal(o) != "":
 		return copyRefusal(o)
 	case o.Transitioned():
@@ -1162,4 +1162,16 @@ func (a *adopter) printReport() {
 	if !a.opts.DryRun {
 		fmt.Fprintln(a.opts.Out, "MinIO's files are still in place; once `shardstore server` serves the data as expected, run again with --finish to remove MinIO's names of the adopted objects")
 	}
+}
+
+// encryptedRefusal says why an encrypted version is left untouched.
+func encryptedRefusal(o *minioformat.Object) string {
+	kind, id := o.Encryption()
+	switch kind {
+	case "SSE-C":
+		return "encrypted (SSE-C): its key is the client's, never stored; adopting encrypted versions is not built"
+	case "SSE-S3", "SSE-KMS":
+		return fmt.Sprintf("encrypted (%s, MinIO KMS key %q): its object key is sealed by MinIO's KMS; adopting encrypted versions is not built", kind, id)
+	}
+	return "encrypted (SSE): its key is MinIO's KMS's or the client's; adopting encrypted versions is not built"
 }
