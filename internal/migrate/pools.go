@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/ellipses"
 	"github.com/shardstore/shardstore/internal/minioformat"
 )
@@ -92,6 +93,21 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 	}
 	sort.Strings(ps.buckets)
 
+	if opts.Finish {
+		// A pool's --finish removes MinIO's names of the keys it adopted
+		// and of those another pool adopted, whose versions here that
+		// pool copies: only once every pool's adoption is complete.
+		for i, p := range ps.all {
+			st, err := p.poolState(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("pool %d (%s): %w", i+1, ps.args[i], err)
+			}
+			if st != stateAdopted && st != stateFinished {
+				return nil, fmt.Errorf("%w: pool %d (%s): the adoption has not completed (state %q): run it (again) without --finish first",
+					ErrRefused, i+1, ps.args[i], st)
+			}
+		}
+	}
 	if !opts.DryRun && !opts.Finish {
 		// Every pool's drives are formatted and say "adopting" before
 		// the first pool is adopted, so that a server started on them
@@ -459,7 +475,16 @@ func (a *adopter) mergePools(bucket, rel string, kept []*candidate) (merged []*c
 	if !others {
 		return kept, nil, false, ""
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].c.ver.Header.ModTime > all[j].c.ver.Header.ModTime })
+	// Equal times (a version a decommission copied, cut short): the pool
+	// with the lower id, which is the same whatever order the pools are
+	// given in, run after run.
+	sort.SliceStable(all, func(i, j int) bool {
+		ti, tj := all[i].c.ver.Header.ModTime, all[j].c.ver.Header.ModTime
+		if ti != tj {
+			return ti > tj
+		}
+		return all[i].p.poolID < all[j].p.poolID
+	})
 	if len(all) == 0 {
 		return nil, nil, false, ""
 	}
@@ -501,4 +526,26 @@ func (a *adopter) markAdopting(ctx context.Context) error {
 		return nil
 	}
 	return a.setState(ctx, stateAdopting)
+}
+
+// poolState reads the adoption state the pool's drives record, opening
+// them as --finish does (nothing written).
+func (a *adopter) poolState(ctx context.Context) (string, error) {
+	a.drives = make([]*drive.Local, a.n())
+	defer func() {
+		a.closeDrives()
+		a.drives = nil
+	}()
+	for i, p := range a.paths {
+		d, err := drive.OpenLocal(p, drive.LocalOptions{NoSync: a.opts.NoSync, NoCreate: true})
+		if err != nil {
+			return "", fmt.Errorf("migrate: open drive %s: %w", p, err)
+		}
+		a.drives[i] = d
+	}
+	st, err := a.state(ctx)
+	if err != nil {
+		return "", fmt.Errorf("migrate: %w", err)
+	}
+	return st, nil
 }

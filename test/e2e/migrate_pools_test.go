@@ -144,6 +144,14 @@ func TestMigrateFromMinIOPools(t *testing.T) {
 		if kills == 1 {
 			serverRefusesArgs(t, dir, args)
 		}
+		// --finish before the adoption of every pool completed is
+		// refused and removes nothing: a pool adopted already may hold
+		// MinIO's files of versions a later pool still has to copy.
+		fin, err := exec.Command(binary, append([]string{"migrate", "from-minio", "--finish"}, args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(fin), "has not completed") {
+			t.Fatalf("--finish after kill %d: %v, want a refusal:\n%s", kills, err, fin)
+		}
+		checkMinIOFiles(t, drives, held)
 	})
 	t.Logf("%d kills, then:\n%s", kills, out)
 	if kills < 2 {
@@ -268,4 +276,28 @@ func TestMigrateFromMinIOPoolsDecommissioned(t *testing.T) {
 	}
 	s := launch(t, dir, serverEnv(), []string{"server", "--console-address", "", "--address", "127.0.0.1:0", args[1]})
 	checkAdopted(t, s, exp, true)
+}
+
+// checkMinIOFiles checks that MinIO's xl.meta of every key is still in
+// every pool that held it.
+func checkMinIOFiles(t *testing.T, drives []string, held map[string]int) {
+	t.Helper()
+	pools := [][]string{drives[:4], drives[4:]}
+	for name, h := range held {
+		bucket, key, _ := strings.Cut(name, "/")
+		for p, ds := range pools {
+			if h&(1<<p) == 0 {
+				continue
+			}
+			n := 0
+			for _, d := range ds {
+				if _, err := os.Stat(filepath.Join(d, bucket, filepath.FromSlash(placement.MinIOName(key)), "xl.meta")); err == nil {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Fatalf("MinIO's files of %s are gone from pool %d before --finish", name, p+1)
+			}
+		}
+	}
 }
