@@ -176,7 +176,12 @@
 //     journal entry, so that --finish removes MinIO's names there too.
 //     Every pool decides this alike from the same files.
 //
-// The report gives each pool's section, then the totals.
+// --finish runs only once every pool's adoption has completed (a pool's
+// MinIO files may hold versions another pool copies). The report gives
+// each pool's section, then the totals. A multi-node deployment of
+// several pools is refused (not built: the staging and the checks of
+// cluster.go are per pool, and a key split over pools would need every
+// node's shards to be copied).
 //
 // # A node's share of a MinIO cluster
 //
