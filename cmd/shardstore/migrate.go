@@ -29,7 +29,9 @@ func runMigrate(args []string) error {
 		"Versions MinIO compressed (S2) are copied (decompressed). Unfinished multipart uploads are\n" +
 		"adopted with their ids when their key is known: a key of the bucket, or a bucket/key line of\n" +
 		"--upload-keys FILE (MinIO stores only the key's hash).\n" +
-		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n\n" +
+		"An interrupted run is resumed by running it again. Then: shardstore server DRIVE...\n" +
+		"Several server pools: one argument per pool, as MinIO had them (/p1/d{1...4} /p2/d{1...8}); each\n" +
+		"object stays in its pool. A pool MinIO is decommissioning, or has decommissioned, is refused.\n\n" +
 		"A node's share of a multi-node MinIO deployment: give the endpoints the MinIO servers had\n" +
 		"(http://node{1...4}:9000/data{1...4}) and run it on every node at once, with the same root\n" +
 		"credentials (MINIO_ROOT_USER/MINIO_ROOT_PASSWORD) as MinIO's; --address HOST:PORT says\n" +
@@ -76,6 +78,18 @@ func runMigrate(args []string) error {
 	if err != nil {
 		return cli.Usagef(migrateUsage, "shardstore migrate -h", "%v", err)
 	}
+	// Several arguments with ellipses are MinIO's server pools, one each,
+	// as for `shardstore server`.
+	var pools [][]string
+	var poolArgs []string
+	if !cluster.IsCluster(paths) {
+		if pools, err = ellipses.Pools(drives); err != nil {
+			return cli.Usagef(migrateUsage, "shardstore migrate -h", "%v", err)
+		}
+		if len(pools) > 1 || len(drives) == 1 {
+			poolArgs = drives
+		}
+	}
 	var key peerauth.Key
 	if cluster.IsCluster(paths) {
 		creds, err := rootCredentials(os.Getenv)
@@ -93,7 +107,7 @@ func runMigrate(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys,
-		Address: *address, PeerKey: key})
+		Address: *address, PeerKey: key, Pools: pools, PoolArgs: poolArgs})
 	return err
 }
 

@@ -120,7 +120,7 @@ func canonicalTagging(doc []byte) (string, error) {
 // relative to it) from its drives' xl.meta, decoding the erasure code.
 // It lives in the set MinIO's placement picks for its name, like any
 // object.
-func (a *adopter) readSysObject(rel string) ([]byte, bool, error) {
+func (a *adopter) readPoolSysObject(rel string) ([]byte, bool, error) {
 	paths := a.setPaths(a.setOf(minioSys, rel))
 	metas := make([]*minioformat.Meta, len(paths))
 	found := 0

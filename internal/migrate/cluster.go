@@ -116,8 +116,8 @@ func (a *adopter) joinCluster(ctx context.Context) (*clusterRun, error) {
 			return nil, clusterRefusalf("drive %s: %v", d.Path, err)
 		}
 		if total := len(f.Sets) * f.SetDriveCount(); total != len(top.Drives) {
-			return nil, clusterRefusalf("the MinIO deployment has %d drives (%d erasure sets of %d) but the endpoints name %d: give the endpoints the MinIO servers had (several server pools are not supported: %s)",
-				total, len(f.Sets), f.SetDriveCount(), len(top.Drives), poolsRefusal)
+			return nil, clusterRefusalf("the MinIO deployment has %d drives (%d erasure sets of %d) but the endpoints name %d: give the endpoints the MinIO servers had (%s)",
+				total, len(f.Sets), f.SetDriveCount(), len(top.Drives), clusterPoolsRefusal)
 		}
 		set, pos, err := f.Position()
 		if err != nil {

@@ -14,8 +14,10 @@
 //     their place in the deployment, set by set and each set by position
 //     (not by the arguments; sets.go). Every drive of the deployment must
 //     be given (a node's share of a multi-node cluster: every node's run
-//     gives the others' as staged copies, below). A deployment of several
-//     pools is refused, before anything is written.
+//     gives the others' as staged copies, below). A single node's
+//     deployment of several server pools is adopted pool by pool (below,
+//     "Several server pools"); a pool left out is refused unless MinIO's
+//     pool.bin says its decommission is complete.
 //  2. Formats each drive for shardstore beside MinIO's files
 //     (.shardstore.sys/, drive.LocalOptions.Beside): set and slot =
 //     MinIO's set and position, deployment id = MinIO's, so an object's
@@ -124,12 +126,62 @@
 // ones written through shardstore since, and the rest of .minio.sys
 // (IAM, configuration) stay.
 //
-// Not done yet: several pools (shardstore has none yet, issue 47), IAM
+// Not done yet: several pools of a multi-node deployment, IAM
 // users and policies (from-minio-export below carries them), SSE (its
 // keys are MinIO's KMS's or the client's: refused and listed), tiered
 // versions, compressed unfinished uploads (refused: plain parts cannot
 // be appended to S2 parts), copying versions of a geometry shardstore
 // cannot use (refused).
+//
+// # Several server pools
+//
+// `shardstore migrate from-minio /p1/d{1...4} /p2/d{1...8}` (one
+// argument per pool, as MinIO had them; Options.Pools and PoolArgs,
+// pools.go) adopts each MinIO pool onto a shardstore pool of the same
+// geometry, one pool after the other, each by the steps above over its
+// own drives: set and slot within the pool, and a pool id
+// (drive.Format.PoolID) derived from the deployment id and the pool's
+// first MinIO drive id, so a resumed run writes the same. What spans
+// the pools is decided first, before anything is written:
+//
+//   - pool.bin (minioformat.DecodePoolMeta; MinIO writes it into every
+//     pool: the copy last updated counts) lists the pools by argument
+//     and each one's decommission. The pools given are matched to it by
+//     argument, or, when the drives were mounted elsewhere, in order by
+//     drive count if only one pairing fits (checkPoolMeta). Refused: a
+//     pool MinIO was decommissioning (a key may be in two pools until
+//     it ends), a pool whose decommission is complete given among the
+//     arguments (MinIO asks for it to be removed; what is left on it
+//     is not the deployment's), a pool left out that is not completely
+//     decommissioned. A canceled or failed decommission: the pool is
+//     adopted like the others, with a note.
+//   - Every pool's drives are formatted and marked "adopting" before the
+//     first pool's keys are adopted (markAdopting), so a server started
+//     on them before the end refuses all of them.
+//   - Bucket metadata is read from whichever pool holds it (MinIO keeps
+//     a .minio.sys object in one pool: readSysObject), and every pool's
+//     drives get the record of every bucket of any pool.
+//   - A key found in several pools (MinIO, at least the release the
+//     fixtures were made with, puts a new version of an existing key in
+//     a pool picked by free space, and merges the pools' versions when
+//     it lists or reads): every pool's adopter decides the key's
+//     versions in every pool holding it by the rules above (a refusal in
+//     one refuses it in all), merges them newest first, keeps one copy
+//     of each version id (the newest, which MinIO serves), and the pool
+//     holding the newest version adopts the key: its own versions linked
+//     as usual, the other pools' copied into it (copyFromPool: read and
+//     Reed-Solomon decoded from the other pool's drives, checked against
+//     the ETag (a multipart ETag over the parts' MD5s), erasure-coded
+//     with this pool's default parity); the other pools write only a
+//     journal entry, so that --finish removes MinIO's names there too.
+//     Every pool decides this alike from the same files.
+//
+// --finish runs only once every pool's adoption has completed (a pool's
+// MinIO files may hold versions another pool copies). The report gives
+// each pool's section, then the totals. A multi-node deployment of
+// several pools is refused (not built: the staging and the checks of
+// cluster.go are per pool, and a key split over pools would need every
+// node's shards to be copied).
 //
 // # A node's share of a MinIO cluster
 //
@@ -213,7 +265,7 @@
 //   - Refused before anything is written: a node's drive missing or not
 //     a MinIO drive, endpoints in another order or of another drive
 //     count than format.json's, https:// endpoints (the runs would talk
-//     in clear: not done yet), several pools.
+//     in clear: not done yet), several pools (not built yet).
 //
 // Placement, formats (deployment id, sets, slots) and the shard data
 // (hard links on each node's own drives) carry over as they are.

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +59,12 @@ type Options struct {
 	// PeerKey authenticates the nodes' migrations to each other in a
 	// multi-node adoption (peerauth.Derive of the root credentials).
 	PeerKey peerauth.Key
+	// Pools are the drives of each server pool, as the arguments gave
+	// them (ellipses.Pools), and PoolArgs those arguments (MinIO records
+	// a pool by its argument in pool.bin); nil or one pool: Drives are
+	// one pool (pools.go).
+	Pools    [][]string
+	PoolArgs []string
 }
 
 // Refusal is a key (or bucket) left untouched, and why.
@@ -82,7 +87,10 @@ type Report struct {
 	Uploads  int // unfinished multipart uploads adopted
 	Refused  []Refusal
 	Finished int // keys whose MinIO names --finish removed
-	Elapsed  time.Duration
+	// Moved are keys of this pool adopted by another pool (holding
+	// their newest version), this pool's versions copied there.
+	Moved   int
+	Elapsed time.Duration
 
 	// UploadParts are the parts of the adopted uploads (linked);
 	// UploadPartsLeft the part numbers left out.
@@ -163,6 +171,15 @@ type adopter struct {
 	// node's: the others are staged copies, read but never written.
 	cl    *clusterRun
 	local []bool
+
+	// poolSet is the deployment's pools when it has several (pools.go):
+	// this adopter adopts pool poolSet.all[pool]; nil for a deployment
+	// of one pool.
+	poolSet *poolSet
+	pool    int
+	// poolID is the pool id written into the drives' formats ("" for a
+	// deployment of one pool).
+	poolID string
 }
 
 // keyWorkers is how many keys are decoded and linked at once.
@@ -194,6 +211,9 @@ func FromMinIO(ctx context.Context, opts Options) (*Report, error) {
 	if cluster.IsCluster(opts.Drives) {
 		return a.fromCluster(ctx)
 	}
+	if len(opts.Pools) > 1 {
+		return a.fromPools(ctx)
+	}
 	return a.adopt(ctx)
 }
 
@@ -213,6 +233,12 @@ func (a *adopter) adopt(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	fmt.Fprint(opts.Out, a.describeLayout())
+	return a.run(ctx)
+}
+
+// run adopts (or finishes) the drives that orderDrives ordered.
+func (a *adopter) run(ctx context.Context) (*Report, error) {
+	opts := a.opts
 	if opts.Finish {
 		return a.finish(ctx)
 	}
@@ -264,42 +290,6 @@ func (a *adopter) adopt(ctx context.Context) (*Report, error) {
 // n is the number of drives of the deployment (every set).
 func (a *adopter) n() int { return len(a.paths) }
 
-// checkPools refuses a deployment of several pools (server pool1 pool2):
-// format.json describes only its own pool, but .minio.sys/pool.bin (an
-// object: a 4-byte header, then a msgpack map whose "pls" is the array of
-// pools) lists them all. A pool.bin that is absent (older releases) or
-// does not have that shape is no evidence either way.
-func (a *adopter) checkPools() error {
-	data, found, err := a.readSysObject("pool.bin")
-	if err != nil || !found {
-		return nil
-	}
-	if n := poolCount(data); n > 1 {
-		return fmt.Errorf("%w: the deployment has %d server pools (.minio.sys/pool.bin): %s", ErrRefused, n, poolsRefusal)
-	}
-	return nil
-}
-
-// poolCount reads the length of pool.bin's "pls" array, or 0.
-func poolCount(data []byte) int {
-	const key = "\xa3pls"
-	if len(data) < 5 || data[0] != 1 || data[2] != 1 || data[4]&0xf0 != 0x80 {
-		return 0 // not format 1, version 1, a fixmap
-	}
-	i := bytes.Index(data[5:], []byte(key))
-	if i < 0 || 5+i+len(key) >= len(data) {
-		return 0
-	}
-	b := data[5+i+len(key):]
-	switch {
-	case b[0]&0xf0 == 0x90:
-		return int(b[0] & 0x0f)
-	case b[0] == 0xdc && len(b) >= 3:
-		return int(b[1])<<8 | int(b[2])
-	}
-	return 0
-}
-
 // openDrives opens each drive for shardstore and formats it beside
 // MinIO's files (the slot is MinIO's position).
 func (a *adopter) openDrives(ctx context.Context) error {
@@ -320,12 +310,13 @@ func (a *adopter) openDrives(ctx context.Context) error {
 		case err == nil:
 			// A single set adopted before placements were recorded has none.
 			samePlace := f.Placement == string(a.placer.Algorithm()) || (a.sets == 1 && f.Placement == "")
-			if f.DeploymentID != a.format.DeploymentID || f.SetCount != a.sets || f.SetSize != n || f.SetIndex != i/n || f.DriveIndex != i%n || !samePlace {
+			if f.DeploymentID != a.format.DeploymentID || f.SetCount != a.sets || f.SetSize != n || f.SetIndex != i/n || f.DriveIndex != i%n || !samePlace ||
+				f.PoolID != a.poolID {
 				return fmt.Errorf("%w: drive %s already holds a shardstore format for another deployment or slot", ErrRefused, p)
 			}
 		case errors.Is(err, drive.ErrUnformatted):
 			f := drive.Format{DeploymentID: a.format.DeploymentID, SetCount: a.sets, SetSize: n, SetIndex: i / n,
-				DriveIndex: i % n, DriveID: uuid.NewString(), Parity: parity, Placement: string(a.placer.Algorithm())}
+				DriveIndex: i % n, DriveID: uuid.NewString(), Parity: parity, Placement: string(a.placer.Algorithm()), PoolID: a.poolID}
 			if err := d.WriteFormat(ctx, f); err != nil {
 				return fmt.Errorf("migrate: format drive %s: %w", p, err)
 			}
@@ -404,13 +395,42 @@ func (a *adopter) state(ctx context.Context) (string, error) {
 }
 
 // buckets lists MinIO's buckets: top-level directories present on a
-// majority of the drives.
+// majority of the drives (in a multi-pool adoption: of any pool's).
 func (a *adopter) buckets() ([]string, error) {
-	count := map[string]int{}
 	for _, p := range a.paths {
+		if _, err := os.ReadDir(p); err != nil {
+			return nil, fmt.Errorf("migrate: drive %s: %w", p, err)
+		}
+	}
+	all := map[string]bool{}
+	if a.poolSet != nil {
+		for _, b := range a.poolSet.buckets {
+			all[b] = true
+		}
+	}
+	for b, c := range bucketDirs(a.paths) {
+		if c > a.n()/2 {
+			all[b] = true
+		} else if !all[b] {
+			a.refuse(b, "", fmt.Sprintf("bucket directory on %d of %d drives only", c, a.n()))
+		}
+	}
+	var out []string
+	for b := range all {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// bucketDirs counts the drives of paths that have each top-level
+// directory (a bucket's); unreadable drives count for none.
+func bucketDirs(paths []string) map[string]int {
+	count := map[string]int{}
+	for _, p := range paths {
 		ents, err := os.ReadDir(p)
 		if err != nil {
-			return nil, fmt.Errorf("migrate: drive %s: %w", p, err)
+			continue
 		}
 		for _, e := range ents {
 			name := e.Name()
@@ -420,16 +440,7 @@ func (a *adopter) buckets() ([]string, error) {
 			count[name]++
 		}
 	}
-	var out []string
-	for b, c := range count {
-		if c > a.n()/2 {
-			out = append(out, b)
-		} else {
-			a.refuse(b, "", fmt.Sprintf("bucket directory on %d of %d drives only", c, a.n()))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return count
 }
 
 func (a *adopter) refuse(bucket, key, reason string) {
@@ -629,77 +640,50 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 		return nil, nil
 	}
 	off := set * n // the set's first drive in a.paths
-	metas := make([]*minioformat.Meta, n)
-	for i, p := range a.setPaths(set) {
-		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
-		if err != nil {
-			continue // missing here: the other drives decide
+	kept, reason := a.decideKey(bucket, rel, set)
+	if reason != "" {
+		a.refuse(bucket, key, reason)
+		return nil, nil
+	}
+	// A key whose versions MinIO spread over several pools (it puts a
+	// new version of a key in a pool picked by free space) is adopted
+	// into one of them, with the others' versions copied (pools.go).
+	var from []*adopter // per kept version: the pool it is copied from; nil: this one
+	if a.poolSet != nil {
+		var move bool
+		kept, from, move, reason = a.mergePools(bucket, rel, kept)
+		if reason != "" {
+			a.refuse(bucket, key, reason)
+			return nil, nil
 		}
-		m, err := minioformat.Decode(raw)
-		if err != nil {
-			if errors.Is(err, minioformat.ErrUnsupported) {
-				a.refuse(bucket, key, fmt.Sprintf("xl.meta on %s: %v", p, err))
+		if move {
+			// Adopted by the pool holding its newest version; this pool's
+			// drives only journal MinIO's files of it, for --finish.
+			a.add(func(r *Report) { r.Moved++ })
+			if a.opts.DryRun {
 				return nil, nil
 			}
-			continue // a damaged copy counts as missing
-		}
-		metas[i] = m
-	}
-	var order []string
-	cands := map[string]*candidate{}
-	for i, m := range metas {
-		if m == nil {
-			continue
-		}
-		for vi := range m.Versions {
-			v := &m.Versions[vi]
-			id := versionIdentity(v)
-			c := cands[id]
-			if c == nil {
-				c = &candidate{ver: v, copies: map[int]driveVersion{}}
-				cands[id] = c
-				order = append(order, id)
+			batches := make([]*drive.Batch, a.n())
+			for p := 0; p < n; p++ {
+				if a.isLocal(off + p) {
+					b := &drive.Batch{}
+					b.Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
+					batches[off+p] = b
+				}
 			}
-			if o := v.Object; o != nil && (i >= len(o.Distribution) || int(o.Distribution[i]) != o.Index) {
-				continue // the copy does not hold the shard its position says
-			}
-			c.copies[i] = driveVersion{v: v, meta: m}
+			return batches, nil
 		}
-	}
-	var kept []*candidate
-	for _, id := range order {
-		c := cands[id]
-		need := n/2 + 1
-		if o := c.ver.Object; o != nil {
-			need = o.DataBlocks
-		}
-		if len(c.copies) < need {
-			a.refuse(bucket, key, fmt.Sprintf("version %s (%s) on %d drives, %d needed", c.ver.ID(), c.ver.Kind, len(c.copies), need))
-			return nil, nil
-		}
-		if reason := refusal(c.ver); reason != "" {
-			a.refuse(bucket, key, fmt.Sprintf("version %s: %s", c.ver.ID(), reason))
-			return nil, nil
-		}
-		kept = append(kept, c)
-	}
-	// Newest first, as MinIO and shardstore keep them; equal times keep
-	// the drives' order.
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].ver.Header.ModTime > kept[j].ver.Header.ModTime })
-	seenIDs := map[[16]byte]bool{}
-	for _, c := range kept {
-		if seenIDs[c.ver.Header.VersionID] {
-			a.refuse(bucket, key, fmt.Sprintf("version %s held in two forms by the drives", c.ver.ID()))
-			return nil, nil
-		}
-		seenIDs[c.ver.Header.VersionID] = true
 	}
 	if len(kept) == 0 {
 		return nil, nil
 	}
 	base := make([]*meta.Object, len(kept))
 	for i, c := range kept {
-		m, err := a.convert(bucket, key, c.ver)
+		conv := a
+		if from != nil && from[i] != nil && c.ver.Object != nil {
+			conv = from[i] // its geometry is that pool's until copied
+		}
+		m, err := conv.convert(bucket, key, c.ver)
 		if err != nil {
 			a.refuse(bucket, key, fmt.Sprintf("version %s: %v", c.ver.ID(), err))
 			return nil, nil
@@ -710,6 +694,18 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 	// shards read from the set's drives and written to them.
 	copies := make([]*copiedVersion, len(kept))
 	for i, c := range kept {
+		if from != nil && from[i] != nil {
+			cp, err := a.copyFromPool(from[i], set, bucket, rel, c, base[i])
+			if errors.Is(err, errNotCopyable) {
+				a.refuse(bucket, key, fmt.Sprintf("version %s from pool %d: %v", c.ver.ID(), from[i].pool+1, err))
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			copies[i], base[i] = cp, cp.m
+			continue
+		}
 		if o := c.ver.Object; o == nil || !o.Compressed() {
 			continue
 		}
@@ -780,6 +776,74 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 	return batches, nil
 }
 
+// decideKey decides the versions of bucket/rel that this pool's drives
+// of set hold, by quorum, newest first; a reason refuses the key.
+func (a *adopter) decideKey(bucket, rel string, set int) ([]*candidate, string) {
+	n := a.setSize
+	metas := make([]*minioformat.Meta, n)
+	for i, p := range a.setPaths(set) {
+		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
+		if err != nil {
+			continue // missing here: the other drives decide
+		}
+		m, err := minioformat.Decode(raw)
+		if err != nil {
+			if errors.Is(err, minioformat.ErrUnsupported) {
+				return nil, fmt.Sprintf("xl.meta on %s: %v", p, err)
+			}
+			continue // a damaged copy counts as missing
+		}
+		metas[i] = m
+	}
+	var order []string
+	cands := map[string]*candidate{}
+	for i, m := range metas {
+		if m == nil {
+			continue
+		}
+		for vi := range m.Versions {
+			v := &m.Versions[vi]
+			id := versionIdentity(v)
+			c := cands[id]
+			if c == nil {
+				c = &candidate{ver: v, copies: map[int]driveVersion{}}
+				cands[id] = c
+				order = append(order, id)
+			}
+			if o := v.Object; o != nil && (i >= len(o.Distribution) || int(o.Distribution[i]) != o.Index) {
+				continue // the copy does not hold the shard its position says
+			}
+			c.copies[i] = driveVersion{v: v, meta: m}
+		}
+	}
+	var kept []*candidate
+	for _, id := range order {
+		c := cands[id]
+		need := n/2 + 1
+		if o := c.ver.Object; o != nil {
+			need = o.DataBlocks
+		}
+		if len(c.copies) < need {
+			return nil, fmt.Sprintf("version %s (%s) on %d drives, %d needed", c.ver.ID(), c.ver.Kind, len(c.copies), need)
+		}
+		if reason := refusal(c.ver); reason != "" {
+			return nil, fmt.Sprintf("version %s: %s", c.ver.ID(), reason)
+		}
+		kept = append(kept, c)
+	}
+	// Newest first, as MinIO and shardstore keep them; equal times keep
+	// the drives' order.
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].ver.Header.ModTime > kept[j].ver.Header.ModTime })
+	seenIDs := map[[16]byte]bool{}
+	for _, c := range kept {
+		if seenIDs[c.ver.Header.VersionID] {
+			return nil, fmt.Sprintf("version %s held in two forms by the drives", c.ver.ID())
+		}
+		seenIDs[c.ver.Header.VersionID] = true
+	}
+	return kept, ""
+}
+
 // journalPrefix keys the adoption's journal in each drive's system
 // table: one entry per key the drive got records of, naming MinIO's
 // directory of it, so that --finish removes MinIO's names of what was
@@ -835,7 +899,7 @@ func refusal(v *minioformat.Version) string {
 	case len(v.Unknown) > 0 || len(o.Unknown) > 0:
 		return "unknown fields " + strings.Join(append(append([]string{}, v.Unknown...), o.Unknown...), ", ")
 	case o.Encrypted():
-		return "encrypted (SSE): its key is MinIO's KMS's or the client's"
+		return encryptedRefusal(o)
 	case o.Compressed() && copyRefusal(o) != "":
 		return copyRefusal(o)
 	case o.Transitioned():
@@ -1098,4 +1162,16 @@ func (a *adopter) printReport() {
 	if !a.opts.DryRun {
 		fmt.Fprintln(a.opts.Out, "MinIO's files are still in place; once `shardstore server` serves the data as expected, run again with --finish to remove MinIO's names of the adopted objects")
 	}
+}
+
+// encryptedRefusal says why an encrypted version is left untouched.
+func encryptedRefusal(o *minioformat.Object) string {
+	kind, id := o.Encryption()
+	switch kind {
+	case "SSE-C":
+		return "encrypted (SSE-C): its key is the client's, never stored; adopting encrypted versions is not built"
+	case "SSE-S3", "SSE-KMS":
+		return fmt.Sprintf("encrypted (%s, MinIO KMS key %q): its object key is sealed by MinIO's KMS; adopting encrypted versions is not built", kind, id)
+	}
+	return "encrypted (SSE): its key is MinIO's KMS's or the client's; adopting encrypted versions is not built"
 }

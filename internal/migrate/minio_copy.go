@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/s2"
@@ -69,11 +70,16 @@ func equalFold(a, b string) bool { return len(a) == len(b) && bytes.EqualFold([]
 type copiedVersion struct {
 	m      *meta.Object
 	inline [][]byte // by drive position
+	// partMD5 are the parts' MD5 sums, one after the other.
+	partMD5 []byte
 }
 
 // forDrive is drive p's record of the version.
 func (c *copiedVersion) forDrive(p int) *meta.Object {
 	m := *c.m
+	if m.Flags&meta.FlagDeleteMarker != 0 {
+		return &m // a delete marker moved from another pool: no data
+	}
 	m.Erasure.Distribution = append([]int(nil), c.m.Erasure.Distribution...)
 	m.Erasure.Index = m.Erasure.Distribution[p]
 	if m.Inline {
@@ -93,21 +99,49 @@ var errNotCopyable = errors.New("not copyable")
 // wrapping errNotCopyable refuses the key; others stop the run.
 func (a *adopter) copyVersion(set int, bucket, rel string, c *candidate, base *meta.Object) (*copiedVersion, error) {
 	o := c.ver.Object
+	return a.copyData(a.setPaths(set), a.setPaths(set), bucket, rel, c, base, o.DataBlocks, o.ParityBlocks, base.Erasure.Distribution,
+		"minio-copy:"+a.format.DeploymentID+"/"+bucket+"/"+rel+"/"+c.ver.ID()+"/"+o.DataDirString())
+}
+
+// copyFromPool copies the data of version c, which pool src holds, into
+// this pool's set (an object whose versions MinIO spread over pools:
+// pools.go): read from src's drives of the key's set there, written
+// erasure-coded with this pool's geometry (its default parity, shards in
+// drive order) to the drives of set here, under a data id derived from
+// the version's (a resumed run writes the same names).
+func (a *adopter) copyFromPool(src *adopter, set int, bucket, rel string, c *candidate, base *meta.Object) (*copiedVersion, error) {
+	o := c.ver.Object
 	n := a.setSize
-	paths := a.setPaths(set)
+	parity := defaultParity(n)
+	dist := make([]int, n)
+	for i := range dist {
+		dist[i] = i + 1
+	}
+	return a.copyData(src.setPaths(src.setOf(bucket, rel)), a.setPaths(set), bucket, rel, c, base, n-parity, parity, dist,
+		"minio-pool-copy:"+a.format.DeploymentID+"/"+a.poolID+"/"+bucket+"/"+rel+"/"+c.ver.ID()+"/"+o.DataDirString())
+}
+
+// copyData reads version c's shards from srcPaths (by position in the
+// version's own set), decodes (and decompresses) its data, checks it,
+// and writes it erasure-coded data+parity with distribution dist to
+// dstPaths, under a data id derived from seed.
+func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *candidate, base *meta.Object, data, parity int, dist []int, seed string) (*copiedVersion, error) {
+	o := c.ver.Object
+	n := len(dstPaths)
+	paths := srcPaths
 	actual, err := o.ActualSize()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
 	}
-	coder, err := erasure.New(o.DataBlocks, o.ParityBlocks, erasure.DefaultBlockSize)
+	coder, err := erasure.New(data, parity, erasure.DefaultBlockSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
 	}
 	m := *base
 	m.Size = actual
-	m.DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("minio-copy:"+a.format.DeploymentID+"/"+bucket+"/"+rel+"/"+c.ver.ID()+"/"+o.DataDirString())).String()
-	m.Erasure = meta.Erasure{DataShards: o.DataBlocks, ParityShards: o.ParityBlocks, BlockSize: erasure.DefaultBlockSize,
-		Distribution: append([]int(nil), base.Erasure.Distribution...), Bitrot: uint8(bitrot.Default)}
+	m.DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte(seed)).String()
+	m.Erasure = meta.Erasure{DataShards: data, ParityShards: parity, BlockSize: erasure.DefaultBlockSize,
+		Distribution: append([]int(nil), dist...), Bitrot: uint8(bitrot.Default)}
 	m.Parts = append([]meta.Part(nil), base.Parts...)
 	algo := bitrot.Default
 	inline := len(o.Parts) == 1 && coder.ShardFileSize(actual)+coder.Blocks(actual)*int64(algo.Size()) <= a.opts.InlineLimit
@@ -135,7 +169,7 @@ func (a *adopter) copyVersion(set int, bucket, rel string, c *candidate, base *m
 			files = append(files, f)
 			shards[k] = f
 		}
-		size, written, err := a.copyPart(paths, o, i, shards, coder, algo, &m, out)
+		size, written, err := a.copyPart(dstPaths, o, i, shards, coder, algo, &m, out)
 		for _, f := range files {
 			f.Close()
 		}
@@ -148,6 +182,13 @@ func (a *adopter) copyVersion(set int, bucket, rel string, c *candidate, base *m
 	}
 	if total != actual {
 		return nil, fmt.Errorf("%w: parts hold %d bytes, the version %d", errNotCopyable, total, actual)
+	}
+	if etag := o.ETag(); strings.Contains(etag, "-") {
+		// A multipart ETag: the MD5 of the parts' MD5s, "-", the count.
+		s := md5.Sum(out.partMD5)
+		if got := hex.EncodeToString(s[:]) + "-" + strconv.Itoa(len(o.Parts)); got != etag {
+			return nil, fmt.Errorf("%w: the parts' MD5s make the ETag %s, the version says %s", errNotCopyable, got, etag)
+		}
 	}
 	a.add(func(r *Report) { r.CopiedVersions++; r.CopiedBytes += total })
 	return out, nil
@@ -162,7 +203,10 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(minioformat.DecodePart(pw, o, i, shards)) }()
 	defer pr.Close()
-	zr := s2.NewReader(pr)
+	var zr io.Reader = pr
+	if o.Compressed() {
+		zr = s2.NewReader(pr)
+	}
 	sum := md5.New()
 	plain := io.TeeReader(zr, sum)
 	// Each drive's shard stream: a temporary file beside its final name,
@@ -238,7 +282,12 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 	if want == "" && len(o.Parts) == 1 {
 		want = o.ETag()
 	}
-	if got := hex.EncodeToString(sum.Sum(nil)); want != "" && got != want {
+	md := sum.Sum(nil)
+	out.partMD5 = append(out.partMD5, md...)
+	if strings.Contains(want, "-") {
+		want = "" // a multipart ETag: checked over every part's MD5 (copyData)
+	}
+	if got := hex.EncodeToString(md); want != "" && got != want {
 		cleanup()
 		return 0, 0, fmt.Errorf("%w: part %d has MD5 %s, its ETag says %s", errNotCopyable, part.Number, got, want)
 	}

@@ -23,7 +23,12 @@ func TestRefusal(t *testing.T) {
 		{"plain", obj(map[string][]byte{"x-minio-internal-inline-data": []byte("true")}, map[string]string{"etag": "x", "X-Amz-Meta-A": "b", "content-type": "t"}), ""},
 		{"actual size equal", obj(map[string][]byte{"X-Minio-Internal-actual-size": []byte("10")}, nil), ""},
 		{"actual size differs", obj(map[string][]byte{"X-Minio-Internal-actual-size": []byte("12")}, nil), "actual size"},
-		{"SSE-S3", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-Sealed-Key": []byte("k")}, nil), "encrypted"},
+		{"SSE-C", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-Sealed-Key": []byte("k")}, nil), "encrypted (SSE-C)"},
+		{"SSE-S3", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-S3-Sealed-Key": []byte("k"),
+			"x-minio-internal-server-side-encryption-s3-kms-key-id": []byte("my-key")}, nil), `encrypted (SSE-S3, MinIO KMS key "my-key")`},
+		{"SSE-KMS", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-Kms-Sealed-Key": []byte("k"),
+			"X-Minio-Internal-Server-Side-Encryption-S3-Kms-Key-Id": []byte("k2\"x")}, nil), `encrypted (SSE-KMS, MinIO KMS key "k2\"x")`},
+		{"SSE, unknown seal", obj(map[string][]byte{"X-Minio-Internal-Server-Side-Encryption-Iv": []byte("iv")}, nil), "encrypted (SSE)"},
 		{"compressed (copied)", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2"), "X-Minio-Internal-actual-size": []byte("25")}, nil), ""},
 		{"compressed otherwise", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("golang/snappy/LZ77")}, nil), "compressed with"},
 		{"compressed, bad actual size", obj(map[string][]byte{"X-Minio-Internal-compression": []byte("klauspost/compress/s2"), "X-Minio-Internal-actual-size": []byte("-3")}, nil), "compressed"},
@@ -51,22 +56,6 @@ func TestObjectKey(t *testing.T) {
 		if got := objectKey(in); got != want {
 			t.Errorf("objectKey(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-// TestPoolCount reads the pool count of a pool.bin as the fixture's
-// MinIO wrote it (one pool), and of the same with two.
-func TestPoolCount(t *testing.T) {
-	one := []byte("\x01\x00\x01\x00\x82\xa1v\x01\xa3pls\x91\x84\xa2id\x00\xa2cl\xa5/data")
-	two := []byte("\x01\x00\x01\x00\x82\xa1v\x01\xa3pls\x92\x84\xa2id\x00")
-	if n := poolCount(one); n != 1 {
-		t.Errorf("one pool: %d", n)
-	}
-	if n := poolCount(two); n != 2 {
-		t.Errorf("two pools: %d", n)
-	}
-	if n := poolCount([]byte("\x02\x00\x01\x00\x82")); n != 0 {
-		t.Errorf("unknown format: %d", n)
 	}
 }
 

@@ -31,9 +31,14 @@ const maxSets = 64
 const clusterRefusal = "a node's share of a multi-node MinIO deployment is adopted by giving the endpoints the MinIO servers had " +
 	"(http://node{1...N}:PORT/path{1...M}) to `shardstore migrate from-minio` on every node at once"
 
-// poolsRefusal says why a deployment of several server pools is refused.
-const poolsRefusal = "adopting several server pools is not supported: shardstore has no pools yet (issue 47); " +
-	"copy such a deployment with `shardstore migrate from-s3` instead"
+// poolsRefusal says how a deployment of several server pools is given.
+const poolsRefusal = "a deployment of several server pools is adopted by giving every pool's drives, one argument per pool " +
+	"as MinIO had them (/pool1/d{1...4} /pool2/d{1...8})"
+
+// clusterPoolsRefusal says why a multi-node deployment of several pools
+// is refused.
+const clusterPoolsRefusal = "adopting a multi-node MinIO deployment of several server pools is not built yet; " +
+	"copy it with `shardstore migrate from-s3` instead"
 
 // orderDrives reads each drive's format.json and orders the drives by
 // their place in MinIO's deployment (set by set, each set by position):

@@ -104,7 +104,7 @@ func TestOrderDrives(t *testing.T) {
 		"two drives one place": {dup, "both claim position 1 of set 2"},
 		"another deployment":   {other, "deployment"},
 		"none":                 {nil, "no drives"},
-		"two pools":            {pools, "shardstore has no pools yet (issue 47)"},
+		"two pools":            {pools, "one argument per pool as MinIO had them"},
 		"cluster endpoints":    {[]string{"http://n1:9000/d1", "http://n2:9000/d1"}, "the endpoints the MinIO servers had"},
 		"not MinIO":            {[]string{t.TempDir()}, "is it a MinIO drive"},
 	} {

@@ -2,7 +2,8 @@
 // MinIO drives in place (issue 43): a drive's format.json (ParseFormat),
 // an object's xl.meta with every version, delete marker, inline shard,
 // part list and metadata (Decode), a bucket's .metadata.bin
-// (DecodeBucketMetadata), an unfinished upload's id and part.N.meta
+// (DecodeBucketMetadata), a deployment's pool.bin with its server pools
+// and their decommission (DecodePoolMeta), an unfinished upload's id and part.N.meta
 // (ParseUploadID, DecodePartMeta), and the HighwayHash-framed shard streams of
 // part files and inline data (ShardReader), which DecodePart turns back
 // into an object's bytes with Reed-Solomon when shards are missing.

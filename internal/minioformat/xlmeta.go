@@ -219,6 +219,39 @@ func (o *Object) Encrypted() bool {
 	return false
 }
 
+// Encryption names how an encrypted version was encrypted, from the
+// keys MinIO seals its object key under: "SSE-C" (the client's key),
+// "SSE-S3" or "SSE-KMS" (its KMS's key, keyID: the KMS key's name), or
+// "SSE" when the metadata says neither; "" when not encrypted.
+func (o *Object) Encryption() (kind, keyID string) {
+	if !o.Encrypted() {
+		return "", ""
+	}
+	id, _ := o.sys(metaKMSKeyID)
+	switch {
+	case o.hasSys(metaSealedKeyS3):
+		return "SSE-S3", string(id)
+	case o.hasSys(metaSealedKeyKMS):
+		return "SSE-KMS", string(id)
+	case o.hasSys(metaSealedKeySSEC):
+		return "SSE-C", ""
+	}
+	return "SSE", string(id)
+}
+
+// The object-key seals MinIO records (internal/crypto of its source).
+const (
+	metaSealedKeySSEC = "X-Minio-Internal-Server-Side-Encryption-Sealed-Key"
+	metaSealedKeyS3   = "X-Minio-Internal-Server-Side-Encryption-S3-Sealed-Key"
+	metaSealedKeyKMS  = "X-Minio-Internal-Server-Side-Encryption-Kms-Sealed-Key"
+	metaKMSKeyID      = "X-Minio-Internal-Server-Side-Encryption-S3-Kms-Key-Id"
+)
+
+func (o *Object) hasSys(key string) bool {
+	_, ok := o.sys(key)
+	return ok
+}
+
 // ActualSize returns the size S3 clients see: the actual-size metadata of
 // a compressed or encrypted version, else Size.
 func (o *Object) ActualSize() (int64, error) {

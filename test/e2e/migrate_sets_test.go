@@ -379,42 +379,6 @@ func sortedCounts(m map[string]int) []string {
 	return out
 }
 
-// TestMigrateFromMinIOPools: a MinIO deployment of two server pools
-// (internal/minioformat/testdata/minio-2pools: MinIO started with
-// drive{1...4} drive{5...8}) is refused, all of it or either pool
-// alone, dry run or not, saying shardstore has no pools yet, and
-// nothing is written.
-func TestMigrateFromMinIOPools(t *testing.T) {
-	singleNodeOnly(t, "the fixture is one node's 8 drives")
-	const fixture = "../../internal/minioformat/testdata/minio-2pools"
-	dir := t.TempDir()
-	if err := miniofixture.Unpack(fixture, dir); err != nil {
-		t.Fatalf("unpack fixture: %v", err)
-	}
-	var drives []string
-	for i := 1; i <= 8; i++ {
-		drives = append(drives, filepath.Join(dir, fmt.Sprintf("drive%d", i)))
-	}
-	before := treeSum(t, dir)
-	for name, c := range map[string]struct {
-		args []string
-		want string
-	}{
-		"both pools":           {drives, "are in different server pools"},
-		"first pool":           {drives[:4], "the deployment has 2 server pools"},
-		"second pool":          {drives[4:], "the deployment has 2 server pools"},
-		"second pool, dry run": {append([]string{"--dry-run"}, drives[4:]...), "the deployment has 2 server pools"},
-	} {
-		out, err := exec.Command(binary, append([]string{"migrate", "from-minio"}, c.args...)...).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "shardstore has no pools yet (issue 47)") {
-			t.Errorf("%s: %v, want a refusal saying %q:\n%s", name, err, c.want, out)
-		}
-	}
-	if treeSum(t, dir) != before {
-		t.Fatal("a refused adoption wrote to the drives")
-	}
-}
-
 // TestMigrateFromMinIOSetsKilled kills the adoption of the two-set
 // fixture (SIGKILL from inside, at a chosen write; SHARDSTORE_KILL_SEED
 // replays a run) at points spread over both sets' links, copied shard

@@ -64,6 +64,8 @@ func main() {
 	flag.IntVar(&nodes, "nodes", 1, "MinIO server processes forming one multi-node deployment (-fill cluster): each gets every drive argument, drive i+1 being node i%nodes's")
 	flag.StringVar(&clusterHost, "host", "127.0.0.1", "with -nodes: the address the nodes listen on (MinIO in a container refuses loopback endpoints: give an address of this machine that is not 127.0.0.1)")
 	kind := flag.String("kind", "main", `which fixture: "main" (minio-16drives) or "compressed" (minio-compressed: MINIO_COMPRESSION_ENABLE=on, compressed objects and unfinished uploads)`)
+	poolSizes := flag.String("pool-drives", "", "with -fill pools: the pools' drive counts, e.g. 4,8 (default: -pools even pools)")
+	flag.IntVar(&decommissionPool, "decommission", 0, "decommission pool N (1-based) through MinIO's admin API after filling, before recording")
 	unpack := flag.String("unpack", "", "only unpack the fixture's drives (-out/-name) into this directory, for tests in other languages (tests/python); needs no MinIO")
 	flag.Parse()
 	if *kind == "compressed" && *name == "minio-16drives" {
@@ -78,8 +80,13 @@ func main() {
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
 	}
-	if contents != "full" && contents != "sets" && contents != "tiny" && contents != "cluster" {
-		log.Fatalf("-fill %q: want full, sets, tiny or cluster", contents)
+	if contents != "full" && contents != "sets" && contents != "tiny" && contents != "cluster" && contents != "pools" && contents != "sse" {
+		log.Fatalf("-fill %q: want full, sets, tiny, cluster, pools or sse", contents)
+	}
+	if *poolSizes != "" {
+		if err := parsePoolDrives(*poolSizes); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if err := run(*minioBin, *out, *name, *source, *kind, *keep); err != nil {
 		log.Fatal(err)
@@ -131,17 +138,15 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 		env = compressionEnv()
 	case contents == "sets":
 		env = setsCompressionEnv()
+	case contents == "sse":
+		env = sseEnv()
 	}
 	args := driveDirs
-	if pools > 1 {
+	poolDirs := [][]string{driveDirs}
+	if pools > 1 || poolDrives != nil {
 		// One ellipses argument per pool: work/drive{1...4} work/drive{5...8}.
-		if drives%pools != 0 {
-			return fmt.Errorf("-pools %d does not divide -drives %d", pools, drives)
-		}
-		args = nil
-		per := drives / pools
-		for p := range pools {
-			args = append(args, filepath.Join(work, fmt.Sprintf("drive{%d...%d}", p*per+1, (p+1)*per)))
+		if args, poolDirs, err = poolArgs(work, driveDirs); err != nil {
+			return err
 		}
 	}
 	var srv interface{ stop() error }
@@ -168,12 +173,20 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
 		UsePathStyle: true,
 	})
-	f := &filler{c: c, ctx: ctx, kind: kind}
+	f := &filler{c: c, ctx: ctx, kind: kind, poolDirs: poolDirs}
 	if f.sets, f.placer, err = minioPlacement(driveDirs[0]); err != nil {
 		return err
 	}
 	if err := f.fill(); err != nil {
 		return fmt.Errorf("fill: %w (MinIO log: %s)", err, filepath.Join(work, "minio.log"))
+	}
+	if decommissionPool > 0 {
+		if decommissionPool > len(args) {
+			return fmt.Errorf("-decommission %d: there are %d pools", decommissionPool, len(args))
+		}
+		if err := decommission(ctx, addr, args[decommissionPool-1]); err != nil {
+			return fmt.Errorf("decommission: %w (MinIO log: %s)", err, filepath.Join(work, "minio.log"))
+		}
 	}
 	exp, err := record(ctx, c)
 	if err != nil {
@@ -326,7 +339,7 @@ var patternBuf []byte
 func pattern() []byte {
 	if patternBuf == nil {
 		size := mib
-		if contents == "sets" || contents == "cluster" {
+		if contents == "sets" || contents == "cluster" || contents == "pools" {
 			size = 64 * kib // a smaller fixture: parity shards repeat too
 		}
 		patternBuf = make([]byte, size)
@@ -344,6 +357,8 @@ type filler struct {
 	sets   int
 	placer *placement.Placer
 	kind   string // the -kind flag: which fixture
+	// poolDirs are the drives of each server pool.
+	poolDirs [][]string
 }
 
 type putOpt func(*s3.PutObjectInput)
@@ -391,6 +406,10 @@ func (f *filler) fill() error {
 		steps = []func() error{f.fillSetsPlain, f.fillSetsVersioned, f.fillConfigured}
 	case "tiny":
 		steps = []func() error{f.fillTiny}
+	case "pools":
+		steps = []func() error{f.fillPools}
+	case "sse":
+		steps = []func() error{f.fillSSE}
 	case "full":
 		if f.kind == "compressed" {
 			steps = []func() error{f.fillCompressed, f.fillCompressedVersioned}
@@ -903,7 +922,9 @@ func recordBucket(ctx context.Context, c *s3.Client, b *Bucket) error {
 }
 
 func recordVersion(ctx context.Context, c *s3.Client, bucket string, v *Version) error {
-	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &v.Key, VersionId: &v.VersionID, ChecksumMode: types.ChecksumModeEnabled})
+	alg, ckey, ckeyMD5 := sseCFor(v.Key) // nil unless an SSE-C object of -fill sse
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &v.Key, VersionId: &v.VersionID, ChecksumMode: types.ChecksumModeEnabled,
+		SSECustomerAlgorithm: alg, SSECustomerKey: ckey, SSECustomerKeyMD5: ckeyMD5})
 	if err != nil {
 		return err
 	}
@@ -939,7 +960,8 @@ func recordVersion(ctx context.Context, c *s3.Client, bucket string, v *Version)
 		hd.Tags = tagMap(t.TagSet)
 	}
 	v.Head = hd
-	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &v.Key, VersionId: &v.VersionID})
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &v.Key, VersionId: &v.VersionID,
+		SSECustomerAlgorithm: alg, SSECustomerKey: ckey, SSECustomerKeyMD5: ckeyMD5})
 	if err != nil {
 		return err
 	}
