@@ -86,13 +86,13 @@ type Options struct {
 // Locker takes locks on a majority of the cluster's nodes. It is safe
 // for concurrent use.
 type Locker struct {
-	self        string
-	nodes       []node // nodes[0] is the local table, unless outside
-	quorum      int
+	self   string
+	nodes  []node // nodes[0] is the local table, unless outside
+	quorum int
 	// outside: this node's table is not one of the lock nodes
 	// (Options.Outside); every node in nodes is remote.
-	outside bool
-	own     *Table // this node's table (validates requests when outside)
+	outside     bool
+	own         *Table // this node's table (validates requests when outside)
 	ttl         time.Duration
 	margin      time.Duration
 	refresh     time.Duration
