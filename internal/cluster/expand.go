@@ -265,3 +265,18 @@ func (h Hello) PoolList() PoolList {
 	l.NewKeyPools = len(l.Pools)
 	return l
 }
+
+// Deployment is the deployment id this node's hello reports.
+func (s *PeerServer) Deployment() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hello.Deployment
+}
+
+// SetGroup marks this node as holding a consensus log (its hello's
+// Group), once its member of the group is open.
+func (s *PeerServer) SetGroup() {
+	s.mu.Lock()
+	s.hello.Group = true
+	s.mu.Unlock()
+}

@@ -258,12 +258,6 @@ func (n *Node) serveMembership(w http.ResponseWriter, name string, body []byte) 
 // whose id is listed with another address is refused (two processes
 // would share one vote).
 func (n *Node) changeMembership(name string, req joinRequest) (joinAnswer, error) {
-	if n.opts.MayJoin == nil {
-		return joinAnswer{}, fmt.Errorf("%w: this group adds no members", ErrJoinRefused)
-	}
-	if err := n.opts.MayJoin(req.ID, req.Address); err != nil {
-		return joinAnswer{}, fmt.Errorf("%w: %v", ErrJoinRefused, err)
-	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return joinAnswer{}, err
@@ -279,10 +273,18 @@ func (n *Node) changeMembership(name string, req joinRequest) (joinAnswer, error
 		return joinAnswer{}, fmt.Errorf("%w: member %s is at %s in the group, not %s", ErrJoinRefused, req.ID, have.Address, req.Address)
 	}
 	id, addr := raft.ServerID(req.ID), raft.ServerAddress(req.Address)
+	if have != nil && have.Suffrage == raft.Voter {
+		// A voter (one whose log was wiped): nothing to change.
+		return joinAnswer{Index: cf.Index(), Voter: true}, nil
+	}
+	if n.opts.MayJoin == nil {
+		return joinAnswer{}, fmt.Errorf("%w: this group adds no members", ErrJoinRefused)
+	}
+	if err := n.opts.MayJoin(req.ID, req.Address); err != nil {
+		return joinAnswer{}, fmt.Errorf("%w: %v", ErrJoinRefused, err)
+	}
 	var f raft.IndexFuture
 	switch {
-	case have != nil && have.Suffrage == raft.Voter:
-		return joinAnswer{Index: cf.Index(), Voter: true}, nil
 	case name == "join" && have != nil:
 		return joinAnswer{Index: cf.Index()}, nil
 	case name == "join":
