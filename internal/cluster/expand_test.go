@@ -132,6 +132,13 @@ func TestDifferencesDuringAnExpansion(t *testing.T) {
 	if d := old.Differences(other); len(d) == 0 || !strings.Contains(d[0], "followed by the new pools") {
 		t.Fatalf("unrelated lists: %v", d)
 	}
+	// A new node whose drives belong to another deployment is refused
+	// though its list appends: its pool was taken from another
+	// shardstore.
+	grown.Deployment = "elsewhere"
+	if d := old.Differences(grown); len(d) != 1 || !strings.Contains(d[0], "belong to deployment elsewhere") {
+		t.Fatalf("a new node of another deployment: %v", d)
+	}
 }
 
 func TestParsePoolList(t *testing.T) {
