@@ -207,4 +207,3 @@ func runNewNodesDemo(d newNodesDemo) error {
 	stopAll()
 	return nil
 }
-
