@@ -102,7 +102,8 @@ func bytesUnder(t *testing.T, dirs ...string) int64 {
 // every node runs with both pools the expansion completes: no request
 // failed without a retryable status, every acknowledged object reads
 // back through every node, new objects land in pool 2, and an old node
-// started again with the old list is refused, saying why.
+// started again with the old list is refused, saying why. Last, an old
+// node's consensus log is wiped: it joins the changed group again.
 func TestClusterRollingExpansion(t *testing.T) {
 	n := expandNodes(t)
 	c, one, two := newExpansionCluster(t, n)
@@ -223,4 +224,35 @@ func TestClusterRollingExpansion(t *testing.T) {
 	}
 	c.launch(1, two)
 	c.waitReady(1)
+
+	// A node whose consensus log is wiped after the membership changed
+	// does not bootstrap a group of its own (its first entry would name
+	// other members than the group's): it joins the group, which still
+	// lists it, and is brought up to date.
+	c.stopNode(2)
+	wiped := 0
+	for j := 1; j <= 2; j++ {
+		dir := filepath.Join(c.dirs[2], fmt.Sprintf("a%d", j), ".shardstore.sys", "cluster")
+		if _, err := os.Stat(dir); err == nil {
+			wiped++
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wiped != 1 {
+		t.Fatalf("node 3 had its consensus log on %d drives, want 1", wiped)
+	}
+	c.launch(2, two)
+	c.waitReady(2)
+	if msg := c.nodes[2].stderr.String(); !strings.Contains(msg, "it joins the consensus group (a membership change)") || !strings.Contains(msg, "voting member of the consensus group") {
+		t.Errorf("node 3 with a wiped consensus log:\n%s", tailLines(msg, 20))
+	}
+	// The bucket records reached it through the group: it serves them,
+	// and a write through it is read through a new node.
+	body := randBytes(10 << 10)
+	if _, err := c.client(2).PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("after-wipe"), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	mustGet(t, c.client(2*n-1), bucket, "after-wipe", body, "the last new node after node 3's log was wiped")
 }
