@@ -184,6 +184,17 @@ func (n *clusterNode) prepareMembership(ctx context.Context, stderr io.Writer) (
 	if err != nil {
 		return cluster.PoolList{}, err
 	}
+	if !n.exp.join {
+		// A node stopped between being added as a non-voter and being
+		// made a voter finishes joining (its configuration is current:
+		// planPools read through the leader).
+		if voters, err := n.state.Voters(); err == nil && len(voters) > 0 && !slices.Contains(voters, n.top.ID(n.self)) {
+			fmt.Fprintf(stderr, "Cluster: this node is not a voter of the consensus group yet; asking to be made one\n")
+			if err := n.joinGroup(ctx, stderr); err != nil {
+				return cluster.PoolList{}, err
+			}
+		}
+	}
 	if !n.fresh && !n.exp.join {
 		if err := n.peers.Await(ctx, n.hello, !list.Complete(), 15*time.Second, progress); err != nil {
 			return cluster.PoolList{}, err

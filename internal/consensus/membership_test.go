@@ -140,3 +140,25 @@ func TestJoinRequestValidate(t *testing.T) {
 		}
 	}
 }
+
+// A node stopped after it was added as a non-voter and before it was
+// made a voter finishes on its next Join: the leader answers that it is
+// a non-voter, and promotes it.
+func TestJoinFinishesAfterACutShortJoin(t *testing.T) {
+	g := newTestGroupOf(t, 4, 3, joinTweak(3, "node4"))
+	ctx := ctxT(t, 60*time.Second)
+	l := g.leader()
+	if _, err := g.nodes[l].changeMembership("join", joinRequest{ID: "node4", Address: g.members[3].Address}); err != nil {
+		t.Fatal(err)
+	}
+	if voters, _ := g.nodes[l].Voters(); len(voters) != 3 {
+		t.Fatalf("voters with node 4 a non-voter: %v", voters)
+	}
+	g.start(3)
+	if err := g.nodes[3].Join(ctx, g.members[:3], nil); err != nil {
+		t.Fatal(err)
+	}
+	if voters, _ := g.nodes[g.leader()].Voters(); len(voters) != 4 {
+		t.Fatalf("voters after the join finished: %v", voters)
+	}
+}
