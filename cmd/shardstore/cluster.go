@@ -83,6 +83,9 @@ type clusterNode struct {
 	gatesOnce sync.Once
 	// stderr gets the lines an operator reads (start, stop).
 	stderr io.Writer
+	// exp is the node's part in the recorded pool list and in rolling
+	// expansions (expand.go).
+	exp expansion
 }
 
 // clusterLockTTL is how long a node keeps a lock it granted without
@@ -169,6 +172,7 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 	}
 	n.peers = cluster.NewPeers(n.key, n.hc, others, logger.With("component", "cluster"))
 	n.hello.Deployment = n.localDeployment()
+	n.hello.Group = n.hasConsensusLog()
 	starting := n.hello
 	starting.Starting = true
 	n.peerSv = cluster.NewPeerServer(n.key, starting)
@@ -232,14 +236,18 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 		n.grantsFrom = time.Now().Add(clusterLockTTL)
 	}
 	n.table = dlock.NewTable(dlock.TableOptions{MaxTTL: clusterLockTTL, Quiet: quiet})
-	var lockPeers []dlock.Peer
-	for i, u := range top.Nodes {
-		if i != self {
-			lockPeers = append(lockPeers, dlock.Peer{ID: top.ID(i), Endpoint: u})
+	// The lock client is made once the pool list is known (openEngine):
+	// its lock nodes are recorded there.
+
+	if !n.fresh && !n.hello.Group {
+		jctx, cancel := context.WithTimeout(ctx, clusterStartWait)
+		n.exp.join, err = n.decideJoin(jctx, stderr)
+		cancel()
+		if err != nil {
+			n.close()
+			return nil, err
 		}
 	}
-	n.locker = dlock.NewLocker(top.ID(self), n.table, lockPeers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL})
-
 	if err := n.openState(logger, stderr); err != nil {
 		n.close()
 		return nil, err
@@ -257,6 +265,7 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 	internal.Handle(cluster.PathPrefix, n.peerSv)
 	internal.Handle(consensus.PathPrefix, n.state.Handler())
 	n.setInternal(internal)
+	n.peerSv.SetGroup()
 	n.peerSv.SetOpen()
 	return n, nil
 }
@@ -377,9 +386,13 @@ func (n *clusterNode) openState(logger *slog.Logger, stderr io.Writer) error {
 	st, err := consensus.Open(consensus.Options{
 		Dir: dir, Self: members[n.self], Members: members, Key: n.key, Client: n.hc, Dial: n.dial, Scheme: n.top.Scheme,
 		Stamp: n.stamper.Stamp, Logger: logger.With("component", "consensus"),
+		Join: n.exp.join, MayJoin: n.mayJoin,
 		OnChange: func(space, key string) {
 			if space == release.GatesSpace && key == release.GatesKey {
 				go n.loadGates() // off the apply path
+			}
+			if space == cluster.PoolListSpace && key == cluster.PoolListKey {
+				go n.loadPoolList()
 			}
 			if fn := n.onState.Load(); fn != nil {
 				(*fn)(space, key)
@@ -453,22 +466,22 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 	ctx, cancel := context.WithTimeout(context.Background(), clusterStartWait)
 	defer cancel()
 	fmt.Fprintf(stderr, "Cluster: this is node %d of %d (%s); waiting for the others\n", n.self+1, len(n.top.Nodes), n.top.Nodes[n.self])
-	err := n.peers.Await(ctx, n.hello, n.fresh, 15*time.Second, func(waiting []string) {
-		fmt.Fprintf(stderr, "Cluster: still waiting for %s\n", strings.Join(waiting, ", "))
-	})
+	list, err := n.prepareMembership(ctx, stderr)
 	if err != nil {
 		return nil, err
 	}
+	n.locker = n.newLocker(list)
 	cfg.Drives = n.drives
 	cfg.Pools = n.top.Pools
 	cfg.Cluster = &engine.ClusterConfig{
-		Locker:    lockerAdapter{n.locker},
-		FormatNew: n.self == 0,
-		Local:     func(slot int) bool { return n.top.Drives[slot].Node == n.self },
-		Changed:   n.peers.Notify,
-		NodeID:    nodeID(n.top.ID(n.self)),
-		State:     stateAdapter{n.state},
-		ScansHere: n.state.IsLeader,
+		NewKeyPools: n.newKeyPools,
+		Locker:      lockerAdapter{n.locker},
+		FormatNew:   n.self == 0,
+		Local:       func(slot int) bool { return n.top.Drives[slot].Node == n.self },
+		Changed:     n.peers.Notify,
+		NodeID:      nodeID(n.top.ID(n.self)),
+		State:       stateAdapter{n.state},
+		ScansHere:   n.state.IsLeader,
 	}
 	for {
 		eng, err := engine.New(cfg)
@@ -484,6 +497,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 				}
 				gcancel()
 				go n.runGates(n.gatesDone)
+				go n.runExpansion(n.gatesDone)
 				n.waitForGrants(stderr)
 			}
 			return eng, err

@@ -21,7 +21,7 @@ import (
 	"github.com/shardstore/shardstore/internal/cli"
 )
 
-const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--pools N] [--dir DIR] [--base-port P] [--tls]"
+const clusterUsage = "shardstore cluster demo [--nodes N] [--drives D] [--pools N] [--new-nodes] [--dir DIR] [--base-port P] [--tls]"
 
 // runCluster dispatches `shardstore cluster SUBCOMMAND`.
 func runCluster(args []string) error {
@@ -58,6 +58,7 @@ func runClusterDemo(args []string) error {
 	parity := fs.Int("parity", 0, "parity shards per object (passed to every node)")
 	setSize := fs.Int("set-size", 0, "drives per erasure set (passed to every node)")
 	console := fs.String("console-address", "", "`HOST:PORT` for node 1's web console (\"\" = none)")
+	newNodes := fs.Bool("new-nodes", false, "put each pool on --nodes nodes of its own (node I on 127.0.0.I:base-port, drives under DIR/nodeI; Linux): started again on its --dir with more pools, the demo rehearses a rolling expansion (new nodes started, existing nodes restarted one at a time)")
 	useTLS := fs.Bool("tls", false, "run the nodes over TLS: a throwaway CA is made in DIR/ca (kept for later starts) and each node gets a certificate for 127.0.0.1 and localhost in DIR/nodeI/certs")
 	head := fmt.Sprintf("usage: %s\n\nStarts a cluster of node processes on this machine (loopback), prints\n"+
 		"'node I pid PID endpoint URL' per node once all serve, and stops them all\n"+
@@ -88,6 +89,19 @@ func runClusterDemo(args []string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cluster demo: find own binary: %w", err)
+	}
+	if *newNodes {
+		if *useTLS {
+			return cli.Usagef(clusterUsage, "shardstore cluster demo -h", "--new-nodes runs without --tls (its certificates name 127.0.0.1 only)")
+		}
+		d := newNodesDemo{nodes: *nodes, drives: *drives, pools: *pools, port: *basePort, root: root, exe: exe, console: *console}
+		if *parity > 0 {
+			d.extra = append(d.extra, "--parity", strconv.Itoa(*parity))
+		}
+		if *setSize > 0 {
+			d.extra = append(d.extra, "--set-size", strconv.Itoa(*setSize))
+		}
+		return runNewNodesDemo(d)
 	}
 	// The same endpoint list for every node; on one machine each node's
 	// drives are under its own directory.
@@ -242,11 +256,18 @@ const demoCertValidity = 365 * 24 * time.Hour
 // reports it on ready once it prints its endpoint (or on failed if it
 // exits first).
 func startDemoNode(exe string, args []string, i int, logPath string, ready chan<- *demoNode, failed chan<- error) (*demoNode, error) {
+	return startDemoNodeIn("", exe, args, i, logPath, ready, failed)
+}
+
+// startDemoNodeIn is startDemoNode with the node's working directory dir
+// ("": the demo's).
+func startDemoNodeIn(dir, exe string, args []string, i int, logPath string, ready chan<- *demoNode, failed chan<- error) (*demoNode, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("cluster demo: %w", err)
 	}
 	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
 	cmd.Stderr = logf
 	// The nodes die with the demo, even when it is killed with -9.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}

@@ -51,9 +51,27 @@
 // which starts the next pool (poolArgs). Topology.Pools has their drive counts, and the
 // drives of each pool are interleaved across its nodes as above, pool
 // after pool. The engine gets the pools with the drives (docs/pools.md).
-// Every node must be started with the same pools: a node with another
-// list is refused at start (Hello.Differences), which today also rules
-// out expanding a running cluster node by node.
+//
+// # Rolling expansion
+//
+// The deployment's pool list is recorded in the consensus group
+// (PoolList, config document pools/layout; expand.go). Nodes of an
+// existing deployment whose lists are the same, or one the other with
+// pools appended, agree in their hellos (an expansion under way); a new
+// deployment needs the same list on every node. At start a node plans
+// its list against the record (PlanStart): the same list goes on; the
+// record plus appended pools proposes an expansion (a compare-and-set,
+// so it is committed once, and only once the pools feature gate of
+// package release is active); the record's prefix (an old command line)
+// or any other list is refused, saying how it differs. The list records
+// the lock nodes (those of the first list: nodes added later lock on
+// them) and how many pools take new keys: the appended ones only once
+// every node of the list runs with it and has its engine open
+// (Completes, checked by a round on the consensus leader). New nodes
+// join the consensus group by raft membership changes (package
+// consensus, Join), which the leader allows for nodes of the recorded
+// list. cmd/shardstore (expand.go) does the steps; docs/pools.md says
+// what an operator does.
 //
 // # Start
 //

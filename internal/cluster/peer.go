@@ -30,6 +30,15 @@ type Hello struct {
 	Node string `json:"node"`
 	// Drives are the drive endpoints in slot order.
 	Drives []string `json:"drives"`
+	// Pools are the pools' drive counts (absent: one pool; a release
+	// before rolling expansion). Nodes of an existing deployment whose
+	// lists are the same or one an append of the other (an expansion
+	// under way) agree (expand.go).
+	Pools []int `json:"pools,omitempty"`
+	// Group is set when the node has a consensus log: a node whose log
+	// is new joins the group through a membership change instead of
+	// bootstrapping it when another node has one.
+	Group bool `json:"group,omitempty"`
 	// SetSize and Parity are what the node was started with (0: not given).
 	SetSize int `json:"setSize"`
 	Parity  int `json:"parity"`
@@ -56,7 +65,7 @@ type Hello struct {
 // HelloFor is the Hello of node self of t.
 func HelloFor(t Topology, self, setSize, parity int, version string) Hello {
 	h := Hello{Node: t.Nodes[self], SetSize: setSize, Parity: parity, Version: version,
-		Protocol: release.Protocol, Features: release.Supported()}
+		Protocol: release.Protocol, Features: release.Supported(), Pools: slices.Clone(t.Pools)}
 	for i := range t.Drives {
 		h.Drives = append(h.Drives, t.Endpoint(i))
 	}
@@ -66,7 +75,12 @@ func HelloFor(t Topology, self, setSize, parity int, version string) Hello {
 // Differences lists what another node's Hello disagrees on, in words.
 func (h Hello) Differences(other Hello) []string {
 	var out []string
-	if !slices.Equal(h.Drives, other.Drives) {
+	rel, _ := Relate(h.PoolList(), other.PoolList())
+	// A new deployment (both blank) needs the same list everywhere; in an
+	// existing one an append is an expansion under way, which the
+	// recorded pool list judges (PlanStart).
+	expanding := (rel == Appends || rel == Prefix) && (h.Deployment != "" || other.Deployment != "")
+	if !slices.Equal(h.Drives, other.Drives) && !expanding {
 		why := fmt.Sprintf("it was given %d drives, this node %d", len(other.Drives), len(h.Drives))
 		if len(h.Drives) == len(other.Drives) {
 			for i := range h.Drives {
@@ -76,7 +90,7 @@ func (h Hello) Differences(other Hello) []string {
 				}
 			}
 		}
-		out = append(out, "the drive endpoints differ ("+why+"): start every node with the same arguments")
+		out = append(out, "the drive endpoints differ ("+why+"): start every node with the same arguments (or, to expand a deployment, the same arguments followed by the new pools)")
 	}
 	if h.SetSize != other.SetSize {
 		out = append(out, fmt.Sprintf("--set-size is %d there and %d here", other.SetSize, h.SetSize))

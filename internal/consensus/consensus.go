@@ -89,6 +89,15 @@ type Options struct {
 	// leader (15 s when 0): longer than an election, short enough that
 	// a node cut off from the majority answers ErrUnavailable.
 	WaitLimit time.Duration
+	// Join: a node without state does not bootstrap the group; it waits
+	// to be added by the leader (Node.Join, membership.go). Set for a
+	// node of a group that exists: a new node, or one whose log was
+	// wiped.
+	Join bool
+	// MayJoin, on the leader, decides whether the node id at address may
+	// be added to the group (nil: none may). Its error is the refusal
+	// the joining node reports.
+	MayJoin func(id, address string) error
 }
 
 // Node is this process's member of the group.
@@ -178,7 +187,7 @@ func Open(o Options) (*Node, error) {
 		n.closeStores()
 		return nil, fmt.Errorf("read cluster state in %s: %w", o.Dir, err)
 	}
-	if !has {
+	if !has && !o.Join {
 		var servers []raft.Server
 		for _, m := range o.Members {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Address)})
@@ -604,6 +613,8 @@ func (n *Node) Handler() http.Handler {
 			}
 			res, err := n.applyLocal(r.Context(), body)
 			n.answer(w, res, err)
+		case "join", "promote":
+			n.serveMembership(w, name, body)
 		case "readindex":
 			if n.raft.State() != raft.Leader {
 				http.Error(w, "not the leader", http.StatusMisdirectedRequest)

@@ -31,6 +31,8 @@ type testGroup struct {
 	// handlers route each server to its current node (nodes restart).
 	handlers []atomic.Pointer[http.Handler]
 	changes  []*changeLog
+	// tweak, when set, changes node i's options before each start.
+	tweak func(i int, o *Options)
 }
 
 type changeLog struct {
@@ -56,7 +58,13 @@ func (c *changeLog) has(s string) bool {
 }
 
 func newTestGroup(t *testing.T, size int) *testGroup {
-	g := &testGroup{t: t, key: peerauth.Derive("root", "secret"), handlers: make([]atomic.Pointer[http.Handler], size)}
+	return newTestGroupOf(t, size, size, nil)
+}
+
+// newTestGroupOf makes listeners for size nodes and starts the first
+// started of them (tweak as the group's tweak).
+func newTestGroupOf(t *testing.T, size, started int, tweak func(i int, o *Options)) *testGroup {
+	g := &testGroup{t: t, key: peerauth.Derive("root", "secret"), handlers: make([]atomic.Pointer[http.Handler], size), tweak: tweak}
 	for i := range size {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -77,7 +85,7 @@ func newTestGroup(t *testing.T, size int) *testGroup {
 		go srv.Serve(ln)
 	}
 	g.nodes = make([]*Node, size)
-	for i := range size {
+	for i := range started {
 		g.start(i)
 	}
 	t.Cleanup(func() {
@@ -92,8 +100,12 @@ func newTestGroup(t *testing.T, size int) *testGroup {
 }
 
 func (g *testGroup) start(i int) {
-	n, err := Open(Options{Dir: g.dirs[i], Self: g.members[i], Members: g.members, Key: g.key,
-		OnChange: g.changes[i].add, HeartbeatTimeout: 600 * time.Millisecond})
+	o := Options{Dir: g.dirs[i], Self: g.members[i], Members: g.members, Key: g.key,
+		OnChange: g.changes[i].add, HeartbeatTimeout: 600 * time.Millisecond}
+	if g.tweak != nil {
+		g.tweak(i, &o)
+	}
+	n, err := Open(o)
 	if err != nil {
 		g.t.Fatal(err)
 	}

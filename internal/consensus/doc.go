@@ -55,14 +55,29 @@
 //
 // # Membership and wiped nodes
 //
-// Membership is the command line's node list (static): every node
-// bootstraps the group with it when it has no state, which is safe
-// because all bootstrap the same configuration. A node whose state drive
-// was wiped starts empty and is brought up to date by the leader
-// (snapshot and log). Such a node has also forgotten its votes, and
-// voting twice in one term could elect two leaders, so it joins the votes
-// only 10 s after it starts (newLogVoteDelay in cmd/shardstore), by when
-// any election it voted in has ended.
+// A new deployment's members are the command line's node list: every
+// node bootstraps the group with it when it has no state, which is safe
+// because all bootstrap the same configuration. Later changes go through
+// raft's single-server membership changes (membership.go), never an
+// edited configuration: a node opened with Options.Join does not
+// bootstrap, and Join asks the leader (any member answers with the
+// leader it knows) to add it as a non-voter (AddNonvoter); once it has
+// applied the log up to that change it asks to be made a voter
+// (AddVoter). The leader adds only nodes its Options.MayJoin accepts
+// (cmd/shardstore: nodes of the pool list recorded in the group, so a
+// cluster grows by an expansion that was committed) and refuses a
+// member's id at another address. A refused node gets ErrJoinRefused
+// with the leader's reason.
+//
+// A node whose state drive was wiped, in a group that exists, opens with
+// Join as well: a bootstrap entry of its own could differ from the
+// group's first entry once the membership changed. It is still a voter
+// in the group's configuration, so the leader brings it up to date
+// (snapshot and log) and Join returns once it knows itself a voter. Such
+// a node has also forgotten its votes, and voting twice in one term
+// could elect two leaders, so it joins the votes only 10 s after it
+// starts (newLogVoteDelay in cmd/shardstore), by when any election it
+// voted in has ended.
 //
 // # Partitions
 //

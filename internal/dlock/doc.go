@@ -86,4 +86,12 @@
 // ServiceUnavailable ("cannot reach a majority"). A lock merely held by
 // another writer is still waited for, up to Options.Timeout (30 s); the
 // engine reports that as ErrBusy (503 SlowDown).
+//
+// # Nodes outside the lock nodes
+//
+// The lock nodes are fixed when a cluster is first started; nodes added
+// later by an expansion (cmd/shardstore, docs/pools.md) lock with
+// Options.Outside: their own table is not counted, and a lock needs a
+// majority of the lock nodes whichever node takes it, so a lock taken
+// by an old node and one taken by a new node always share a grantor.
 package dlock

@@ -48,6 +48,11 @@ type Peer struct {
 type Options struct {
 	// Key signs every request to a peer.
 	Key peerauth.Key
+	// Outside: this node's own table is not one of the lock nodes; the
+	// locks are held on a majority of the peers alone. A node added to a
+	// running cluster (an expansion) locks this way, so that every
+	// lock, whichever node takes it, needs a majority of the same nodes.
+	Outside bool
 	// TTL is how long each grantor keeps a lease after the last request
 	// it received for it. Zero means DefaultTTL; the peers must grant it
 	// (TableOptions.MaxTTL).
@@ -81,9 +86,13 @@ type Options struct {
 // Locker takes locks on a majority of the cluster's nodes. It is safe
 // for concurrent use.
 type Locker struct {
-	self        string
-	nodes       []node // nodes[0] is the local table
-	quorum      int
+	self   string
+	nodes  []node // nodes[0] is the local table, unless outside
+	quorum int
+	// outside: this node's table is not one of the lock nodes
+	// (Options.Outside); every node in nodes is remote.
+	outside     bool
+	own         *Table // this node's table (validates requests when outside)
 	ttl         time.Duration
 	margin      time.Duration
 	refresh     time.Duration
@@ -121,7 +130,10 @@ func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
 	}
 	l.idle = sync.NewCond(&l.mu)
 	localNode := &localNode{id: self, table: local}
-	l.nodes = append(l.nodes, localNode)
+	l.outside, l.own = o.Outside, local
+	if !o.Outside {
+		l.nodes = append(l.nodes, localNode)
+	}
 	seen := map[string]bool{}
 	for _, p := range peers {
 		base := strings.TrimRight(p.Endpoint, "/")
@@ -135,7 +147,7 @@ func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
 		seen["id:"+p.ID], seen["url:"+base] = true, true
 		l.nodes = append(l.nodes, &remoteNode{peer: p, base: base, key: o.Key, client: o.Client, callTimeout: o.CallTimeout})
 	}
-	localNode.solo = len(l.nodes) == 1
+	localNode.solo = !o.Outside && len(l.nodes) == 1
 	l.quorum = len(l.nodes)/2 + 1
 	return l
 }
@@ -255,11 +267,21 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 		// must never remove a grant of this one.
 		req := request{Name: name, ID: rand.Text(), Owner: l.self, TTL: int64(l.ttl)}
 		sent := l.now()
+		if l.outside {
+			// No local call tells an invalid request: the own table
+			// judges it as the lock nodes would.
+			if err := l.own.validate(req.Name, req.ID, req.Owner, l.ttl); err != nil {
+				releaseLocal()
+				return nil, fmt.Errorf("%s of %q: %w", kind, name, err)
+			}
+		}
 		t := l.round(actx, op, req)
-		if err := t.calls.err[0]; errors.Is(err, errInvalid) {
-			// The local table says no node could grant it: do not wait.
-			l.release(req, t.calls, releaseLocal)
-			return nil, fmt.Errorf("%s of %q: %w", kind, name, err)
+		if !l.outside {
+			if err := t.calls.err[0]; errors.Is(err, errInvalid) {
+				// The local table says no node could grant it: do not wait.
+				l.release(req, t.calls, releaseLocal)
+				return nil, fmt.Errorf("%s of %q: %w", kind, name, err)
+			}
 		}
 		if t.ok >= l.quorum {
 			// The grantors keep it until at least sent+TTL on their
@@ -399,7 +421,7 @@ func (l *Locker) round(ctx context.Context, op string, req request) tally {
 	n := len(l.nodes)
 	c := &calls{done: make([]chan struct{}, n), err: make([]error, n)}
 	t := tally{calls: c, answer: make([]string, n)}
-	results := make(chan int, n-1)
+	results := make(chan int, n)
 	pending := make([]bool, n)
 	// Calls outlive ctx: cancelling one midway would leave its outcome
 	// unknown for no gain, as each is short.
@@ -407,7 +429,7 @@ func (l *Locker) round(ctx context.Context, op string, req request) tally {
 	for i := range n {
 		c.done[i] = make(chan struct{})
 		pending[i] = true
-		if i == 0 {
+		if i == 0 && !l.outside {
 			continue
 		}
 		go func() {
@@ -442,10 +464,14 @@ func (l *Locker) round(ctx context.Context, op string, req request) tally {
 		}
 		return t.ok+healthy < l.quorum
 	}
-	c.err[0] = l.nodes[0].call(ctx, op, req) // the local table: no network
-	close(c.done[0])
-	count(0)
-	for got := 1; got < n && !decided(); got++ {
+	got := 0
+	if !l.outside {
+		c.err[0] = l.nodes[0].call(ctx, op, req) // the local table: no network
+		close(c.done[0])
+		count(0)
+		got = 1
+	}
+	for ; got < n && !decided(); got++ {
 		select {
 		case i := <-results:
 			count(i)

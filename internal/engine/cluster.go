@@ -41,6 +41,23 @@ type ClusterConfig struct {
 	// instead of all of them doing the same work. The others only pick
 	// up the bucket usage it saves. Heal queues stay per node.
 	ScansHere func() bool
+	// NewKeyPools, when set, says how many pools, from the first, take
+	// new keys now (0, or the pool count or more: all). During a
+	// rolling expansion the appended pools take none until every node
+	// runs with them (cmd/shardstore, docs/pools.md): a node still on
+	// the old list would not find a key there.
+	NewKeyPools func() int
+}
+
+// newKeyPools is how many of n pools take new keys now.
+func (c *ClusterConfig) newKeyPools(n int) int {
+	if c == nil || c.NewKeyPools == nil {
+		return n
+	}
+	if k := c.NewKeyPools(); k > 0 && k < n {
+		return k
+	}
+	return n
 }
 
 // scansHere reports whether this node runs scanner cycles now.

@@ -49,7 +49,9 @@
 // SetCount/SetSize/SetIndex are the pool's. An object lives in exactly
 // one pool: with several pools, reads and writes of a key ask every
 // pool's set for it (keyHolders) and go to the pool holding it; a new
-// key goes to a pool picked by free space (pickPool); every commit
+// key goes to a pool picked by free space (pickPool; on a cluster
+// node, among the pools ClusterConfig.NewKeyPools opens: a rolling
+// expansion opens the appended pools once every node has them); every commit
 // checks again under the key's lock that no other pool took the key
 // meanwhile (checkSole: refused as ErrBusy, retried by the client).
 // Multipart uploads stay in the pool they started in (uploadSet).

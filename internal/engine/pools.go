@@ -280,8 +280,9 @@ func (e *Engine) pickPool(ctx context.Context) *pool {
 	}
 	var total uint64
 	weights := make([]uint64, len(e.pools))
+	open := e.cfg.Cluster.newKeyPools(len(e.pools)) // an expansion under way: the old pools only
 	for i, p := range e.pools {
-		if !ps.draining[p.id] {
+		if !ps.draining[p.id] && i < open {
 			weights[i] = ps.free[i]/(1<<20) + 1
 			total += weights[i]
 		}

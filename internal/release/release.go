@@ -40,10 +40,16 @@ const (
 	// an unstamped call (a release before this one rejoining) is refused:
 	// it is how a cluster keeps out a node that knows no gates at all.
 	StampedCalls Feature = "stamped-calls"
+	// Pools: a cluster's pool list recorded in the consensus group and
+	// grown by a rolling expansion (new nodes joining the group). A
+	// release without it refuses a node with another drive list and
+	// cannot read a pool on nodes it does not know, so a cluster expands
+	// only once every node has it.
+	Pools Feature = "pools"
 )
 
 // Supported lists the features of this release, sorted.
-func Supported() []Feature { return []Feature{EncryptedRecords, StampedCalls} }
+func Supported() []Feature { return []Feature{EncryptedRecords, Pools, StampedCalls} }
 
 // maxLen bounds a stamp header's value, and maxFeatures its feature list.
 const (

@@ -716,6 +716,12 @@ func TestNodeWithEveryDriveMissing(t *testing.T) {
 	if !strings.Contains(c.nodes[1].stderr.String(), "consensus log is new in an existing deployment") {
 		t.Errorf("node 2 with blank drives in an existing deployment joined the votes and granted locks at once:\n%s", c.nodes[1].stderr)
 	}
+	// Nor does it bootstrap a group of its own (its first log entry could
+	// differ from the group's): it joins the group, in which it is still
+	// a voter, and the leader brings it up to date.
+	if !strings.Contains(c.nodes[1].stderr.String(), "it joins the consensus group (a membership change)") {
+		t.Errorf("node 2 with a wiped consensus log did not join the existing group:\n%s", c.nodes[1].stderr)
+	}
 	c.waitAllOnline()
 	c.waitStatus(1, time.Now().Add(90*time.Second), "node 2's new drives refilled",
 		func(st admin.StatusReply) bool { return len(st.Heal.Refills) == 0 })

@@ -104,6 +104,10 @@ type testCluster struct {
 	// bins, where set, is the binary node i runs ("" or absent: the
 	// binary under test); the upgrade tests start older releases so.
 	bins []string
+	// hosts, where set, is node i's listen host (absent: 127.0.0.1), and
+	// dirs its working directory (the expansion test's nodes share
+	// drive paths under /proc/self/cwd, each in its own directory).
+	hosts, dirs []string
 }
 
 // tlsFiles are a test cluster's CA and certificates directories.
@@ -230,7 +234,11 @@ func startBins(t *testing.T, nodes, drives int, faults, kms bool, extra, bins []
 func (c *testCluster) launch(i int, endpoints []string) {
 	c.t.Helper()
 	n := &node{index: i, stderr: &serverbin.SyncBuffer{}, exited: make(chan struct{})}
-	args := append([]string{"server", "--address", fmt.Sprintf("127.0.0.1:%d", c.ports[i]), "--console-address", ""}, c.extra...)
+	host := "127.0.0.1"
+	if i < len(c.hosts) {
+		host = c.hosts[i]
+	}
+	args := append([]string{"server", "--address", fmt.Sprintf("%s:%d", host, c.ports[i]), "--console-address", ""}, c.extra...)
 	if c.tlsFiles != nil {
 		args = append(args, "--certs-dir", c.tlsFiles.dirs[i])
 	}
@@ -243,6 +251,9 @@ func (c *testCluster) launch(i int, endpoints []string) {
 		bin = c.bins[i]
 	}
 	n.cmd = exec.Command(bin, args...)
+	if i < len(c.dirs) {
+		n.cmd.Dir = c.dirs[i]
+	}
 	serverbin.DieWithParent(n.cmd)
 	n.cmd.Env = append(os.Environ(), "SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass,
 		"SHARDSTORE_ALLOW_ROOT_DRIVES=1", "SHARDSTORE_CERTS_DIR="+serverbin.NoCertsDir())
@@ -269,7 +280,7 @@ func (c *testCluster) launch(i int, endpoints []string) {
 		n.exitErr = n.cmd.Wait()
 		close(n.exited)
 	}()
-	n.endpoint = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme, c.ports[i])
+	n.endpoint = fmt.Sprintf("%s://%s:%d", c.scheme, host, c.ports[i])
 	c.nodes[i] = n
 }
 
