@@ -269,9 +269,14 @@ func (e *Engine) decomLoop() {
 	defer t.Stop()
 	for {
 		if e.cfg.Cluster.scansHere() {
+			e.followThrottle(ctx)
 			e.decomTick(ctx)
-		} else if doc, _, err := e.readDecom(ctx); err == nil {
-			e.applyDecom(doc)
+			e.rebalTick(ctx)
+		} else {
+			if doc, _, err := e.readDecom(ctx); err == nil {
+				e.applyDecom(doc)
+			}
+			e.followRebal(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -365,6 +370,9 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 					prog.versions += int64(versions)
 					prog.bytes += bytes
 				}
+				if err := e.pace(ctx, bytes); err != nil {
+					return err
+				}
 				if time.Since(lastSave) > 2*time.Second {
 					if err := save(nil); err != nil {
 						return err
@@ -432,6 +440,13 @@ func (e *Engine) poolUploads(ctx context.Context, p *pool) int {
 // its ciphertext and sealed key as they are, then the key's records and
 // data are removed from src. It returns the versions and bytes moved.
 func (e *Engine) moveKey(ctx context.Context, src *pool, bucket, key string) (int, int64, error) {
+	return e.moveKeyTo(ctx, src, nil, bucket, key)
+}
+
+// moveKeyTo is moveKey into pool dst (nil: one picked by free space;
+// rebalance picks the emptiest pool), unless a move cut short left
+// copies in another pool, where it goes on.
+func (e *Engine) moveKeyTo(ctx context.Context, src, dst *pool, bucket, key string) (int, int64, error) {
 	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return 0, 0, err
@@ -447,6 +462,9 @@ func (e *Engine) moveKey(ctx context.Context, src *pool, bucket, key string) (in
 		if n > 0 && e.pools[i] != src && !e.poolState.isDraining(e.pools[i].id) {
 			to = e.pools[i]
 		}
+	}
+	if to == nil && dst != nil && dst != src {
+		to = dst
 	}
 	if to == nil {
 		if to = e.pickPool(lctx); to == src || e.poolState.isDraining(to.id) {

@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// mountPoolFS mounts a tmpfs of size bytes at dir (unmounted at the
+// test's end), so that a pool's drives have a filesystem of their own
+// and their free space is the pool's: a rebalance evens used
+// fractions, which pools sharing one filesystem all have the same of.
+// Without the right to mount (not root), the test is skipped, saying so.
+func mountPoolFS(t *testing.T, dir string, size int64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "shardstore-e2e-pool", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot mount a tmpfs for a pool's drives (a rebalance needs pools on filesystems of their own; run as root): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Logf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+}
+
+// rebalStatus is the part of `admin pool rebalance status --json` the
+// tests read.
+type rebalStatus struct {
+	State string
+	Mean  float64
+	Pools []struct {
+		Pool              int
+		Source, Done      bool
+		Used              float64
+		UsedStart         float64 `json:"used_start"`
+		Objects, Versions int64
+		Bytes             int64
+		Failed            int64
+		LastError         string `json:"last_error"`
+	}
+	Threshold float64
+}
+
+func rebalState(t *testing.T, s *server) rebalStatus {
+	t.Helper()
+	var st rebalStatus
+	out := poolsCLI(t, s, "rebalance", "status", "--json")
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("rebalance status: %v\n%s", err, out)
+	}
+	return st
+}
+
+func (st rebalStatus) moved() (n int64) {
+	for _, p := range st.Pools {
+		n += p.Versions
+	}
+	return n
+}
+
+// TestPoolsRebalanceKilled fills one pool of a single node (its drives
+// on a tmpfs of their own), expands it with an empty pool of the same
+// size, starts a rebalance while a writer and a reader run (every read
+// must return the bytes written: the reader sees each key once), kills
+// the server (SIGKILL) once objects have moved, restarts it (the
+// rebalance resumes from its saved state) and waits for it to complete:
+// the pools' used fractions are then within the threshold of the mean,
+// both pools hold objects, every acknowledged object and every version
+// reads back byte-identical, and a listing names every key once.
+func TestPoolsRebalanceKilled(t *testing.T) {
+	singleNodeOnly(t, "it starts its own single-node server with two pools on tmpfs mounts")
+	dir := t.TempDir()
+	mountPoolFS(t, filepath.Join(dir, "a"), 384<<20)
+	mountPoolFS(t, filepath.Join(dir, "b"), 384<<20)
+	a, b := filepath.Join(dir, "a", "d")+"{1...4}", filepath.Join(dir, "b", "d")+"{1...4}"
+	s := poolServer(t, dir, a)
+	c := s.root()
+	createBucket(t, c, "pools")
+	createBucket(t, c, "pools-v")
+	if _, err := c.PutBucketVersioning(ctx(t), &s3.PutBucketVersioningInput{Bucket: aws.String("pools-v"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	fixed := map[string][]byte{}
+	for i := 0; i < 80; i++ {
+		key := fmt.Sprintf("fill/%03d", i)
+		body := pattern(1<<20+i*97, byte(i))
+		if i%10 == 0 {
+			body = pattern(100+i, byte(i)) // small: inline
+		}
+		if _, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("pools"), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+		fixed[key] = body
+	}
+	type version struct {
+		id, etag string
+		body     []byte
+	}
+	versions := map[string][]version{}
+	for i := 0; i < 10; i++ {
+		key := fmt.Sprintf("v/%02d", i)
+		for j := 0; j < 2; j++ {
+			body := pattern(128<<10+i*10+j, byte(i+j))
+			out, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("pools-v"), Key: aws.String(key), Body: bytes.NewReader(body)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			versions[key] = append(versions[key], version{aws.ToString(out.VersionId), aws.ToString(out.ETag), body})
+		}
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 4; i++ {
+		if err := os.MkdirAll(filepath.Join(dir, "b", fmt.Sprintf("d%d", i)), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = poolServer(t, dir, a, b)
+
+	acked := map[string][]byte{}
+	var mu sync.Mutex
+	load := func(s *server, prefix string) func() {
+		stop := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			r, w, err := loadRun(t, s.root(), fixed, acked, &mu, stop, prefix)
+			t.Logf("load %s: %d reads, %d acknowledged writes", prefix, r, w)
+			done <- err
+		}()
+		return func() {
+			close(stop)
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	stopLoad := load(s, "load1")
+	// Slow enough that the kill finds it in the middle.
+	poolsCLI(t, s, "throttle", "--bandwidth", "2MiB")
+	t.Logf("%s", poolsCLI(t, s, "rebalance", "start", "--threshold", "5%"))
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		st := rebalState(t, s)
+		if st.State == "complete" {
+			t.Fatalf("the rebalance completed before the kill (or found nothing to move): %+v", st)
+		}
+		if st.moved() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress within 60s: %+v\n%s", st, s.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopLoad()
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.exited
+	s.exitErr = nil
+
+	s = poolServer(t, dir, a, b)
+	poolsCLI(t, s, "throttle", "--bandwidth", "0")
+	stopLoad = load(s, "load2")
+	var st rebalStatus
+	for deadline := time.Now().Add(120 * time.Second); ; {
+		st = rebalState(t, s)
+		if st.State == "complete" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rebalance not complete within 120s after the restart:\n%s", poolsCLI(t, s, "rebalance", "status"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopLoad()
+	t.Logf("%s", poolsCLI(t, s, "rebalance", "status"))
+	for _, p := range st.Pools {
+		if p.Used > st.Mean+st.Threshold || p.Used < st.Mean-st.Threshold {
+			t.Errorf("pool %d uses %.3f of its capacity, more than %.3f from the mean %.3f", p.Pool, p.Used, st.Threshold, st.Mean)
+		}
+		if p.Pool == 1 && (!p.Source || p.Objects == 0) {
+			t.Errorf("pool 1 was not rebalanced from: %+v", p)
+		}
+	}
+	// Both pools hold shards now.
+	for _, p := range []string{"a", "b"} {
+		if n := countShardFiles(t, filepath.Join(dir, p, "d1")); n == 0 {
+			t.Errorf("pool %s holds no shard files after the rebalance", p)
+		}
+	}
+	mu.Lock()
+	for k, body := range acked {
+		fixed[k] = body
+	}
+	mu.Unlock()
+	c = s.root()
+	for key, body := range fixed {
+		g, err := c.GetObject(ctx(t), &s3.GetObjectInput{Bucket: aws.String("pools"), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("GET %s after the rebalance: %v", key, err)
+		}
+		if got := mustRead(t, g.Body); !bytes.Equal(got, body) {
+			t.Fatalf("GET %s after the rebalance: %d bytes differ from the %d written", key, len(got), len(body))
+		}
+	}
+	listed := map[string]int{}
+	p := s3.NewListObjectsV2Paginator(s.root(), &s3.ListObjectsV2Input{Bucket: aws.String("pools")})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Contents {
+			listed[aws.ToString(o.Key)]++
+		}
+	}
+	for key := range fixed {
+		if listed[key] != 1 {
+			t.Errorf("%s listed %d times", key, listed[key])
+		}
+	}
+	c = s.root()
+	for key, vs := range versions {
+		for _, v := range vs {
+			g, err := c.GetObject(ctx(t), &s3.GetObjectInput{Bucket: aws.String("pools-v"), Key: aws.String(key), VersionId: aws.String(v.id)})
+			if err != nil {
+				t.Fatalf("GET %s version %s after the rebalance: %v", key, v.id, err)
+			}
+			if aws.ToString(g.ETag) != v.etag {
+				t.Fatalf("%s version %s: ETag %s, was %s", key, v.id, aws.ToString(g.ETag), v.etag)
+			}
+			if got := mustRead(t, g.Body); !bytes.Equal(got, v.body) {
+				t.Fatalf("%s version %s differs after the rebalance", key, v.id)
+			}
+		}
+		lv, err := c.ListObjectVersions(ctx(t), &s3.ListObjectVersionsInput{Bucket: aws.String("pools-v"), Prefix: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lv.Versions) != len(vs) {
+			t.Fatalf("%s: %d versions listed, want %d", key, len(lv.Versions), len(vs))
+		}
+	}
+}
