@@ -52,9 +52,9 @@ type DecomStatus struct {
 	// LastError is the latest failure.
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
-	// Uploads are the multipart uploads still in the pool at the end of
-	// the latest pass: they are not moved; the pool is complete once
-	// they are completed, aborted or expired.
+	// Uploads are the multipart uploads left in the pool at the end of
+	// the latest pass (their move failed: retried next pass); uploads
+	// are moved with their parts after the pass's keys.
 	Uploads int `json:"uploads"`
 	// Passes counts the walks over the pool's keys.
 	Passes int `json:"passes"`
@@ -386,7 +386,15 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 			after = keys[len(keys)-1]
 		}
 	}
-	uploads := e.poolUploads(ctx, p)
+	// Multipart uploads in progress move too (decom_uploads.go).
+	_, uploads, uerr := e.moveUploads(ctx, p)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if uerr != nil {
+		prog.failed++
+		prog.lastErr = uerr.Error()
+	}
 	done := found == 0 && uploads == 0
 	if done && !e.clustered() {
 		// A single node keeps bucket records and config documents on
@@ -411,28 +419,6 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 }
 
 var errDecomStopped = errors.New("decommission stopped")
-
-// poolUploads counts the multipart upload records in pool p.
-func (e *Engine) poolUploads(ctx context.Context, p *pool) int {
-	var mu sync.Mutex
-	ids := map[string]bool{}
-	for _, set := range p.sets {
-		drives := set.drives[:min(len(set.drives), set.parity+1)]
-		forEachDrive(drives, func(_ int, d drive.Drive) error {
-			ents, err := d.Scan(ctx, drive.TableUploads, drive.ScanQuery{})
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			for _, ent := range ents {
-				ids[ent.Key] = true
-			}
-			mu.Unlock()
-			return nil
-		})
-	}
-	return len(ids)
-}
 
 // moveKey moves every version of bucket/key from pool src to another
 // pool under the key's lock: each version is copied with its version id,

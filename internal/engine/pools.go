@@ -252,12 +252,23 @@ func (e *Engine) checkSole(ctx context.Context, set *erasureSet, bucket, key str
 }
 
 // uploadSet is the set holding a multipart upload: uploads stay in the
-// pool they were started in, which is found by looking.
+// pool they were started in, which is found by looking, until a
+// decommission moves them (decom_uploads.go). Pools being drained are
+// looked in first: an upload a move cut short holds in two pools is the
+// drained pool's until the move removes it there.
 func (e *Engine) uploadSet(ctx context.Context, bucket, key, uploadID string) *erasureSet {
 	if len(e.pools) == 1 {
 		return e.setIn(e.pools[0], bucket, key)
 	}
-	for _, p := range e.pools {
+	order := make([]*pool, 0, len(e.pools))
+	for _, draining := range []bool{true, false} {
+		for _, p := range e.pools {
+			if e.poolState.isDraining(p.id) == draining {
+				order = append(order, p)
+			}
+		}
+	}
+	for _, p := range order {
 		set := e.setIn(p, bucket, key)
 		if _, _, err := e.readUpload(ctx, set, bucket, key, uploadID); err == nil {
 			return set
