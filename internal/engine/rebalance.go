@@ -61,7 +61,15 @@ type RebalPool struct {
 	// at the latest check.
 	UsedStart float64 `json:"used_start"`
 	Used      float64 `json:"used"`
-	// Done: a source pool down to the mean (or with nothing more that
+	// Goal is how many bytes of disk space (shards, parity included) a
+	// source pool frees to come down to the mean of the start; Moved is
+	// what its moves freed so far. Goal, not the pool's measured use,
+	// says when a source is done: on a cluster the data of a moved key
+	// is freed minutes later (a download another node started may still
+	// read it), so the measured use lags the moves.
+	Goal  int64 `json:"goal"`
+	Moved int64 `json:"moved"`
+	// Done: a source pool that freed its goal (or has nothing more that
 	// could be moved).
 	Done bool `json:"done,omitempty"`
 	// Objects (keys), Versions and Bytes moved off this pool.
@@ -231,7 +239,8 @@ func poolUses(ctx context.Context, pools []*pool) (map[*pool]poolUse, float64) {
 // StartRebalance starts evening out the pools' used fractions: every
 // pool whose use is above the mean by more than threshold has objects
 // moved off it (every version of a key together, as a decommission
-// moves them) to the emptiest pools, until it is at the mean. Starting
+// moves them) to the emptiest pools, until the disk space its moves
+// free brings it to the mean of the start. Starting
 // one that runs answers its status.
 func (e *Engine) StartRebalance(ctx context.Context, threshold float64) (RebalStatus, error) {
 	if len(e.pools) < 2 {
@@ -265,6 +274,7 @@ func (e *Engine) StartRebalance(ctx context.Context, threshold float64) (RebalSt
 			rp := RebalPool{PoolID: p.id, Pool: p.index + 1, UsedStart: f, Used: f, Source: f > mean+threshold}
 			if rp.Source {
 				sources++
+				rp.Goal = int64((f - mean) * float64(uses[p].total))
 			}
 			st.Pools = append(st.Pools, rp)
 		}
@@ -328,7 +338,7 @@ const rebalCheck = 100 * time.Millisecond
 // rebalTick runs one pass of a running rebalance (on the node that
 // scans): each source pool not yet done has its keys moved, one key
 // (every version) at a time, to the pool with the lowest use, until its
-// use is down to the mean. Progress is saved every few seconds, so a
+// moves freed its goal (RebalPool.Goal). Progress is saved every few seconds, so a
 // node killed in the middle resumes: keys moved are no longer in the
 // source, a key cut short is moved again (its copies are idempotent).
 // A running decommission pauses it.
@@ -362,21 +372,28 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 		byID[p.id] = p
 	}
 	type progress struct {
-		objects, versions, bytes, failed int64
-		lastErr                          string
-		used                             float64
-		done                             bool
+		objects, versions, bytes, failed, moved int64
+		lastErr                                 string
+		used                                    float64
+		done                                    bool
 	}
 	prog := map[string]*progress{}
 	for _, rp := range st.Pools {
 		prog[rp.PoolID] = &progress{used: rp.Used, done: rp.Done}
 	}
+	goal, movedBefore := map[string]int64{}, map[string]int64{}
+	for _, rp := range st.Pools {
+		goal[rp.PoolID], movedBefore[rp.PoolID] = rp.Goal, rp.Moved
+	}
+	// left says whether source id has more to free.
+	left := func(id string) bool { return movedBefore[id]+prog[id].moved < goal[id] }
 	var mean float64
 	save := func(final bool) error {
 		got := prog
 		prog = map[string]*progress{}
 		for id, p := range got {
 			prog[id] = &progress{used: p.used, done: p.done}
+			movedBefore[id] += p.moved
 		}
 		_, err := e.updateRebal(ctx, func(s *RebalStatus) error {
 			if s.State != RebalRunning || !s.Started.Equal(st.Started) {
@@ -390,6 +407,7 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 					rp.Versions += p.versions
 					rp.Bytes += p.bytes
 					rp.Failed += p.failed
+					rp.Moved += p.moved
 					if p.lastErr != "" {
 						rp.LastError = p.lastErr
 					}
@@ -444,10 +462,13 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 		if to == nil {
 			return errors.New("no pool to move to")
 		}
-		if pr.used <= mean {
+		if !left(rp.PoolID) {
 			pr.done = true
 			continue
 		}
+		// Disk bytes a stored byte takes in this pool: its shards.
+		set := src.sets[0]
+		perByte := float64(len(set.drives)) / float64(len(set.drives)-set.parity)
 		failures := 0
 		moved, err := e.rebalPool(ctx, src, func(versions int, bytes int64, err error, bucket, key string) (bool, error) {
 			switch {
@@ -460,6 +481,7 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 				pr.objects++
 				pr.versions += int64(versions)
 				pr.bytes += bytes
+				pr.moved += int64(float64(bytes) * perByte)
 			}
 			if err := e.pace(ctx, bytes); err != nil {
 				return false, err
@@ -476,14 +498,14 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 				}
 				pr, lastSave = prog[rp.PoolID], time.Now()
 			}
-			return pr.used > mean, nil
+			return left(rp.PoolID), nil
 		}, func() *pool { return to })
 		if err != nil {
 			return err
 		}
 		to = measure()
-		if pr.used <= mean || moved == 0 && failures == 0 {
-			// Down to the mean, or nothing left here that could move.
+		if !left(rp.PoolID) || moved == 0 && failures == 0 {
+			// Its goal freed, or nothing left here that could move.
 			pr.done = true
 		}
 	}

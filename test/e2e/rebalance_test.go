@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,9 +21,10 @@ import (
 )
 
 // mountPoolFS mounts a tmpfs of size bytes at dir (unmounted at the
-// test's end), so that a pool's drives have a filesystem of their own
-// and their free space is the pool's: a rebalance evens used
-// fractions, which pools sharing one filesystem all have the same of.
+// test's end), so that a drive has a filesystem of its own and its free
+// space is its own: a rebalance evens used fractions, which pools
+// sharing one filesystem all have the same of, and counts the bytes it
+// frees per drive.
 // Without the right to mount (not root), the test is skipped, saying so.
 func mountPoolFS(t *testing.T, dir string, size int64) {
 	t.Helper()
@@ -73,8 +77,8 @@ func (st rebalStatus) moved() (n int64) {
 	return n
 }
 
-// TestPoolsRebalanceKilled fills one pool of a single node (its drives
-// on a tmpfs of their own), expands it with an empty pool of the same
+// TestPoolsRebalanceKilled fills one pool of a single node (each drive
+// a tmpfs of its own), expands it with an empty pool of the same
 // size, starts a rebalance while a writer and a reader run (every read
 // must return the bytes written: the reader sees each key once), kills
 // the server (SIGKILL) once objects have moved, restarts it (the
@@ -85,8 +89,12 @@ func (st rebalStatus) moved() (n int64) {
 func TestPoolsRebalanceKilled(t *testing.T) {
 	singleNodeOnly(t, "it starts its own single-node server with two pools on tmpfs mounts")
 	dir := t.TempDir()
-	mountPoolFS(t, filepath.Join(dir, "a"), 384<<20)
-	mountPoolFS(t, filepath.Join(dir, "b"), 384<<20)
+	// Each drive on a tmpfs of its own, as drives are disks of their own.
+	for _, p := range []string{"a", "b"} {
+		for i := 1; i <= 4; i++ {
+			mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), 128<<20)
+		}
+	}
 	a, b := filepath.Join(dir, "a", "d")+"{1...4}", filepath.Join(dir, "b", "d")+"{1...4}"
 	s := poolServer(t, dir, a)
 	c := s.root()
@@ -126,11 +134,6 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 	}
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
-	}
-	for i := 1; i <= 4; i++ {
-		if err := os.MkdirAll(filepath.Join(dir, "b", fmt.Sprintf("d%d", i)), 0o750); err != nil {
-			t.Fatal(err)
-		}
 	}
 	s = poolServer(t, dir, a, b)
 
@@ -255,5 +258,167 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 		if len(lv.Versions) != len(vs) {
 			t.Fatalf("%s: %d versions listed, want %d", key, len(lv.Versions), len(vs))
 		}
+	}
+}
+
+// TestPoolsMoveThroughput measures a rebalance or a decommission on
+// loopback (docs/performance.md): SHARDSTORE_MOVE_OBJECTS objects of
+// SHARDSTORE_MOVE_SIZE bytes (default 65536) fill pool 1 of a single
+// node (4 drives, each a tmpfs of its own), a second pool like it is
+// added, and SHARDSTORE_MOVE_KIND (rebalance, the default, or
+// decommission) runs with SHARDSTORE_MOVE_THROTTLE as its bandwidth
+// limit (none by default). With SHARDSTORE_MOVE_CLIENT=1 a probe client
+// PUTs 4 KiB objects and GETs filled ones in turn, for 5 s before and
+// all through the move. It logs objects/s, MiB/s and the probe's
+// p50/p99. Without SHARDSTORE_MOVE_OBJECTS it is skipped.
+func TestPoolsMoveThroughput(t *testing.T) {
+	singleNodeOnly(t, "it measures a single node's moves")
+	n, _ := strconv.Atoi(os.Getenv("SHARDSTORE_MOVE_OBJECTS"))
+	if n <= 0 {
+		t.Skip("set SHARDSTORE_MOVE_OBJECTS to a count of objects to measure a rebalance or a decommission")
+	}
+	size := 65536
+	if v, err := strconv.Atoi(os.Getenv("SHARDSTORE_MOVE_SIZE")); err == nil && v > 0 {
+		size = v
+	}
+	kind := os.Getenv("SHARDSTORE_MOVE_KIND")
+	if kind == "" {
+		kind = "rebalance"
+	}
+	dir := t.TempDir()
+	fsSize := int64(n)*int64(size)/2*3/4 + 96<<20 // a quarter of the coded data, twice, and the index
+	for _, p := range []string{"a", "b"} {
+		for i := 1; i <= 4; i++ {
+			mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
+		}
+	}
+	a, b := filepath.Join(dir, "a", "d")+"{1...4}", filepath.Join(dir, "b", "d")+"{1...4}"
+	s := poolServer(t, dir, a)
+	c := s.root()
+	createBucket(t, c, "pools")
+	body := pattern(size, 7)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				if _, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("pools"), Key: aws.String(fmt.Sprintf("o/%06d", i)), Body: bytes.NewReader(body)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	s = poolServer(t, dir, a, b)
+	c = s.root()
+	if th := os.Getenv("SHARDSTORE_MOVE_THROTTLE"); th != "" {
+		poolsCLI(t, s, "throttle", "--bandwidth", th)
+	}
+	probe := func(stop <-chan struct{}, puts, gets *[]time.Duration) {
+		small := pattern(4096, 3)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			t0 := time.Now()
+			if _, err := c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("probe"), Key: aws.String(fmt.Sprintf("p/%06d", i)), Body: bytes.NewReader(small)}); err != nil {
+				t.Errorf("probe PUT: %v", err)
+				return
+			}
+			*puts = append(*puts, time.Since(t0))
+			t0 = time.Now()
+			g, err := c.GetObject(ctx(t), &s3.GetObjectInput{Bucket: aws.String("pools"), Key: aws.String(fmt.Sprintf("o/%06d", i%n))})
+			if err != nil {
+				t.Errorf("probe GET: %v", err)
+				return
+			}
+			mustRead(t, g.Body)
+			*gets = append(*gets, time.Since(t0))
+		}
+	}
+	quantiles := func(d []time.Duration) string {
+		if len(d) == 0 {
+			return "none"
+		}
+		slices.Sort(d)
+		return fmt.Sprintf("p50 %v p99 %v (%d)", d[len(d)/2].Round(100*time.Microsecond), d[len(d)*99/100].Round(100*time.Microsecond), len(d))
+	}
+	client := os.Getenv("SHARDSTORE_MOVE_CLIENT") == "1"
+	var basePuts, baseGets, puts, gets []time.Duration
+	stop, done := make(chan struct{}), make(chan struct{})
+	if client {
+		// The probe's objects go to a bucket of their own, which the
+		// rebalance moves too; its baseline is taken before.
+		createBucket(t, c, "probe")
+		go func() { probe(stop, &basePuts, &baseGets); close(done) }()
+		time.Sleep(5 * time.Second)
+		close(stop)
+		<-done
+		stop, done = make(chan struct{}), make(chan struct{})
+		go func() { probe(stop, &puts, &gets); close(done) }()
+	}
+	start := time.Now()
+	var objects, bytesMoved int64
+	if kind == "decommission" {
+		poolsCLI(t, s, "decommission", "start", "1")
+	} else {
+		poolsCLI(t, s, "rebalance", "start")
+	}
+	for {
+		var state string
+		if kind == "decommission" {
+			state, _ = decomState(t, s)
+		} else {
+			st := rebalState(t, s)
+			state = st.State
+			objects, bytesMoved = 0, 0
+			for _, p := range st.Pools {
+				objects += p.Objects
+				bytesMoved += p.Bytes
+			}
+		}
+		if state == "complete" {
+			break
+		}
+		if time.Since(start) > 30*time.Minute {
+			t.Fatalf("%s not complete within 30 minutes", kind)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	if client {
+		close(stop)
+		<-done
+	}
+	var report []byte
+	if kind == "decommission" {
+		report = poolsCLI(t, s, "decommission", "status")
+		var reply struct {
+			Decommissions []struct{ Objects, Bytes int64 }
+		}
+		if err := json.Unmarshal(poolsCLI(t, s, "decommission", "status", "--json"), &reply); err == nil && len(reply.Decommissions) == 1 {
+			objects, bytesMoved = reply.Decommissions[0].Objects, reply.Decommissions[0].Bytes
+		}
+	} else {
+		report = poolsCLI(t, s, "rebalance", "status")
+	}
+	t.Logf("%s (throttle %q, client %v) of %d objects of %d bytes: moved %d objects, %.1f MiB in %v: %.0f objects/s, %.1f MiB/s (%d CPUs)\n%s",
+		kind, os.Getenv("SHARDSTORE_MOVE_THROTTLE"), client, n, size, objects, float64(bytesMoved)/(1<<20), took.Round(time.Millisecond),
+		float64(objects)/took.Seconds(), float64(bytesMoved)/(1<<20)/took.Seconds(), runtime.NumCPU(), report)
+	if client {
+		t.Logf("client 4 KiB PUT before: %s; during: %s", quantiles(basePuts), quantiles(puts))
+		t.Logf("client GET of a filled object before: %s; during: %s", quantiles(baseGets), quantiles(gets))
 	}
 }
