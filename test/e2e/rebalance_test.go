@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,6 +38,36 @@ func mountPoolFS(t *testing.T, dir string, size int64) {
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Logf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+}
+
+// mountLoopExt4 mounts at dir an ext4 filesystem of size bytes in an
+// image file beside it (on the disk the temporary directory is on), so
+// that a drive has a filesystem of its own whose syncs reach a disk, as
+// a tmpfs's do not (measurements). Skipped, saying so, without the
+// right to mount or without mkfs.ext4.
+func mountLoopExt4(t *testing.T, dir string, size int64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	img := dir + ".img"
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", img).CombinedOutput(); err != nil {
+		t.Skipf("cannot make an ext4 image for a drive (mkfs.ext4 from e2fsprogs): %v: %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot loop-mount a drive's ext4 image (run as root): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
 			t.Logf("umount %s: %v: %s", dir, err, out)
 		}
 	})
@@ -264,8 +295,9 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 // TestPoolsMoveThroughput measures a rebalance or a decommission on
 // loopback (docs/performance.md): SHARDSTORE_MOVE_OBJECTS objects of
 // SHARDSTORE_MOVE_SIZE bytes (default 65536) fill pool 1 of a single
-// node (4 drives, each a tmpfs of its own), a second pool like it is
-// added, and SHARDSTORE_MOVE_KIND (rebalance, the default, or
+// node (4 drives, each a tmpfs of its own, or with
+// SHARDSTORE_MOVE_FS=ext4 a loop-mounted ext4 image on the temporary
+// directory's disk), a second pool like it is added, and SHARDSTORE_MOVE_KIND (rebalance, the default, or
 // decommission) runs with SHARDSTORE_MOVE_THROTTLE as its bandwidth
 // limit (none by default). With SHARDSTORE_MOVE_CLIENT=1 a probe client
 // PUTs 4 KiB objects and GETs filled ones in turn, for 5 s before and
@@ -289,7 +321,11 @@ func TestPoolsMoveThroughput(t *testing.T) {
 	fsSize := int64(n)*int64(size)/2*3/4 + 96<<20 // a quarter of the coded data, twice, and the index
 	for _, p := range []string{"a", "b"} {
 		for i := 1; i <= 4; i++ {
-			mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
+			if os.Getenv("SHARDSTORE_MOVE_FS") == "ext4" {
+				mountLoopExt4(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
+			} else {
+				mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
+			}
 		}
 	}
 	a, b := filepath.Join(dir, "a", "d")+"{1...4}", filepath.Join(dir, "b", "d")+"{1...4}"
@@ -414,8 +450,8 @@ func TestPoolsMoveThroughput(t *testing.T) {
 	} else {
 		report = poolsCLI(t, s, "rebalance", "status")
 	}
-	t.Logf("%s (throttle %q, client %v) of %d objects of %d bytes: moved %d objects, %.1f MiB in %v: %.0f objects/s, %.1f MiB/s (%d CPUs)\n%s",
-		kind, os.Getenv("SHARDSTORE_MOVE_THROTTLE"), client, n, size, objects, float64(bytesMoved)/(1<<20), took.Round(time.Millisecond),
+	t.Logf("%s (%s drives, throttle %q, client %v) of %d objects of %d bytes: moved %d objects, %.1f MiB in %v: %.0f objects/s, %.1f MiB/s (%d CPUs)\n%s",
+		kind, cmp.Or(os.Getenv("SHARDSTORE_MOVE_FS"), "tmpfs"), os.Getenv("SHARDSTORE_MOVE_THROTTLE"), client, n, size, objects, float64(bytesMoved)/(1<<20), took.Round(time.Millisecond),
 		float64(objects)/took.Seconds(), float64(bytesMoved)/(1<<20)/took.Seconds(), runtime.NumCPU(), report)
 	if client {
 		t.Logf("client 4 KiB PUT before: %s; during: %s", quantiles(basePuts), quantiles(puts))
