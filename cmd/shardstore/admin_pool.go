@@ -16,12 +16,15 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
-const poolUsage = "shardstore admin pool status|decommission start|status|cancel [POOL] [--endpoint URL] [--ca-cert FILE] [--json]"
+const poolUsage = "shardstore admin pool status|decommission start|status|cancel [POOL]|rebalance start|status|cancel|throttle [--endpoint URL] [--ca-cert FILE] [--json]"
 
 const poolHead = `usage: shardstore admin pool status [--json]
        shardstore admin pool decommission start POOL
        shardstore admin pool decommission status [--json]
        shardstore admin pool decommission cancel POOL
+       shardstore admin pool rebalance start [--threshold 5%]
+       shardstore admin pool rebalance status|cancel
+       shardstore admin pool throttle [--bandwidth RATE] [--objects N]
        (each with [--endpoint URL] [--ca-cert FILE])
 
 The server pools (docs/pools.md):
@@ -32,7 +35,13 @@ The server pools (docs/pools.md):
                            delete marker and bucket record off it while it serves;
                            once "complete", restart without the pool's argument
   decommission status      the decommissions and their progress
-  decommission cancel POOL stop a decommission; what was moved stays moved`
+  decommission cancel POOL stop a decommission; what was moved stays moved
+  rebalance start          move objects (every version of a key together) off the
+                           pools whose use is above the mean by more than the
+                           threshold to the emptiest pools, until each is at the mean
+  rebalance status|cancel  its progress; stop it (what was moved stays moved)
+  throttle                 the limits decommission and rebalance move data at;
+                           with --bandwidth and/or --objects, set them (0: no limit)`
 
 // runAdminPool runs `shardstore admin pool ...`.
 func runAdminPool(args []string) error {
@@ -55,10 +64,10 @@ func runAdminPool(args []string) error {
 		default:
 			return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown decommission command %q (start, status or cancel)", rest[0])
 		}
-	case "rebalance":
-		return cli.Usagef(poolUsage, "shardstore admin pool -h", "admin pool rebalance is not built yet (docs/pools.md)")
+	case "rebalance", "throttle":
+		return runAdminRebalance(what, rest)
 	default:
-		return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown pool command %q (status or decommission)", what)
+		return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown pool command %q (status, decommission, rebalance or throttle)", what)
 	}
 	fs := flag.NewFlagSet("admin pool "+what, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

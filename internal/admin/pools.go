@@ -70,7 +70,7 @@ func (h *Handler) routePools(method, path string) (*call, int, string, bool) {
 			}
 		})}, 0, "", true
 	}
-	return nil, 0, "", false
+	return h.routeRebalance(method, path)
 }
 
 // withPools serves a pool call with the engine's pools, or 501.

@@ -52,9 +52,9 @@ type DecomStatus struct {
 	// LastError is the latest failure.
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
-	// Uploads are the multipart uploads still in the pool at the end of
-	// the latest pass: they are not moved; the pool is complete once
-	// they are completed, aborted or expired.
+	// Uploads are the multipart uploads left in the pool at the end of
+	// the latest pass (their move failed: retried next pass); uploads
+	// are moved with their parts after the pass's keys.
 	Uploads int `json:"uploads"`
 	// Passes counts the walks over the pool's keys.
 	Passes int `json:"passes"`
@@ -269,9 +269,14 @@ func (e *Engine) decomLoop() {
 	defer t.Stop()
 	for {
 		if e.cfg.Cluster.scansHere() {
+			e.followThrottle(ctx)
 			e.decomTick(ctx)
-		} else if doc, _, err := e.readDecom(ctx); err == nil {
-			e.applyDecom(doc)
+			e.rebalTick(ctx)
+		} else {
+			if doc, _, err := e.readDecom(ctx); err == nil {
+				e.applyDecom(doc)
+			}
+			e.followRebal(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -365,6 +370,9 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 					prog.versions += int64(versions)
 					prog.bytes += bytes
 				}
+				if err := e.pace(ctx, bytes); err != nil {
+					return err
+				}
 				if time.Since(lastSave) > 2*time.Second {
 					if err := save(nil); err != nil {
 						return err
@@ -378,7 +386,15 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 			after = keys[len(keys)-1]
 		}
 	}
-	uploads := e.poolUploads(ctx, p)
+	// Multipart uploads in progress move too (decom_uploads.go).
+	_, uploads, uerr := e.moveUploads(ctx, p)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if uerr != nil {
+		prog.failed++
+		prog.lastErr = uerr.Error()
+	}
 	done := found == 0 && uploads == 0
 	if done && !e.clustered() {
 		// A single node keeps bucket records and config documents on
@@ -404,34 +420,19 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 
 var errDecomStopped = errors.New("decommission stopped")
 
-// poolUploads counts the multipart upload records in pool p.
-func (e *Engine) poolUploads(ctx context.Context, p *pool) int {
-	var mu sync.Mutex
-	ids := map[string]bool{}
-	for _, set := range p.sets {
-		drives := set.drives[:min(len(set.drives), set.parity+1)]
-		forEachDrive(drives, func(_ int, d drive.Drive) error {
-			ents, err := d.Scan(ctx, drive.TableUploads, drive.ScanQuery{})
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			for _, ent := range ents {
-				ids[ent.Key] = true
-			}
-			mu.Unlock()
-			return nil
-		})
-	}
-	return len(ids)
-}
-
 // moveKey moves every version of bucket/key from pool src to another
 // pool under the key's lock: each version is copied with its version id,
 // time, ETag, metadata, tags, lock settings and (for an encrypted one)
 // its ciphertext and sealed key as they are, then the key's records and
 // data are removed from src. It returns the versions and bytes moved.
 func (e *Engine) moveKey(ctx context.Context, src *pool, bucket, key string) (int, int64, error) {
+	return e.moveKeyTo(ctx, src, nil, bucket, key)
+}
+
+// moveKeyTo is moveKey into pool dst (nil: one picked by free space;
+// rebalance picks the emptiest pool), unless a move cut short left
+// copies in another pool, where it goes on.
+func (e *Engine) moveKeyTo(ctx context.Context, src, dst *pool, bucket, key string) (int, int64, error) {
 	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return 0, 0, err
@@ -447,6 +448,9 @@ func (e *Engine) moveKey(ctx context.Context, src *pool, bucket, key string) (in
 		if n > 0 && e.pools[i] != src && !e.poolState.isDraining(e.pools[i].id) {
 			to = e.pools[i]
 		}
+	}
+	if to == nil && dst != nil && dst != src {
+		to = dst
 	}
 	if to == nil {
 		if to = e.pickPool(lctx); to == src || e.poolState.isDraining(to.id) {

@@ -36,7 +36,10 @@
 //	import.go       versions another store made (migrate); import_parts.go such a version in its parts
 //	object.go       delete, copy, in-place metadata updates (ACL, tags)
 //	pools.go        server pools: which pool holds a key, new keys by free space, expansion
-//	decommission.go draining a pool: the state document, the moving loop, moveKey
+//	decommission.go draining a pool: the state document, the moving loop, moveKey;
+//	                decom_uploads.go moves its multipart uploads in progress
+//	rebalance.go    evening the pools' use: moves keys off the fullest pools with moveKey
+//	throttle.go     the limits decommission and rebalance move at (pools/throttle)
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
 //	healobject.go   heal one object (the background jobs decide when)
 //	bucket.go, config.go, sharedstate.go   bucket records and config documents
@@ -54,21 +57,27 @@
 // expansion opens the appended pools once every node has them); every commit
 // checks again under the key's lock that no other pool took the key
 // meanwhile (checkSole: refused as ErrBusy, retried by the client).
-// Multipart uploads stay in the pool they started in (uploadSet).
+// Multipart uploads stay in the pool they started in (uploadSet) until
+// a decommission moves them.
 // Listings merge all sets of all pools. A pool appended to an existing
 // deployment is formatted at start (formatPool) and, on a single node,
 // given the bucket records and config documents (seedPools). With one
 // pool none of this costs a drive call. docs/pools.md has the operator's
-// side and what is not built (cluster expansion, moving in-progress
-// uploads, rebalance).
+// side and what is not built (rolling cluster expansion).
 //
 // A decommission (decommission.go) drains a pool: the config document
 // pools/decommission keeps new keys off it on every node, and the node
 // that scans moves each of its keys under the key's write lock, every
 // version raw (an encrypted one's ciphertext as stored) with its
 // record unchanged but for the coding, then purges the key from the
-// pool. Progress is saved every 2 s; a pass that finds nothing left
-// completes it. Starting without a pool the deployment had (pools/known)
+// pool; then the multipart uploads in progress move, each under its
+// upload lock (decom_uploads.go). Progress is saved every 2 s; a pass
+// that finds nothing left completes it. A rebalance (rebalance.go, the
+// document pools/rebalance) moves keys the same way (moveKeyTo) off the
+// pools whose used fraction is above the mean by more than a threshold
+// until each frees its goal; its source pools, like draining ones, are a
+// key's pool while a move of it is cut short (heldBy). Both movers pace
+// themselves to the limits of pools/throttle (throttle.go). Starting without a pool the deployment had (pools/known)
 // is refused unless its decommission completed.
 //
 // # Drives and sets

@@ -241,6 +241,11 @@ func (e *Engine) PutObjectPart(ctx context.Context, bucket, key, uploadID string
 	}
 	defer unlock()
 	if _, _, err := e.readUpload(ctx, set, bucket, key, uploadID); err != nil {
+		if errors.Is(err, ErrNoSuchUpload) && e.uploadMovedFrom(ctx, set, bucket, key, uploadID) {
+			// A decommission moved the upload since its pool was looked
+			// up: the retry writes the part there.
+			return PartInfo{}, fmt.Errorf("upload part %d of %s/%s: %w: the upload moved to another server pool", part, bucket, key, ErrBusy)
+		}
 		return PartInfo{}, err
 	}
 	partLock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID+"/"+strconv.Itoa(part)))
@@ -441,12 +446,14 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 			return ObjectInfo{}, fmt.Errorf("%w: part %d after part %d", ErrInvalidPartOrder, p.Number, parts[i-1].Number)
 		}
 	}
-	set := e.uploadSet(ctx, bucket, key, uploadID)
 	uploadUnlock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	defer uploadUnlock()
+	// Looked up under the upload's lock: a decommission moves uploads
+	// under it (decom_uploads.go).
+	set := e.uploadSet(ctx, bucket, key, uploadID)
 	up, _, err := e.readUpload(ctx, set, bucket, key, uploadID)
 	if errors.Is(err, ErrNoSuchUpload) {
 		if oi, ok := e.completedUpload(ctx, set, bucket, key, uploadID, parts); ok {
@@ -591,12 +598,12 @@ func (e *Engine) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return err
 	}
-	set := e.uploadSet(ctx, bucket, key, uploadID)
 	unlock, err := e.locks.LockWait(ctx, lockName(bucket, "\x00upload/"+uploadID))
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	set := e.uploadSet(ctx, bucket, key, uploadID) // under the lock: uploads move under it
 	if _, _, err := e.readUpload(ctx, set, bucket, key, uploadID); err != nil {
 		return err
 	}

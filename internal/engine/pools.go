@@ -45,6 +45,12 @@ func (p *pool) drives() []drive.Drive {
 type poolStates struct {
 	mu       sync.RWMutex
 	draining map[string]bool // by pool id
+	// moving are the source pools of the latest rebalance (by id): a key
+	// found in one of them and in another pool (a move cut short) is
+	// the source's until the move removes it there (rebalance.go).
+	moving map[string]bool
+	// move paces decommission and rebalance moves (throttle.go).
+	move movePacer
 	// free caches each pool's free bytes for the pick of a new key's pool.
 	free   []uint64
 	freeAt time.Time
@@ -163,8 +169,8 @@ func (e *Engine) holds(ctx context.Context, set *erasureSet, bucket, key string)
 
 // heldBy picks the pool holding a key from keyHolders' counts: a pool
 // whose drives hold it with read quorum before one holding remnants;
-// then a pool being drained (its copy stays the key's until the
-// decommission has moved it and removed it there); then the most
+// then a pool being drained or rebalanced from (its copy stays the
+// key's until the move has copied it and removed it there); then the most
 // holders, then the first. -1 when no pool holds it.
 func (e *Engine) heldBy(found []int) int {
 	best := -1
@@ -174,7 +180,7 @@ func (e *Engine) heldBy(found []int) int {
 		if found[i] >= len(p.sets[0].drives)-p.sets[0].parity {
 			q = 1
 		}
-		if e.poolState.isDraining(p.id) {
+		if e.poolState.isLeaving(p.id) {
 			d = 1
 		}
 		return []int{q, d, found[i]}
@@ -246,12 +252,23 @@ func (e *Engine) checkSole(ctx context.Context, set *erasureSet, bucket, key str
 }
 
 // uploadSet is the set holding a multipart upload: uploads stay in the
-// pool they were started in, which is found by looking.
+// pool they were started in, which is found by looking, until a
+// decommission moves them (decom_uploads.go). Pools being drained are
+// looked in first: an upload a move cut short holds in two pools is the
+// drained pool's until the move removes it there.
 func (e *Engine) uploadSet(ctx context.Context, bucket, key, uploadID string) *erasureSet {
 	if len(e.pools) == 1 {
 		return e.setIn(e.pools[0], bucket, key)
 	}
-	for _, p := range e.pools {
+	order := make([]*pool, 0, len(e.pools))
+	for _, draining := range []bool{true, false} {
+		for _, p := range e.pools {
+			if e.poolState.isDraining(p.id) == draining {
+				order = append(order, p)
+			}
+		}
+	}
+	for _, p := range order {
 		set := e.setIn(p, bucket, key)
 		if _, _, err := e.readUpload(ctx, set, bucket, key, uploadID); err == nil {
 			return set

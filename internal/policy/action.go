@@ -68,7 +68,7 @@ func init() {
 		AddUserToGroup RemoveUserFromGroup GetGroup ListGroups EnableGroup DisableGroup
 		CreatePolicy DeletePolicy GetPolicy ListUserPolicies AttachUserOrGroupPolicy
 		CreateServiceAccount UpdateServiceAccount RemoveServiceAccount ListServiceAccounts
-		ImportObject`) { // ImportObject: PutObject's import path (migrate from-s3)
+		ImportObject Decommission Rebalance`) { // ImportObject: PutObject's import path (migrate from-s3)
 		adminActions[strings.ToLower(a)] = true
 	}
 }
