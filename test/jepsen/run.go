@@ -112,6 +112,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	defer nw.Close()
 	cfg.Log("network: %s", note)
+	mounted := false
 	if slices.Contains(cfg.Nemeses, NemFull) {
 		// Drives of their own, small enough to fill. First those that
 		// killed runs left mounted go (drivemounts.go); this run's owner
@@ -129,6 +130,7 @@ func Run(cfg Config) (*Result, error) {
 			cfg.Log("disk-full left out: %v", err)
 			cfg.Nemeses = slices.DeleteFunc(slices.Clone(cfg.Nemeses), func(n string) bool { return n == NemFull })
 		} else {
+			mounted = true
 			defer func() {
 				unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
 				removeDriveOwner(ownerDir, cfg.Dir)
@@ -214,6 +216,9 @@ func Run(cfg Config) (*Result, error) {
 		cfg.Log("healed at %v; final reads", h.Now().Round(time.Second))
 		finalReads(c, h, ks, cfg)
 		probeUnlisted(c, h, cfg)
+		if err := reread(c, h, cfg, mounted); err != nil {
+			harnessErr = fmt.Errorf("reread: %w", err)
+		}
 		cfg.Log("final reads done at %v", h.Now().Round(time.Second))
 	}
 	res := &Result{Seed: cfg.Seed, Network: note, Nodes: cfg.Nodes, Drives: cfg.Drives, Ops: h.Ops(), Faults: h.Faults()}
