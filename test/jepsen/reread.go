@@ -128,9 +128,9 @@ func rereadVersions(c *Cluster, h *History, cfg Config, round string) rereadCoun
 	return cnt
 }
 
-// reread runs the three rounds (see the top of this file) when asked
-// and the drives are tmpfs mounts of the run's.
-func reread(c *Cluster, h *History, cfg Config, mounted bool) error {
+// rereader returns the three rounds (see the top of this file) when
+// asked and the drives are tmpfs mounts of the run's, else nil.
+func rereader(c *Cluster, h *History, cfg Config, mounted bool) func() error {
 	if os.Getenv("SHARDSTORE_JEPSEN_REREAD") != "1" {
 		return nil
 	}
@@ -138,6 +138,10 @@ func reread(c *Cluster, h *History, cfg Config, mounted bool) error {
 		cfg.Log("reread: left out, the drives are not tmpfs mounts of this run (no disk-full nemesis)")
 		return nil
 	}
+	return func() error { return rereadRounds(c, h, cfg) }
+}
+
+func rereadRounds(c *Cluster, h *History, cfg Config) error {
 	rereadVersions(c, h, cfg, "as left")
 	for i := range c.N() {
 		if err := c.EmptyDrives(i); err != nil {
