@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/shardstore/shardstore/internal/drive"
 )
@@ -112,4 +113,46 @@ func TestReplacedDataFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a deleted object")
+}
+
+// TestFreeRetriedOnOfflineDrive: a free that comes due while its drive
+// is offline (here: the drive's DeleteShards fails with an I/O error a
+// few times, and its health wrapper takes it offline) is tried again
+// once the drive is back, instead of leaving the replaced data to the
+// scanner's orphan sweep an hour later (H1: a drive full of replaced
+// data, offline because its index stopped on ENOSPC, is brought back
+// only by those frees). Before deleteFreed, drive 0 kept the replaced
+// version's shard file.
+func TestFreeRetriedOnOfflineDrive(t *testing.T) {
+	r := newRig(t, Config{InlineLimit: -1, Heal: HealConfig{Disabled: true}})
+	r.e.freeRetry = 20 * time.Millisecond
+	data := bytes.Repeat([]byte("x"), 100<<10)
+	if err := r.put("k", data); err != nil {
+		t.Fatal(err)
+	}
+	remove := r.faulty[0].Inject(drive.Fault{Ops: []drive.Op{drive.OpDeleteShards}, Err: drive.ErrInjectedEIO, Times: 3})
+	defer remove()
+	if err := r.put("k", data); err != nil {
+		t.Fatal(err)
+	}
+	count := func(p int) int {
+		n := 0
+		if err := r.healths[p].Inner().(*drive.Faulty).Inner().WalkShards(context.Background(), func(drive.ShardFile) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(time.Minute)
+	for count(0) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("drive 0 holds %d shard files a minute after the replaced version was freed, want 1 (the live version's); drive 1 holds %d", count(0), count(1))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for p := range r.healths {
+		if n := count(p); n != 1 {
+			t.Fatalf("drive %d holds %d shard files, want 1", p, n)
+		}
+	}
+	r.verify(map[string][]byte{"k": data})
 }
