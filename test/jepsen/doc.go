@@ -134,7 +134,8 @@
 // then reads back every acknowledged version by id as the run left the
 // cluster, after the drives were grown (space freed, nodes untouched)
 // and after every node restarted, also when the heal failed (reread.go:
-// unavailable or lost, finding V4).
+// unavailable or lost, finding V4); a version the last round does not
+// read back is an anomaly, reread/lost (404) or reread/unavailable.
 //
 // # Reading a failure
 //

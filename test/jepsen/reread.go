@@ -58,8 +58,19 @@ func growDrives(dir string, n, drives int, size string) error {
 	return nil
 }
 
-// rereadCounts is one round of the reread.
-type rereadCounts struct{ ok, notFound, other int }
+// rereadCounts is one round of the reread: how many versions were
+// read back, answered 404 (by a node that could tell), or no better
+// than 503 through every node; missed lists the versions not read back
+// with what the nodes answered.
+type rereadCounts struct {
+	ok, notFound, other int
+	missed              []rereadMiss
+}
+
+type rereadMiss struct {
+	op      Op
+	answers string
+}
 
 // rereadVersions asks for every acknowledged version by id (HEAD),
 // through each node in turn until one answers 200 or 404.
@@ -116,6 +127,7 @@ func rereadVersions(c *Cluster, h *History, cfg Config, round string) rereadCoun
 			cnt.other++
 		}
 		o := acked[i]
+		cnt.missed = append(cnt.missed, rereadMiss{op: o, answers: a})
 		lines = append(lines, fmt.Sprintf("%s version %s %q acked at %v: %s", o.Key, o.VersionID, o.Value, o.Return.Round(time.Millisecond), a))
 	}
 	cfg.Log("reread (%s): %d acknowledged versions: %d read back, %d not found (404), %d unavailable (503 or no answer)",
@@ -129,8 +141,11 @@ func rereadVersions(c *Cluster, h *History, cfg Config, round string) rereadCoun
 }
 
 // rereader returns the three rounds (see the top of this file) when
-// asked and the drives are tmpfs mounts of the run's, else nil.
-func rereader(c *Cluster, h *History, cfg Config, mounted bool) func() error {
+// asked and the drives are tmpfs mounts of the run's, else nil. Their
+// anomalies are the versions the last round, after every node restarted
+// with space to spare, did not read back: reread/lost (404) and
+// reread/unavailable (503 or no answer through every node).
+func rereader(c *Cluster, h *History, cfg Config, mounted bool) func() ([]Anomaly, error) {
 	if os.Getenv("SHARDSTORE_JEPSEN_REREAD") != "1" {
 		return nil
 	}
@@ -138,18 +153,18 @@ func rereader(c *Cluster, h *History, cfg Config, mounted bool) func() error {
 		cfg.Log("reread: left out, the drives are not tmpfs mounts of this run (no disk-full nemesis)")
 		return nil
 	}
-	return func() error { return rereadRounds(c, h, cfg) }
+	return func() ([]Anomaly, error) { return rereadRounds(c, h, cfg) }
 }
 
-func rereadRounds(c *Cluster, h *History, cfg Config) error {
+func rereadRounds(c *Cluster, h *History, cfg Config) ([]Anomaly, error) {
 	rereadVersions(c, h, cfg, "as left")
 	for i := range c.N() {
 		if err := c.EmptyDrives(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := growDrives(c.dir, c.N(), c.drives, "4g"); err != nil {
-		return err
+		return nil, err
 	}
 	// The drives' health probes run every 2 s; a stopped index is
 	// reopened by the first one after its old instance closed.
@@ -160,14 +175,24 @@ func rereadRounds(c *Cluster, h *History, cfg Config) error {
 			cfg.Log("reread: %v", err)
 		}
 		if err := c.launch(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i := range c.N() {
 		if err := c.WaitReady(i, 2*time.Minute); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	rereadVersions(c, h, cfg, "after restart")
-	return nil
+	last := rereadVersions(c, h, cfg, "after restart")
+	var out []Anomaly
+	for _, m := range last.missed {
+		typ := "unavailable"
+		if strings.HasSuffix(m.answers, "=404") {
+			typ = "lost"
+		}
+		out = append(out, Anomaly{Checker: "reread", Type: typ, Key: m.op.Key, At: m.op.Call,
+			Detail:  fmt.Sprintf("acknowledged version %s not read back after every node restarted: %s", m.op.VersionID, m.answers),
+			Excerpt: []string{m.op.String()}})
+	}
+	return out, nil
 }

@@ -211,11 +211,14 @@ func Run(cfg Config) (*Result, error) {
 	// Heal everything, then read everything back through every node.
 	healErr := heal(c)
 	reread := rereader(c, h, cfg, mounted)
+	var rereadAnomalies []Anomaly
 	if (healErr != nil || harnessErr != nil) && reread != nil {
 		// A nemesis or the heal failed (V4 and H1: drives full):
 		// read back what it had acknowledged anyway.
 		cfg.Log("heal: %v; harness: %v; reading back the acknowledged versions all the same", healErr, harnessErr)
-		if err := reread(); err != nil {
+		a, err := reread()
+		rereadAnomalies = a
+		if err != nil {
 			healErr = errors.Join(healErr, fmt.Errorf("reread: %w", err))
 		}
 		reread = nil
@@ -226,7 +229,9 @@ func Run(cfg Config) (*Result, error) {
 		finalReads(c, h, ks, cfg)
 		probeUnlisted(c, h, cfg)
 		if reread != nil {
-			if err := reread(); err != nil {
+			a, err := reread()
+			rereadAnomalies = a
+			if err != nil {
 				harnessErr = fmt.Errorf("reread: %w", err)
 			}
 		}
@@ -240,6 +245,7 @@ func Run(cfg Config) (*Result, error) {
 	keepDrives(cfg)
 	keepLogs(c, cfg)
 	if harnessErr != nil {
+		res.Anomalies = rereadAnomalies
 		for i := range c.N() {
 			cfg.Log("node %d log:\n%s", i+1, c.Log(i, 25))
 		}
@@ -250,6 +256,7 @@ func Run(cfg Config) (*Result, error) {
 	res.Anomalies = append(res.Anomalies, CheckListAfterWrite(res.Ops, ks.keysOf, &res.Stats)...)
 	res.Anomalies = append(res.Anomalies, CheckVersions(res.Ops, &res.Stats)...)
 	res.Anomalies = append(res.Anomalies, CheckMultipart(res.Ops)...)
+	res.Anomalies = append(res.Anomalies, rereadAnomalies...)
 	res.Elapsed = time.Since(began)
 	cfg.Log("checked in %v", time.Since(checkStart).Round(time.Second))
 	if cfg.OutDir != "" {
