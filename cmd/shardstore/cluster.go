@@ -150,6 +150,9 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 	}
 	n := &clusterNode{top: top, self: self, key: peerauth.Derive(creds.user, creds.pass), log: logger,
 		hc: driverpc.NewHTTPClient(dial, dialTLS), dial: peerDial, served: make(chan error, 1), gatesDone: make(chan struct{}), stderr: stderr}
+	// The node's requests name it, so a peer that restarted learns this
+	// run and takes its requests whatever the clocks say (peerauth, S1).
+	n.key.SetSelf(top.Host(self))
 	n.stamper = release.NewStamper(n.hc.Transport, releaseName(), n.activeFeatures, logger.With("component", "release"))
 	n.hc.Transport = n.stamper
 	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, releaseName())

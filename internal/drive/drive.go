@@ -12,6 +12,10 @@
 // per-operation deadlines, offline after errors, a probe brings it back),
 // which the engine puts around every drive, and Faulty (faulty.go:
 // injected errors, delays and hangs per operation), which tests use.
+// An index that pebble stopped on a fatal error (a commit that hit
+// ENOSPC) takes the drive offline; Health's probe reopens it once the
+// drive has space again (indexreopen.go), so a full drive comes back
+// without a restart.
 // Every implementation, driverpc.Client included, runs the conformance
 // suite in package drivetest; Faulty with no fault must pass it exactly
 // as the drive it wraps.

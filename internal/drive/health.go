@@ -41,7 +41,9 @@ type HealthConfig struct {
 // recognise and format a replaced drive. A background probe reads the
 // format record every ProbeInterval and brings the drive back online when
 // it answers. ENOSPC (ErrDriveFull) does not take a drive offline: a full
-// drive still serves reads.
+// drive still serves reads; but an index that pebble stopped on ENOSPC
+// does (its error is also ErrDriveFaulty), and the probe's ReadFormat
+// reopens it once space is free (Local.reopenBroken).
 type Health struct {
 	inner Drive
 	cfg   HealthConfig

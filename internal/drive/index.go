@@ -38,7 +38,11 @@ import (
 // instead when the call came through the drive's API (runGuarded
 // recovers it into an error) and ends only the failing background
 // goroutine otherwise. Either way the drive is marked broken: its index
-// calls fail with ErrDriveFaulty until the process reopens it.
+// calls fail with ErrDriveFaulty, which takes the drive offline (Health),
+// until the index is reopened: the health probe's ReadFormat closes the
+// stopped instance and opens the index again (reopenBroken, in
+// indexreopen.go), so a drive whose index stopped on ENOSPC comes back
+// by itself once space is free, without a restart of the process.
 
 // IndexCache is the memory the indexes of a process's drives share, so
 // it is bounded together: pebble's block cache and a row cache of the
@@ -180,8 +184,13 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	opts.Levels[len(opts.Levels)-1].FilterPolicy = pebble.NoFilterPolicy
+	base := vfs.Default
+	if d.opts.indexFS != nil {
+		base = d.opts.indexFS
+	}
+	opts.FS = base
 	if idx.shared != nil {
-		opts.FS = walSyncFS{FS: vfs.Default, g: idx.shared}
+		opts.FS = walSyncFS{FS: base, g: idx.shared}
 	}
 	err := runGuarded(func() (err error) {
 		idx.db, err = pebble.Open(d.indexDir, opts)
@@ -278,9 +287,9 @@ func (idx *index) setBroken(cause error) {
 	// Fatalf gives a message only: look for ENOSPC's text too.
 	if errors.Is(cause, syscall.ENOSPC) || errors.Is(cause, syscall.EDQUOT) ||
 		strings.Contains(cause.Error(), syscall.ENOSPC.Error()) {
-		err = fmt.Errorf("drive %s: index stopped after a fatal error; restart once fixed: %w (%w): %v", idx.root, ErrDriveFaulty, ErrDriveFull, cause)
+		err = fmt.Errorf("drive %s: index stopped after a fatal error (reopened once space is free): %w (%w): %v", idx.root, ErrDriveFaulty, ErrDriveFull, cause)
 	} else {
-		err = fmt.Errorf("drive %s: index stopped after a fatal error; restart once fixed: %w: %v", idx.root, ErrDriveFaulty, cause)
+		err = fmt.Errorf("drive %s: index stopped after a fatal error (reopened when the drive answers again): %w: %v", idx.root, ErrDriveFaulty, cause)
 	}
 	idx.broken.CompareAndSwap(nil, &err)
 }

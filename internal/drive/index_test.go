@@ -335,7 +335,7 @@ func TestIndexMissing(t *testing.T) {
 }
 
 // A fatal pebble error (here: the Fatalf pebble calls when a commit
-// fails) breaks the drive, not the process.
+// fails) breaks the drive, not the process, until the index is reopened.
 func TestIndexFatalBreaksDrive(t *testing.T) {
 	ctx := context.Background()
 	d := newLocal(t)
@@ -349,8 +349,21 @@ func TestIndexFatalBreaksDrive(t *testing.T) {
 	if _, err := d.Get(ctx, TableObjects, "x"); !errors.Is(err, ErrDriveFaulty) || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("Get after the fatal error: %v", err)
 	}
-	if _, err := d.ReadFormat(ctx); !errors.Is(err, ErrDriveFaulty) {
-		t.Fatalf("ReadFormat after the fatal error: %v", err)
+	// The health probe's ReadFormat retires the stopped instance and
+	// opens the index again (indexreopen.go); this fake fatal error left
+	// its files intact, so the reopen succeeds at once or at the next
+	// probe, once the stopped instance has closed.
+	if _, err := d.ReadFormat(ctx); err != nil {
+		if !errors.Is(err, ErrDriveFaulty) {
+			t.Fatalf("ReadFormat after the fatal error: %v", err)
+		}
+		waitRetired(t, d)
+		if _, err := d.ReadFormat(ctx); err != nil {
+			t.Fatalf("ReadFormat once the stopped index closed: %v", err)
+		}
+	}
+	if _, err := d.Get(ctx, TableObjects, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get after the reopen: %v", err)
 	}
 	// A background goroutine's fatal error ends that goroutine only.
 	done := make(chan struct{})

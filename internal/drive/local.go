@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,6 +79,10 @@ type Local struct {
 	idx       *index
 	// indexErr is why the index did not open; ReadFormat retries.
 	indexErr error
+	// retiring is closed once the index instance that stopped on a fatal
+	// error (see reopenBroken) has closed and released its directory;
+	// nil when none is closing.
+	retiring <-chan struct{}
 	// createdSys is set when this Local created .shardstore.sys: if the
 	// drive is still unformatted at Close (a refused start), it is
 	// removed again, so the directory is left as it was found.
@@ -98,6 +103,9 @@ type LocalOptions struct {
 	// DisableDirectIO writes shard files through the page cache even
 	// where the filesystem supports O_DIRECT.
 	DisableDirectIO bool
+	// indexFS, in tests only, is the filesystem the index is opened on
+	// (pebble's vfs; nil is the real one): a test injects ENOSPC.
+	indexFS vfs.FS
 	// NoCreate opens a drive whose directory does not exist as a missing
 	// drive (every call fails with ErrDriveMissing) instead of creating
 	// it: on a deployment that exists, a missing directory is a disk that
@@ -243,6 +251,9 @@ func (d *Local) loadLocked() {
 	switch {
 	case err == nil:
 		d.formatted, d.layoutErr = true, nil
+		if d.idx == nil && !d.retiredLocked() {
+			return // indexErr says why; the next ReadFormat retries
+		}
 		if d.idx == nil {
 			d.indexErr = d.makeDataDirs()
 			if d.indexErr == nil {
@@ -555,7 +566,7 @@ func (d *Local) ReadFormat(ctx context.Context) (Format, error) {
 		return d.reloadFormat()
 	}
 	if b := idx.broken.Load(); b != nil {
-		return Format{}, *b
+		return d.reopenBroken(idx, *b)
 	}
 	return f, nil
 }

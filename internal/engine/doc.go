@@ -177,7 +177,12 @@
 // openObject takes the key's read lock (this process's only) just long
 // enough to resolve the version and pin its data ids, then streams
 // without any lock: an overwrite or delete proceeds, and the replaced
-// data is freed when the last reader unpins it.
+// data is freed when the last reader unpins it (in a cluster, not before
+// ClusterConfig.FreeDelay, 10 minutes, for readers on other nodes; frees
+// still waiting when the engine closes are dropped, and their files are
+// orphans for the scanner). A free that finds its drive offline is tried
+// again every minute for half an hour (deleteFreed): a drive offline
+// because it is full comes back only when such frees run.
 //
 // Resolving reads the records of a write quorum of drives first, those
 // holding the data shards (firstReads, fanOutStaged; a committed version

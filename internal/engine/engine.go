@@ -128,6 +128,10 @@ type Engine struct {
 	plainBufs   *plainBuffers // plaintext blocks of encrypted writes (encrypt.go)
 	bitrot      bitrot.Algorithm
 
+	// freeRetry is deleteFreed's wait before it tries an offline drive
+	// again (DefaultFreeRetry; tests shorten it).
+	freeRetry time.Duration
+
 	// shared keeps bucket records and config documents: on the drives,
 	// or in the cluster's consensus group (sharedstate.go).
 	shared    sharedState
@@ -186,6 +190,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.bitrot == bitrot.HighwayHash256MinIO {
 		return nil, fmt.Errorf("engine: bitrot algorithm %s is for adopted MinIO data only, not new objects", e.bitrot)
 	}
+	e.freeRetry = DefaultFreeRetry
 	if cfg.Cluster != nil {
 		e.pins.delay = cfg.Cluster.FreeDelay
 		if e.pins.delay <= 0 {

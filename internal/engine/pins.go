@@ -88,6 +88,30 @@ func (s *pinSet) free(id string, f func()) {
 	s.freeNow(id, f)
 }
 
+// later runs f after d, unless the engine closes first (stop drops it
+// with the delayed frees).
+func (s *pinSet) later(d time.Duration, f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		s.mu.Lock()
+		_, live := s.timers[t]
+		delete(s.timers, t)
+		s.mu.Unlock()
+		if live {
+			f()
+		}
+	})
+	if s.timers == nil {
+		s.timers = map[*time.Timer]struct{}{}
+	}
+	s.timers[t] = struct{}{}
+}
+
 // stop drops the delayed frees (the engine is closing).
 func (s *pinSet) stop() {
 	s.mu.Lock()

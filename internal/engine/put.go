@@ -1099,13 +1099,36 @@ func (e *Engine) freeData(d drive.Drive, versions []*meta.Object, keep map[strin
 		}
 	}
 	for id, refs := range byID {
-		e.pins.free(id, func() {
-			if err := d.DeleteShards(context.Background(), refs); err != nil {
-				e.log.Warn("cannot remove replaced shard files; the scanner will", "drive", d.String(), "id", id, "err", err)
-			}
-		})
+		e.pins.free(id, func() { e.deleteFreed(d, id, refs, 0) })
 	}
 }
+
+// deleteFreed removes the shard files of a freed data id from d. A drive
+// offline when the free comes due (ErrDriveFaulty: I/O errors, or an
+// index stopped on a full disk, which only freeing space brings back) is
+// tried again every freeRetry, up to freeRetries times, while the engine
+// runs; what is left then is an orphan for the scanner (OrphanGrace).
+// Before, such a free was given up at once (finding H1 in
+// docs/consistency.md: a full drive's replaced data waited an hour).
+func (e *Engine) deleteFreed(d drive.Drive, id string, refs []drive.ShardRef, attempt int) {
+	err := d.DeleteShards(context.Background(), refs)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, drive.ErrDriveFaulty) && attempt < freeRetries {
+		e.pins.later(e.freeRetry, func() { e.deleteFreed(d, id, refs, attempt+1) })
+		return
+	}
+	e.log.Warn("cannot remove replaced shard files; the scanner will", "drive", d.String(), "id", id, "err", err)
+}
+
+// freeRetries bounds the attempts of deleteFreed on an offline drive:
+// with DefaultFreeRetry, half an hour.
+const freeRetries = 30
+
+// DefaultFreeRetry is how long deleteFreed waits before it tries an
+// offline drive again.
+const DefaultFreeRetry = time.Minute
 
 func objectInfo(bucket, key string, m *meta.Object) ObjectInfo {
 	info := ObjectInfo{

@@ -20,10 +20,17 @@
 //   - The destination is signed, so a request to one node cannot be
 //     replayed to another; the node's router checks that the host named
 //     is itself.
-//   - A receiver forgets what it saw when it restarts; it then refuses an
-//     epoch it meets for the first time in a request dated more than
-//     StartSlack before its own start (such a request was sent to its
-//     previous run).
+//   - A receiver forgets what it saw when it restarts; it then refuses
+//     every request dated more than StartSlack before its own start (such
+//     a request may have been sent to its previous run), unless the
+//     request names the receiver's current run: each node's requests
+//     name the sender (its host, Key.SetSelf) and the epoch of the
+//     receiver's run as the sender learned it from the receiver's own
+//     requests, signed with the request (ext.go). A restarted node's
+//     first calls to the others teach them its new run, so a node whose
+//     clock is ahead of the others' (within MaxSkew) is not refused for
+//     as long as it is ahead after a restart, while a request captured
+//     before the restart still is.
 //
 // # Where it is checked
 //

@@ -26,6 +26,14 @@ const (
 	// Unsigned is the body hash of a streamed body (shard data carries
 	// its own bitrot checksums).
 	Unsigned = "UNSIGNED"
+	// HeaderFrom is the sender's own host as the other nodes address it
+	// (Key.SetSelf), HeaderToEpoch the epoch of the destination's current
+	// run as the sender last learned it from the destination's own
+	// requests; HeaderExtSignature signs both with the request's
+	// signature (see ext.go). Releases before them ignore all three.
+	HeaderFrom         = "X-Shardstore-Peer-From"
+	HeaderToEpoch      = "X-Shardstore-Peer-To-Epoch"
+	HeaderExtSignature = "X-Shardstore-Peer-Ext-Signature"
 )
 
 // MaxSkew is how far a request's time may be from the receiver's clock.
@@ -55,6 +63,11 @@ type keyState struct {
 	// seqs: destination host -> *atomic.Uint64.
 	seqs  sync.Map
 	guard *guard
+	// self is this node's host as the others address it ("" unknown).
+	self atomic.Pointer[string]
+	// peers: host -> epoch, the current run of each node this one
+	// heard from (learned from its accepted requests' HeaderFrom).
+	peers sync.Map
 }
 
 // Derive returns the cluster key for the root credentials. The label
@@ -101,7 +114,9 @@ func (k Key) Sign(r *http.Request, bodyHash string) {
 	r.Header.Set(HeaderDate, date)
 	r.Header.Set(HeaderNonce, nonce)
 	r.Header.Set(HeaderBodyHash, bodyHash)
-	r.Header.Set(HeaderSignature, k.mac(r, date, nonce, bodyHash))
+	sig := k.mac(r, date, nonce, bodyHash)
+	r.Header.Set(HeaderSignature, sig)
+	k.signExt(r, sig)
 }
 
 // BodyHash is the hex SHA-256 of b, for Sign.
@@ -141,9 +156,14 @@ func (k Key) Verify(r *http.Request, now time.Time) (bodyHash string, err error)
 	if !ok || perr != nil || len(epoch) != 32 || seq == 0 {
 		return "", fmt.Errorf("%w: bad nonce", ErrUnauthorized)
 	}
-	if err := k.st.guard.admit(host(r), epoch, seq, sent, now); err != nil {
+	from, fresh, err := k.verifyExt(r, sig)
+	if err != nil {
+		return "", err
+	}
+	if err := k.st.guard.admit(host(r), epoch, seq, sent, now, fresh); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
+	k.learn(from, epoch)
 	return bodyHash, nil
 }
 

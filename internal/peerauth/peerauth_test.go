@@ -135,11 +135,11 @@ func TestReplayAfterRestart(t *testing.T) {
 func TestGuardForgets(t *testing.T) {
 	now := time.Now()
 	g := newGuard(now)
-	if err := g.admit("h", "e1", 1, now, now); err != nil {
+	if err := g.admit("h", "e1", 1, now, now, false); err != nil {
 		t.Fatal(err)
 	}
 	later := now.Add(forgetAfter + 2*time.Minute)
-	if err := g.admit("h", "e2", 1, later, later); err != nil {
+	if err := g.admit("h", "e2", 1, later, later, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := g.wins[windowKey{"h", "e1"}]; ok || len(g.wins) != 1 {
@@ -161,7 +161,7 @@ func FuzzGuard(f *testing.F) {
 			if s >= 128 {
 				seq = top + uint64(s)*300 // jumps, sometimes past the window
 			}
-			err := g.admit("h", "e", seq, now, now)
+			err := g.admit("h", "e", seq, now, now, false)
 			switch {
 			case seen[seq] && err == nil:
 				t.Fatalf("%d accepted twice", seq)
@@ -172,6 +172,109 @@ func FuzzGuard(f *testing.F) {
 				seen[seq] = true
 				top = max(top, seq)
 			}
+		}
+	})
+}
+
+// TestRestartedNodeAheadServes is finding S1: a node restarted with its
+// clock ahead of a peer's by D (within MaxSkew) refused that peer's
+// requests for D, since their dates fell before its start. Once the
+// restarted node has sent the peer one request, the peer's requests name
+// its new run and are accepted, whatever their dates; requests that do
+// not name it (made for its previous run) are still refused by date,
+// also after the peer's window was opened by a fresh request.
+func TestRestartedNodeAheadServes(t *testing.T) {
+	const skew = 3 * time.Minute // the restarted node is ahead by this
+	peer := Derive("root", "secret")
+	peer.SetSelf("n2:9000")
+	toN1 := func() *http.Request {
+		r := httptest.NewRequest("POST", "http://n1:9000/_shardstore/lock/v1/batch", nil)
+		peer.Sign(r, BodyHash(nil))
+		return r
+	}
+	// Made for n1's previous run, captured.
+	captured := toN1()
+
+	n1 := Derive("root", "secret")
+	n1.SetSelf("N1:9000")
+	n1Now := func() time.Time { return time.Now().Add(skew) }
+	n1.st.guard = newGuard(n1Now())
+
+	// Before n1 has said anything, the peer's requests look older than
+	// n1's start: refused, as before.
+	if _, err := n1.Verify(toN1(), n1Now()); !errors.Is(err, ErrBeforeStart) {
+		t.Fatalf("request before the peer learned n1's run: %v", err)
+	}
+	// n1 calls the peer (its hello, a drive or lock call): dated ahead by
+	// the skew, within MaxSkew, accepted; the peer learns n1's run.
+	hello := httptest.NewRequest("GET", "http://n2:9000/_shardstore/peer/v1/hello", nil)
+	n1.Sign(hello, BodyHash(nil))
+	hello.Header.Set(HeaderDate, strconv.FormatInt(n1Now().UnixNano(), 10))
+	// (re-signed with the moved date, as n1's clock would have stamped it)
+	hello.Header.Set(HeaderSignature, n1.mac(hello, hello.Header.Get(HeaderDate), hello.Header.Get(HeaderNonce), hello.Header.Get(HeaderBodyHash)))
+	n1.signExt(hello, hello.Header.Get(HeaderSignature))
+	if _, err := peer.Verify(hello, time.Now()); err != nil {
+		t.Fatalf("n1's request to the peer: %v", err)
+	}
+	fresh := toN1()
+	if fresh.Header.Get(HeaderToEpoch) != n1.st.epoch {
+		t.Fatalf("the peer's request names run %q, want n1's %q", fresh.Header.Get(HeaderToEpoch), n1.st.epoch)
+	}
+	if _, err := n1.Verify(fresh, n1Now()); err != nil {
+		t.Fatalf("the peer's request naming n1's run, %v after n1's start by n1's clock: %v", skew, err)
+	}
+	// Replay protection kept: the same request again, the captured one
+	// (its sender's window is open now), the captured one given n1's
+	// epoch without a valid extension signature, or a fresh request's
+	// extension moved onto it.
+	if _, err := n1.Verify(fresh, n1Now()); !errors.Is(err, ErrReplayed) {
+		t.Fatalf("replayed fresh request: %v", err)
+	}
+	if _, err := n1.Verify(captured, n1Now()); !errors.Is(err, ErrBeforeStart) {
+		t.Fatalf("request to the previous run, after a fresh one opened the window: %v", err)
+	}
+	forged := captured.Clone(captured.Context())
+	forged.Header.Set(HeaderToEpoch, n1.st.epoch)
+	if _, err := n1.Verify(forged, n1Now()); !errors.Is(err, ErrUnauthorized) || err.Error() == "" {
+		t.Fatalf("captured request given n1's epoch: %v", err)
+	}
+	forged.Header.Set(HeaderExtSignature, fresh.Header.Get(HeaderExtSignature))
+	forged.Header.Set(HeaderFrom, fresh.Header.Get(HeaderFrom))
+	if _, err := n1.Verify(forged, n1Now()); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("captured request with a fresh request's extension: %v", err)
+	}
+	// Stripped of its extension, a fresh request is judged by date.
+	stripped := toN1()
+	for _, h := range []string{HeaderFrom, HeaderToEpoch, HeaderExtSignature} {
+		stripped.Header.Del(h)
+	}
+	if _, err := n1.Verify(stripped, n1Now()); !errors.Is(err, ErrBeforeStart) {
+		t.Fatalf("fresh request stripped of its extension: %v", err)
+	}
+	// A request naming a run that is not n1's current one (its previous
+	// run, after another restart) is judged by date.
+	n1b := Derive("root", "secret")
+	n1b.st.guard = newGuard(n1Now())
+	if _, err := n1b.Verify(toN1(), n1Now()); !errors.Is(err, ErrBeforeStart) {
+		t.Fatalf("request naming n1's previous run: %v", err)
+	}
+}
+
+// FuzzExtHeaders: hostile extension headers never make Verify panic,
+// and are accepted only when signed.
+func FuzzExtHeaders(f *testing.F) {
+	f.Add("n2:9000", "0123456789abcdef0123456789abcdef", "")
+	f.Add("", "", "zz")
+	f.Fuzz(func(t *testing.T, from, to, ext string) {
+		k := Derive("root", "secret")
+		r := httptest.NewRequest("GET", "http://n1:9000/x", nil)
+		k.Sign(r, BodyHash(nil))
+		r.Header.Set(HeaderFrom, from)
+		r.Header.Set(HeaderToEpoch, to)
+		r.Header.Set(HeaderExtSignature, ext)
+		_, err := k.Verify(r, time.Now())
+		if (from != "" || to != "" || ext != "") && err == nil && ext != k.extMAC(r.Header.Get(HeaderSignature), from, to) {
+			t.Fatalf("unsigned extension accepted: from %q to %q ext %q", from, to, ext)
 		}
 	})
 }

@@ -11,7 +11,7 @@ import (
 var (
 	ErrReplayed    = errors.New("request replayed: its nonce was accepted before")
 	ErrTooOld      = errors.New("request too old: more than the replay window of later requests from its sender arrived before it")
-	ErrBeforeStart = errors.New("request dated before this node started, from a sender it has not heard from since: a replay of a request to its previous run, or a sender's clock that is behind")
+	ErrBeforeStart = errors.New("request dated before this node started that does not name this run: a replay of a request to its previous run, or a sender's clock that is behind and a sender that has not heard from this node since it started")
 )
 
 // forgetAfter is how long a sender's window is kept after its last
@@ -43,7 +43,14 @@ func newGuard(start time.Time) *guard {
 }
 
 // admit records (epoch, seq) for host, or says why it must be refused.
-func (g *guard) admit(host, epoch string, seq uint64, sent, now time.Time) error {
+// fresh says the request names this run's epoch (signed, see
+// HeaderToEpoch): it was made after this node started, whatever its
+// date says, so the start check does not apply to it. Every other
+// request dated before the start is refused, not only the first of its
+// sender's epoch: a sender's window opened by a request made after the
+// start does not vouch for its older numbers, which a request to the
+// previous run may carry.
+func (g *guard) admit(host, epoch string, seq uint64, sent, now time.Time, fresh bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if now.Sub(g.swept) > time.Minute {
@@ -54,12 +61,12 @@ func (g *guard) admit(host, epoch string, seq uint64, sent, now time.Time) error
 		}
 		g.swept = now
 	}
+	if !fresh && sent.Before(g.start.Add(-StartSlack)) {
+		return fmt.Errorf("%w (sent %v before this node's start)", ErrBeforeStart, g.start.Sub(sent).Round(time.Millisecond))
+	}
 	k := windowKey{host, epoch}
 	w := g.wins[k]
 	if w == nil {
-		if sent.Before(g.start.Add(-StartSlack)) {
-			return fmt.Errorf("%w (sent %v before this node's start)", ErrBeforeStart, g.start.Sub(sent).Round(time.Millisecond))
-		}
 		w = &window{}
 		g.wins[k] = w
 	}

@@ -89,17 +89,22 @@ func NewNetwork(kind string, n int) (nw Network, note string, err error) {
 // it is written.
 const tmpfsSize = "1g"
 
-// mountDrives makes every drive directory a tmpfs of tmpfsSize, so a
+// mountDrives makes every drive directory a tmpfs of tmpfsSize (or
+// SHARDSTORE_JEPSEN_TMPFS, see driveTmpfsSize), so a
 // drive can be filled (FillDrives) without filling the machine's disk.
 // It needs root; unmountDrives undoes it.
 func mountDrives(dir string, n, drives int) error {
+	size, err := driveTmpfsSize()
+	if err != nil {
+		return err
+	}
 	for i := range n {
 		for j := 1; j <= drives; j++ {
 			d := filepath.Join(dir, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j))
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
-			out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+tmpfsSize, "jepsen-drive", d).CombinedOutput()
+			out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "jepsen-drive", d).CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("mount tmpfs on %s: %w: %s", d, err, strings.TrimSpace(string(out)))
 			}

@@ -129,6 +129,13 @@
 // readable is a listing bug, one that every node answers 404 for is
 // lost. SHARDSTORE_JEPSEN_KEEP_DRIVES=1 (with OUT) also copies the
 // stopped cluster's drives to OUT/drives, to inspect their records.
+// SHARDSTORE_JEPSEN_TMPFS=SIZE (e.g. 256m) sizes the drives' tmpfs in a
+// run with disk-full (1g by default: H1), and SHARDSTORE_JEPSEN_REREAD=1
+// then reads back every acknowledged version by id as the run left the
+// cluster, after the drives were grown (space freed, nodes untouched)
+// and after every node restarted, also when the heal failed (reread.go:
+// unavailable or lost, finding V4); a version the last round does not
+// read back is an anomaly, reread/lost (404) or reread/unavailable.
 //
 // # Reading a failure
 //

@@ -112,6 +112,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	defer nw.Close()
 	cfg.Log("network: %s", note)
+	mounted := false
 	if slices.Contains(cfg.Nemeses, NemFull) {
 		// Drives of their own, small enough to fill. First those that
 		// killed runs left mounted go (drivemounts.go); this run's owner
@@ -129,6 +130,7 @@ func Run(cfg Config) (*Result, error) {
 			cfg.Log("disk-full left out: %v", err)
 			cfg.Nemeses = slices.DeleteFunc(slices.Clone(cfg.Nemeses), func(n string) bool { return n == NemFull })
 		} else {
+			mounted = true
 			defer func() {
 				unmountDrives(cfg.Dir, cfg.Nodes, cfg.Drives)
 				removeDriveOwner(ownerDir, cfg.Dir)
@@ -207,13 +209,32 @@ func Run(cfg Config) (*Result, error) {
 	cfg.Log("workload stopped at %v: %d operations", h.Now().Round(time.Second), len(h.Ops()))
 
 	// Heal everything, then read everything back through every node.
-	if err := heal(c); err != nil {
-		harnessErr = errors.Join(harnessErr, err)
+	healErr := heal(c)
+	reread := rereader(c, h, cfg, mounted)
+	var rereadAnomalies []Anomaly
+	if (healErr != nil || harnessErr != nil) && reread != nil {
+		// A nemesis or the heal failed (V4 and H1: drives full):
+		// read back what it had acknowledged anyway.
+		cfg.Log("heal: %v; harness: %v; reading back the acknowledged versions all the same", healErr, harnessErr)
+		a, err := reread()
+		rereadAnomalies = a
+		if err != nil {
+			healErr = errors.Join(healErr, fmt.Errorf("reread: %w", err))
+		}
+		reread = nil
 	}
+	harnessErr = errors.Join(harnessErr, healErr)
 	if harnessErr == nil {
 		cfg.Log("healed at %v; final reads", h.Now().Round(time.Second))
 		finalReads(c, h, ks, cfg)
 		probeUnlisted(c, h, cfg)
+		if reread != nil {
+			a, err := reread()
+			rereadAnomalies = a
+			if err != nil {
+				harnessErr = fmt.Errorf("reread: %w", err)
+			}
+		}
 		cfg.Log("final reads done at %v", h.Now().Round(time.Second))
 	}
 	res := &Result{Seed: cfg.Seed, Network: note, Nodes: cfg.Nodes, Drives: cfg.Drives, Ops: h.Ops(), Faults: h.Faults()}
@@ -224,6 +245,7 @@ func Run(cfg Config) (*Result, error) {
 	keepDrives(cfg)
 	keepLogs(c, cfg)
 	if harnessErr != nil {
+		res.Anomalies = rereadAnomalies
 		for i := range c.N() {
 			cfg.Log("node %d log:\n%s", i+1, c.Log(i, 25))
 		}
@@ -234,6 +256,7 @@ func Run(cfg Config) (*Result, error) {
 	res.Anomalies = append(res.Anomalies, CheckListAfterWrite(res.Ops, ks.keysOf, &res.Stats)...)
 	res.Anomalies = append(res.Anomalies, CheckVersions(res.Ops, &res.Stats)...)
 	res.Anomalies = append(res.Anomalies, CheckMultipart(res.Ops)...)
+	res.Anomalies = append(res.Anomalies, rereadAnomalies...)
 	res.Elapsed = time.Since(began)
 	cfg.Log("checked in %v", time.Since(checkStart).Round(time.Second))
 	if cfg.OutDir != "" {
