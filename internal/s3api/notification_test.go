@@ -35,6 +35,11 @@ func (f *fakeNotifier) Publish(ev notify.Event, c *notify.Config) error {
 	return nil
 }
 
+func (f *fakeNotifier) Enqueue(ev notify.Event, c *notify.Config) func() error {
+	err := f.Publish(ev, c)
+	return func() error { return err }
+}
+
 func (f *fakeNotifier) take() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
