@@ -957,6 +957,7 @@ func handleGetObjectAttributes(q *request) error {
 		out.ObjectParts = objectParts(oi, marker, maxParts)
 	}
 	q.w.Header().Set("Last-Modified", oi.ModTime.UTC().Format(http.TimeFormat))
+	q.notify(bi, notify.ObjectAccessedAttributes, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeXML(out)
 	return nil
 }
