@@ -20,5 +20,6 @@ func testHooks(log *slog.Logger) error {
 		log.Warn("testhooks build: not for production (honours "+wallclock.EnvOffset+" and "+drivefault.EnvFile+")",
 			"clock_offset", wallclock.Offset().String())
 	}
+	cpuProfileHook(log)
 	return nil
 }

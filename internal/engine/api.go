@@ -372,6 +372,15 @@ type PutOptions struct {
 	// and time (ImportVersion); only the S3 layer's admin import path
 	// sets it.
 	Import *ImportVersion
+
+	// Committed, when set, is called with the new version once it is
+	// committed, still under the key's lock (PutObject, a CopyObject
+	// that writes a new version, CompleteMultipartUpload): calls for
+	// one key come in the order the versions were committed. It must
+	// not block: the S3 layer queues the write's event there (the
+	// queue's sync is awaited after), so events of one key are queued
+	// in commit order.
+	Committed func(ObjectInfo)
 }
 
 // Encryption says how new data is encrypted at rest (see package sse).

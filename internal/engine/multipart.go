@@ -548,6 +548,9 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}
+	if opts.Committed != nil {
+		opts.Committed(objectInfo(bucket, key, &om))
+	}
 	forEachDrive(set.drives, func(p int, d drive.Drive) error {
 		e.freeData(d, unlisted[p], nil)
 		return nil

@@ -609,6 +609,9 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	}
 	if err == nil {
 		plan.committed = true
+		if opts.Committed != nil {
+			opts.Committed(objectInfo(bucket, key, m))
+		}
 	}
 	if errors.Is(err, errImportedBefore) {
 		err = nil // nothing written: the shards just made are removed
@@ -817,6 +820,18 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 	var nulls []*nullVersion
 	if req.imp != nil && versioning == "" {
 		m.ModTime = req.imp.ModTime
+	}
+	if req.newVersion && req.imp == nil && versioning == "" {
+		// An unversioned bucket's new object gets its time here too,
+		// under the lock and after the one it replaces: its
+		// Last-Modified and its event's sequencer follow commit order
+		// (the time newMeta gave it was taken before the lock, so two
+		// concurrent writes could commit in the other order).
+		t := wallclock.Now().UnixNano()
+		if err == nil && cur.fi.ModTime >= t {
+			t = cur.fi.ModTime + 1
+		}
+		m.ModTime = t
 	}
 	if versioning != "" {
 		t := wallclock.Now().UnixNano()

@@ -22,7 +22,12 @@
 //   - queue.go, frame.go, pipeline.go: Queue, one target's durable
 //     queue, and its lanes of delivery.
 //   - hub.go: Hub, the node's targets and their queues; Publish and
-//     Audit append to them.
+//     Audit append to them; Enqueue places an event without waiting and
+//     returns the wait (the S3 layer enqueues under the key's lock at
+//     commit, so a key's records are in commit order).
+//   - eventjson.go: the S3 event message written by hand (the bytes
+//     encoding/json gives the equivalent structs, checked by a test and
+//     a fuzz target), about 7 times cheaper on the PUT's path.
 //   - env.go: FromEnv, targets from MINIO_NOTIFY_<KIND>_<FIELD>[_<ID>]
 //     (and SHARDSTORE_..., MINIO_AUDIT_...), generic over Kind.Fields.
 //   - targetstore.go: TargetStore, the targets added at run time, kept in
@@ -35,7 +40,9 @@
 // writer goroutine that writes every waiting record with one write(2)
 // and one fdatasync(2) per directory (in parallel), and returns once
 // the record is synced on every directory that works (at least one):
-// concurrent requests share syncs. The directories are on the node's
+// concurrent requests share syncs. Enqueue is Append's first half: the
+// record is placed in the writer's buffer, after every record placed
+// before it, and the returned wait is the second half. The directories are on the node's
 // own drives, one per filesystem, up to parity+1 (cmd/shardstore picks
 // them, as for the access log spool). A directory whose write fails is
 // dropped from the open segment with a warning. Segments are files of
@@ -55,8 +62,9 @@
 // 4 records a lane are read and not yet acknowledged.
 //
 // Acknowledgements settle in read order: the position reached, written
-// to a small CRC-checked cursor file every 256 records or second and at
-// every segment change (written and renamed, not synced: a lost cursor
+// to a small CRC-checked cursor file every 256 records or second (also
+// when the sender has caught up: at most once a second then, not at
+// every catch-up) and at every segment change (written and renamed, not synced: a lost cursor
 // resends records, which at least once allows), is the end of the
 // longest run of acknowledged records, so it never passes a record not
 // acknowledged; a crash resends that record and the ones after it. A

@@ -1,10 +1,6 @@
 package notify
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/url"
-	"strings"
 	"time"
 )
 
@@ -29,84 +25,14 @@ type Event struct {
 	HostID    string
 }
 
-// The S3 event message (what AWS and MinIO send), one record.
-type eventRecord struct {
-	EventVersion      string            `json:"eventVersion"`
-	EventSource       string            `json:"eventSource"`
-	AWSRegion         string            `json:"awsRegion"`
-	EventTime         string            `json:"eventTime"`
-	EventName         string            `json:"eventName"`
-	UserIdentity      identity          `json:"userIdentity"`
-	RequestParameters map[string]string `json:"requestParameters"`
-	ResponseElements  map[string]string `json:"responseElements"`
-	S3                s3Entity          `json:"s3"`
-	Source            sourceInfo        `json:"source"`
-}
-
-type identity struct {
-	PrincipalID string `json:"principalId"`
-}
-
-type s3Entity struct {
-	SchemaVersion   string       `json:"s3SchemaVersion"`
-	ConfigurationID string       `json:"configurationId"`
-	Bucket          bucketEntity `json:"bucket"`
-	Object          objectEntity `json:"object"`
-}
-
-type bucketEntity struct {
-	Name          string   `json:"name"`
-	OwnerIdentity identity `json:"ownerIdentity"`
-	ARN           string   `json:"arn"`
-}
-
-type objectEntity struct {
-	Key       string `json:"key"`
-	Size      int64  `json:"size"`
-	ETag      string `json:"eTag,omitempty"`
-	VersionID string `json:"versionId,omitempty"`
-	Sequencer string `json:"sequencer"`
-}
-
-type sourceInfo struct {
-	Host      string `json:"host"`
-	UserAgent string `json:"userAgent"`
-}
-
-type envelope struct {
-	EventName string            `json:"EventName"`
-	Key       string            `json:"Key"`
-	Records   []json.RawMessage `json:"Records"`
-}
-
 // Delivery is the record of e for one matched rule: Payload MinIO's
 // envelope, Record the S3 event record inside it. Full names (with
 // "s3:") are in Delivery.EventName and the envelope; the record's
 // eventName has no "s3:" prefix, as AWS sends it.
 func (e Event) Delivery(m Matched) Delivery {
 	t := e.Time.UTC()
-	rec := eventRecord{
-		EventVersion: "2.0", EventSource: "aws:s3", AWSRegion: e.Region,
-		EventTime:         t.Format("2006-01-02T15:04:05.000Z"),
-		EventName:         strings.TrimPrefix(m.EventName, "s3:"),
-		UserIdentity:      identity{PrincipalID: e.Principal},
-		RequestParameters: map[string]string{"sourceIPAddress": e.SourceIP, "principalId": e.Principal, "region": e.Region},
-		ResponseElements:  map[string]string{"x-amz-request-id": e.RequestID, "x-amz-id-2": e.HostID},
-		S3: s3Entity{SchemaVersion: "1.0", ConfigurationID: m.ID,
-			Bucket: bucketEntity{Name: e.Bucket, OwnerIdentity: identity{PrincipalID: e.Owner}, ARN: "arn:aws:s3:::" + e.Bucket},
-			Object: objectEntity{Key: url.QueryEscape(e.Key), Size: e.Size, ETag: e.ETag, VersionID: e.VersionID,
-				Sequencer: fmt.Sprintf("%016X", t.UnixNano())}},
-		Source: sourceInfo{Host: e.SourceIP, UserAgent: e.UserAgent},
-	}
-	r, err := json.Marshal(rec)
-	if err != nil {
-		// Strings and numbers only: cannot fail.
-		panic(fmt.Sprintf("notify: marshal event: %v", err))
-	}
 	key := e.Bucket + "/" + e.Key
-	p, err := json.Marshal(envelope{EventName: m.EventName, Key: key, Records: []json.RawMessage{r}})
-	if err != nil {
-		panic(fmt.Sprintf("notify: marshal envelope: %v", err))
-	}
+	p, start, end := e.appendEnvelope(make([]byte, 0, 1024), m, t, key)
+	r := p[start:end:end]
 	return Delivery{EventName: m.EventName, Key: key, Time: t, Payload: p, Record: r}
 }

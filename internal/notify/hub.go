@@ -188,6 +188,21 @@ func (h *Hub) Publish(ev Event, c *Config) error {
 	return h.append(matched, func(m Matched) Delivery { return ev.Delivery(m) })
 }
 
+// Enqueue places ev in the queue of every target c's rules send it to,
+// after the records enqueued before it, without waiting; the returned
+// wait returns what Publish would once every queue synced it (nil when
+// no rule matched). The S3 layer calls it under the key's lock as the
+// write commits, so a key's events are queued in commit order, and
+// waits before answering.
+func (h *Hub) Enqueue(ev Event, c *Config) (wait func() error) {
+	matched := c.Match(ev.Name, ev.Key)
+	if len(matched) == 0 {
+		return func() error { return nil }
+	}
+	waits, queues := h.enqueue(matched, func(m Matched) Delivery { return ev.Delivery(m) })
+	return func() error { return h.settle(matched, waits, queues) }
+}
+
 // Audit queues an audit record (its JSON; key is "bucket/object" or
 // "" for a request on no bucket) for every audit target.
 func (h *Hub) Audit(payload []byte, key string, t time.Time) error {
@@ -220,34 +235,42 @@ func (h *Hub) HasAudit() bool {
 }
 
 func (h *Hub) append(ms []Matched, build func(Matched) Delivery) error {
+	waits, queues := h.enqueue(ms, build)
+	return h.settle(ms, waits, queues)
+}
+
+// enqueue places each matched target's record in its queue; waits[i]
+// is nil where the target is not configured.
+func (h *Hub) enqueue(ms []Matched, build func(Matched) Delivery) (waits []func() error, queues []*Queue) {
 	h.mu.RLock()
-	queues := make([]*Queue, len(ms))
+	queues = make([]*Queue, len(ms))
 	for i, m := range ms {
 		if ht := h.targets[m.Target]; ht != nil {
 			queues[i] = ht.queue
 		}
 	}
 	h.mu.RUnlock()
-	errs := make([]error, len(ms))
-	var wg sync.WaitGroup
+	waits = make([]func() error, len(ms))
 	for i, m := range ms {
-		q := queues[i]
-		if q == nil {
+		if queues[i] != nil {
+			waits[i] = queues[i].Enqueue(build(m))
+		}
+	}
+	return waits, queues
+}
+
+// settle waits for every record enqueue placed (their syncs run in
+// parallel, one writer per queue) and joins the refusals, each logged
+// at most once a minute per target.
+func (h *Hub) settle(ms []Matched, waits []func() error, queues []*Queue) error {
+	errs := make([]error, len(ms))
+	for i, m := range ms {
+		if queues[i] == nil {
 			errs[i] = fmt.Errorf("notify: target %s is not configured on this node", m.Target)
 			continue
 		}
-		d := build(m)
-		if len(ms) == 1 {
-			errs[i] = q.Append(d)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = q.Append(d)
-		}()
+		errs[i] = waits[i]()
 	}
-	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
 			h.warn(ms[i].Target, err)

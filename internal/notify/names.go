@@ -25,11 +25,15 @@ const (
 	ObjectRemovedDeleteMarker  Name = "s3:ObjectRemoved:DeleteMarkerCreated"
 	LifecycleExpirationDelete  Name = "s3:LifecycleExpiration:Delete"
 	LifecycleExpirationMarker  Name = "s3:LifecycleExpiration:DeleteMarkerCreated"
-	// MinIO's read events (AWS has none): a GET or HEAD of an object
+	// MinIO's read events (AWS has none): a GET or HEAD of an object,
+	// a GetObjectRetention, GetObjectLegalHold or GetObjectAttributes,
 	// answered 2xx. Queued before the answer like every event, so a
 	// rule on them costs each read a group-committed sync.
-	ObjectAccessedGet  Name = "s3:ObjectAccessed:Get"
-	ObjectAccessedHead Name = "s3:ObjectAccessed:Head"
+	ObjectAccessedGet          Name = "s3:ObjectAccessed:Get"
+	ObjectAccessedHead         Name = "s3:ObjectAccessed:Head"
+	ObjectAccessedGetRetention Name = "s3:ObjectAccessed:GetRetention"
+	ObjectAccessedGetLegalHold Name = "s3:ObjectAccessed:GetLegalHold"
+	ObjectAccessedAttributes   Name = "s3:ObjectAccessed:Attributes"
 )
 
 type nameInfo struct {
@@ -53,6 +57,9 @@ var names = map[Name]nameInfo{
 	LifecycleExpirationMarker:  {aliases: []string{string(ObjectRemovedDeleteMarker)}},
 	ObjectAccessedGet:          {},
 	ObjectAccessedHead:         {},
+	ObjectAccessedGetRetention: {},
+	ObjectAccessedGetLegalHold: {},
+	ObjectAccessedAttributes:   {},
 }
 
 // acceptedOnly are names a configuration may subscribe though this

@@ -143,6 +143,17 @@ func (q *Queue) flushCursor() {
 	}
 }
 
+// cursorDue is how long until the acknowledged position must be
+// written (0 or less: now); a long time when it has not moved.
+func (q *Queue) cursorDue() time.Duration {
+	q.ackMu.Lock()
+	defer q.ackMu.Unlock()
+	if q.sinceCursor == 0 {
+		return time.Hour
+	}
+	return cursorInterval - time.Since(q.lastCursor)
+}
+
 // dropSegment deletes segment seq, every record of it acknowledged.
 func (q *Queue) dropSegment(seq uint64) {
 	q.removeSegment(seq)

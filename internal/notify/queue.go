@@ -401,22 +401,31 @@ func (q *Queue) removeSegment(seq uint64) {
 // appended meanwhile into one write and one fdatasync per directory.
 // A full queue refuses it with ErrFull at once.
 func (q *Queue) Append(d Delivery) error {
+	return q.Enqueue(d)()
+}
+
+// Enqueue places d after every record enqueued before it and returns
+// at once; the returned wait returns Append's result once d is synced
+// (or refused). A caller that enqueues under its own lock (the S3
+// layer, under the key's lock at commit) fixes the records' order
+// without waiting for the sync there.
+func (q *Queue) Enqueue(d Delivery) (wait func() error) {
 	frame, err := appendFrame(nil, &d)
 	if err != nil {
 		q.refused.Add(1)
-		return err
+		return func() error { return err }
 	}
 	ch := make(chan error, 1)
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
 		q.refused.Add(1)
-		return ErrClosed
+		return func() error { return ErrClosed }
 	}
 	if q.queued.Load() >= int64(q.cfg.MaxRecords) || q.queuedBytes.Load()+int64(len(frame)) > q.cfg.MaxBytes {
 		q.mu.Unlock()
 		q.refused.Add(1)
-		return ErrFull
+		return func() error { return ErrFull }
 	}
 	q.queued.Add(1)
 	q.queuedBytes.Add(int64(len(frame)))
@@ -427,6 +436,11 @@ func (q *Queue) Append(d Delivery) error {
 	case q.kick <- struct{}{}:
 	default:
 	}
+	return func() error { return q.await(ch) }
+}
+
+// await waits for an enqueued record's sync, at most appendWait.
+func (q *Queue) await(ch chan error) error {
 	t := time.NewTimer(appendWait)
 	defer t.Stop()
 	select {
@@ -643,6 +657,8 @@ func (q *Queue) sender(seq uint64, off int64) {
 		}
 		return false
 	}
+	idle := time.NewTimer(time.Second)
+	defer idle.Stop()
 	for {
 		end, final := q.segmentEnd(seq)
 		if off >= end {
@@ -670,12 +686,22 @@ func (q *Queue) sender(seq uint64, off int64) {
 				clear(bad)
 				continue
 			}
-			q.flushCursor()
+			// Caught up: the cursor is written once cursorInterval
+			// passed since the last write, not at every catch-up (with
+			// a fast target that was once per group commit: a file
+			// written and renamed per directory for a few records).
+			wait := time.Second
+			if due := q.cursorDue(); due <= 0 {
+				q.flushCursor()
+			} else {
+				wait = min(wait, due)
+			}
+			idle.Reset(wait)
 			select {
 			case <-q.senderWake:
 			case <-q.stopSender:
 				return
-			case <-time.After(time.Second):
+			case <-idle.C:
 			}
 			continue
 		}

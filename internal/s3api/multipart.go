@@ -345,6 +345,7 @@ func handleCompleteMultipartUpload(q *request) error {
 		return err
 	}
 	writeConditions(q.r.Header, &opts)
+	opts.Committed = q.commitHook(bi, notify.ObjectCreatedCompleteMPU)
 	oi, err := q.s.cfg.Store.CompleteMultipartUpload(q.ctx, q.bucket, q.key, id, parts, opts)
 	if err != nil {
 		return fmt.Errorf("complete upload of %s/%s: %w", q.bucket, q.key, err)

@@ -19,7 +19,11 @@ package s3api
 //     its event (q.notify); just before the answer's first byte the
 //     events the bucket's rules match are queued durably on this node
 //     (Notifier.Publish returns once they are synced), so an answered
-//     request's event survives a kill -9. A queue that refuses a
+//     request's event survives a kill -9. A write that makes a new
+//     version (PutObject, PostObject, CopyObject, CompleteMultipart-
+//     Upload) is enqueued earlier, by the engine's Committed callback
+//     under the key's lock (commitHook), so a key's events are queued
+//     in commit order; the answer still waits for their sync. A queue that refuses a
 //     record (full) is logged by the notifier and the answer goes on:
 //     the request itself has been done.
 //
@@ -45,6 +49,9 @@ type Notifier interface {
 	Has(target string) bool
 	// Publish queues ev durably for each target c's rules match.
 	Publish(ev notify.Event, c *notify.Config) error
+	// Enqueue places ev in those queues after what was enqueued before
+	// it, at once; wait returns Publish's result once it is synced.
+	Enqueue(ev notify.Event, c *notify.Config) (wait func() error)
 }
 
 // bucketNotification is bi's parsed notification configuration, nil
@@ -141,10 +148,37 @@ func (q *request) notify(bi engine.BucketInfo, name notify.Name, key string, siz
 	q.w.beforeAnswer = q.publishEvents
 }
 
-// pendingEvent is an event noted and not yet queued.
+// pendingEvent is an event noted and not yet queued, or (wait set)
+// enqueued at its write's commit and not yet synced.
 type pendingEvent struct {
-	cfg *notify.Config
-	ev  notify.Event
+	cfg  *notify.Config
+	ev   notify.Event
+	wait func() error
+}
+
+// commitHook returns the engine's PutOptions.Committed for this
+// request's write of q.key (nil when no rule of bi matches name on
+// it): under the key's lock it notes the event (notifyWrite) and
+// enqueues it, so the events of one key are queued in the order the
+// writes were committed, whatever order their requests answer in;
+// publishEvents waits for the sync before the answer. The later
+// notifyWrite of the handler then does nothing.
+func (q *request) commitHook(bi engine.BucketInfo, name notify.Name) func(engine.ObjectInfo) {
+	if q.s.cfg.Notify == nil {
+		return nil
+	}
+	if c := q.s.bucketNotification(bi); c == nil || len(c.Match(name, q.key)) == 0 {
+		return nil
+	}
+	return func(oi engine.ObjectInfo) {
+		n := len(q.events)
+		q.notifyWrite(bi, name, oi)
+		if len(q.events) > n {
+			pe := &q.events[n]
+			pe.wait = q.s.cfg.Notify.Enqueue(pe.ev, pe.cfg)
+		}
+		q.committedEvent = true
+	}
 }
 
 // publishEvents queues the request's events durably; the response
@@ -153,6 +187,17 @@ type pendingEvent struct {
 func (q *request) publishEvents(status int) {
 	evs := q.events
 	q.events = nil
+	// Events enqueued at commit are in the queue whatever the answer
+	// (the write was done): wait for their sync.
+	rest := evs[:0]
+	for _, pe := range evs {
+		if pe.wait != nil {
+			_ = pe.wait() // refusals are logged by the notifier
+			continue
+		}
+		rest = append(rest, pe)
+	}
+	evs = rest
 	if status >= 400 || len(evs) == 0 {
 		return
 	}
@@ -177,6 +222,9 @@ func (q *request) publishEvents(status int) {
 // records' eventTime and sequencer follow the order the writes of one
 // key took effect in, whatever order their events were queued in.
 func (q *request) notifyWrite(bi engine.BucketInfo, name notify.Name, oi engine.ObjectInfo) {
+	if q.committedEvent {
+		return // noted and enqueued at the commit (commitHook)
+	}
 	n := len(q.events)
 	q.notify(bi, name, q.key, oi.Size, oi.ETag, oi.VersionID)
 	if len(q.events) > n && !oi.ModTime.IsZero() {

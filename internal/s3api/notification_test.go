@@ -35,6 +35,11 @@ func (f *fakeNotifier) Publish(ev notify.Event, c *notify.Config) error {
 	return nil
 }
 
+func (f *fakeNotifier) Enqueue(ev notify.Event, c *notify.Config) func() error {
+	err := f.Publish(ev, c)
+	return func() error { return err }
+}
+
 func (f *fakeNotifier) take() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -272,6 +277,37 @@ func TestObjectAccessedEvents(t *testing.T) {
 	h.expect(h.do("root", "GET", "/reads/missing", nil), 404, "")
 	h.expect(h.do("root", "GET", "/reads?list-type=2", nil), 200, "")
 	want := "1:webhook s3:ObjectAccessed:Get k|1:webhook s3:ObjectAccessed:Get k|1:webhook s3:ObjectAccessed:Head k" // the fake sorts
+	if got := n.take(); strings.Join(got, "|") != want {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
+// TestObjectAccessedLockAndAttributesEvents: GetObjectRetention,
+// GetObjectLegalHold and GetObjectAttributes answered 200 make MinIO's
+// s3:ObjectAccessed:GetRetention, :GetLegalHold and :Attributes events;
+// refused ones (no retention, denied, missing key) make none.
+func TestObjectAccessedLockAndAttributesEvents(t *testing.T) {
+	n := &fakeNotifier{}
+	h := newHarness(t, func(c *Config) { c.Notify = n })
+	h.lockBucket("lockreads")
+	doc := `<NotificationConfiguration><QueueConfiguration><Queue>arn:minio:sqs::1:webhook</Queue>` +
+		`<Event>s3:ObjectAccessed:*</Event></QueueConfiguration></NotificationConfiguration>`
+	h.expect(h.do("alice", "PUT", "/lockreads?notification", []byte(doc)), 200, "")
+	h.putLocked("alice", "/lockreads/held", "held", "X-Amz-Object-Lock-Mode", "GOVERNANCE",
+		"X-Amz-Object-Lock-Retain-Until-Date", futureDate(), "X-Amz-Object-Lock-Legal-Hold", "ON")
+	h.putLocked("alice", "/lockreads/free", "free")
+	if got := n.take(); len(got) != 0 {
+		t.Fatalf("puts made read events: %q", got)
+	}
+	h.expect(h.do("alice", "GET", "/lockreads/held?retention", nil), 200, "")
+	h.expect(h.do("alice", "GET", "/lockreads/held?legal-hold", nil), 200, "")
+	h.expect(h.do("alice", "GET", "/lockreads/free?attributes", nil, "X-Amz-Object-Attributes", "ETag,ObjectSize"), 200, "")
+	h.expect(h.do("alice", "GET", "/lockreads/free?retention", nil), 404, "")
+	h.expect(h.do("alice", "GET", "/lockreads/free?legal-hold", nil), 404, "")
+	h.expect(h.do("bob", "GET", "/lockreads/held?retention", nil), 403, "")
+	h.expect(h.do("alice", "GET", "/lockreads/missing?attributes", nil, "X-Amz-Object-Attributes", "ETag"), 404, "")
+	want := "1:webhook s3:ObjectAccessed:Attributes free|1:webhook s3:ObjectAccessed:GetLegalHold held|" +
+		"1:webhook s3:ObjectAccessed:GetRetention held" // the fake sorts
 	if got := n.take(); strings.Join(got, "|") != want {
 		t.Fatalf("events %q, want %q", got, want)
 	}

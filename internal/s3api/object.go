@@ -126,6 +126,7 @@ func handlePutObject(q *request) error {
 	}
 	opts.Import = imp
 	writeConditions(q.r.Header, &opts)
+	opts.Committed = q.commitHook(bi, notify.ObjectCreatedPut)
 	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, size, opts)
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", q.bucket, q.key, err)
@@ -739,6 +740,7 @@ func handleCopyObject(q *request) error {
 		put.StorageClass == "" && cs.alg == "" && q.sse.scheme == "" {
 		return errInvalidRequest("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
+	opts.Put.Committed = q.commitHook(bi, notify.ObjectCreatedCopy)
 	oi, err := q.s.cfg.Store.CopyObject(q.ctx, src.bucket, src.key, q.bucket, q.key, opts)
 	if err != nil {
 		if versionMissing(err) || (src.version != "" && errors.Is(err, engine.ErrInvalidArgument)) {
@@ -955,6 +957,7 @@ func handleGetObjectAttributes(q *request) error {
 		out.ObjectParts = objectParts(oi, marker, maxParts)
 	}
 	q.w.Header().Set("Last-Modified", oi.ModTime.UTC().Format(http.TimeFormat))
+	q.notify(bi, notify.ObjectAccessedAttributes, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeXML(out)
 	return nil
 }

@@ -434,6 +434,7 @@ func handleGetObjectRetention(q *request) error {
 		return errNoSuchObjectLockConfiguration()
 	}
 	q.setVersionID(bi, oi.VersionID)
+	q.notify(bi, notify.ObjectAccessedGetRetention, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeXML(xmlRetention{NS: s3NS, Mode: oi.Lock.Mode, RetainUntilDate: objectlock.FormatRetainUntil(oi.Lock.RetainUntil)})
 	return nil
 }
@@ -468,6 +469,7 @@ func handleGetObjectLegalHold(q *request) error {
 		return errNoSuchObjectLockConfiguration()
 	}
 	q.setVersionID(bi, oi.VersionID)
+	q.notify(bi, notify.ObjectAccessedGetLegalHold, q.key, oi.Size, oi.ETag, oi.VersionID)
 	q.writeXML(xmlLegalHold{NS: s3NS, Status: oi.Lock.LegalHold})
 	return nil
 }

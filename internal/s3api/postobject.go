@@ -272,6 +272,7 @@ func handlePostObject(q *request) error {
 	if cs.trailer {
 		return errInvalidRequest("A form upload cannot send trailing checksums.")
 	}
+	opts.Committed = q.commitHook(bi, notify.ObjectCreatedPost)
 	oi, err := q.s.cfg.Store.PutObject(q.ctx, q.bucket, q.key, q.exact, -1, opts)
 	if err != nil {
 		return fmt.Errorf("post %s/%s: %w", q.bucket, q.key, err)

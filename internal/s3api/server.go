@@ -314,6 +314,9 @@ type request struct {
 	// events are the bucket events this request made, queued before
 	// its answer (notification.go).
 	events []pendingEvent
+	// committedEvent: the write's event was enqueued at its commit
+	// (commitHook).
+	committedEvent bool
 }
 
 // responseWriter records what was written, for logs and metrics.

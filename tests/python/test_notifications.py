@@ -11,6 +11,7 @@ write load (every acknowledged write's event arrives after the restart), and a
 
 from __future__ import annotations
 
+import datetime
 import http.server
 import json
 import threading
@@ -243,6 +244,42 @@ def test_every_kind_of_event(nserver, nbucket, receiver):
     assert f"Bearer {TOKEN}" in receiver.auth
     # The token is never written to the server's logs.
     assert TOKEN not in nserver.log_tail(10000)
+
+
+def test_object_accessed_lock_and_attributes_events(nserver, receiver):
+    """MinIO's read events of GetObjectRetention, GetObjectLegalHold and
+    GetObjectAttributes (s3:ObjectAccessed:GetRetention, :GetLegalHold,
+    :Attributes), sent when the request is answered 2xx; a refused one
+    (no retention set) sends none."""
+    s3 = nserver.client()
+    bucket = unique_bucket_name("ntf-lock")
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    s3.put_object(Bucket=bucket, Key="locked", Body=b"held",
+                  ObjectLockMode="GOVERNANCE", ObjectLockLegalHoldStatus="ON",
+                  ObjectLockRetainUntilDate=datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1))
+    put = s3.put_object(Bucket=bucket, Key="plain", Body=b"free")
+    subscribe(s3, bucket, events=("s3:ObjectAccessed:*",))
+    assert s3.get_object_retention(Bucket=bucket, Key="locked")["Retention"]["Mode"] == "GOVERNANCE"
+    assert s3.get_object_legal_hold(Bucket=bucket, Key="locked")["LegalHold"]["Status"] == "ON"
+    s3.get_object_attributes(Bucket=bucket, Key="plain", ObjectAttributes=["ETag", "ObjectSize"])
+    with pytest.raises(ClientError) as e:
+        s3.get_object_retention(Bucket=bucket, Key="plain")  # no retention: refused, no event
+    assert error_code(e.value) == "NoSuchObjectLockConfiguration"
+    expected = [("s3:ObjectAccessed:GetRetention", "locked"), ("s3:ObjectAccessed:GetLegalHold", "locked"),
+                ("s3:ObjectAccessed:Attributes", "plain")]
+    receiver.wait(bucket, len(expected))
+    time.sleep(0.5)  # nothing more may come
+    got = receiver.for_bucket(bucket)
+    assert sorted((e["EventName"], e["Key"].split("/", 1)[1]) for e in got) == sorted(expected)
+    attrs = next(e for e in got if e["EventName"] == "s3:ObjectAccessed:Attributes")["Records"][0]
+    assert attrs["eventName"] == "ObjectAccessed:Attributes"
+    obj = attrs["s3"]["object"]
+    assert obj["size"] == 4 and obj["eTag"] == put["ETag"].strip('"')
+    # Cleanup: the governance lock is bypassed by the root user.
+    for v in s3.list_object_versions(Bucket=bucket).get("Versions", []):
+        s3.put_object_legal_hold(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"], LegalHold={"Status": "OFF"})
+        s3.delete_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"], BypassGovernanceRetention=True)
+    s3.delete_bucket(Bucket=bucket)
 
 
 def test_filters(nserver, nbucket, receiver):
