@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -310,6 +311,7 @@ func TestPackTreeHostile(t *testing.T) {
 		"absolute":           {tarOf(t, true, reg("/tmp/escape", 1)), true},
 		"negative size":      {tarOf(t, true, sized("b/part.1", "-1")), true},
 		"size not a number":  {tarOf(t, true, sized("b/part.1", "12abc")), true},
+		"size empty":         {tarOf(t, true, sized("b/part.1", "")), true},
 		"size too large":     {tarOf(t, true, sized("b/part.1", "1099511627777")), true},
 		"file over its dir":  {tarOf(t, true, reg("b", 1), reg("b/c", 1)), true},
 		"dir over a file":    {tarOf(t, true, reg("b", 1), &tar.Header{Name: "b/", Typeflag: tar.TypeDir, Mode: 0o755}), true},
@@ -322,6 +324,20 @@ func TestPackTreeHostile(t *testing.T) {
 		if err == nil || errors.As(err, &perm) != c.permanent {
 			t.Errorf("%s: %v, want an error (permanent: %v)", name, err, c.permanent)
 		}
+	}
+	// A file larger than any MinIO metadata: refused from its header,
+	// before its bytes.
+	var huge bytes.Buffer
+	tw := tar.NewWriter(&huge)
+	tw.WriteHeader(&tar.Header{Name: "big", Typeflag: tar.TypeReg, Size: maxStagedFile + 1, Mode: 0o644, Format: tar.FormatPAX})
+	tw.Flush()
+	var perm permanentError
+	if _, _, err := packTree(bytes.NewReader(huge.Bytes()), io.Discard); !errors.As(err, &perm) {
+		t.Errorf("a file of %d bytes: %v", maxStagedFile+1, err)
+	}
+	if !isSparse(&tar.Header{Typeflag: tar.TypeReg, PAXRecords: map[string]string{"GNU.sparse.realsize": "1099511627776"}}) ||
+		!isSparse(&tar.Header{Typeflag: tar.TypeGNUSparse}) || isSparse(&tar.Header{Typeflag: tar.TypeReg, PAXRecords: map[string]string{paxSize: "1"}}) {
+		t.Error("isSparse")
 	}
 	var out bytes.Buffer
 	if n, b, err := packTree(bytes.NewReader(good), &out); err != nil || n != 3 || b != 5 {

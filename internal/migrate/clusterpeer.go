@@ -36,8 +36,8 @@ import (
 // node that already moved on nor makes one wait.
 
 // paxSize is the PAX record that stands for a shard file's content: the
-// staged copy is a sparse file of that size (the adoption reads only
-// the sizes of the other nodes' part files).
+// staged copy records that size only (the adoption reads only the sizes
+// of the other nodes' part files).
 const paxSize = "SHARDSTORE.size"
 
 // maxShardFile bounds the size a tree may give a shard file (MinIO's
@@ -434,16 +434,19 @@ func packTree(r io.Reader, w io.Writer) (files, bytes int64, err error) {
 			}
 			return files, bytes, err
 		}
+		s, sized := h.PAXRecords[paxSize]
 		switch {
 		case h.Typeflag == tar.TypeDir:
 			err = pw.dir(name, h.ModTime)
-		case h.PAXRecords[paxSize] != "":
-			s := h.PAXRecords[paxSize]
+		case sized:
 			size, perr := strconv.ParseInt(s, 10, 64)
 			if perr != nil || size < 0 || size > maxShardFile {
 				return files, bytes, permanentError{fmt.Errorf("tree entry %q: size %q", h.Name, s)}
 			}
 			err = pw.sized(name, h.ModTime, size)
+		case h.Typeflag != tar.TypeReg || h.Size > maxStagedFile || isSparse(h):
+			// A sparse entry would stand for more bytes than it sends.
+			return files, bytes, permanentError{fmt.Errorf("tree entry %q: %d bytes, or sparse", h.Name, h.Size)}
 		default:
 			if err = pw.file(name, h.ModTime, h.Size, tr); err == nil {
 				bytes += h.Size
@@ -460,6 +463,25 @@ func packTree(r io.Reader, w io.Writer) (files, bytes int64, err error) {
 		return files, bytes, err
 	}
 	return files, bytes, nil
+}
+
+// maxStagedFile bounds a file a tree sends whole: MinIO's xl.meta (a
+// key's versions, inline data included) and its small system objects
+// are far smaller.
+const maxStagedFile = 1 << 30
+
+// isSparse reports whether a tar entry is a GNU sparse file, in any of
+// its forms (its holes read as zeros the stream does not carry).
+func isSparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
 
 // packParents adds the directories above name the pack lacks.
