@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -25,7 +24,7 @@ func (a *adopter) bucketInfo(bucket string) (engine.BucketInfo, error) {
 	}
 	if !found {
 		// A bucket MinIO never configured: created, nothing else.
-		if fi, err := os.Stat(filepath.Join(a.paths[0], bucket)); err == nil {
+		if fi, err := a.stat(filepath.Join(a.paths[0], bucket)); err == nil {
 			info.Created = fi.ModTime().UTC()
 		}
 		return info, nil
@@ -125,7 +124,7 @@ func (a *adopter) readPoolSysObject(rel string) ([]byte, bool, error) {
 	metas := make([]*minioformat.Meta, len(paths))
 	found := 0
 	for i, p := range paths {
-		raw, err := os.ReadFile(filepath.Join(p, minioSys, rel, "xl.meta"))
+		raw, err := a.readFile(filepath.Join(p, minioSys, rel, "xl.meta"))
 		if err != nil {
 			continue
 		}
@@ -154,7 +153,7 @@ func (a *adopter) readPoolSysObject(rel string) ([]byte, bool, error) {
 		if o.Inline() {
 			shards[o.Index-1] = bytes.NewReader(m.InlineData(m.Versions[0].ID()))
 		} else if len(o.Parts) == 1 {
-			f, err := os.Open(filepath.Join(paths[i], minioSys, rel, o.DataDirString(), "part."+strconv.Itoa(o.Parts[0].Number)))
+			f, err := a.open(filepath.Join(paths[i], minioSys, rel, o.DataDirString(), "part."+strconv.Itoa(o.Parts[0].Number)))
 			if err == nil {
 				defer f.Close()
 				shards[o.Index-1] = f

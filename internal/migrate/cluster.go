@@ -58,6 +58,8 @@ type clusterRun struct {
 	served    chan error
 
 	mu sync.Mutex
+	// packFiles are the staged drives' packs, open while adopting.
+	packFiles []*os.File
 	// heard are the nodes that said they staged every drive of this
 	// node (persisted in stage/heard/ for a real run); a dry run counts
 	// dry and real runs' notices, a real run real ones only.
@@ -198,6 +200,7 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	defer c.stop()
+	defer c.closePacks()
 	if err := c.stageAll(ctx); err != nil {
 		return nil, err
 	}
@@ -230,6 +233,7 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 	case <-time.After(time.Second):
 	case <-ctx.Done():
 	}
+	c.closePacks()
 	if !c.tempStage {
 		// Renamed away first: a run killed while removing must not find a
 		// staging directory whose notices are half gone (it would wait

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -147,32 +149,77 @@ func TestTreeRoundTrip(t *testing.T) {
 	c = &clusterRun{a: &adopter{opts: Options{PeerKey: peerauth.Derive("u-key", "s-secret")}}, top: top, self: 0,
 		slotPath: []string{drive, ""}, local: []bool{true, false}, heard: map[int]bool{}, tempStage: true}
 	client := &clusterRun{a: &adopter{opts: Options{PeerKey: peerauth.Derive("u-key", "s-secret")}}, hc: srv.Client()}
-	dst := filepath.Join(t.TempDir(), "staged")
-	u := srv.URL + clusterPrefix + "tree?path=" + drive
-	if _, _, err := client.fetchTree(context.Background(), u, dst); err != nil {
+	packFile := filepath.Join(t.TempDir(), "drive2.pack")
+	f, err := os.Create(packFile)
+	if err != nil {
 		t.Fatal(err)
 	}
+	u := srv.URL + clusterPrefix + "tree?path=" + drive
+	if _, _, err := client.fetchTree(context.Background(), u, f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	pd, pf, err := openPack(packFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	// Read as the adoption reads it: through the adopter, by the path
+	// standing for the staged drive.
+	dst := filepath.Join(t.TempDir(), "drive2")
+	reader := &adopter{packs: map[string]*packedDrive{dst: pd}}
 	for p, want := range map[string]string{
 		"bucket/key/xl.meta":      "xl.meta bytes",
 		"bucket/deep/a/b/xl.meta": "deep",
 		minioSys + "/buckets/bucket/.metadata.bin/0a3d0f5b-7c11-4a37-8a0e-5c0ff6a17f4b/part.1": "bucket meta part",
 		minioSys + "/multipart/" + strings.Repeat("a", 64) + "/up/0a3d0f5b-7c11/part.1.meta":   "part meta",
 		"bucket/not-a-part.1x": "sent whole",
-		"bucket/key/5c0ff6a1-7f4b-4a37-8a0e-0a3d0f5b7c11/part.1":                        strings.Repeat("\x00", 1000),
-		minioSys + "/multipart/" + strings.Repeat("a", 64) + "/up/0a3d0f5b-7c11/part.1": strings.Repeat("\x00", 300),
 	} {
-		got, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(p)))
+		got, err := reader.readFile(filepath.Join(dst, filepath.FromSlash(p)))
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %q (%v), want %q", p, got, err, want)
 		}
 	}
+	// Shard files by their size only.
+	for p, want := range map[string]int64{
+		"bucket/key/5c0ff6a1-7f4b-4a37-8a0e-0a3d0f5b7c11/part.1":                        1000,
+		minioSys + "/multipart/" + strings.Repeat("a", 64) + "/up/0a3d0f5b-7c11/part.1": 300,
+	} {
+		fi, err := reader.stat(filepath.Join(dst, filepath.FromSlash(p)))
+		if err != nil || fi.Size() != want || !fi.Mode().IsRegular() {
+			t.Errorf("%s: %v (%v), want a file of %d bytes", p, fi, err, want)
+		}
+		if _, err := reader.readFile(filepath.Join(dst, filepath.FromSlash(p))); err == nil {
+			t.Errorf("%s: content read from a size-only entry", p)
+		}
+	}
 	for _, p := range []string{minioSys + "/tmp", minioSys + "/config", minioSys + "/config.json", ".shardstore.sys"} {
-		if _, err := os.Stat(filepath.Join(dst, p)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := reader.stat(filepath.Join(dst, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s staged: %v", p, err)
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(dst, "bucket")); err != nil || !fi.ModTime().Equal(time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)) {
+	if fi, err := reader.stat(filepath.Join(dst, "bucket")); err != nil || !fi.IsDir() || !fi.ModTime().Equal(time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)) {
 		t.Errorf("bucket directory dated %v (%v)", fi.ModTime(), err)
+	}
+	var walked []string
+	if err := reader.walkDir(filepath.Join(dst, "bucket"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			walked = append(walked, p)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantWalk := []string{filepath.Join(dst, "bucket/deep/a/b/xl.meta"), filepath.Join(dst, "bucket/key/5c0ff6a1-7f4b-4a37-8a0e-0a3d0f5b7c11/part.1"),
+		filepath.Join(dst, "bucket/key/xl.meta"), filepath.Join(dst, "bucket/not-a-part.1x")}
+	if strings.Join(walked, " ") != strings.Join(wantWalk, " ") {
+		t.Errorf("walk: %q, want %q", walked, wantWalk)
+	}
+	if err := reader.walkDir(filepath.Join(dst, "nothing"), func(p string, d fs.DirEntry, err error) error { return err }); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("walk of a missing directory: %v", err)
 	}
 
 	call := func(method, u string, sign func(*http.Request)) int {
@@ -240,9 +287,9 @@ func tarOf(t testing.TB, end bool, hdrs ...*tar.Header) []byte {
 	return b.Bytes()
 }
 
-// TestUnpackTreeHostile: what a tree may not do is refused, and nothing
-// is written outside the staging directory.
-func TestUnpackTreeHostile(t *testing.T) {
+// TestPackTreeHostile: what a tree may not do is refused, as a
+// permanent error or one to retry; links and other kinds are left out.
+func TestPackTreeHostile(t *testing.T) {
 	reg := func(name string, size int64) *tar.Header {
 		return &tar.Header{Name: name, Typeflag: tar.TypeReg, Size: size, Mode: 0o644}
 	}
@@ -260,53 +307,83 @@ func TestUnpackTreeHostile(t *testing.T) {
 		"not a tar":          {[]byte("<html>502 Bad Gateway</html>"), false},
 		"parent":             {tarOf(t, true, reg("../escape", 1)), true},
 		"deep parent":        {tarOf(t, true, reg("b/../../escape", 1)), true},
+		"dot dot inside":     {tarOf(t, true, reg("b/../c", 1)), true},
 		"absolute":           {tarOf(t, true, reg("/tmp/escape", 1)), true},
 		"negative size":      {tarOf(t, true, sized("b/part.1", "-1")), true},
 		"size not a number":  {tarOf(t, true, sized("b/part.1", "12abc")), true},
+		"size empty":         {tarOf(t, true, sized("b/part.1", "")), true},
 		"size too large":     {tarOf(t, true, sized("b/part.1", "1099511627777")), true},
 		"file over its dir":  {tarOf(t, true, reg("b", 1), reg("b/c", 1)), true},
 		"dir over a file":    {tarOf(t, true, reg("b", 1), &tar.Header{Name: "b/", Typeflag: tar.TypeDir, Mode: 0o755}), true},
+		"file twice":         {tarOf(t, true, reg("b", 1), reg("b", 1)), true},
 		"empty name, parent": {tarOf(t, true, reg("..", 1)), true},
 	} {
-		parent := t.TempDir()
-		dir := filepath.Join(parent, "staged")
-		_, _, err := unpackTree(bytes.NewReader(c.stream), dir)
+		var out bytes.Buffer
+		_, _, err := packTree(bytes.NewReader(c.stream), &out)
 		var perm permanentError
 		if err == nil || errors.As(err, &perm) != c.permanent {
 			t.Errorf("%s: %v, want an error (permanent: %v)", name, err, c.permanent)
 		}
-		if ents, _ := os.ReadDir(parent); len(ents) != 1 {
-			t.Errorf("%s: written outside the staging directory: %v", name, ents)
-		}
 	}
-	dir := filepath.Join(t.TempDir(), "staged")
-	if n, b, err := unpackTree(bytes.NewReader(good), dir); err != nil || n != 3 || b != 5 {
+	// A file larger than any MinIO metadata: refused from its header,
+	// before its bytes.
+	var huge bytes.Buffer
+	tw := tar.NewWriter(&huge)
+	tw.WriteHeader(&tar.Header{Name: "big", Typeflag: tar.TypeReg, Size: maxStagedFile + 1, Mode: 0o644, Format: tar.FormatPAX})
+	tw.Flush()
+	var perm permanentError
+	if _, _, err := packTree(bytes.NewReader(huge.Bytes()), io.Discard); !errors.As(err, &perm) {
+		t.Errorf("a file of %d bytes: %v", maxStagedFile+1, err)
+	}
+	if !isSparse(&tar.Header{Typeflag: tar.TypeReg, PAXRecords: map[string]string{"GNU.sparse.realsize": "1099511627776"}}) ||
+		!isSparse(&tar.Header{Typeflag: tar.TypeGNUSparse}) || isSparse(&tar.Header{Typeflag: tar.TypeReg, PAXRecords: map[string]string{paxSize: "1"}}) {
+		t.Error("isSparse")
+	}
+	var out bytes.Buffer
+	if n, b, err := packTree(bytes.NewReader(good), &out); err != nil || n != 3 || b != 5 {
 		t.Fatalf("good tree: %d entries, %d bytes, %v", n, b, err)
 	}
-	// Links and other kinds are not made.
-	dir = filepath.Join(t.TempDir(), "staged")
-	if _, _, err := unpackTree(bytes.NewReader(tarOf(t, true, &tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "/etc"},
-		&tar.Header{Name: "h", Typeflag: tar.TypeLink, Linkname: "/etc/passwd"})), dir); err != nil {
+	pd, err := readPack(bytes.NewReader(out.Bytes()), int64(out.Len()), "good")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("links made: %v", ents)
+	// b/k and b/k/d were not in the stream: added, as a file tree would.
+	if fi, err := pd.Stat("b/k/d"); err != nil || !fi.IsDir() {
+		t.Errorf("b/k/d: %v %v", fi, err)
+	}
+	if fi, err := pd.Stat("b/k/d/part.1"); err != nil || fi.Size() != 4096 {
+		t.Errorf("b/k/d/part.1: %v %v", fi, err)
+	}
+	// Links and other kinds are not staged.
+	out.Reset()
+	if _, _, err := packTree(bytes.NewReader(tarOf(t, true, &tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "/etc"},
+		&tar.Header{Name: "h", Typeflag: tar.TypeLink, Linkname: "/etc/passwd"})), &out); err != nil {
+		t.Fatal(err)
+	}
+	pd, err = readPack(bytes.NewReader(out.Bytes()), int64(out.Len()), "links")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := pd.ReadDir("."); len(ents) != 0 {
+		t.Fatalf("links staged: %v", ents)
 	}
 }
 
-// FuzzUnpackTree: any stream a peer sends is unpacked or refused without
-// a panic, and nothing lands outside the staging directory.
-func FuzzUnpackTree(f *testing.F) {
+// FuzzPackTree: any stream a peer sends is packed or refused without a
+// panic, and a pack written whole reads back.
+func FuzzPackTree(f *testing.F) {
 	f.Add(tarOf(f, true, &tar.Header{Name: "b/", Typeflag: tar.TypeDir, Mode: 0o755},
 		&tar.Header{Name: "b/k/xl.meta", Typeflag: tar.TypeReg, Size: 3, Mode: 0o644},
 		&tar.Header{Name: "b/k/d/part.1", Typeflag: tar.TypeReg, Mode: 0o644, PAXRecords: map[string]string{paxSize: "10"}}))
 	f.Add(tarOf(f, true, &tar.Header{Name: "../x", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		parent := t.TempDir()
-		unpackTree(bytes.NewReader(stream), filepath.Join(parent, "staged"))
-		if ents, _ := os.ReadDir(parent); len(ents) > 1 {
-			t.Fatalf("written outside the staging directory: %v", ents)
+		var out bytes.Buffer
+		if _, _, err := packTree(bytes.NewReader(stream), &out); err != nil {
+			return
+		}
+		if _, err := readPack(bytes.NewReader(out.Bytes()), int64(out.Len()), "fuzz"); err != nil {
+			t.Fatalf("a pack written whole does not read back: %v", err)
 		}
 	})
 }

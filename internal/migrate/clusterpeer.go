@@ -10,14 +10,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/durable"
 	"github.com/shardstore/shardstore/internal/peerauth"
 )
 
@@ -35,8 +36,8 @@ import (
 // node that already moved on nor makes one wait.
 
 // paxSize is the PAX record that stands for a shard file's content: the
-// staged copy is a sparse file of that size (the adoption reads only
-// the sizes of the other nodes' part files).
+// staged copy records that size only (the adoption reads only the sizes
+// of the other nodes' part files).
 const paxSize = "SHARDSTORE.size"
 
 // maxShardFile bounds the size a tree may give a shard file (MinIO's
@@ -209,9 +210,10 @@ func (c *clusterRun) serveTree(w http.ResponseWriter, root string) {
 	}
 }
 
-// stageAll copies every other node's drives into the staging directory
-// (the ones a crashed run copied whole are kept), waiting for nodes
-// whose migration is not running yet.
+// stageAll copies every other node's drives into the staging directory,
+// each as one pack (driveN.pack, stagepack.go; the ones a crashed run
+// packed whole are kept), waiting for nodes whose migration is not
+// running yet, and opens the packs for the adoption (a.packs).
 func (c *clusterRun) stageAll(ctx context.Context) error {
 	var todo []int
 	for g := range c.slotPath {
@@ -220,8 +222,13 @@ func (c *clusterRun) stageAll(ctx context.Context) error {
 		}
 		dst := filepath.Join(c.stage, fmt.Sprintf("drive%d", g+1))
 		c.slotPath[g] = dst
-		if _, err := os.Stat(dst); err == nil {
+		if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
+			continue // staged as a file tree by an earlier version: read as it is
+		}
+		if err := c.openStaged(g); err == nil {
 			continue
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(c.a.opts.Out, "staged copy of %s unreadable, fetched again: %v\n", c.top.Endpoint(g), err)
 		}
 		todo = append(todo, g)
 	}
@@ -244,6 +251,9 @@ func (c *clusterRun) stageAll(ctx context.Context) error {
 					continue
 				}
 				n, b, err := c.stageDrive(ctx, g)
+				if err == nil {
+					err = c.openStaged(g)
+				}
 				errs[w] = err
 				mu.Lock()
 				files, bytes = files+n, bytes+b
@@ -259,28 +269,56 @@ func (c *clusterRun) stageAll(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if !c.tempStage && !c.a.opts.NoSync {
-		syscall.Sync() // the copies are whole on disk before they count as staged
-	}
 	fmt.Fprintf(c.a.opts.Out, "copied %d entries (%d bytes of metadata) of the other nodes' drives in %s\n", files, bytes, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
-// stageDrive fetches slot g's tree into its staging directory, retrying
-// until the node answers.
+// packPath is the pack of the staged drive at slot g.
+func (c *clusterRun) packPath(g int) string { return c.slotPath[g] + ".pack" }
+
+// openStaged reads slot g's pack into its index, for the adoption to
+// read the drive from (a.packs); fs.ErrNotExist when it is not staged.
+func (c *clusterRun) openStaged(g int) error {
+	pd, f, err := openPack(c.packPath(g))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.a.packs == nil {
+		c.a.packs = map[string]*packedDrive{}
+	}
+	c.a.packs[c.slotPath[g]] = pd
+	c.packFiles = append(c.packFiles, f)
+	return nil
+}
+
+// closePacks closes the staged drives' packs.
+func (c *clusterRun) closePacks() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.packFiles {
+		f.Close()
+	}
+	c.packFiles = nil
+}
+
+// stageDrive fetches slot g's tree into its pack, retrying until the
+// node answers: written to driveN.pack.partial, synced, renamed into
+// place (a pack present is whole).
 func (c *clusterRun) stageDrive(ctx context.Context, g int) (int64, int64, error) {
-	dst := c.slotPath[g]
+	dst := c.packPath(g)
 	tmp := dst + ".partial"
 	node := c.top.Drives[g].Node
 	u := c.top.Nodes[node] + clusterPrefix + "tree?" + url.Values{"path": {c.top.Drives[g].Path}}.Encode()
 	last := time.Time{}
 	for {
-		if err := os.RemoveAll(tmp); err != nil {
-			return 0, 0, err
-		}
-		n, b, err := c.fetchTree(ctx, u, tmp)
+		n, b, err := c.fetchPack(ctx, u, tmp)
 		if err == nil {
 			err = os.Rename(tmp, dst)
+			if err == nil && !c.tempStage && !c.a.opts.NoSync {
+				err = durable.SyncDir(c.stage)
+			}
 			c.a.step() // a kill test may stop here, between two drives
 			return n, b, err
 		}
@@ -298,6 +336,23 @@ func (c *clusterRun) stageDrive(ctx context.Context, g int) (int64, int64, error
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// fetchPack fetches a tree into the pack file tmp (made anew), synced
+// unless the staging is a dry run's or syncs are off.
+func (c *clusterRun) fetchPack(ctx context.Context, u, tmp string) (int64, int64, error) {
+	f, err := os.Create(tmp)
+	if err != nil {
+		return 0, 0, permanentError{err}
+	}
+	n, b, err := c.fetchTree(ctx, u, f)
+	if err == nil && !c.tempStage && !c.a.opts.NoSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, b, err
 }
 
 // permanentError is an answer that retrying will not change.
@@ -328,31 +383,29 @@ func (c *clusterRun) call(ctx context.Context, method, u string) (*http.Response
 	return resp, nil
 }
 
-// fetchTree unpacks a node's tree into dir; it fails unless the stream
-// ends with treeEnd.
-func (c *clusterRun) fetchTree(ctx context.Context, u, dir string) (files, bytes int64, err error) {
+// fetchTree packs a node's tree into the file w; it fails unless the
+// stream ends with treeEnd.
+func (c *clusterRun) fetchTree(ctx context.Context, u string, w io.Writer) (files, bytes int64, err error) {
 	resp, err := c.call(ctx, http.MethodGet, u)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer resp.Body.Close()
-	return unpackTree(resp.Body, dir)
+	return packTree(resp.Body, w)
 }
 
-// unpackTree unpacks a tree (serveTree's tar) into dir: directories,
-// files, and files standing for shard files (sparse, of the size paxSize
-// gives), the top directories (buckets) dated as on the drive. Nothing is written outside dir; a
-// stream without treeEnd is an error (retried), as is an entry that
-// names a path outside the drive or a size that is not one (not retried).
-func unpackTree(r io.Reader, dir string) (files, bytes int64, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, 0, permanentError{err}
+// packTree writes a tree (serveTree's tar) as a pack (stagepack.go) to
+// w: directories, files with their content, and files standing for
+// shard files by the size paxSize gives, each with its modification
+// time; a directory missing before its entries is added. A stream
+// without treeEnd is an error (retried), as is an entry that names a
+// path outside the drive, one named twice or under a file, or a size
+// that is not one (not retried). Links and other kinds are left out.
+func packTree(r io.Reader, w io.Writer) (files, bytes int64, err error) {
+	pw, err := newPackWriter(w)
+	if err != nil {
+		return 0, 0, err
 	}
-	type dirTime struct {
-		path string
-		t    time.Time
-	}
-	var dirs []dirTime
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -365,54 +418,82 @@ func unpackTree(r io.Reader, dir string) (files, bytes int64, err error) {
 		if h.Name == treeEnd {
 			break
 		}
-		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
-		if !filepath.IsLocal(name) {
+		name := strings.TrimSuffix(h.Name, "/")
+		if !filepath.IsLocal(filepath.FromSlash(name)) || !fs.ValidPath(name) {
 			return files, bytes, permanentError{fmt.Errorf("tree entry %q outside the drive", h.Name)}
 		}
-		p := filepath.Join(dir, name)
 		files++
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return files, bytes, permanentError{err}
+		if h.Typeflag != tar.TypeDir && h.Typeflag != tar.TypeReg {
+			continue
+		}
+		// A directory the stream skipped (serveTree sends each before
+		// its entries) is added, as a file tree would have made it.
+		if err := packParents(pw, name, h.ModTime); err != nil {
+			if errors.Is(err, errBadEntry) {
+				err = permanentError{err}
 			}
-			if !strings.Contains(name, string(filepath.Separator)) {
-				dirs = append(dirs, dirTime{p, h.ModTime})
+			return files, bytes, err
+		}
+		s, sized := h.PAXRecords[paxSize]
+		switch {
+		case h.Typeflag == tar.TypeDir:
+			err = pw.dir(name, h.ModTime)
+		case sized:
+			size, perr := strconv.ParseInt(s, 10, 64)
+			if perr != nil || size < 0 || size > maxShardFile {
+				return files, bytes, permanentError{fmt.Errorf("tree entry %q: size %q", h.Name, s)}
 			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return files, bytes, permanentError{err}
-			}
-			f, err := os.Create(p)
-			if err != nil {
-				return files, bytes, permanentError{err}
-			}
-			if s, ok := h.PAXRecords[paxSize]; ok {
-				size, perr := strconv.ParseInt(s, 10, 64)
-				if perr != nil || size < 0 || size > maxShardFile {
-					f.Close()
-					return files, bytes, permanentError{fmt.Errorf("tree entry %q: size %q", h.Name, s)}
-				}
-				err = f.Truncate(size)
-			} else {
-				var n int64
-				n, err = io.Copy(f, tr)
-				bytes += n
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return files, bytes, err
+			err = pw.sized(name, h.ModTime, size)
+		case h.Typeflag != tar.TypeReg || h.Size > maxStagedFile || isSparse(h):
+			// A sparse entry would stand for more bytes than it sends.
+			return files, bytes, permanentError{fmt.Errorf("tree entry %q: %d bytes, or sparse", h.Name, h.Size)}
+		default:
+			if err = pw.file(name, h.ModTime, h.Size, tr); err == nil {
+				bytes += h.Size
 			}
 		}
+		if errors.Is(err, errBadEntry) {
+			return files, bytes, permanentError{err}
+		}
+		if err != nil {
+			return files, bytes, fmt.Errorf("tree cut short or not written: %w", err) // retried
+		}
 	}
-	// The top directories last: their times as on the drive (a bucket
-	// never configured is dated by its directory; no other time is read).
-	for _, d := range dirs {
-		os.Chtimes(d.path, d.t, d.t)
+	if err := pw.close(); err != nil {
+		return files, bytes, err
 	}
 	return files, bytes, nil
+}
+
+// maxStagedFile bounds a file a tree sends whole: MinIO's xl.meta (a
+// key's versions, inline data included) and its small system objects
+// are far smaller.
+const maxStagedFile = 1 << 30
+
+// isSparse reports whether a tar entry is a GNU sparse file, in any of
+// its forms (its holes read as zeros the stream does not carry).
+func isSparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+// packParents adds the directories above name the pack lacks.
+func packParents(pw *packWriter, name string, t time.Time) error {
+	dir := path.Dir(name)
+	if dir == "." || pw.index.byName[dir] != nil {
+		return nil
+	}
+	if err := packParents(pw, dir, t); err != nil {
+		return err
+	}
+	return pw.dir(dir, t)
 }
 
 // notifyAll tells every other node that this one staged its drives,

@@ -171,6 +171,9 @@ type adopter struct {
 	// node's: the others are staged copies, read but never written.
 	cl    *clusterRun
 	local []bool
+	// packs are the staged drives read from packs (stagefs.go), by the
+	// path standing for the drive in paths.
+	packs map[string]*packedDrive
 
 	// poolSet is the deployment's pools when it has several (pools.go):
 	// this adopter adopts pool poolSet.all[pool]; nil for a deployment
@@ -398,7 +401,7 @@ func (a *adopter) state(ctx context.Context) (string, error) {
 // majority of the drives (in a multi-pool adoption: of any pool's).
 func (a *adopter) buckets() ([]string, error) {
 	for _, p := range a.paths {
-		if _, err := os.ReadDir(p); err != nil {
+		if _, err := a.readDir(p); err != nil {
 			return nil, fmt.Errorf("migrate: drive %s: %w", p, err)
 		}
 	}
@@ -408,7 +411,7 @@ func (a *adopter) buckets() ([]string, error) {
 			all[b] = true
 		}
 	}
-	for b, c := range bucketDirs(a.paths) {
+	for b, c := range bucketDirs(a.paths, a.readDir) {
 		if c > a.n()/2 {
 			all[b] = true
 		} else if !all[b] {
@@ -425,10 +428,10 @@ func (a *adopter) buckets() ([]string, error) {
 
 // bucketDirs counts the drives of paths that have each top-level
 // directory (a bucket's); unreadable drives count for none.
-func bucketDirs(paths []string) map[string]int {
+func bucketDirs(paths []string, readDir func(string) ([]fs.DirEntry, error)) map[string]int {
 	count := map[string]int{}
 	for _, p := range paths {
-		ents, err := os.ReadDir(p)
+		ents, err := readDir(p)
 		if err != nil {
 			continue
 		}
@@ -557,7 +560,7 @@ func (a *adopter) keys(bucket string) ([]string, error) {
 		go func() {
 			defer wg.Done()
 			root := filepath.Join(p, bucket)
-			errs[i] = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			errs[i] = a.walkDir(root, func(path string, d fs.DirEntry, err error) error {
 				if err != nil {
 					if errors.Is(err, fs.ErrNotExist) {
 						return nil
@@ -782,7 +785,7 @@ func (a *adopter) decideKey(bucket, rel string, set int) ([]*candidate, string) 
 	n := a.setSize
 	metas := make([]*minioformat.Meta, n)
 	for i, p := range a.setPaths(set) {
-		raw, err := os.ReadFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
+		raw, err := a.readFile(filepath.Join(p, bucket, filepath.FromSlash(rel), "xl.meta"))
 		if err != nil {
 			continue // missing here: the other drives decide
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ func (a *adopter) countKeys() int {
 // drive of paths (one set's drives).
 func (a *adopter) countSetKeys(paths []string) int {
 	for _, p := range paths {
-		ents, err := os.ReadDir(p)
+		ents, err := a.readDir(p)
 		if err != nil {
 			continue
 		}
@@ -45,7 +44,7 @@ func (a *adopter) countSetKeys(paths []string) int {
 			if !e.IsDir() || strings.HasPrefix(name, ".") || name == "lost+found" {
 				continue
 			}
-			filepath.WalkDir(filepath.Join(p, name), func(path string, d fs.DirEntry, err error) error {
+			a.walkDir(filepath.Join(p, name), func(path string, d fs.DirEntry, err error) error {
 				if err != nil {
 					if errors.Is(err, fs.ErrNotExist) {
 						return nil

@@ -64,7 +64,7 @@ func (a *adopter) loadUploads() error {
 	have := map[string]bool{}
 	for g, p := range a.paths {
 		root := filepath.Join(p, minioSys, "multipart")
-		shas, err := os.ReadDir(root)
+		shas, err := a.readDir(root)
 		if err != nil {
 			continue
 		}
@@ -72,7 +72,7 @@ func (a *adopter) loadUploads() error {
 			if !isSHAHex(s.Name()) || !s.IsDir() {
 				continue
 			}
-			ups, err := os.ReadDir(filepath.Join(root, s.Name()))
+			ups, err := a.readDir(filepath.Join(root, s.Name()))
 			if err != nil {
 				continue
 			}
@@ -200,7 +200,7 @@ func (a *adopter) adoptUpload(ctx context.Context, bucket, key, sha, dir string)
 	var order []string
 	cands := map[string]*candidate{}
 	for i, p := range paths {
-		raw, err := os.ReadFile(filepath.Join(p, rel, "xl.meta"))
+		raw, err := a.readFile(filepath.Join(p, rel, "xl.meta"))
 		if err != nil {
 			continue
 		}
@@ -359,7 +359,7 @@ func (a *adopter) uploadParts(paths []string, o *minioformat.Object, rel, dir, a
 	byNum := map[int]map[string]*variant{}
 	for p, path := range paths {
 		dd := filepath.Join(path, rel, o.DataDirString())
-		ents, err := os.ReadDir(dd)
+		ents, err := a.readDir(dd)
 		if err != nil {
 			continue
 		}
@@ -369,7 +369,7 @@ func (a *adopter) uploadParts(paths []string, o *minioformat.Object, rel, dir, a
 			if !ok {
 				continue
 			}
-			raw, err := os.ReadFile(filepath.Join(dd, name))
+			raw, err := a.readFile(filepath.Join(dd, name))
 			if err != nil {
 				continue
 			}
@@ -377,7 +377,7 @@ func (a *adopter) uploadParts(paths []string, o *minioformat.Object, rel, dir, a
 			if err != nil || pm.Number != num {
 				continue
 			}
-			fi, err := os.Stat(filepath.Join(dd, "part."+strconv.Itoa(num)))
+			fi, err := a.stat(filepath.Join(dd, "part."+strconv.Itoa(num)))
 			whole := err == nil && fi.Mode().IsRegular() && fi.Size() == o.ShardFileSize(pm.Size)
 			id := fmt.Sprintf("%s/%d/%d/%v/%s", pm.ETag, pm.Size, pm.ActualSize, pm.Checksums, pm.Error)
 			if byNum[num] == nil {

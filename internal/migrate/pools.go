@@ -413,7 +413,7 @@ func describePools(pm *minioformat.PoolMeta) string {
 // majorityBuckets are the top-level directories on a majority of paths.
 func majorityBuckets(paths []string) []string {
 	var out []string
-	for b, c := range bucketDirs(paths) {
+	for b, c := range bucketDirs(paths, os.ReadDir) {
 		if c > len(paths)/2 {
 			out = append(out, b)
 		}
@@ -426,7 +426,7 @@ func majorityBuckets(paths []string) []string {
 // bucket/rel.
 func (a *adopter) hasKey(bucket, rel string, set int) bool {
 	for _, d := range a.setPaths(set) {
-		if _, err := os.Stat(filepath.Join(d, bucket, filepath.FromSlash(rel), "xl.meta")); err == nil {
+		if _, err := a.stat(filepath.Join(d, bucket, filepath.FromSlash(rel), "xl.meta")); err == nil {
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -55,7 +54,7 @@ func (a *adopter) orderDrives() error {
 	}
 	formats := make([]*minioformat.Format, len(a.opts.Drives))
 	for i, p := range a.opts.Drives {
-		raw, err := os.ReadFile(filepath.Join(p, minioSys, "format.json"))
+		raw, err := a.readFile(filepath.Join(p, minioSys, "format.json"))
 		if err != nil {
 			return fmt.Errorf("%w: drive %s: %w (is it a MinIO drive?)", ErrRefused, p, err)
 		}
