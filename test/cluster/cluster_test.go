@@ -738,6 +738,7 @@ func TestNodeWithEveryDriveMissing(t *testing.T) {
 // through a live node fails, and everything written reads back through
 // every node at the end.
 func TestRollingRestart(t *testing.T) {
+	nightlyOnly(t, "TestRollingRestartUnderLoad (a rolling restart under load, read back through every node) and TestClusterRollingExpansion")
 	c := startCluster(t, 4, 4)
 	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("rolling")}); err != nil {
 		t.Fatal(err)
