@@ -82,34 +82,33 @@ SHARDSTORE_SECRET_KEY (with SHARDSTORE_SESSION_TOKEN for temporary
 credentials) sign as a user instead (one whose policies allow the
 admin action, or any user managing its own access keys).`
 
+// adminGroup: the commands of `shardstore admin`.
+var adminGroup = cli.Group{Name: "admin", Usage: adminUsage, Head: adminHead,
+	Commands: []string{"status", "heal", "user", "group", "policy", "accesskey", "audit", "prometheus", "kms", "idp", "notify", "cluster", "pool"}}
+
 // runAdmin operates a running server through its admin API.
 func runAdmin(args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef(adminUsage, "shardstore admin -h", "missing admin command (status, heal, user, group, policy, accesskey, audit, prometheus or kms)")
+	name, rest, err := adminGroup.Pick(args, os.Stdout)
+	if err != nil {
+		return err
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(os.Stdout, adminHead)
-		return flag.ErrHelp
+	switch name {
 	case "status", "heal":
 	case "user", "group", "policy", "accesskey", "audit":
 		return runAdminIdentity(args)
 	case "prometheus":
-		return runAdminPrometheus(args[1:])
+		return runAdminPrometheus(rest)
 	case "kms":
-		return runAdminKMS(args[1:])
+		return runAdminKMS(rest)
 	case "notify":
-		return runAdminNotify(args[1:])
+		return runAdminNotify(rest)
 	case "pool":
-		return runAdminPool(args[1:])
+		return runAdminPool(rest)
 	case "idp":
-		return runAdminIDP(args[1:])
+		return runAdminIDP(rest)
 	case "cluster":
-		return runAdminCluster(args[1:])
-	default:
-		return cli.Usagef(adminUsage, "shardstore admin -h", "unknown admin command %q (status, heal, user, group, policy, accesskey, audit, prometheus, kms, idp, notify, cluster or pool)", args[0])
+		return runAdminCluster(rest)
 	}
-	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")

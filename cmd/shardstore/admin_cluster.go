@@ -27,16 +27,9 @@ blocked; --json prints the server's answer for scripts.`
 
 // runAdminCluster serves `shardstore admin cluster ...`.
 func runAdminCluster(args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef(clusterAdminUsage, "shardstore admin cluster -h", "missing cluster command (upgrade-status)")
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(os.Stdout, clusterAdminHead)
-		return flag.ErrHelp
-	case "upgrade-status":
-	default:
-		return cli.Usagef(clusterAdminUsage, "shardstore admin cluster -h", "unknown cluster command %q (upgrade-status)", args[0])
+	g := cli.Group{Name: "admin cluster", Usage: clusterAdminUsage, Head: clusterAdminHead, Commands: []string{"upgrade-status"}}
+	if _, _, err := g.Pick(args, os.Stdout); err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("admin cluster upgrade-status", flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

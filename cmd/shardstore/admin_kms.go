@@ -32,23 +32,16 @@ Operates the server's key server (KMS) for encryption at rest:
 
 // runAdminKMS serves `shardstore admin kms ...`.
 func runAdminKMS(args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef(kmsUsage, "shardstore admin kms -h", "missing kms command (status, key create or rewrap)")
+	g := cli.Group{Name: "admin kms", Usage: kmsUsage, Head: kmsHead, Commands: []string{"status", "key", "rewrap"}}
+	what, rest, err := g.Pick(args, os.Stdout)
+	if err != nil {
+		return err
 	}
-	what := args[0]
-	rest := args[1:]
-	switch what {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(os.Stdout, kmsHead)
-		return flag.ErrHelp
-	case "status", "rewrap":
-	case "key":
+	if what == "key" {
 		if len(rest) == 0 || rest[0] != "create" {
-			return cli.Usagef(kmsUsage, "shardstore admin kms -h", "want: admin kms key create NAME")
+			return g.Usagef("want: admin kms key create NAME")
 		}
 		what, rest = "key create", rest[1:]
-	default:
-		return cli.Usagef(kmsUsage, "shardstore admin kms -h", "unknown kms command %q (status, key create or rewrap)", what)
 	}
 	fs := flag.NewFlagSet("admin kms "+what, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

@@ -36,17 +36,10 @@ notification configuration (docs/notifications.md).`
 
 // runAdminNotify serves `shardstore admin notify ...`.
 func runAdminNotify(args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef(notifyUsage, "shardstore admin notify -h", "missing notify command (list, add, test or remove)")
-	}
-	what, rest := args[0], args[1:]
-	switch what {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(os.Stdout, notifyHead)
-		return flag.ErrHelp
-	case "list", "add", "test", "remove":
-	default:
-		return cli.Usagef(notifyUsage, "shardstore admin notify -h", "unknown notify command %q (list, add, test or remove)", what)
+	g := cli.Group{Name: "admin notify", Usage: notifyUsage, Head: notifyHead, Commands: []string{"list", "add", "test", "remove"}}
+	what, rest, err := g.Pick(args, os.Stdout)
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("admin notify "+what, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

@@ -43,31 +43,25 @@ The server pools (docs/pools.md):
   throttle                 the limits decommission and rebalance move data at;
                            with --bandwidth and/or --objects, set them (0: no limit)`
 
+// poolGroup: the commands of `shardstore admin pool`.
+var poolGroup = cli.Group{Name: "admin pool", Usage: poolUsage, Head: poolHead, Commands: []string{"status", "decommission", "rebalance", "throttle"}}
+
 // runAdminPool runs `shardstore admin pool ...`.
 func runAdminPool(args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef(poolUsage, "shardstore admin pool -h", "missing pool command (status or decommission)")
+	what, rest, err := poolGroup.Pick(args, os.Stdout)
+	if err != nil {
+		return err
 	}
-	what, rest := args[0], args[1:]
 	switch what {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(os.Stdout, poolHead)
-		return flag.ErrHelp
-	case "status":
 	case "decommission":
-		if len(rest) == 0 {
-			return cli.Usagef(poolUsage, "shardstore admin pool -h", "want: admin pool decommission start|status|cancel")
+		g := cli.Group{Name: "admin pool decommission", Usage: poolUsage, Head: poolHead, Commands: []string{"start", "status", "cancel"}}
+		sub, more, err := g.Pick(rest, os.Stdout)
+		if err != nil {
+			return err
 		}
-		switch rest[0] {
-		case "start", "status", "cancel":
-			what, rest = "decommission "+rest[0], rest[1:]
-		default:
-			return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown decommission command %q (start, status or cancel)", rest[0])
-		}
+		what, rest = "decommission "+sub, more
 	case "rebalance", "throttle":
 		return runAdminRebalance(what, rest)
-	default:
-		return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown pool command %q (status, decommission, rebalance or throttle)", what)
 	}
 	fs := flag.NewFlagSet("admin pool "+what, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

@@ -19,15 +19,12 @@ import (
 // and `shardstore admin pool throttle` (what is "rebalance" or "throttle").
 func runAdminRebalance(what string, args []string) error {
 	if what == "rebalance" {
-		if len(args) == 0 {
-			return cli.Usagef(poolUsage, "shardstore admin pool -h", "want: admin pool rebalance start|status|cancel")
+		g := cli.Group{Name: "admin pool rebalance", Usage: poolUsage, Head: poolHead, Commands: []string{"start", "status", "cancel"}}
+		sub, rest, err := g.Pick(args, os.Stdout)
+		if err != nil {
+			return err
 		}
-		switch args[0] {
-		case "start", "status", "cancel":
-			what, args = "rebalance "+args[0], args[1:]
-		default:
-			return cli.Usagef(poolUsage, "shardstore admin pool -h", "unknown rebalance command %q (start, status or cancel)", args[0])
-		}
+		what, args = "rebalance "+sub, rest
 	}
 	fs := flag.NewFlagSet("admin pool "+what, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

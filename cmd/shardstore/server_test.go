@@ -87,7 +87,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"server", "--drive-timeout", "soon"}, 2, []string{"write it as seconds (15) or with a unit (15s"}},
 		{[]string{"server", "--public-url", "s3.example.com"}, 2, []string{`bad --public-url "s3.example.com": want http(s)://HOST[:PORT] with no path`}},
 		{[]string{"server", "--public-url", "https://example.com/s3"}, 2, []string{`bad --public-url "https://example.com/s3"`}},
-		{[]string{"admin"}, 2, []string{"missing admin command (status, heal, user, group, policy, accesskey, audit, prometheus or kms)"}},
+		{[]string{"admin"}, 2, []string{"missing admin command (status, heal, user, group, policy, accesskey, audit, prometheus, kms, idp, notify, cluster or pool)"}},
 		{[]string{"admin", "info"}, 2, []string{`unknown admin command "info" (status, heal`}},
 		{[]string{"admin", "user"}, 2, []string{"missing command"}},
 		{[]string{"admin", "user", "frob"}, 2, []string{`unknown command "frob"`}},

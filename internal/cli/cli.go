@@ -147,3 +147,53 @@ func IsTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
+
+// Group is a command whose first argument names a subcommand, such as
+// `shardstore admin pool status`. Pick reads that argument the same way
+// in every group, and the messages list the subcommands from Commands,
+// so they cannot drift from what the group accepts.
+type Group struct {
+	Name     string   // the words after "shardstore", e.g. "admin pool"
+	Usage    string   // the short usage line printed with a usage error
+	Head     string   // the -h text
+	Commands []string // the subcommands, in the order the messages list them
+}
+
+// Pick returns the subcommand args[0] and the arguments after it. No
+// argument or one the group does not know is a *UsageError listing the
+// subcommands; -h, -help, --help and help print Head to out and return
+// flag.ErrHelp.
+func (g Group) Pick(args []string, out io.Writer) (string, []string, error) {
+	noun := g.Name[strings.LastIndex(g.Name, " ")+1:]
+	if len(args) == 0 {
+		return "", nil, g.Usagef("missing %s command (%s)", noun, orList(g.Commands))
+	}
+	switch what := args[0]; what {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(out, strings.TrimRight(g.Head, "\n"))
+		return "", nil, flag.ErrHelp
+	default:
+		for _, c := range g.Commands {
+			if c == what {
+				return what, args[1:], nil
+			}
+		}
+		return "", nil, g.Usagef("unknown %s command %q (%s)", noun, what, orList(g.Commands))
+	}
+}
+
+// Usagef is a *UsageError of the group (its usage line, its -h).
+func (g Group) Usagef(format string, args ...any) error {
+	return Usagef(g.Usage, "shardstore "+g.Name+" -h", format, args...)
+}
+
+// orList writes a, b or c.
+func orList(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}

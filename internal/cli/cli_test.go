@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,44 @@ func TestParseAndReport(t *testing.T) {
 	}
 	if code := Report(&w, "demo", flag.ErrHelp); code != 0 {
 		t.Fatalf("help exit %d", code)
+	}
+}
+
+// TestGroupPick: a group's subcommand, its refusals (listing what it
+// accepts) and its help, with hostile first arguments.
+func TestGroupPick(t *testing.T) {
+	g := Group{Name: "admin pool", Usage: "shardstore admin pool COMMAND", Head: "the pools\n", Commands: []string{"status", "decommission", "rebalance"}}
+	what, rest, err := g.Pick([]string{"decommission", "start", "2"}, io.Discard)
+	if err != nil || what != "decommission" || strings.Join(rest, " ") != "start 2" {
+		t.Fatalf("Pick: %q %q %v", what, rest, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing pool command (status, decommission or rebalance)"},
+		{[]string{""}, `unknown pool command "" (status, decommission or rebalance)`},
+		{[]string{"STATUS"}, `unknown pool command "STATUS"`},
+		{[]string{"status\x00"}, `unknown pool command "status\x00"`},
+		{[]string{"--status"}, `unknown pool command "--status"`},
+		{[]string{strings.Repeat("x", 4096)}, "unknown pool command"},
+	} {
+		_, _, err := g.Pick(tc.args, io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || ue.Help != "shardstore admin pool -h" || ue.Usage != g.Usage {
+			t.Errorf("Pick(%q): %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+	for _, h := range []string{"-h", "-help", "--help", "help"} {
+		var out strings.Builder
+		if _, _, err := g.Pick([]string{h}, &out); !errors.Is(err, flag.ErrHelp) || out.String() != "the pools\n" {
+			t.Errorf("Pick(%s): %v, printed %q", h, err, out.String())
+		}
+	}
+	{
+		one := Group{Name: "admin cluster", Commands: []string{"upgrade-status"}}
+		if _, _, err := one.Pick(nil, io.Discard); err == nil || err.Error() != "missing cluster command (upgrade-status)" {
+			t.Errorf("one command: %v", err)
+		}
 	}
 }
