@@ -15,7 +15,11 @@
 // An index that pebble stopped on a fatal error (a commit that hit
 // ENOSPC) takes the drive offline; Health's probe reopens it once the
 // drive has space again (indexreopen.go), so a full drive comes back
-// without a restart.
+// without a restart. An index opened on a drive without the space its
+// WAL's replay needs is opened read-only (pebble's Open would otherwise
+// retry the replay's flush for ever, and the process never start): the
+// drive serves reads, refuses writes with ErrDriveFull, and its index is
+// opened for writes again once space is free (indexfull.go).
 // Every implementation, driverpc.Client included, runs the conformance
 // suite in package drivetest; Faulty with no fault must pass it exactly
 // as the drive it wraps.

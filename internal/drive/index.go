@@ -128,6 +128,12 @@ type index struct {
 	// shared group-commits the WAL syncs with other drives on the same
 	// filesystem; nil when the drive syncs alone.
 	shared *fsSync
+	// readOnly is set when the index was opened read-only because its
+	// drive was full (indexfull.go); nil when open for writes.
+	readOnly *readOnlyState
+	// fs and memtable are what it was opened with (reopenWhenSpace).
+	fs       vfs.FS
+	memtable uint64
 	// rows caches point reads of this instance as owner; nil without
 	// a shared IndexCache.
 	rows  *rowCache
@@ -192,6 +198,17 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 	if idx.shared != nil {
 		opts.FS = walSyncFS{FS: base, g: idx.shared}
 	}
+	idx.fs, idx.memtable = opts.FS, uint64(opts.MemTableSize)
+	if mustExist {
+		// An existing index on a drive without the space its WAL's
+		// replay needs opens read-only: opened for writes, pebble's
+		// Open would retry the flush for ever (indexfull.go).
+		if full, free, need := tooFullToWrite(opts.FS, d.indexDir, idx.memtable); full {
+			fmt.Fprintf(os.Stderr, "shardstore: drive %s: index: opening it read-only: %d bytes free, %d needed to open it for writes; writes to this drive fail as a full drive's until space is free\n", d.root, free, need)
+			opts.ReadOnly = true
+			idx.readOnly = &readOnlyState{done: make(chan struct{})}
+		}
+	}
 	err := runGuarded(func() (err error) {
 		idx.db, err = pebble.Open(d.indexDir, opts)
 		return err
@@ -210,6 +227,7 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 // close closes the pebble instance; after a fatal error, on the side,
 // since pebble's state is then undefined and Close may block or panic.
 func (idx *index) close() error {
+	idx.readOnly.stop()
 	if idx.broken.Load() != nil {
 		go func() {
 			_ = runGuarded(idx.db.Close)
@@ -277,6 +295,8 @@ func (d *Local) indexError(op string, err error) error {
 		return fmt.Errorf("drive %s: index %s: %w (%w): %s", d.root, op, ErrFileCorrupt, ErrDriveFaulty, msg)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return fmt.Errorf("drive %s: index %s: %w: %s", d.root, op, ErrDriveFull, msg)
+	case isReadOnly(err):
+		return fmt.Errorf("drive %s: index %s: %w: %w", d.root, op, ErrDriveFull, errIndexReadOnly)
 	}
 	return fmt.Errorf("drive %s: index %s: %w: %s", d.root, op, ErrDriveFaulty, msg)
 }

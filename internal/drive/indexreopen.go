@@ -74,6 +74,7 @@ func (d *Local) retiredLocked() bool {
 // retire closes a stopped instance on the side; the channel is closed
 // when its Close has returned (whatever it returned, or a panic).
 func (idx *index) retire() <-chan struct{} {
+	idx.readOnly.stop()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
