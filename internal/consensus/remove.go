@@ -60,3 +60,17 @@ func (n *Node) RemoveMembers(ctx context.Context, keep func(id string) bool) (re
 	}
 	return removed, true, nil
 }
+
+// Members lists the ids of the group's members, voters or not, as this
+// node knows them (its latest configuration, committed or not).
+func (n *Node) Members() ([]string, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range f.Configuration().Servers {
+		out = append(out, string(s.ID))
+	}
+	return out, nil
+}
