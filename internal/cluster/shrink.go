@@ -75,8 +75,8 @@ func PlanShrink(rec, mine PoolList, complete func(pool int) error) (next PoolLis
 	have := rec.poolDrives()
 	for _, p := range removed {
 		if err := complete(p); err != nil {
-			return rec, true, fmt.Errorf("%w: pool %d (%d drives on %s) is left out of this node's arguments, but %v: decommission it first (shardstore admin pool decommission start %d), and remove it once the decommission is complete; or start this node with the deployment's arguments",
-				ErrPoolList, p+1, len(have[p]), strings.Join(poolNodes(have[p]), ", "), err, p+1)
+			return rec, true, fmt.Errorf("%w: the deployment records %s, this node was started with %s: pool %d (%d drives on %s) is left out, and %v: start it with the full list (every pool's argument, in order); to remove pool %d, decommission it first (shardstore admin pool decommission start %d) and leave it out once the decommission is complete",
+				ErrPoolList, rec.describe(), mine.describe(), p+1, len(have[p]), strings.Join(poolNodes(have[p]), ", "), err, p+1, p+1)
 		}
 	}
 	keep := mine.Nodes()
