@@ -256,6 +256,18 @@ func (n *clusterNode) planPools(ctx context.Context, stderr io.Writer) (cluster.
 			continue
 		}
 		n.loadGates() // as of the fresh read: the pools gate may have just been applied
+		if next, applies, err := n.planShrink(ctx, rec, mine, version); applies {
+			if errors.Is(err, cluster.ErrPoolList) {
+				return cluster.PoolList{}, fmt.Errorf("cluster: %w", err)
+			}
+			if err != nil {
+				last = err
+				time.Sleep(500 * time.Millisecond)
+				continue // another node recorded it first: plan against its record
+			}
+			n.exp.list.Store(&next)
+			return next, nil
+		}
 		next, propose, err := cluster.PlanStart(rec, mine, func() error { return n.gate(release.Pools) })
 		if err != nil {
 			return cluster.PoolList{}, fmt.Errorf("cluster: %w", err)
@@ -330,10 +342,20 @@ func (n *clusterNode) runExpansion(done <-chan struct{}) {
 		case <-t.C:
 		}
 		n.loadPoolList()
-		if l := n.exp.list.Load(); l == nil || l.Complete() || !n.state.IsLeader() {
+		l := n.exp.list.Load()
+		if l == nil || !n.state.IsLeader() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), expansionRoundEvery)
+		if l.Complete() {
+			// A pool removed: the nodes holding none of the list's
+			// drives leave the consensus group (shrink.go).
+			if err := n.shrinkRound(ctx, *l); err != nil {
+				n.log.Warn("pool removal: removing members from the consensus group", "err", err)
+			}
+			cancel()
+			continue
+		}
 		if err := n.expansionRound(ctx); err != nil && !errors.Is(err, consensus.ErrConflict) {
 			n.log.Debug("expansion round", "err", err)
 		}

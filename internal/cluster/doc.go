@@ -73,6 +73,17 @@
 // list. cmd/shardstore (expand.go) does the steps; docs/pools.md says
 // what an operator does.
 //
+// # Removing a pool
+//
+// A node started with the recorded list minus whole pools (shrink.go,
+// PlanShrink) records the shortened list when every pool left out is
+// fully decommissioned (the caller says which are), no expansion is under
+// way, and no pool left out holds a lock node (moving the lock nodes is
+// not built: package dlock's doc says what a safe hand-over needs);
+// otherwise it is refused, naming the pool and why. Leaving names the
+// consensus members that hold no drive of the list, which the leader
+// removes from the group (cmd/shardstore shrink.go).
+//
 // # Start
 //
 // A node listens first, answering only hello to the other nodes (S3

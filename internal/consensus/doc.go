@@ -67,7 +67,10 @@
 // (cmd/shardstore: nodes of the pool list recorded in the group, so a
 // cluster grows by an expansion that was committed) and refuses a
 // member's id at another address. A refused node gets ErrJoinRefused
-// with the leader's reason.
+// with the leader's reason. Members leave through raft's RemoveServer
+// (RemoveMembers, remove.go), on the leader, one at a time; a leader that
+// is leaving hands leadership to a member that stays first (cmd/shardstore:
+// the nodes holding no drive of the pool list left after a pool removal).
 //
 // A node whose state drive was wiped, in a group that exists, opens with
 // Join as well: a bootstrap entry of its own could differ from the

@@ -94,4 +94,38 @@
 // Options.Outside: their own table is not counted, and a lock needs a
 // majority of the lock nodes whichever node takes it, so a lock taken
 // by an old node and one taken by a new node always share a grantor.
+//
+// # Moving the lock nodes (not built)
+//
+// A cluster that sheds the pool on its lock nodes would have to move the
+// locks to other nodes; cmd/shardstore refuses that removal
+// (cluster.PlanShrink) because no hand-over is built. Why a plain switch
+// is unsafe, and what a safe one needs:
+//
+//   - Nodes switch at different moments (each applies the recorded change
+//     when its log reaches it, or when it is restarted), so for a while
+//     some lock on the old set L and some on the new set L'. A lock granted
+//     by a majority of L and another by a majority of L' need share no
+//     grantor (none at all when L and L' are disjoint): two writers of one
+//     key at once.
+//   - Joint majorities: while moving, a lock needs a majority of L and a
+//     majority of L'. Old-only and joint lockers always share a grantor
+//     in L, joint and new-only ones in L'; old-only and new-only do not.
+//     So every node that can take a lock (the leaving nodes included,
+//     while they serve) must be joint, and hold no lease it took old-only
+//     (leases are refreshed, so a long-held one outlives any TTL), before
+//     any node goes new-only: nodes report their phase (their hello) and
+//     the leader advances the record, as an expansion completes. The
+//     Locker needs to change sets while running (the leaving lock nodes
+//     stop after the move), with one owner per name across both sets (a
+//     node in L and L' asked twice for one name by one holder waits for
+//     itself).
+//   - Barrier: the old set stops granting and refreshing at a recorded
+//     point; a holder whose refresh fails loses the lock (ErrLost) and
+//     its operation fails instead of writing unprotected; the new set
+//     grants only once every old lock node has said it stopped and one
+//     TTL plus Margin has passed on the new node's own clock (clock rate,
+//     not skew, matters: each table measures its own leases). Simpler,
+//     but writes stall (503) for about a TTL, and a lagging old lock node
+//     that has not applied the record yet must not be counted as stopped.
 package dlock

@@ -219,7 +219,7 @@ func TestClusterRollingExpansion(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatalf("node 2 with the old pool list did not stop:\n%s", tailLines(c.nodes[1].stderr.String(), 20))
 	}
-	if msg := c.nodes[1].stderr.String(); c.nodes[1].exitErr == nil || !strings.Contains(msg, "the deployment was expanded to 2 pool(s)") || !strings.Contains(msg, "start it with the full list") {
+	if msg := c.nodes[1].stderr.String(); c.nodes[1].exitErr == nil || !strings.Contains(msg, "the deployment records 2 pool(s)") || !strings.Contains(msg, "start it with the full list") {
 		t.Errorf("node 2 with the old pool list: %v\n%s", c.nodes[1].exitErr, tailLines(msg, 20))
 	}
 	c.launch(1, two)
