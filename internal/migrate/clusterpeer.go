@@ -487,7 +487,7 @@ func isSparse(h *tar.Header) bool {
 // packParents adds the directories above name the pack lacks.
 func packParents(pw *packWriter, name string, t time.Time) error {
 	dir := path.Dir(name)
-	if dir == "." || pw.index.byName[dir] != nil {
+	if dir == "." || pw.seen.has(dir) {
 		return nil
 	}
 	if err := packParents(pw, dir, t); err != nil {
