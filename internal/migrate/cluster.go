@@ -64,6 +64,9 @@ type clusterRun struct {
 	// node (persisted in stage/heard/ for a real run); a dry run counts
 	// dry and real runs' notices, a real run real ones only.
 	heard map[int]bool
+	// trees are this node's drives' trees as served, each written once
+	// and sent to every other node (clustertree.go), by slot.
+	trees map[int]*servedTree
 }
 
 // isLocal reports whether the drive at position g of a.paths is one of

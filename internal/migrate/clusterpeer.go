@@ -102,7 +102,7 @@ func (c *clusterRun) handle(w http.ResponseWriter, r *http.Request) {
 		path := q.Get("path")
 		for g, p := range c.slotPath {
 			if c.local[g] && p == path {
-				c.serveTree(w, path)
+				c.serveTree(w, r, g, path)
 				return
 			}
 		}
@@ -148,8 +148,17 @@ func touch(path string, sync bool) error {
 // serveTree writes a tar of the drive's MinIO files: directories, every
 // file's content but shard files' (their size, paxSize), each with its
 // modification time, then treeEnd.
-func (c *clusterRun) serveTree(w http.ResponseWriter, root string) {
+func (c *clusterRun) serveTree(w http.ResponseWriter, r *http.Request, g int, root string) {
 	w.Header().Set("Content-Type", "application/x-tar")
+	if err := c.sendTree(r.Context(), w, g, root); err != nil {
+		// The stream is cut without treeEnd: the caller retries.
+		fmt.Fprintf(c.a.opts.Out, "serving %s to another node: %v\n", root, err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// writeTree writes serveTree's tar of the drive at root to w.
+func writeTree(w io.Writer, root string) error {
 	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -203,11 +212,7 @@ func (c *clusterRun) serveTree(w http.ResponseWriter, root string) {
 	if err == nil {
 		err = tw.Close()
 	}
-	if err != nil {
-		// The stream is cut without treeEnd: the caller retries.
-		fmt.Fprintf(c.a.opts.Out, "serving %s to another node: %v\n", root, err)
-		panic(http.ErrAbortHandler)
-	}
+	return err
 }
 
 // stageAll copies every other node's drives into the staging directory,
@@ -487,7 +492,7 @@ func isSparse(h *tar.Header) bool {
 // packParents adds the directories above name the pack lacks.
 func packParents(pw *packWriter, name string, t time.Time) error {
 	dir := path.Dir(name)
-	if dir == "." || pw.index.byName[dir] != nil {
+	if dir == "." || pw.seen.has(dir) {
 		return nil
 	}
 	if err := packParents(pw, dir, t); err != nil {

@@ -219,14 +219,25 @@ func FuzzReadPack(f *testing.F) {
 			}
 			return
 		}
+		walked := int64(0)
 		fs.WalkDir(pd, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				t.Fatalf("walk %s: %v", p, err)
+			}
+			if p != "." {
+				walked++
+				if fi, err := pd.Stat(p); err != nil || fi.IsDir() != d.IsDir() || fi.Name() != d.Name() {
+					t.Fatalf("Stat(%q) = %v, %v; walked as %v", p, fi, err, d)
+				}
 			}
 			if fi, _ := d.Info(); !d.IsDir() && fi != nil {
 				pd.ReadFile(p)
 			}
 			return nil
 		})
+		// Every record is reached once by listing directories.
+		if walked != pd.index.records {
+			t.Fatalf("walked %d of %d records", walked, pd.index.records)
+		}
 	})
 }
