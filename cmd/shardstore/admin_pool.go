@@ -24,7 +24,7 @@ const poolHead = `usage: shardstore admin pool status [--json]
        shardstore admin pool decommission cancel POOL
        shardstore admin pool rebalance start [--threshold 5%]
        shardstore admin pool rebalance status|cancel
-       shardstore admin pool throttle [--bandwidth RATE] [--objects N]
+       shardstore admin pool throttle [--bandwidth RATE] [--objects N] [--adaptive on|off]
        (each with [--endpoint URL] [--ca-cert FILE])
 
 The server pools (docs/pools.md):
@@ -41,7 +41,9 @@ The server pools (docs/pools.md):
                            threshold to the emptiest pools, until each is at the mean
   rebalance status|cancel  its progress; stop it (what was moved stays moved)
   throttle                 the limits decommission and rebalance move data at;
-                           with --bandwidth and/or --objects, set them (0: no limit)`
+                           with --bandwidth and/or --objects, set them (0: no limit);
+                           --adaptive on (the default) also backs them off by
+                           themselves when client requests slow down, off does not`
 
 // poolGroup: the commands of `shardstore admin pool`.
 var poolGroup = cli.Group{Name: "admin pool", Usage: poolUsage, Head: poolHead, Commands: []string{"status", "decommission", "rebalance", "throttle"}}

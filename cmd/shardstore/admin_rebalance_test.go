@@ -25,6 +25,10 @@ func TestAdminRebalanceArgs(t *testing.T) {
 		{"throttle", "--objects", "-1"},
 		{"throttle", "--objects", "Inf"},
 		{"throttle", "now"},
+		{"throttle", "--adaptive", "maybe"},
+		{"throttle", "--adaptive", " "},
+		{"throttle", "--adaptive", "yes"},
+		{"throttle", "--adaptive", "on\x00"},
 		{"bogus"},
 	} {
 		err := runAdminPool(append(args, "--endpoint", "http://127.0.0.1:1"))
