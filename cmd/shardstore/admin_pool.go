@@ -128,6 +128,14 @@ func runAdminPool(args []string) error {
 	return nil
 }
 
+// poolRange names pools a to b with the verb for one or for several.
+func poolRange(a, b int, one, several string) string {
+	if a >= b {
+		return fmt.Sprintf("pool %d %s", a, one)
+	}
+	return fmt.Sprintf("pools %d-%d %s", a, b, several)
+}
+
 // printDecom writes the human form of one decommission's state.
 func printDecom(out io.Writer, st engine.DecomStatus) {
 	where := fmt.Sprintf("pool %d", st.Pool)
@@ -153,5 +161,11 @@ func printPoolStatus(out io.Writer, reply admin.PoolStatusReply) {
 		}
 		fmt.Fprintf(out, "pool %-3d %s of %d drives, parity %d; %s free of %s; %s; id %s\n", p.Index,
 			plural(p.Sets, "set", "sets"), p.SetSize, p.Parity, sizeString(int64(p.Free)), sizeString(int64(p.Total)), state, p.ID)
+	}
+	if x := reply.Expansion; x != nil && x.State == engine.ExpansionUnderWay {
+		fmt.Fprintf(out, "expansion under way: %s new keys; %s once every node runs with the new pool list\n",
+			poolRange(1, x.NewKeyPools, "takes", "take"), poolRange(x.NewKeyPools+1, x.Pools, "joins", "join"))
+	} else if x != nil && x.Pools > 1 {
+		fmt.Fprintf(out, "expansion complete: all %d pools take new keys\n", x.Pools)
 	}
 }
