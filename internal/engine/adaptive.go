@@ -20,10 +20,10 @@ import (
 const (
 	// latencyFactor is how much slower than the baseline the clients
 	// may get before the mover halves its speed.
-	latencyFactor = 2.0
+	latencyFactor = 1.5
 	// latencySlack is the least the clients must slow down by (so that
 	// noise on sub-millisecond requests is not taken for congestion).
-	latencySlack = 5 * time.Millisecond
+	latencySlack = time.Millisecond
 	// minLatencySamples is the fewest client requests in a window that
 	// say anything; fewer (or none) and the mover speeds up.
 	minLatencySamples = 5

@@ -22,10 +22,10 @@ func TestAdaptDecide(t *testing.T) {
 		{"first window sets the baseline, full speed", adaptState{}, w(10, 4*ms), false, adaptState{4 * ms, 1}},
 		{"idle window takes the baseline and keeps the speed", adaptState{}, w(10, 4*ms), true, adaptState{4 * ms, 1}},
 		{"idle window moves the baseline a fifth of the way", adaptState{10 * ms, 0.5}, w(10, 20*ms), true, adaptState{12 * ms, 0.5}},
-		{"clients twice as slow and 5 ms more: halve", adaptState{10 * ms, 1}, w(10, 21*ms), false, adaptState{10 * ms, 0.5}},
-		{"clients at exactly the limit: raise", adaptState{10 * ms, 0.5}, w(10, 20*ms), false, adaptState{10 * ms, 0.5 + speedStep}},
-		{"slack: 1 ms baseline, 5 ms is not congestion", adaptState{1 * ms, 0.5}, w(10, 5*ms), false, adaptState{1 * ms, 0.5 + speedStep}},
-		{"slack: 1 ms baseline, 7 ms is", adaptState{1 * ms, 0.5}, w(10, 7*ms), false, adaptState{1 * ms, 0.25}},
+		{"clients over 1.5x as slow and 1 ms more: halve", adaptState{10 * ms, 1}, w(10, 16*ms), false, adaptState{10 * ms, 0.5}},
+		{"clients at exactly the limit: raise", adaptState{10 * ms, 0.5}, w(10, 15*ms), false, adaptState{10 * ms, 0.5 + speedStep}},
+		{"slack: 1 ms baseline, 2 ms is not congestion", adaptState{1 * ms, 0.5}, w(10, 2*ms), false, adaptState{1 * ms, 0.5 + speedStep}},
+		{"slack: 1 ms baseline, 3 ms is", adaptState{1 * ms, 0.5}, w(10, 3*ms), false, adaptState{1 * ms, 0.25}},
 		{"never below the floor", adaptState{1 * ms, minMoveSpeed}, w(10, 100*ms), false, adaptState{1*ms + time.Duration(baselineWeight*float64(99*ms)), minMoveSpeed}},
 		{"never above full speed", adaptState{10 * ms, 1}, w(10, 10*ms), false, adaptState{10 * ms, 1}},
 		{"a faster client lowers the baseline while moving", adaptState{10 * ms, 0.5}, w(10, 2*ms), false, adaptState{2 * ms, 0.5 + speedStep}},
@@ -57,11 +57,11 @@ func TestAdaptDecideConverges(t *testing.T) {
 	if s.Speed != minMoveSpeed || s.Baseline != time.Millisecond {
 		t.Fatalf("after 6 congested windows %+v, want speed %v and the baseline kept", s, minMoveSpeed)
 	}
-	for range 4 {
+	for range 5 {
 		s = adaptDecide(s, latencyWindow{10, 50 * time.Millisecond}, false)
 	}
-	if s.Speed <= minMoveSpeed || s.Baseline < 25*time.Millisecond {
-		t.Fatalf("after 4 more congested windows at the floor %+v, want the baseline to have followed and the speed up", s)
+	if s.Speed <= minMoveSpeed || s.Baseline < 30*time.Millisecond {
+		t.Fatalf("after 5 more congested windows at the floor %+v, want the baseline to have followed and the speed up", s)
 	}
 	for range 16 {
 		s = adaptDecide(s, latencyWindow{10, time.Millisecond}, false)

@@ -82,7 +82,7 @@
 // adaptive switch is off, to the clients' latency: the S3 server reports
 // small object requests' times (ObserveClientLatency), and once a second
 // adaptDecide halves the share of time the movers work when those take
-// over twice a baseline taken while the movers were idle, and raises it
+// over 1.5 times (and 1 ms more than) a baseline taken while the movers were idle, and raises it
 // by 1/16 when not (adaptive.go). Starting without a pool the deployment had (pools/known)
 // is refused unless its decommission completed.
 //
