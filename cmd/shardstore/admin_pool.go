@@ -24,7 +24,7 @@ const poolHead = `usage: shardstore admin pool status [--json]
        shardstore admin pool decommission cancel POOL
        shardstore admin pool rebalance start [--threshold 5%]
        shardstore admin pool rebalance status|cancel
-       shardstore admin pool throttle [--bandwidth RATE] [--objects N]
+       shardstore admin pool throttle [--bandwidth RATE] [--objects N] [--adaptive on|off]
        (each with [--endpoint URL] [--ca-cert FILE])
 
 The server pools (docs/pools.md):
@@ -41,7 +41,9 @@ The server pools (docs/pools.md):
                            threshold to the emptiest pools, until each is at the mean
   rebalance status|cancel  its progress; stop it (what was moved stays moved)
   throttle                 the limits decommission and rebalance move data at;
-                           with --bandwidth and/or --objects, set them (0: no limit)`
+                           with --bandwidth and/or --objects, set them (0: no limit);
+                           --adaptive on (the default) also backs them off by
+                           themselves when client requests slow down, off does not`
 
 // poolGroup: the commands of `shardstore admin pool`.
 var poolGroup = cli.Group{Name: "admin pool", Usage: poolUsage, Head: poolHead, Commands: []string{"status", "decommission", "rebalance", "throttle"}}
@@ -126,6 +128,14 @@ func runAdminPool(args []string) error {
 	return nil
 }
 
+// poolRange names pools a to b with the verb for one or for several.
+func poolRange(a, b int, one, several string) string {
+	if a >= b {
+		return fmt.Sprintf("pool %d %s", a, one)
+	}
+	return fmt.Sprintf("pools %d-%d %s", a, b, several)
+}
+
 // printDecom writes the human form of one decommission's state.
 func printDecom(out io.Writer, st engine.DecomStatus) {
 	where := fmt.Sprintf("pool %d", st.Pool)
@@ -151,5 +161,11 @@ func printPoolStatus(out io.Writer, reply admin.PoolStatusReply) {
 		}
 		fmt.Fprintf(out, "pool %-3d %s of %d drives, parity %d; %s free of %s; %s; id %s\n", p.Index,
 			plural(p.Sets, "set", "sets"), p.SetSize, p.Parity, sizeString(int64(p.Free)), sizeString(int64(p.Total)), state, p.ID)
+	}
+	if x := reply.Expansion; x != nil && x.State == engine.ExpansionUnderWay {
+		fmt.Fprintf(out, "expansion under way: %s new keys; %s once every node runs with the new pool list\n",
+			poolRange(1, x.NewKeyPools, "takes", "take"), poolRange(x.NewKeyPools+1, x.Pools, "joins", "join"))
+	} else if x != nil && x.Pools > 1 {
+		fmt.Fprintf(out, "expansion complete: all %d pools take new keys\n", x.Pools)
 	}
 }

@@ -30,13 +30,14 @@ func runAdminRebalance(what string, args []string) error {
 	endpoint, caCert := serverFlags(fs)
 	region := fs.String("region", "us-east-1", "`REGION` to sign for")
 	asJSON := fs.Bool("json", false, "print what the server answered, as JSON")
-	threshold, bandwidth, objects := new(string), new(string), new(string)
+	threshold, bandwidth, objects, adaptive := new(string), new(string), new(string), new(string)
 	switch what {
 	case "rebalance start":
 		threshold = fs.String("threshold", "5%", "how far above the mean used fraction a pool may be before objects move off it (`T`: 5% or 0.05)")
 	case "throttle":
 		bandwidth = fs.String("bandwidth", "", "move at most `RATE` a second (64MiB, 1G; 0: no limit)")
 		objects = fs.String("objects", "", "move at most `N` objects a second (0: no limit)")
+		adaptive = fs.String("adaptive", "", "`on` (the default): back off by itself when client requests slow down; off: only the fixed limits")
 	}
 	if err := cli.Parse(fs, args, os.Stdout, poolUsage, poolHead); err != nil {
 		return err
@@ -55,7 +56,7 @@ func runAdminRebalance(what string, args []string) error {
 		}
 		q.Set("threshold", *threshold)
 	case "throttle":
-		if *bandwidth == "" && *objects == "" {
+		if *bandwidth == "" && *objects == "" && *adaptive == "" {
 			method = http.MethodGet
 			break
 		}
@@ -65,8 +66,16 @@ func runAdminRebalance(what string, args []string) error {
 		if _, err := engine.ParseObjectRate(*objects); err != nil {
 			return cli.Usagef(poolUsage, "shardstore admin pool -h", "--objects: %v", err)
 		}
-		q.Set("bandwidth", *bandwidth)
-		q.Set("objects", *objects)
+		if a, err := engine.ParseAdaptive(*adaptive); err != nil || (a == "" && *adaptive != "") {
+			return cli.Usagef(poolUsage, "shardstore admin pool -h", "--adaptive: want on or off, not %q", *adaptive)
+		}
+		if *bandwidth != "" || *objects != "" {
+			q.Set("bandwidth", *bandwidth)
+			q.Set("objects", *objects)
+		}
+		if *adaptive != "" {
+			q.Set("adaptive", *adaptive)
+		}
 	}
 	c, err := newAdminClient(*endpoint, *region, *caCert)
 	if err != nil {
@@ -105,6 +114,11 @@ func printThrottle(out io.Writer, th engine.MoveThrottle) {
 		obj = fmt.Sprintf("%g objects/s", th.Objects)
 	}
 	fmt.Fprintf(out, "decommission and rebalance move at most: %s, %s\n", bw, obj)
+	if th.Adaptive == "off" {
+		fmt.Fprintln(out, "adaptive: off (only the limits above)")
+	} else {
+		fmt.Fprintln(out, "adaptive: on (they also back off when client requests slow down)")
+	}
 }
 
 // printRebal writes the human form of the rebalance's state.

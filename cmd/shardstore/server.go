@@ -497,6 +497,7 @@ func runServer(args []string) error {
 		Logger:            logger.With("component", "s3api"),
 		LogRequests:       o.logRequests,
 		MetricsAuth:       metricsAuth,
+		ObserveLatency:    eng.ObserveClientLatency,
 		KMS:               keys,
 		EncryptAll:        o.encryptAll,
 		Gate:              gate,

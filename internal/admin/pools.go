@@ -23,6 +23,14 @@ type Pools interface {
 type PoolStatusReply struct {
 	Pools         []engine.PoolInfo    `json:"pools"`
 	Decommissions []engine.DecomStatus `json:"decommissions,omitempty"`
+	// Expansion says whether the last pools appended take new keys yet
+	// (absent from an engine that cannot say).
+	Expansion *engine.Expansion `json:"expansion,omitempty"`
+}
+
+// Expander is what pool/status needs to report an expansion under way.
+type Expander interface {
+	Expansion(ctx context.Context) engine.Expansion
 }
 
 // routePools routes the pool calls: GET pool/status and GET
@@ -37,6 +45,10 @@ func (h *Handler) routePools(method, path string) (*call, int, string, bool) {
 		}
 		return &call{action: "admin:ServerInfo", serve: h.withPools(func(w http.ResponseWriter, r *http.Request, p Pools) {
 			reply := PoolStatusReply{Pools: p.Pools(r.Context())}
+			if x, ok := p.(Expander); ok {
+				st := x.Expansion(r.Context())
+				reply.Expansion = &st
+			}
 			st, err := p.DecommissionStatus(r.Context())
 			if err != nil {
 				writeJSONError(w, http.StatusServiceUnavailable, "decommission state: "+err.Error())

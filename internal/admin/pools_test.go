@@ -121,3 +121,39 @@ func TestDecommissionCalls(t *testing.T) {
 		t.Errorf("decommissions started: %v, want one", pe.started)
 	}
 }
+
+// expandingEngine is a poolEngine in the middle of an expansion.
+type expandingEngine struct{ poolEngine }
+
+func (*expandingEngine) Expansion(context.Context) engine.Expansion {
+	return engine.Expansion{Pools: 2, NewKeyPools: 1, State: engine.ExpansionUnderWay}
+}
+
+// TestPoolStatusExpansion: pool/status carries the engine's expansion
+// state when it has one, and none when it cannot say.
+func TestPoolStatusExpansion(t *testing.T) {
+	allow := func(*http.Request, string, func(Actor) bool) (Actor, error) { return Actor{Name: "root"}, nil }
+	for _, tc := range []struct {
+		eng  Engine
+		want *engine.Expansion
+	}{
+		{&expandingEngine{}, &engine.Expansion{Pools: 2, NewKeyPools: 1, State: engine.ExpansionUnderWay}},
+		{&poolEngine{}, nil},
+	} {
+		srv := httptest.NewServer(NewHandler(tc.eng, allow, nil))
+		resp, err := http.Get(srv.URL + Prefix + "pool/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply PoolStatusReply
+		err = json.NewDecoder(resp.Body).Decode(&reply)
+		resp.Body.Close()
+		srv.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%T: %d, %v", tc.eng, resp.StatusCode, err)
+		}
+		if (reply.Expansion == nil) != (tc.want == nil) || reply.Expansion != nil && *reply.Expansion != *tc.want {
+			t.Errorf("%T: expansion %+v, want %+v", tc.eng, reply.Expansion, tc.want)
+		}
+	}
+}

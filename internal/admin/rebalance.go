@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/shardstore/shardstore/internal/engine"
 )
@@ -20,7 +21,7 @@ type Rebalancer interface {
 
 // routeRebalance routes GET pool/rebalance/status and GET pool/throttle
 // (admin:ServerInfo), POST pool/rebalance/start?threshold=T,
-// pool/rebalance/cancel and pool/throttle?bandwidth=B&objects=N
+// pool/rebalance/cancel and pool/throttle?bandwidth=B&objects=N&adaptive=on|off
 // (admin:Rebalance).
 func (h *Handler) routeRebalance(method, path string) (*call, int, string, bool) {
 	want := http.MethodPost
@@ -59,12 +60,7 @@ func (h *Handler) routeRebalance(method, path string) (*call, int, string, bool)
 		case method == http.MethodGet:
 			out, err = rb.MoveThrottle(r.Context())
 		default:
-			var th engine.MoveThrottle
-			if th.Bandwidth, err = engine.ParseRate(q.Get("bandwidth")); err == nil {
-				if th.Objects, err = engine.ParseObjectRate(q.Get("objects")); err == nil {
-					out, err = rb.SetMoveThrottle(r.Context(), th)
-				}
-			}
+			out, err = setThrottle(r.Context(), rb, q)
 		}
 		switch {
 		case errors.Is(err, engine.ErrInvalidArgument):
@@ -75,4 +71,33 @@ func (h *Handler) routeRebalance(method, path string) (*call, int, string, bool)
 			writeJSON(w, http.StatusOK, out)
 		}
 	}}, 0, "", true
+}
+
+// setThrottle sets the move throttle from a query: bandwidth and objects
+// together (either absent is no limit) unless neither is given, when the
+// limits stay as they are; adaptive (on or off) when given, else as it is.
+func setThrottle(ctx context.Context, rb Rebalancer, q url.Values) (engine.MoveThrottle, error) {
+	var th engine.MoveThrottle
+	bw, err := engine.ParseRate(q.Get("bandwidth"))
+	if err != nil {
+		return th, err
+	}
+	objs, err := engine.ParseObjectRate(q.Get("objects"))
+	if err != nil {
+		return th, err
+	}
+	a, err := engine.ParseAdaptive(q.Get("adaptive"))
+	if err != nil {
+		return th, err
+	}
+	if th, err = rb.MoveThrottle(ctx); err != nil {
+		return th, err
+	}
+	if q.Has("bandwidth") || q.Has("objects") {
+		th.Bandwidth, th.Objects = bw, objs
+	}
+	if a != "" {
+		th.Adaptive = a
+	}
+	return rb.SetMoveThrottle(ctx, th)
 }

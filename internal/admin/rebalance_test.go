@@ -37,7 +37,8 @@ func (r *rebalEngine) SetMoveThrottle(_ context.Context, th engine.MoveThrottle)
 // TestRebalanceRoutes: each rebalance and throttle call asks the one
 // access decision for its action, refuses a caller it denies, checks its
 // method, and answers 400 for a bad threshold or limit (the engine is
-// not called), 501 for an engine without pools.
+// not called), 501 for an engine without pools; adaptive=on|off alone
+// keeps the limits.
 func TestRebalanceRoutes(t *testing.T) {
 	var asked []string
 	authorize := func(r *http.Request, action string, _ func(Actor) bool) (Actor, error) {
@@ -67,6 +68,12 @@ func TestRebalanceRoutes(t *testing.T) {
 		{&rebalEngine{}, "POST", "pool/throttle?bandwidth=64MiB&objects=10", true, 200, "admin:Rebalance"},
 		{&rebalEngine{}, "POST", "pool/throttle?bandwidth=-1", true, 400, "admin:Rebalance"},
 		{&rebalEngine{}, "POST", "pool/throttle?objects=1e9", true, 400, "admin:Rebalance"},
+		{&rebalEngine{throttle: engine.MoveThrottle{Bandwidth: 5, Objects: 2}}, "POST", "pool/throttle?adaptive=off", true, 200, "admin:Rebalance"},
+		{&rebalEngine{throttle: engine.MoveThrottle{Bandwidth: 5, Adaptive: "off"}}, "POST", "pool/throttle?adaptive=%20ON&bandwidth=1K", true, 200, "admin:Rebalance"},
+		{&rebalEngine{}, "POST", "pool/throttle?adaptive=maybe", true, 400, "admin:Rebalance"},
+		{&rebalEngine{}, "POST", "pool/throttle?adaptive=on%00", true, 400, "admin:Rebalance"},
+		{&rebalEngine{}, "POST", "pool/throttle?adaptive=1", true, 400, "admin:Rebalance"},
+		{&rebalEngine{throttle: engine.MoveThrottle{Bandwidth: 5}}, "POST", "pool/throttle?adaptive=off&bandwidth=-1", true, 400, "admin:Rebalance"},
 		{&rebalEngine{}, "POST", "pool/throttle", false, 403, "admin:Rebalance"},
 		{&fakeEngine{}, "GET", "pool/rebalance/status", true, 501, "admin:ServerInfo"},
 	} {
@@ -94,6 +101,13 @@ func TestRebalanceRoutes(t *testing.T) {
 			}
 			if tc.path == "pool/throttle?bandwidth=64MiB&objects=10" && re.throttle != (engine.MoveThrottle{Bandwidth: 64 << 20, Objects: 10}) {
 				t.Errorf("throttle %+v passed", re.throttle)
+			}
+			// adaptive alone keeps the limits; a limit given sets both.
+			if tc.path == "pool/throttle?adaptive=off" && re.throttle != (engine.MoveThrottle{Bandwidth: 5, Objects: 2, Adaptive: "off"}) {
+				t.Errorf("throttle %+v passed, want the limits kept and adaptive off", re.throttle)
+			}
+			if tc.path == "pool/throttle?adaptive=%20ON&bandwidth=1K" && re.throttle != (engine.MoveThrottle{Bandwidth: 1024, Adaptive: "on"}) {
+				t.Errorf("throttle %+v passed, want 1 KiB/s, no object limit, adaptive on", re.throttle)
 			}
 		}
 	}

@@ -39,7 +39,8 @@
 //	decommission.go draining a pool: the state document, the moving loop, moveKey;
 //	                decom_uploads.go moves its multipart uploads in progress
 //	rebalance.go    evening the pools' use: moves keys off the fullest pools with moveKey
-//	throttle.go     the limits decommission and rebalance move at (pools/throttle)
+//	throttle.go     the limits decommission and rebalance move at (pools/throttle);
+//	                adaptive.go backs them off when client requests slow down
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
 //	healobject.go   heal one object (the background jobs decide when)
 //	bucket.go, config.go, sharedstate.go   bucket records and config documents
@@ -77,7 +78,12 @@
 // pools whose used fraction is above the mean by more than a threshold
 // until each frees its goal; its source pools, like draining ones, are a
 // key's pool while a move of it is cut short (heldBy). Both movers pace
-// themselves to the limits of pools/throttle (throttle.go). Starting without a pool the deployment had (pools/known)
+// themselves to the limits of pools/throttle (throttle.go) and, unless its
+// adaptive switch is off, to the clients' latency: the S3 server reports
+// small object requests' times (ObserveClientLatency), and once a second
+// adaptDecide halves the share of time the movers work when those take
+// over 1.5 times (and 1 ms more than) a baseline taken while the movers were idle, and raises it
+// by 1/16 when not (adaptive.go). Starting without a pool the deployment had (pools/known)
 // is refused unless its decommission completed.
 //
 // # Drives and sets

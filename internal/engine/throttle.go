@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,11 +22,27 @@ const throttleDoc = "pools/throttle"
 // MoveThrottle bounds how fast decommission and rebalance move data, so
 // that client traffic keeps its latency: at most Bandwidth bytes (as
 // stored) and Objects keys a second, averaged over the moves since the
-// limit was set or the mover last rested. Zero is no limit.
+// limit was set or the mover last rested. Zero is no limit. Adaptive
+// ("on", the default, or "off") says whether the mover also backs off by
+// itself when client requests slow down (adaptive.go), within the limits.
 type MoveThrottle struct {
 	Bandwidth int64   `json:"bandwidth"` // bytes per second
 	Objects   float64 `json:"objects"`   // keys per second
+	Adaptive  string  `json:"adaptive"`  // "on" or "off"; "" is "on"
 }
+
+// ParseAdaptive reads the adaptive switch: "on" or "off" (any case,
+// spaces around allowed); "" is "" (leave it as it is).
+func ParseAdaptive(s string) (string, error) {
+	switch t := strings.ToLower(strings.TrimSpace(s)); t {
+	case "", "on", "off":
+		return t, nil
+	}
+	return "", fmt.Errorf("%w: adaptive %q: want on or off", ErrInvalidArgument, s)
+}
+
+// adaptiveOn says whether the mover adapts to the clients' latency.
+func (th MoveThrottle) adaptiveOn() bool { return th.Adaptive != "off" }
 
 // ParseRate reads a bandwidth: a whole number of bytes with an optional
 // unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, or K, M, G, T as the
@@ -86,6 +103,9 @@ func (e *Engine) MoveThrottle(ctx context.Context) (MoveThrottle, error) {
 	if err := json.Unmarshal(data, &th); err != nil {
 		return th, fmt.Errorf("engine: config %s: %w", throttleDoc, err)
 	}
+	if th.Adaptive != "off" {
+		th.Adaptive = "on"
+	}
 	return th, nil
 }
 
@@ -94,6 +114,14 @@ func (e *Engine) MoveThrottle(ctx context.Context) (MoveThrottle, error) {
 func (e *Engine) SetMoveThrottle(ctx context.Context, th MoveThrottle) (MoveThrottle, error) {
 	if th.Bandwidth < 0 || th.Objects < 0 || math.IsNaN(th.Objects) || math.IsInf(th.Objects, 0) {
 		return th, fmt.Errorf("%w: negative or invalid limit", ErrInvalidArgument)
+	}
+	a, err := ParseAdaptive(th.Adaptive)
+	if err != nil {
+		return th, err
+	}
+	th.Adaptive = "on"
+	if a == "off" {
+		th.Adaptive = "off"
 	}
 	data, _ := json.Marshal(th)
 	for {
@@ -129,6 +157,11 @@ func (e *Engine) followThrottle(ctx context.Context) {
 // window began took at least as long as the limits allow. A window
 // starts when the limits change or after the mover was idle a second.
 type movePacer struct {
+	// lat is the client requests' latency (ObserveClientLatency) and
+	// adapt the mover's speed decided from it (adaptive.go).
+	lat     clientLatency
+	adapt   adaptive
+	lastEnd atomic.Int64 // unix nanoseconds the mover's last rest ended
 	mu      sync.Mutex
 	th      MoveThrottle
 	start   time.Time
@@ -175,8 +208,16 @@ func (m *movePacer) delay(now time.Time, n int64) time.Duration {
 }
 
 // pace waits after a key of n bytes was moved, as the throttle says.
+// With the adaptive switch on it rests at least as long as the clients'
+// latency says (adaptive.go).
 func (e *Engine) pace(ctx context.Context, n int64) error {
-	d := e.poolState.move.delay(time.Now(), n)
+	m := &e.poolState.move
+	now := time.Now()
+	d := m.delay(now, n)
+	if a := m.adaptiveRest(now); a > d {
+		d = a
+	}
+	defer func() { m.lastEnd.Store(time.Now().UnixNano()) }()
 	if d <= 0 {
 		return nil
 	}
@@ -188,4 +229,47 @@ func (e *Engine) pace(ctx context.Context, n int64) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// adaptiveRest is the rest the clients' latency asks of the mover after
+// a move that ended at now: the move took the time since the last rest
+// ended (none counted after a pause of more than idleGap).
+func (m *movePacer) adaptiveRest(now time.Time) time.Duration {
+	m.mu.Lock()
+	on := m.th.adaptiveOn()
+	m.mu.Unlock()
+	if !on {
+		return 0
+	}
+	var took time.Duration
+	if last := m.lastEnd.Load(); last != 0 {
+		if t := now.Sub(time.Unix(0, last)); t > 0 && t <= idleGap {
+			took = t
+		}
+	}
+	return m.adapt.rest(now, took, &m.lat)
+}
+
+// ObserveClientLatency records how long a client's object request took
+// (the S3 server calls it for small GET, HEAD and PUT requests), for the
+// mover's adaptive throttle. Cheap: two atomic adds.
+func (e *Engine) ObserveClientLatency(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	e.poolState.move.lat.count.Add(1)
+	e.poolState.move.lat.sum.Add(int64(d))
+}
+
+// MoveSpeed is the share of time the adaptive throttle lets the movers
+// work now (1: full speed, or the switch is off).
+func (e *Engine) MoveSpeed() float64 {
+	m := &e.poolState.move
+	m.mu.Lock()
+	on := m.th.adaptiveOn()
+	m.mu.Unlock()
+	if !on {
+		return 1
+	}
+	return m.adapt.speed()
 }

@@ -121,7 +121,18 @@ type Config struct {
 	// Audit queues an audit record of every request when it has audit
 	// targets (package notify's Hub); nil keeps none.
 	Audit Auditor
+	// ObserveLatency, when set, is told how long each small object
+	// request took (GET, HEAD and PUT of an object, at most
+	// latencyMaxBytes in and out, not failed by the server): the engine's
+	// adaptive move throttle backs decommission and rebalance off when
+	// they slow the clients down. Called on every such request: cheap.
+	ObserveLatency func(time.Duration)
 }
+
+// latencyMaxBytes is the largest request (body in plus body out) whose
+// time is a latency for Config.ObserveLatency; a larger one's time is
+// mostly its transfer.
+const latencyMaxBytes = 1 << 20
 
 // Server is one S3 endpoint. Create it with New, run it with Serve and
 // stop it with Shutdown; several can run in one process.
@@ -462,6 +473,12 @@ func (s *Server) finish(q *request, start time.Time, counted *countingReader) {
 	if counted != nil {
 		in = counted.n
 		s.metrics.bytesIn.Add(float64(in))
+	}
+	if o := s.cfg.ObserveLatency; o != nil && status < 500 && in+q.w.written <= latencyMaxBytes {
+		switch q.api {
+		case "GetObject", "HeadObject", "PutObject":
+			o(d)
+		}
 	}
 	if w := q.w; w.onAnswer != nil && !q.audited {
 		// No answer was started (a panic, a client gone): the record

@@ -159,10 +159,22 @@ func TestPoolsSingleNodeExpansion(t *testing.T) {
 			Drives, SetSize int
 			ID              string
 		}
+		Expansion struct {
+			Pools, NewKeyPools int
+			State              string
+		}
 	}
 	if err := json.Unmarshal(out, &reply); err != nil || len(reply.Pools) != 2 || reply.Pools[0].Drives != 4 || reply.Pools[1].Drives != 6 ||
 		reply.Pools[0].ID == reply.Pools[1].ID {
 		t.Fatalf("admin pool status: %+v, %v\n%s", reply, err, out)
+	}
+	// A single node's expansion is complete at once (every pool takes new
+	// keys); the text says so too.
+	if x := reply.Expansion; x.State != "complete" || x.Pools != 2 || x.NewKeyPools != 2 {
+		t.Fatalf("admin pool status: expansion %+v\n%s", x, out)
+	}
+	if out := poolsCLI(t, s, "status"); !bytes.Contains(out, []byte("expansion complete: all 2 pools take new keys")) {
+		t.Fatalf("admin pool status printed:\n%s", out)
 	}
 	// The new pool got shard files of new objects.
 	if n := countShardFiles(t, b+"1"); n == 0 {

@@ -186,8 +186,11 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 		}
 	}
 	stopLoad := load(s, "load1")
-	// Slow enough that the kill finds it in the middle.
-	poolsCLI(t, s, "throttle", "--bandwidth", "2MiB")
+	// Slow enough that the kill finds it in the middle (and no faster
+	// than that when the load lets up: the adaptive throttle off).
+	if out := poolsCLI(t, s, "throttle", "--bandwidth", "2MiB", "--adaptive", "off"); !bytes.Contains(out, []byte("adaptive: off")) {
+		t.Fatalf("throttle --adaptive off printed:\n%s", out)
+	}
 	t.Logf("%s", poolsCLI(t, s, "rebalance", "start", "--threshold", "5%"))
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		st := rebalState(t, s)
@@ -208,7 +211,13 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 	s.exitErr = nil
 
 	s = poolServer(t, dir, a, b)
-	poolsCLI(t, s, "throttle", "--bandwidth", "0")
+	// The switch survived the kill, and setting a limit leaves it be.
+	if out := poolsCLI(t, s, "throttle", "--bandwidth", "0"); !bytes.Contains(out, []byte("adaptive: off")) {
+		t.Fatalf("after the restart, throttle --bandwidth 0 printed:\n%s", out)
+	}
+	if out := poolsCLI(t, s, "throttle", "--adaptive", "ON", "--json"); !bytes.Contains(out, []byte(`"adaptive": "on"`)) || !bytes.Contains(out, []byte(`"bandwidth": 0`)) {
+		t.Fatalf("throttle --adaptive ON --json printed:\n%s", out)
+	}
 	stopLoad = load(s, "load2")
 	var st rebalStatus
 	for deadline := time.Now().Add(120 * time.Second); ; {
@@ -299,7 +308,8 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 // SHARDSTORE_MOVE_FS=ext4 a loop-mounted ext4 image on the temporary
 // directory's disk), a second pool like it is added, and SHARDSTORE_MOVE_KIND (rebalance, the default, or
 // decommission) runs with SHARDSTORE_MOVE_THROTTLE as its bandwidth
-// limit (none by default). With SHARDSTORE_MOVE_CLIENT=1 a probe client
+// limit (none by default) and SHARDSTORE_MOVE_ADAPTIVE (on, the
+// default, or off) as its adaptive switch. With SHARDSTORE_MOVE_CLIENT=1 a probe client
 // PUTs 4 KiB objects and GETs filled ones in turn, for 5 s before and
 // all through the move. It logs objects/s, MiB/s and the probe's
 // p50/p99. Without SHARDSTORE_MOVE_OBJECTS it is skipped.
@@ -360,6 +370,10 @@ func TestPoolsMoveThroughput(t *testing.T) {
 	if th := os.Getenv("SHARDSTORE_MOVE_THROTTLE"); th != "" {
 		poolsCLI(t, s, "throttle", "--bandwidth", th)
 	}
+	if ad := os.Getenv("SHARDSTORE_MOVE_ADAPTIVE"); ad != "" {
+		poolsCLI(t, s, "throttle", "--adaptive", ad)
+	}
+	t.Logf("throttle: %s", bytes.TrimSpace(poolsCLI(t, s, "throttle")))
 	probe := func(stop <-chan struct{}, puts, gets *[]time.Duration) {
 		small := pattern(4096, 3)
 		for i := 0; ; i++ {
