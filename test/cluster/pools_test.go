@@ -22,6 +22,7 @@ import (
 // it is complete restarts both nodes without pool 1: every object and
 // version reads back byte for byte through either node.
 func TestClusterPoolsDecommission(t *testing.T) {
+	nightlyOnly(t, "TestClusterPoolMovesKilled (a cluster decommission under load with kill -9, the pool then removed) and TestClusterShrink (removal by rolling restart)")
 	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, 2), scheme: "http"}
 	if useTLS {
 		c.scheme, c.tlsFiles = "https", newTLSFiles(t, c.dir, 2)
