@@ -485,6 +485,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		NodeID:      nodeID(n.top.ID(n.self)),
 		State:       stateAdapter{n.state},
 		ScansHere:   n.state.IsLeader,
+		Confirm:     n.peers.Confirm,
 	}
 	for {
 		eng, err := engine.New(cfg)
@@ -526,7 +527,7 @@ func (n *clusterNode) waitForGrants(stderr io.Writer) {
 
 // ready starts answering S3 requests with h; notices from other nodes
 // call onNotify from now on.
-func (n *clusterNode) ready(h http.Handler, onNotify func(kind, name string)) {
+func (n *clusterNode) ready(h http.Handler, onNotify func(kind, name string) error) {
 	n.s3.Store(&h)
 	n.peerSv.OnNotify(onNotify)
 }

@@ -570,7 +570,7 @@ func runServer(args []string) error {
 		cancel()
 		// A change notice from another node makes this one catch up
 		// with the group before the other answers its client.
-		node.ready(srv, func(kind, name string) {
+		node.ready(srv, func(kind, name string) error {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			var err error
@@ -578,11 +578,19 @@ func runServer(args []string) error {
 			case "bucket":
 				err = eng.ReloadBucket(ctx, name)
 			case "config":
+				if name == engine.DecommissionDocument {
+					// Answered once this node places no new key in a
+					// pool being decommissioned (the decommission waits
+					// for every node's answer before it completes).
+					err = eng.ApplyDecommission(ctx)
+					break
+				}
 				err = errors.Join(ids.Reload(ctx), targets.Reload(ctx))
 			}
 			if err != nil {
 				logger.Warn("re-reading state another node changed failed", "kind", kind, "name", name, "err", err)
 			}
+			return err
 		})
 		endpoint = node.top.Scheme + "://" + endpointHost(node.ln.Addr())
 		served = node.served

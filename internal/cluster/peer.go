@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/shardstore/shardstore/internal/peerauth"
@@ -113,7 +114,7 @@ type PeerServer struct {
 	hello Hello
 	mu    sync.RWMutex
 	// notify receives change notices once the node is ready.
-	notify func(kind, name string)
+	notify func(kind, name string) error
 }
 
 // NewPeerServer serves hello for this node.
@@ -136,8 +137,9 @@ func (s *PeerServer) SetOpen() {
 	s.mu.Unlock()
 }
 
-// OnNotify sets what a change notice from another node does.
-func (s *PeerServer) OnNotify(fn func(kind, name string)) {
+// OnNotify sets what a change notice from another node does; an error
+// is answered as 503 (the change is not applied here).
+func (s *PeerServer) OnNotify(fn func(kind, name string) error) {
 	s.mu.Lock()
 	s.notify = fn
 	s.mu.Unlock()
@@ -163,8 +165,15 @@ func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.RLock()
 		fn := s.notify
 		s.mu.RUnlock()
-		if fn != nil {
-			fn(r.URL.Query().Get("kind"), r.URL.Query().Get("name"))
+		if fn == nil {
+			// Not serving yet: it reads the state when it starts serving,
+			// but cannot say it applied this change (Confirm).
+			http.Error(w, "this node is starting", http.StatusServiceUnavailable)
+			return
+		}
+		if err := fn(r.URL.Query().Get("kind"), r.URL.Query().Get("name")); err != nil {
+			http.Error(w, "change not applied: "+err.Error(), http.StatusServiceUnavailable)
+			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -246,6 +255,34 @@ func (p *Peers) Notify(kind, name string) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Confirm tells every other node that shared state changed, as Notify,
+// and returns an error naming each running node that did not answer that
+// it applied the change (within NotifyTimeout or ctx): a node that
+// refuses the connection is not running, and applies the state when it
+// starts.
+func (p *Peers) Confirm(ctx context.Context, kind, name string) error {
+	errs := make([]error, len(p.nodes))
+	var wg sync.WaitGroup
+	for i, n := range p.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
+			defer cancel()
+			resp, err := p.call(ctx, http.MethodPost, n, "notify", url.Values{"kind": {kind}, "name": {name}})
+			if err != nil {
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					errs[i] = fmt.Errorf("node %s: %w", n, err)
+				}
+				return
+			}
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // DeploymentExists asks the other nodes whether the deployment this node

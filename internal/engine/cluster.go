@@ -47,6 +47,11 @@ type ClusterConfig struct {
 	// runs with them (cmd/shardstore, docs/pools.md): a node still on
 	// the old list would not find a key there.
 	NewKeyPools func() int
+	// Confirm, when set, tells every other node that shared state changed
+	// (as Changed) and returns an error unless each running node answered
+	// that it applied it; a decommission completes only after its nodes
+	// confirmed that they place no new key in the pool (decom_gate.go).
+	Confirm func(ctx context.Context, kind, name string) error
 }
 
 // newKeyPools is how many of n pools take new keys now.

@@ -316,7 +316,8 @@ type decomProgress struct {
 // killed in the middle resumes (keys already moved are no longer in the
 // pool, and a key cut short in its move is moved again: its copies are
 // idempotent). A pass that finds nothing left and no upload completes
-// the decommission.
+// the decommission, if every node confirmed before it started that it
+// places no new key in the pool (confirmClosed).
 func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 	var prog decomProgress
 	lastSave := time.Now()
@@ -343,6 +344,9 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 		})
 		return err
 	}
+	// Only a pass that starts once every node has stopped placing new
+	// keys in the pool may complete it (decom_gate.go).
+	closed := e.confirmClosed(ctx)
 	buckets, err := e.ListBuckets(ctx)
 	if err != nil {
 		return err
@@ -395,7 +399,11 @@ func (e *Engine) decomPass(ctx context.Context, p *pool) error {
 		prog.failed++
 		prog.lastErr = uerr.Error()
 	}
-	done := found == 0 && uploads == 0
+	done := found == 0 && uploads == 0 && closed == nil
+	if found == 0 && uploads == 0 && closed != nil {
+		e.log.Warn("decommission: the pool is empty but cannot be declared complete yet; retried next pass", "pool", p.index+1, "err", closed)
+		prog.lastErr = closed.Error()
+	}
 	if done && !e.clustered() {
 		// A single node keeps bucket records and config documents on
 		// every drive: make sure the pools that stay have all of them

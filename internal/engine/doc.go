@@ -37,7 +37,8 @@
 //	object.go       delete, copy, in-place metadata updates (ACL, tags)
 //	pools.go        server pools: which pool holds a key, new keys by free space, expansion
 //	decommission.go draining a pool: the state document, the moving loop, moveKey;
-//	                decom_uploads.go moves its multipart uploads in progress
+//	                decom_uploads.go moves its multipart uploads in progress;
+//	                decom_gate.go closes the pool to new keys on every node first
 //	rebalance.go    evening the pools' use: moves keys off the fullest pools with moveKey
 //	throttle.go     the limits decommission and rebalance move at (pools/throttle);
 //	                adaptive.go backs them off when client requests slow down
@@ -73,7 +74,10 @@
 // record unchanged but for the coding, then purges the key from the
 // pool; then the multipart uploads in progress move, each under its
 // upload lock (decom_uploads.go). Progress is saved every 2 s; a pass
-// that finds nothing left completes it. A rebalance (rebalance.go, the
+// that finds nothing left completes it, if it started after every node
+// confirmed that it places no new key in the pool (decom_gate.go: a
+// commit refuses a new key in a draining pool under the key's lock, and
+// a node answers the change notice after its commits in progress). A rebalance (rebalance.go, the
 // document pools/rebalance) moves keys the same way (moveKeyTo) off the
 // pools whose used fraction is above the mean by more than a threshold
 // until each frees its goal; its source pools, like draining ones, are a

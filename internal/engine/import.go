@@ -177,6 +177,7 @@ func (e *Engine) importDeleteMarker(ctx context.Context, bucket, key string, imp
 		return ObjectInfo{}, err
 	}
 	defer unlock()
+	defer e.enterCommit()()
 	if err := e.checkSole(lctx, set, bucket, key); err != nil {
 		return ObjectInfo{}, fmt.Errorf("import delete marker %s/%s: %w", bucket, key, err)
 	}

@@ -540,6 +540,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 	// The object is committed in the pool the upload lives in; a key
 	// another pool took meanwhile refuses it (busy: the client retries,
 	// the upload stays).
+	defer e.enterCommit()()
 	if err := e.checkSole(lctx, set, bucket, key); err != nil {
 		return ObjectInfo{}, fmt.Errorf("complete %s/%s: %w", bucket, key, err)
 	}

@@ -54,6 +54,9 @@ type poolStates struct {
 	// free caches each pool's free bytes for the pick of a new key's pool.
 	free   []uint64
 	freeAt time.Time
+	// commits is the commit gate (decom_gate.go): shared by each commit,
+	// taken alone to wait for the commits in progress.
+	commits sync.RWMutex
 }
 
 func (ps *poolStates) isDraining(id string) bool {
@@ -233,8 +236,9 @@ func (e *Engine) writeSet(ctx context.Context, bucket, key string) (*erasureSet,
 	return e.setIn(e.pickPool(ctx), bucket, key), nil
 }
 
-// checkSole runs under the key's lock before a commit to set: no other
-// pool may hold the key.
+// checkSole runs under the key's lock before a commit to set, inside
+// the commit gate (enterCommit): no other pool may hold the key, and a
+// pool being decommissioned takes no key it does not hold.
 func (e *Engine) checkSole(ctx context.Context, set *erasureSet, bucket, key string) error {
 	if len(e.pools) == 1 {
 		return nil
@@ -248,7 +252,9 @@ func (e *Engine) checkSole(ctx context.Context, set *erasureSet, bucket, key str
 	if err != nil {
 		return err
 	}
-	return nil
+	// A new key picked this pool before its decommission was known here
+	// (decom_gate.go).
+	return e.checkOpen(found, set)
 }
 
 // uploadSet is the set holding a multipart upload: uploads stay in the

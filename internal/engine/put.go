@@ -603,10 +603,12 @@ func (e *Engine) putObject(ctx context.Context, bucket, key string, body io.Read
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("put %s/%s: %w", bucket, key, err)
 	}
+	leave := e.enterCommit()
 	err = e.checkSole(lctx, set, bucket, key)
 	if err == nil {
 		err = e.commitMeta(lctx, set, bucket, key, commitReq{m: m, res: res, cond: opts, owner: objectOwner(bucket, key), newVersion: true, imp: opts.Import})
 	}
+	leave()
 	if err == nil {
 		plan.committed = true
 		if opts.Committed != nil {
