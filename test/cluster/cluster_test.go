@@ -262,6 +262,7 @@ func TestSameKeyFromEveryNode(t *testing.T) {
 // returns. With SHARDSTORE_CLUSTER_ENCRYPT_ALL=1 every object is also
 // SSE-S3 encrypted (HEAD says so).
 func TestNodeCrashDuringWrites(t *testing.T) {
+	nightlyOnly(t, "test/jepsen TestSlice (kill -9 under concurrent writes, every acknowledged write checked) and TestClusterPoolMovesKilled (kill -9 of the moving node under load)")
 	began := time.Now()
 	kills := 2
 	if v := os.Getenv("SHARDSTORE_CLUSTER_KILLS"); v != "" {

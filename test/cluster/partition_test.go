@@ -26,6 +26,7 @@ func (c *testCluster) probe(i int) *s3.Client {
 // error rather than hanging; after the split heals every node agrees on
 // the state and every acknowledged object reads back through every node.
 func TestPartition(t *testing.T) {
+	nightlyOnly(t, "test/jepsen TestSlice (the leader isolated and two-against-two halves, with a kill, every history checked for linearizability and lost writes)")
 	c := startFaultCluster(t, 4, 4, "--drive-timeout", "3s")
 	const bucket = "split"
 	if _, err := c.client(0).CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
