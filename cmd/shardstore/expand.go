@@ -370,23 +370,7 @@ func (n *clusterNode) expansionRound(ctx context.Context) error {
 	if err != nil || !found || rec.Complete() {
 		return err
 	}
-	peers := cluster.NewPeers(n.key, n.hc, nil, n.log)
-	hellos := map[string]cluster.Hello{}
-	for _, id := range rec.Nodes() {
-		if id == n.top.ID(n.self) {
-			h := n.hello
-			h.Deployment = n.peerSv.Deployment()
-			hellos[id] = h
-			continue
-		}
-		hctx, cancel := context.WithTimeout(ctx, helloTimeout)
-		h, err := peers.Hello(hctx, n.top.Scheme+"://"+strings.TrimPrefix(id, "http://"))
-		cancel()
-		if err == nil {
-			hellos[id] = h
-		}
-	}
-	done, blocked := cluster.Completes(rec, hellos)
+	done, blocked := cluster.Completes(rec, n.hellosOf(ctx, rec))
 	if !done {
 		n.log.Debug("expansion under way", "waiting_for", strings.Join(blocked, "; "))
 		return nil
