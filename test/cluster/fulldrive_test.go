@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/shardstore/shardstore/test/internal/testfs"
 )
 
 // TestClusterNodeRestartsOnFullDrives is H1 of docs/consistency.md: a
@@ -30,7 +31,7 @@ func TestClusterNodeRestartsOnFullDrives(t *testing.T) {
 	const nodes, drives = 3, 2
 	c := &testCluster{t: t, dir: t.TempDir(), ports: freePorts(t, nodes), scheme: "http", kms: encryptAll}
 	fsDir := filepath.Join(c.dir, "node3")
-	mountPoolFS(t, fsDir, 64<<20)
+	testfs.Tmpfs(t, fsDir, "shardstore-cluster-full", 64<<20, "the drives must fill up on their own")
 	if useTLS {
 		c.scheme, c.tlsFiles = "https", newTLSFiles(t, c.dir, nodes)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -17,28 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/shardstore/shardstore/test/internal/testfs"
 )
-
-// mountPoolFS mounts a tmpfs of size bytes at dir (unmounted at the
-// test's end): a drive on a filesystem of its own, so that its free
-// space is its own (a rebalance evens used fractions, and frees bytes
-// counted per drive). Without the right to mount (not root) the test is
-// skipped, saying so.
-func mountPoolFS(t *testing.T, dir string, size int64) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "shardstore-cluster-pool", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs for a pool's drives (a rebalance needs pools on filesystems of their own; run as root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
-			t.Logf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
 
 // TestClusterPoolMovesKilled runs a rebalance and then a decommission on
 // a cluster of three node processes under client load (four writers
@@ -59,7 +38,7 @@ func TestClusterPoolMovesKilled(t *testing.T) {
 	for _, p := range []string{"a", "b"} {
 		for i := range c.ports {
 			for j := 1; j <= 2; j++ {
-				mountPoolFS(t, filepath.Join(c.dir, p, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j)), 160<<20)
+				testfs.Tmpfs(t, filepath.Join(c.dir, p, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j)), "shardstore-cluster-pool", 160<<20, "a rebalance needs pools on filesystems of their own")
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -19,59 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/shardstore/shardstore/test/internal/testfs"
 )
-
-// mountPoolFS mounts a tmpfs of size bytes at dir (unmounted at the
-// test's end), so that a drive has a filesystem of its own and its free
-// space is its own: a rebalance evens used fractions, which pools
-// sharing one filesystem all have the same of, and counts the bytes it
-// frees per drive.
-// Without the right to mount (not root), the test is skipped, saying so.
-func mountPoolFS(t *testing.T, dir string, size int64) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "shardstore-e2e-pool", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs for a pool's drives (a rebalance needs pools on filesystems of their own; run as root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
-			t.Logf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// mountLoopExt4 mounts at dir an ext4 filesystem of size bytes in an
-// image file beside it (on the disk the temporary directory is on), so
-// that a drive has a filesystem of its own whose syncs reach a disk, as
-// a tmpfs's do not (measurements). Skipped, saying so, without the
-// right to mount or without mkfs.ext4.
-func mountLoopExt4(t *testing.T, dir string, size int64) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	img := dir + ".img"
-	if err := os.WriteFile(img, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(img, size); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mkfs.ext4", "-q", "-F", img).CombinedOutput(); err != nil {
-		t.Skipf("cannot make an ext4 image for a drive (mkfs.ext4 from e2fsprogs): %v: %s", err, out)
-	}
-	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot loop-mount a drive's ext4 image (run as root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Logf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
 
 // rebalStatus is the part of `admin pool rebalance status --json` the
 // tests read.
@@ -123,7 +71,7 @@ func TestPoolsRebalanceKilled(t *testing.T) {
 	// Each drive on a tmpfs of its own, as drives are disks of their own.
 	for _, p := range []string{"a", "b"} {
 		for i := 1; i <= 4; i++ {
-			mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), 128<<20)
+			testfs.Tmpfs(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), "shardstore-e2e-pool", 128<<20, "a rebalance needs pools on filesystems of their own")
 		}
 	}
 	a, b := filepath.Join(dir, "a", "d")+"{1...4}", filepath.Join(dir, "b", "d")+"{1...4}"
@@ -332,9 +280,9 @@ func TestPoolsMoveThroughput(t *testing.T) {
 	for _, p := range []string{"a", "b"} {
 		for i := 1; i <= 4; i++ {
 			if os.Getenv("SHARDSTORE_MOVE_FS") == "ext4" {
-				mountLoopExt4(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
+				testfs.LoopExt4(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
 			} else {
-				mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), fsSize)
+				testfs.Tmpfs(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), "shardstore-e2e-pool", fsSize, "a rebalance needs pools on filesystems of their own")
 			}
 		}
 	}
