@@ -935,6 +935,7 @@ func recordVersion(ctx context.Context, c *s3.Client, bucket string, v *Version)
 		CacheControl: aws.ToString(h.CacheControl), Metadata: h.Metadata, PartsCount: aws.ToInt32(h.PartsCount),
 		LockMode: string(h.ObjectLockMode), LockRetainUntil: tstr(h.ObjectLockRetainUntilDate),
 		LegalHold: string(h.ObjectLockLegalHoldStatus), TagCount: aws.ToInt32(h.TagCount),
+		SSE: string(h.ServerSideEncryption), SSEKMSKeyID: aws.ToString(h.SSEKMSKeyId),
 	}
 	if len(hd.Metadata) == 0 {
 		hd.Metadata = nil
