@@ -158,10 +158,11 @@ func decodeFixedB64(dst []byte, v []byte) error {
 	if len(v) != base64.StdEncoding.EncodedLen(len(dst)) {
 		return fmt.Errorf("%d characters, want %d", len(v), base64.StdEncoding.EncodedLen(len(dst)))
 	}
-	n, err := base64.StdEncoding.Decode(dst, v)
-	if err != nil || n != len(dst) {
-		return errors.New("not base64")
+	b, err := base64.StdEncoding.DecodeString(string(v))
+	if err != nil || len(b) != len(dst) {
+		return fmt.Errorf("not base64 of %d bytes", len(dst))
 	}
+	copy(dst, b)
 	return nil
 }
 
@@ -461,7 +462,7 @@ type DAREReader struct {
 
 // NewDAREReader reads the DARE stream of r under key.
 func NewDAREReader(r io.Reader, key []byte) *DAREReader {
-	return &DAREReader{r: r, d: &dareOpener{key: bytes.Clone(key)}, buf: make([]byte, darePackageMax)}
+	return &DAREReader{r: r, d: &dareOpener{key: bytes.Clone(key)}, buf: make([]byte, dareHeader)}
 }
 
 func (x *DAREReader) Read(p []byte) (int, error) {
@@ -495,6 +496,10 @@ func (x *DAREReader) next() error {
 		return corruptf("DARE data after the final package")
 	}
 	n := int(binary.LittleEndian.Uint16(h[2:4])) + 1
+	if cap(x.buf) < dareHeader+n+dareTag {
+		// Grown to what the stream's packages need (at most 64 KiB + 32).
+		x.buf = append(x.buf[:dareHeader], make([]byte, n+dareTag)...)
+	}
 	pkg := x.buf[:dareHeader+n+dareTag]
 	if _, err := io.ReadFull(x.r, pkg[dareHeader:]); err != nil {
 		return fmt.Errorf("%w: DARE package %d cut: %w", ErrCorrupt, x.d.seq, err)
