@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -21,9 +23,10 @@ import (
 // context, then MinIO's seal of the object key: minioformat.SSE), each
 // part's DARE stream is decrypted and authenticated package by package
 // as the copy reads it (minioformat.DAREReader), and the plaintext is
-// encrypted again in shardstore's own format (package sse: a new random
-// object key sealed by sealing.Keys under the same KMS key name, which
-// the server must then be given too) and erasure-coded afresh, as the
+// encrypted again in shardstore's own format (package sse: a new object
+// key, derived from MinIO's and the copy's data id so that a resumed run
+// writes the same bytes, sealed by sealing.Keys under the same KMS key
+// name, which the server must then be given too) and erasure-coded afresh, as the
 // copy of a compressed version is (minio_copy.go). The version keeps its
 // id, time, ETag as MinIO showed it (an SSE-S3 single PUT's plaintext
 // MD5; SSE-KMS's last 32 hex digits of MinIO's sealed ETag, hidden here
@@ -126,16 +129,21 @@ type sseTarget struct {
 	c   sse.Cipher
 }
 
-// reseal makes the version's new object key, sealed as shardstore seals
-// a new version of the same scheme under the same KMS key, and records
-// it on m (whose ETag it sets to the one MinIO showed).
+// reseal makes the version's new object key (m.DataID set), sealed as
+// shardstore seals a new version of the same scheme under the same KMS
+// key, and records it on m (whose ETag it sets to the one MinIO showed).
 func (a *adopter) reseal(bucket, key string, src *sseSource, m *meta.Object) (*sseTarget, error) {
 	scheme := sealing.SchemeS3
 	if src.s.Kind == "SSE-KMS" {
 		scheme = sealing.SchemeKMS
 	}
-	ok, sealed, hide, err := a.opts.Keys.NewKey(context.Background(), bucket, key,
-		sealing.Request{Scheme: scheme, KMSKey: src.s.KeyID, KMSContext: src.s.Context})
+	// The new object key is derived from MinIO's and the copy's data id,
+	// so every run of a resumed adoption encrypts the version alike: the
+	// shard files a killed run left and the records of any run agree.
+	mac := hmac.New(sha256.New, src.key[:])
+	mac.Write([]byte("shardstore adopted MinIO object key v1\x00" + m.DataID))
+	ok, sealed, hide, err := a.opts.Keys.SealGiven(context.Background(), bucket, key,
+		sealing.Request{Scheme: scheme, KMSKey: src.s.KeyID, KMSContext: src.s.Context}, mac.Sum(nil))
 	if err != nil {
 		return nil, fmt.Errorf("%w: sealing its new key under %q: %v", errNotCopyable, src.s.KeyID, err)
 	}
