@@ -22,7 +22,7 @@ import (
 // MinIO itself sealed under it for enc/sse-s3.txt.
 const (
 	fixtureMinIOKey = "fixture-key:c2hhcmRzdG9yZSBtaW5pbyBmaXh0dXJlIGttcyBrZXk="
-	fixtureDataKey  = "XZtZCXCvg1zUN+mHDbmzzRlTIKQDL1h1CUul7UrZovL/lP5gXAddKM12IXDdPyAjQXzxpirh65fC7iDXRoMwKE3pTUsOs8tni+DvbQ=="
+	fixtureDataKey  = "ocucOkPmtxlEqJb2NLgYlIw4jJ95T0LcJ24DssjegMMRPbkm9bEHCkLRoFAaLx9blP7oJADraR3yAHlLJTRirifGIr4KpWXznCdmRw=="
 	fixtureAD       = `{"enc":"enc/sse-s3.txt"}`
 )
 

@@ -1026,9 +1026,12 @@ func (a *adopter) convert(bucket, key string, v *minioformat.Version) (*meta.Obj
 			m.LegalHold = strings.ToUpper(val)
 		}
 	}
-	cs, err := o.Checksums()
-	if err != nil {
-		return nil, err
+	var cs []minioformat.Checksum
+	var err error
+	if !o.Encrypted() { // sealed with the object key: read by the copy (minio_sse.go)
+		if cs, err = o.Checksums(); err != nil {
+			return nil, err
+		}
 	}
 	if len(cs) > 1 {
 		return nil, fmt.Errorf("%d checksums on one version", len(cs))

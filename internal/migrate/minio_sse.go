@@ -56,6 +56,7 @@ type MinIOKeyring interface {
 // sseSource is an encrypted MinIO version's object key and ETags.
 type sseSource struct {
 	s   *minioformat.SSE
+	o   *minioformat.Object
 	key [32]byte
 	// shown is the ETag MinIO answered; plainMD5 the MD5 of a single
 	// PUT's plaintext ("" for a multipart version).
@@ -108,7 +109,7 @@ func (a *adopter) openSSE(bucket, key string, o *minioformat.Object) (*sseSource
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errNotCopyable, what, err)
 	}
-	src := &sseSource{s: s, key: ok}
+	src := &sseSource{s: s, o: o, key: ok}
 	if src.shown, src.plainMD5, err = minioformat.ShownETag(s, ok, o.ETag()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errNotCopyable, what, err)
 	}
@@ -154,5 +155,17 @@ func (a *adopter) reseal(bucket, key string, src *sseSource, m *meta.Object) (*s
 		m.Flags |= meta.FlagHiddenETag
 	}
 	m.ETag = src.shown
+	// The S3 checksums, which MinIO seals with the object key too.
+	cs, err := src.o.OpenChecksums(src.key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
+	}
+	if len(cs) > 1 {
+		return nil, fmt.Errorf("%w: %d checksums on one version", errNotCopyable, len(cs))
+	}
+	m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = "", "", ""
+	if len(cs) == 1 {
+		m.ChecksumAlgo, m.ChecksumVal, m.ChecksumType = cs[0].Algorithm, cs[0].String(), cs[0].Type()
+	}
 	return t, nil
 }

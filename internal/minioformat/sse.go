@@ -257,6 +257,23 @@ func (s *SSE) UnsealObjectKey(kek []byte, bucket, object string) ([32]byte, erro
 	return key, nil
 }
 
+// OpenChecksums opens the MetaChecksums value of an encrypted version,
+// which MinIO stores as a DARE stream under HMAC-SHA256(object key,
+// "object-checksum"), and decodes it (nil when there is none).
+func (o *Object) OpenChecksums(objectKey [32]byte) ([]Checksum, error) {
+	b, ok := o.sys(MetaChecksums)
+	if !ok || len(b) == 0 {
+		return nil, nil
+	}
+	mac := hmac.New(sha256.New, objectKey[:])
+	mac.Write([]byte("object-checksum"))
+	plain, err := OpenDARE(nil, b, mac.Sum(nil))
+	if err != nil {
+		return nil, fmt.Errorf("encrypted checksums: %w", err)
+	}
+	return ParseChecksums(plain)
+}
+
 // PartKey is the key of part number n's stream of a multipart object.
 func PartKey(objectKey [32]byte, n int) []byte {
 	var id [4]byte

@@ -253,6 +253,23 @@ func TestSSEKeysUnseal(t *testing.T) {
 	if shown, plain, err := ShownETag(s3, ok, "0123456789abcdef0123456789abcdef-3"); err != nil || shown != "0123456789abcdef0123456789abcdef-3" || plain != "" {
 		t.Errorf("multipart ETag: %q %q %v", shown, plain, err)
 	}
+	// The S3 checksums: sealed under HMAC(object key, "object-checksum").
+	cmac := hmac.New(sha256.New, ok[:])
+	cmac.Write([]byte("object-checksum"))
+	plainCS := append([]byte{0x10}, 1, 2, 3, 4) // CRC32C
+	o := &Object{MetaSys: map[string][]byte{MetaChecksums: sealDARE(t, plainCS, cmac.Sum(nil), false, [12]byte{6})}}
+	if cs, err := o.OpenChecksums(ok); err != nil || len(cs) != 1 || cs[0].Algorithm != "CRC32C" {
+		t.Errorf("sealed checksums: %v %+v", err, cs)
+	}
+	if _, err := o.Checksums(); err == nil {
+		t.Error("sealed checksums parsed without opening them")
+	}
+	if _, err := o.OpenChecksums([32]byte{9}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("sealed checksums opened with another key: %v", err)
+	}
+	if cs, err := (&Object{}).OpenChecksums(ok); cs != nil || err != nil {
+		t.Errorf("no checksums: %v %v", cs, err)
+	}
 	for _, bad := range []string{"zz", sealedETag[:len(sealedETag)-2], "00" + sealedETag[2:]} {
 		if _, _, err := ShownETag(s3, ok, bad); err == nil {
 			t.Errorf("ETag %q opened", bad)
@@ -315,6 +332,8 @@ func FuzzSSEKeys(f *testing.F) {
 		_ = s.KMSAssociatedData("b", keyID)
 		k, err := s.UnsealObjectKey(kek, "b", "k")
 		_, _, _ = ShownETag(s, k, etag)
+		o.MetaSys[MetaChecksums] = []byte(etag)
+		_, _ = o.OpenChecksums(k)
 	})
 }
 

@@ -55,6 +55,17 @@ func (f *filler) fillSSE() error {
 		{"sse-s3-big.bin", 300*kib + 7, func(in *s3.PutObjectInput) {
 			in.ServerSideEncryption = types.ServerSideEncryptionAes256
 		}},
+		// S3 checksums, which MinIO seals with the object key (as
+		// clients send them by default now)
+		{"sse-s3-crc.txt", 600, func(in *s3.PutObjectInput) {
+			in.ServerSideEncryption = types.ServerSideEncryptionAes256
+			in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32c
+		}},
+		{"sse-kms-sha.txt", 650, func(in *s3.PutObjectInput) {
+			in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
+			in.SSEKMSKeyId = aws.String("fixture-key")
+			in.ChecksumAlgorithm = types.ChecksumAlgorithmSha256
+		}},
 		// an SSE-KMS encryption context (MinIO binds it to the data key)
 		{"sse-kms-ctx.txt", 900, func(in *s3.PutObjectInput) {
 			in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
