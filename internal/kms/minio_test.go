@@ -22,7 +22,7 @@ import (
 // MinIO itself sealed under it for enc/sse-s3.txt.
 const (
 	fixtureMinIOKey = "fixture-key:c2hhcmRzdG9yZSBtaW5pbyBmaXh0dXJlIGttcyBrZXk="
-	fixtureDataKey  = "ocucOkPmtxlEqJb2NLgYlIw4jJ95T0LcJ24DssjegMMRPbkm9bEHCkLRoFAaLx9blP7oJADraR3yAHlLJTRirifGIr4KpWXznCdmRw=="
+	fixtureDataKey  = "q8AYqOq7lig65Znhr+5ujMYZfWMGF86b795S6yKb2/pq4AU7esch1Q07wKjPCN00qDxY9Hw+f2Kyerzqd4v0blJX+Ah8R0+CRKjyVw=="
 	fixtureAD       = `{"enc":"enc/sse-s3.txt"}`
 )
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 
 	"github.com/shardstore/shardstore/internal/minioformat/miniofixture"
+	"github.com/shardstore/shardstore/internal/placement"
 )
 
 // The SSE fixture (internal/minioformat/testdata/README.md): a MinIO of
@@ -32,7 +35,9 @@ const minioSSEKey = "fixture-key:c2hhcmRzdG9yZSBtaW5pbyBmaXh0dXJlIGttcyBrZXk="
 // SSE-KMS) are refused and listed with their kind and KMS key while the
 // key MinIO ran with is not given, or a wrong one is (and the dry run
 // writes nothing); given MINIO_KMS_SECRET_KEY as MinIO had it, the
-// adoption, killed -9 at random writes and resumed, adopts every key;
+// adoption, killed -9 at random writes and resumed, adopts every key but
+// the SSE-C one (refused with its reason whatever key is given, MinIO's
+// files of it left byte for byte, by --finish too);
 // the server (given the same key) answers every version byte-identical
 // with MinIO's ETag and SSE headers, a range across the parts of a
 // multipart object too; no plaintext of an encrypted object is on the
@@ -48,10 +53,20 @@ func TestMigrateFromMinIOSSE(t *testing.T) {
 		t.Fatalf("unpack fixture: %v", err)
 	}
 	arg := filepath.Join(dir, "drive{1...4}")
+	// The SSE-C key stays refused whatever key is given; MinIO's files of
+	// it are left byte for byte.
+	const sseC = "enc/sse-c.txt"
+	const sseCWhy = "refused " + sseC + ": version null: encrypted (SSE-C): its key is the client's"
+	sseCSums := map[string]string{}
+	for i := 1; i <= 4; i++ {
+		d := filepath.Join(dir, "drive"+string(rune('0'+i)), "enc", placement.MinIOName("sse-c.txt"))
+		sseCSums[d] = treeSum(t, d)
+	}
+	adopted := withoutKey(exp, sseC)
 	encrypted := map[string]string{} // bucket/key -> kind, for keys with an encrypted version
 	keys := map[string]bool{}
 	versions := 0 // encrypted ones
-	for _, b := range exp.Buckets {
+	for _, b := range adopted.Buckets {
 		for _, v := range b.Versions {
 			keys[b.Name+"/"+v.Key] = true
 			if v.Head == nil || v.Head.SSE == "" {
@@ -93,8 +108,8 @@ func TestMigrateFromMinIOSSE(t *testing.T) {
 				t.Errorf("%s: %s not refused as %q:\n%s", c.name, name, what, out)
 			}
 		}
-		if !strings.Contains(out, fmt.Sprintf("refused: %d\n", len(encrypted))) {
-			t.Errorf("%s: want %d keys refused:\n%s", c.name, len(encrypted), out)
+		if !strings.Contains(out, fmt.Sprintf("refused: %d\n", len(encrypted)+1)) || !strings.Contains(out, sseCWhy) {
+			t.Errorf("%s: want %d keys refused, SSE-C's too:\n%s", c.name, len(encrypted)+1, out)
 		}
 		if strings.Contains(out, "c2hhcmRzdG9yZSBtaW5pbyBmaXh0dXJlIGttcyBrZXk") || strings.Contains(out, "d3Jvbmcg") {
 			t.Errorf("%s: the output shows the secret key", c.name)
@@ -102,7 +117,7 @@ func TestMigrateFromMinIOSSE(t *testing.T) {
 	}
 	t.Setenv("MINIO_KMS_SECRET_KEY", minioSSEKey)
 	dry := runMigrate(t, "--dry-run", arg)
-	if !strings.Contains(dry, "refused: 0\n") || !strings.Contains(dry, fmt.Sprintf("%d keys, ", len(keys))) ||
+	if !strings.Contains(dry, "refused: 1\n") || !strings.Contains(dry, sseCWhy) || !strings.Contains(dry, fmt.Sprintf("%d keys, ", len(keys))) ||
 		!strings.Contains(dry, fmt.Sprintf("of them encrypted by MinIO (decrypted with the KMS key given, encrypted again by shardstore): %d versions", versions)) {
 		t.Fatalf("dry run with the key:\n%s", dry)
 	}
@@ -116,23 +131,59 @@ func TestMigrateFromMinIOSSE(t *testing.T) {
 	if kills < 2 {
 		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)
 	}
-	if !strings.Contains(out, "refused: 0\n") {
+	if !strings.Contains(out, "refused: 1\n") || !strings.Contains(out, sseCWhy) {
 		t.Fatalf("resumed adoption:\n%s", out)
 	}
 
 	env := append(serverEnv(), "MINIO_KMS_SECRET_KEY="+minioSSEKey)
 	serve := []string{"server", "--console-address", "", "--address", "127.0.0.1:0", arg}
 	s := launch(t, dir, env, serve)
-	checkAdopted(t, s, exp, true)
-	plains := checkSSEHeaders(t, s, exp)
+	checkAdopted(t, s, adopted, true)
+	plains := checkSSEHeaders(t, s, adopted)
 	checkNoPlaintext(t, dir, plains)
+	_, err = s.root().HeadObject(ctx(t), &s3.HeadObjectInput{Bucket: aws.String("enc"), Key: aws.String("sse-c.txt")})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "NotFound" && ae.ErrorCode() != "NoSuchKey" {
+		t.Errorf("HEAD of the refused SSE-C key: %v, want NotFound", err)
+	}
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}
 	fin := runMigrate(t, "--finish", arg)
 	t.Logf("finish:\n%s", fin)
 	s = launch(t, dir, env, serve)
-	checkAdopted(t, s, exp, false)
+	checkAdopted(t, s, adopted, false)
+	for d, sum := range sseCSums {
+		if _, err := os.Stat(d); err != nil || treeSum(t, d) != sum {
+			t.Errorf("MinIO's files of the refused SSE-C key changed: %s: %v", d, err)
+		}
+	}
+}
+
+// withoutKey is exp without bucket/key.
+func withoutKey(exp *miniofixture.Expected, name string) *miniofixture.Expected {
+	bucket, key, _ := strings.Cut(name, "/")
+	out := *exp
+	out.Buckets = nil
+	for _, b := range exp.Buckets {
+		if b.Name == bucket {
+			var objs []miniofixture.ListEntry
+			for _, o := range b.Objects {
+				if o.Key != key {
+					objs = append(objs, o)
+				}
+			}
+			var vs []miniofixture.Version
+			for _, v := range b.Versions {
+				if v.Key != key {
+					vs = append(vs, v)
+				}
+			}
+			b.Objects, b.Versions = objs, vs
+		}
+		out.Buckets = append(out.Buckets, b)
+	}
+	return &out
 }
 
 // withoutKMSEnv drops the KMS settings from env.

@@ -11,14 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// -fill sse: MinIO with a static KMS key (MINIO_KMS_SECRET_KEY), objects
+// -fill sse: MinIO with a static KMS key (MINIO_KMS_SECRET_KEY), over TLS
+// (sse_tls.go), objects
 // stored SSE-S3 and SSE-KMS (that key, with and without an encryption
 // context; single-part, empty, of several blocks, multipart) beside plain
 // ones, so the adoption of encrypted versions is tested on what MinIO
-// really writes. The key is fixed and given here: the fixture holds no
-// secret of anyone's. (SSE-C is not written: MinIO takes it over TLS
-// only, and the filler talks plain HTTP on loopback; sseCFor is kept for
-// a filler that does.)
+// really writes, and an SSE-C one (sse-c.txt) whose adoption is refused.
+// The keys are fixed and given here: the fixture holds no secret of
+// anyone's.
 
 // sseKMSKey is the static KMS key MinIO runs with for -fill sse.
 const sseKMSKey = "fixture-key:" + "c2hhcmRzdG9yZSBtaW5pbyBmaXh0dXJlIGttcyBrZXk="
@@ -93,6 +93,14 @@ func (f *filler) fillSSE() error {
 		in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
 		in.SSEKMSKeyId = aws.String("fixture-key")
 	}, 0); err != nil {
+		return err
+	}
+	// SSE-C (the client's key; MinIO takes it over TLS only, so -fill
+	// sse runs MinIO over TLS): its adoption is refused.
+	alg, ckey, ckeyMD5 := sseCFor("sse-c.txt")
+	if _, err := f.put(b, "sse-c.txt", body(b+"/sse-c.txt", 400), func(in *s3.PutObjectInput) {
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = alg, ckey, ckeyMD5
+	}); err != nil {
 		return err
 	}
 	// A versioned bucket: a key with a plain version and an encrypted
