@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -126,7 +127,37 @@ func TestMigrateFromMinIOSSE(t *testing.T) {
 	}
 
 	rng := rand.New(rand.NewSource(migrateKillSeed(t)))
-	out, kills := migrateKilled(t, rng, 6, 6, []string{"migrate", "from-minio", arg}, nil)
+	// Every run writes the same bytes under a name (the new object key
+	// is derived, not random): a shard file a killed run left is never
+	// different in a later run, whose records may meet it.
+	shardSums := map[string]string{}
+	noteShards := func(when string) {
+		for i := 1; i <= 4; i++ {
+			root := filepath.Join(dir, "drive"+string(rune('0'+i)), ".shardstore.sys", "data")
+			_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || strings.HasSuffix(path, ".migrate-tmp") {
+					return nil
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return nil
+				}
+				sum := fmt.Sprintf("%x", sha256.Sum256(b))
+				if old, ok := shardSums[path]; ok && old != sum {
+					t.Errorf("%s: %s holds other bytes than an earlier run wrote", when, path)
+				}
+				shardSums[path] = sum
+				return nil
+			})
+		}
+	}
+	out, kills := migrateKilled(t, rng, 6, 6, []string{"migrate", "from-minio", arg}, func(kills int) {
+		noteShards(fmt.Sprintf("after kill %d", kills))
+	})
+	noteShards("after the completed run")
+	if len(shardSums) == 0 {
+		t.Error("no shard files written: the encrypted copies were all inline?")
+	}
 	t.Logf("%d kills, then:\n%s", kills, out)
 	if kills < 2 {
 		t.Fatalf("only %d runs were killed: the crash points missed the adoption", kills)
