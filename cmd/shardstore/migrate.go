@@ -12,8 +12,10 @@ import (
 	"github.com/shardstore/shardstore/internal/cli"
 	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/ellipses"
+	"github.com/shardstore/shardstore/internal/kms"
 	"github.com/shardstore/shardstore/internal/migrate"
 	"github.com/shardstore/shardstore/internal/peerauth"
+	"github.com/shardstore/shardstore/internal/sealing"
 )
 
 const migrateUsage = "shardstore migrate from-minio [--dry-run] [--finish] [--upload-keys FILE] [--address HOST:PORT] DRIVE... | shardstore migrate from-s3 --target URL [flags] SOURCE_URL | shardstore migrate from-minio-export --target URL EXPORT.zip..."
@@ -38,7 +40,11 @@ func runMigrate(args []string) error {
 		"which node this is when the host names do not. The nodes copy each other's MinIO metadata\n" +
 		"(not the object data) over their endpoints' ports, decide every object alike, and each\n" +
 		"adopts its own drives; each waits until every node has its copy. Then start\n" +
-		"shardstore server with the same endpoints on every node. See docs/migrating.md.\n"
+		"shardstore server with the same endpoints on every node.\n" +
+		"Versions MinIO encrypted (SSE-S3, SSE-KMS) are copied, decrypted and encrypted again, when the\n" +
+		"environment gives the KMS key MinIO ran with (MINIO_KMS_SECRET_KEY=NAME:BASE64, or\n" +
+		"SHARDSTORE_KMS_SECRET_KEY_FILE with that line); start the server with it too. SSE-C versions\n" +
+		"are refused (the key is the client's). See docs/migrating.md.\n"
 	if len(args) > 0 && args[0] == "from-s3" {
 		return runMigrateFromS3(args[1:])
 	}
@@ -104,10 +110,22 @@ func runMigrate(args []string) error {
 			return err
 		}
 	}
+	// The static KMS key MinIO ran with (MINIO_KMS_SECRET_KEY, or a key
+	// file holding its line) opens MinIO's SSE-S3/SSE-KMS versions, whose
+	// new keys are sealed under the same key: the server must be given it
+	// too. From the environment only, never logged.
+	builtin, hasKMS, err := kms.LoadBuiltin(os.Getenv, os.ReadFile)
+	if err != nil {
+		return fmt.Errorf("KMS key for encrypted objects: %w", err)
+	}
+	opts := migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys,
+		Address: *address, PeerKey: key, Pools: pools, PoolArgs: poolArgs}
+	if hasKMS {
+		opts.MinIOKeys, opts.Keys = builtin, sealing.Keys{KMS: builtin}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err = migrate.FromMinIO(ctx, migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys,
-		Address: *address, PeerKey: key, Pools: pools, PoolArgs: poolArgs})
+	_, err = migrate.FromMinIO(ctx, opts)
 	return err
 }
 

@@ -153,6 +153,10 @@ type Builtin struct {
 // secret itself).
 type builtinVersion struct {
 	prk secretBytes
+	// secret is the key itself, for opening the data keys MinIO sealed
+	// under it (DecryptMinIO, minio.go), which MinIO derives from the
+	// secret directly.
+	secret secretBytes
 }
 
 var _ KMS = (*Builtin)(nil)
@@ -183,7 +187,7 @@ func NewBuiltin(keys ...SecretKey) (*Builtin, error) {
 		if err != nil {
 			return nil, fmt.Errorf("kms: deriving builtin key %s: %w", quoteName(k.name), err)
 		}
-		b.keys[k.name] = append(b.keys[k.name], &builtinVersion{prk: newSecretBytes(prk)})
+		b.keys[k.name] = append(b.keys[k.name], &builtinVersion{prk: newSecretBytes(prk), secret: newSecretBytes(k.secret())})
 		clear(prk)
 	}
 	return b, nil

@@ -48,16 +48,23 @@
 //     shardstore's inline limit, else written out as a shard file).
 //     Part files are hard-linked to .shardstore.sys/data/ before the
 //     index batch that references them. A key is adopted whole or not
-//     at all: if any of its versions is encrypted, compressed, tiered,
+//     at all: if any of its versions is SSE-C encrypted, tiered,
 //     legacy, carries metadata this package does not understand, or
-//     lacks quorum, the key is listed as refused and left untouched.
+//     lacks quorum, or cannot be copied (below), the key is listed as
+//     refused and left untouched.
 //     A version MinIO compressed (S2) is adopted by copy instead
 //     (minio_copy.go): its shards are read and Reed-Solomon decoded,
 //     decompressed, checked against its sizes and part MD5s, and written
 //     as new shard files with shardstore's bitrot algorithm, keeping its
 //     id, time, ETag, parts and metadata; its records go into the key's
 //     batch with the linked versions'. Both the shards read and the
-//     shard files written are on the drives of the key's set.
+//     shard files written are on the drives of the key's set. A version
+//     MinIO encrypted (SSE-S3, SSE-KMS) is copied the same way when the
+//     KMS key MinIO ran with is given (Options.MinIOKeys, Options.Keys;
+//     minio_sse.go): decrypted from MinIO's DARE streams and encrypted
+//     again in shardstore's format under a new object key sealed with
+//     the same KMS key name; without that key it is refused, naming the
+//     scheme and the key.
 //  5. Adopts the unfinished multipart uploads whose key it can name (a
 //     key of the bucket, or one given with --upload-keys: MinIO stores
 //     only the SHA-256 of bucket/key) with MinIO's upload id, which the
@@ -127,9 +134,10 @@
 // (IAM, configuration) stay.
 //
 // Not done yet: several pools of a multi-node deployment, IAM
-// users and policies (from-minio-export below carries them), SSE (its
-// keys are MinIO's KMS's or the client's: refused and listed), tiered
-// versions, compressed unfinished uploads (refused: plain parts cannot
+// users and policies (from-minio-export below carries them), SSE-C
+// versions (the key is the client's: refused and listed), SSE-S3/KMS
+// versions sealed by an external KMS (KES) or in a multi-node
+// adoption, encrypted unfinished uploads, tiered versions, compressed unfinished uploads (refused: plain parts cannot
 // be appended to S2 parts), copying versions of a geometry shardstore
 // cannot use (refused).
 //

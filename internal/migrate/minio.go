@@ -26,6 +26,7 @@ import (
 	"github.com/shardstore/shardstore/internal/minioformat"
 	"github.com/shardstore/shardstore/internal/peerauth"
 	"github.com/shardstore/shardstore/internal/placement"
+	"github.com/shardstore/shardstore/internal/sealing"
 )
 
 // Options configure FromMinIO.
@@ -65,6 +66,11 @@ type Options struct {
 	// one pool (pools.go).
 	Pools    [][]string
 	PoolArgs []string
+	// MinIOKeys opens the KMS data keys of MinIO's encrypted versions
+	// (the static key MinIO ran with), and Keys seals their new object
+	// keys (minio_sse.go); without both, encrypted versions are refused.
+	MinIOKeys MinIOKeyring
+	Keys      sealing.Keys
 }
 
 // Refusal is a key (or bucket) left untouched, and why.
@@ -100,10 +106,13 @@ type Report struct {
 	// .minio.sys/multipart.
 	UploadsUnknown int
 	UnknownUploads []string
-	// CopiedVersions are versions adopted by copy (compressed by MinIO),
+	// CopiedVersions are versions adopted by copy (compressed or
+	// encrypted by MinIO, or moved from another pool), Decrypted those of
+	// them MinIO stored encrypted (re-encrypted here: minio_sse.go),
 	// CopiedBytes their object bytes and CopiedShardBytes the shard
 	// files written for them on all drives.
 	CopiedVersions   int
+	Decrypted        int
 	CopiedBytes      int64
 	CopiedShardBytes int64
 	// MetaBytes is the size of the index entries written (keys and
@@ -709,8 +718,12 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 			copies[i], base[i] = cp, cp.m
 			continue
 		}
-		if o := c.ver.Object; o == nil || !o.Compressed() {
+		if o := c.ver.Object; o == nil || !o.Compressed() && !o.Encrypted() {
 			continue
+		}
+		if a.cl != nil && c.ver.Object.Encrypted() {
+			a.refuse(bucket, key, fmt.Sprintf("version %s: encrypted by MinIO: adopting it by copy is not supported yet for a node's share of a cluster (its shards are on every node)", c.ver.ID()))
+			return nil, nil
 		}
 		if a.cl != nil {
 			// Every node decides this alike: the copy would need the
@@ -902,7 +915,7 @@ func refusal(v *minioformat.Version) string {
 	case len(v.Unknown) > 0 || len(o.Unknown) > 0:
 		return "unknown fields " + strings.Join(append(append([]string{}, v.Unknown...), o.Unknown...), ", ")
 	case o.Encrypted():
-		return encryptedRefusal(o)
+		return sseRefusal(o) // adopted by copy with the keys given (minio_sse.go)
 	case o.Compressed() && copyRefusal(o) != "":
 		return copyRefusal(o)
 	case o.Transitioned():
@@ -1013,9 +1026,12 @@ func (a *adopter) convert(bucket, key string, v *minioformat.Version) (*meta.Obj
 			m.LegalHold = strings.ToUpper(val)
 		}
 	}
-	cs, err := o.Checksums()
-	if err != nil {
-		return nil, err
+	var cs []minioformat.Checksum
+	var err error
+	if !o.Encrypted() { // sealed with the object key: read by the copy (minio_sse.go)
+		if cs, err = o.Checksums(); err != nil {
+			return nil, err
+		}
 	}
 	if len(cs) > 1 {
 		return nil, fmt.Errorf("%d checksums on one version", len(cs))
@@ -1165,16 +1181,4 @@ func (a *adopter) printReport() {
 	if !a.opts.DryRun {
 		fmt.Fprintln(a.opts.Out, "MinIO's files are still in place; once `shardstore server` serves the data as expected, run again with --finish to remove MinIO's names of the adopted objects")
 	}
-}
-
-// encryptedRefusal says why an encrypted version is left untouched.
-func encryptedRefusal(o *minioformat.Object) string {
-	kind, id := o.Encryption()
-	switch kind {
-	case "SSE-C":
-		return "encrypted (SSE-C): its key is the client's, never stored; adopting encrypted versions is not built"
-	case "SSE-S3", "SSE-KMS":
-		return fmt.Sprintf("encrypted (%s, MinIO KMS key %q): its object key is sealed by MinIO's KMS; adopting encrypted versions is not built", kind, id)
-	}
-	return "encrypted (SSE): its key is MinIO's KMS's or the client's; adopting encrypted versions is not built"
 }

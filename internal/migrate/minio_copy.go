@@ -20,6 +20,7 @@ import (
 	"github.com/shardstore/shardstore/internal/erasure"
 	"github.com/shardstore/shardstore/internal/meta"
 	"github.com/shardstore/shardstore/internal/minioformat"
+	"github.com/shardstore/shardstore/internal/sse"
 )
 
 // Versions adopted by copy. shardstore has no compression, so a version
@@ -129,22 +130,48 @@ func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *c
 	o := c.ver.Object
 	n := len(dstPaths)
 	paths := srcPaths
-	actual, err := o.ActualSize()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
+	var src *sseSource
+	var actual int64
+	var err error
+	if o.Encrypted() {
+		if src, err = a.openSSE(bucket, objectKey(rel), o); err != nil {
+			return nil, err
+		}
+		actual, err = o.PlainSize()
+	} else {
+		actual, err = o.ActualSize()
 	}
-	coder, err := erasure.New(data, parity, erasure.DefaultBlockSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
 	}
 	m := *base
 	m.Size = actual
 	m.DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte(seed)).String()
-	m.Erasure = meta.Erasure{DataShards: data, ParityShards: parity, BlockSize: erasure.DefaultBlockSize,
-		Distribution: append([]int(nil), dist...), Bitrot: uint8(bitrot.Default)}
 	m.Parts = append([]meta.Part(nil), base.Parts...)
+	blockSize := erasure.DefaultBlockSize
+	var dst *sseTarget
+	if src != nil {
+		if dst, err = a.reseal(bucket, objectKey(rel), src, &m); err != nil {
+			return nil, err
+		}
+		blockSize = sse.EncryptedBlockSize(sse.PlainBlockSize(erasure.DefaultBlockSize))
+		for i := range m.Parts {
+			// Each part its own stream key (sse.PartKey of its data id).
+			m.Parts[i].DataID = uuid.NewSHA1(uuid.NameSpaceURL, []byte(seed+"/part/"+strconv.Itoa(m.Parts[i].Number))).String()
+		}
+	}
+	coder, err := erasure.New(data, parity, blockSize)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotCopyable, err)
+	}
+	m.Erasure = meta.Erasure{DataShards: data, ParityShards: parity, BlockSize: blockSize,
+		Distribution: append([]int(nil), dist...), Bitrot: uint8(bitrot.Default)}
 	algo := bitrot.Default
-	inline := len(o.Parts) == 1 && coder.ShardFileSize(actual)+coder.Blocks(actual)*int64(algo.Size()) <= a.opts.InlineLimit
+	stored := actual
+	if dst != nil {
+		stored = sse.EncryptedSize(actual)
+	}
+	inline := len(o.Parts) == 1 && coder.ShardFileSize(stored)+coder.Blocks(stored)*int64(algo.Size()) <= a.opts.InlineLimit
 	m.Inline, m.InlineData = inline, nil
 	out := &copiedVersion{m: &m}
 	if inline {
@@ -169,7 +196,7 @@ func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *c
 			files = append(files, f)
 			shards[k] = f
 		}
-		size, written, err := a.copyPart(dstPaths, o, i, shards, coder, algo, &m, out)
+		size, written, err := a.copyPart(dstPaths, o, i, shards, coder, algo, &m, out, src, dst)
 		for _, f := range files {
 			f.Close()
 		}
@@ -183,29 +210,53 @@ func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *c
 	if total != actual {
 		return nil, fmt.Errorf("%w: parts hold %d bytes, the version %d", errNotCopyable, total, actual)
 	}
-	if etag := o.ETag(); strings.Contains(etag, "-") {
+	if etag := o.ETag(); strings.Contains(etag, "-") && src == nil {
 		// A multipart ETag: the MD5 of the parts' MD5s, "-", the count.
+		// (An encrypted one is of what the client was answered for each
+		// part, which MinIO does not keep: its DARE tags authenticated
+		// every byte instead.)
 		s := md5.Sum(out.partMD5)
 		if got := hex.EncodeToString(s[:]) + "-" + strconv.Itoa(len(o.Parts)); got != etag {
 			return nil, fmt.Errorf("%w: the parts' MD5s make the ETag %s, the version says %s", errNotCopyable, got, etag)
 		}
 	}
-	a.add(func(r *Report) { r.CopiedVersions++; r.CopiedBytes += total })
+	a.add(func(r *Report) {
+		r.CopiedVersions++
+		r.CopiedBytes += total
+		if src != nil {
+			r.Decrypted++
+		}
+	})
 	return out, nil
 }
 
 // copyPart decodes part i, decompresses it, checks it and writes its new
 // shards: files on every drive of the set (paths, by position), or into
 // out.inline. It returns the plain size and the bytes written.
-func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards []io.Reader, coder *erasure.Coder, algo bitrot.Algorithm, m *meta.Object, out *copiedVersion) (int64, int64, error) {
+func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards []io.Reader, coder *erasure.Coder, algo bitrot.Algorithm, m *meta.Object, out *copiedVersion, src *sseSource, dst *sseTarget) (int64, int64, error) {
 	part := o.Parts[i]
 	n := len(paths)
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(minioformat.DecodePart(pw, o, i, shards)) }()
 	defer pr.Close()
 	var zr io.Reader = pr
-	if o.Compressed() {
+	switch {
+	case src != nil:
+		zr = src.partReader(pr, o, i)
+	case o.Compressed():
 		zr = s2.NewReader(pr)
+	}
+	var enc *sse.Stream
+	var seq uint64
+	var plainBuf []byte
+	readSize := coder.BlockSize()
+	if dst != nil {
+		var err error
+		if enc, err = sse.NewStream(dst.c, sse.PartKey(dst.key, m.PartDataID(i))); err != nil {
+			return 0, 0, fmt.Errorf("%w: %v", errNotCopyable, err)
+		}
+		readSize = sse.PlainOfBlock(coder.BlockSize())
+		plainBuf = make([]byte, readSize)
 	}
 	sum := md5.New()
 	plain := io.TeeReader(zr, sum)
@@ -228,7 +279,7 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 		case a.opts.DryRun:
 			sinks[p] = io.Discard
 		default:
-			dst := drive.ShardPath(paths[p], drive.ShardRef{ID: m.DataID, Part: part.Number})
+			dst := drive.ShardPath(paths[p], drive.ShardRef{ID: m.PartDataID(i), Part: part.Number})
 			f, err := os.Create(dst + ".migrate-tmp")
 			if err != nil {
 				cleanup()
@@ -244,7 +295,11 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 	var size, written int64
 	var sbuf [32]byte
 	for {
-		got, err := io.ReadFull(plain, blk.Buf[:coder.BlockSize()])
+		buf := blk.Buf[:coder.BlockSize()]
+		if enc != nil {
+			buf = plainBuf
+		}
+		got, err := io.ReadFull(plain, buf)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			cleanup()
 			return 0, 0, fmt.Errorf("%w: part %d: %v", errNotCopyable, part.Number, err)
@@ -253,7 +308,16 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 			break
 		}
 		size += int64(got)
-		if err := coder.Encode(blk, got); err != nil {
+		coded := got
+		if enc != nil {
+			// The part's plaintext size is known (checked below): the
+			// block that reaches it seals the stream's final package.
+			last := size >= part.ActualSize
+			sealed := enc.SealBlock(blk.Buf[:0], buf[:got], seq, last)
+			seq += uint64(sse.Packages(int64(got)))
+			coded = len(sealed)
+		}
+		if err := coder.Encode(blk, coded); err != nil {
 			cleanup()
 			return 0, 0, err
 		}
@@ -270,7 +334,7 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 			}
 			written += int64(len(s) + len(shard))
 		}
-		if got < coder.BlockSize() {
+		if got < readSize {
 			break
 		}
 	}
@@ -283,6 +347,17 @@ func (a *adopter) copyPart(paths []string, o *minioformat.Object, i int, shards 
 		want = o.ETag()
 	}
 	md := sum.Sum(nil)
+	if src != nil {
+		// An SSE-S3 single PUT's sealed ETag is the MD5 of its
+		// plaintext. MinIO makes an SSE-KMS one a random UUID unless the
+		// client sent Content-MD5, and keeps no part ETags of a multipart
+		// version: those are not checked (the DARE tags authenticated
+		// every package).
+		want = ""
+		if src.s.Kind == "SSE-S3" {
+			want = src.plainMD5
+		}
+	}
 	out.partMD5 = append(out.partMD5, md...)
 	if strings.Contains(want, "-") {
 		want = "" // a multipart ETag: checked over every part's MD5 (copyData)

@@ -128,6 +128,9 @@ func (a *adopter) printStats() {
 	}
 	fmt.Fprintf(out, "copied (compressed by MinIO, rewritten): %d versions, %d bytes of objects, %d bytes of shard files written\n",
 		r.CopiedVersions, r.CopiedBytes, r.CopiedShardBytes)
+	if r.Decrypted > 0 {
+		fmt.Fprintf(out, "of them encrypted by MinIO (decrypted with the KMS key given, encrypted again by shardstore): %d versions\n", r.Decrypted)
+	}
 	secs := r.Elapsed.Seconds()
 	perMillion := 0.0
 	if r.Versions > 0 {

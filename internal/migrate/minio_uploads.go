@@ -259,6 +259,9 @@ func (a *adopter) adoptUpload(ctx context.Context, bucket, key, sha, dir string)
 	if ov.Compressed() {
 		return refuse("compressed: its parts are S2 streams, to which plain parts cannot be added (the client uploads it again)")
 	}
+	if ov.Encrypted() {
+		return refuse("encrypted: its parts are MinIO's DARE streams under MinIO's object key, to which shardstore's parts cannot be added (the client uploads it again)")
+	}
 	if reason := refusal(&v); reason != "" {
 		return refuse(reason)
 	}

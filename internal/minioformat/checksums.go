@@ -76,6 +76,12 @@ func (o *Object) Checksums() ([]Checksum, error) {
 	if !ok {
 		return nil, nil
 	}
+	return ParseChecksums(b)
+}
+
+// ParseChecksums decodes the value of MetaChecksums: of an encrypted
+// version, once opened (SSE.OpenChecksums).
+func ParseChecksums(b []byte) ([]Checksum, error) {
 	var out []Checksum
 	for len(b) > 0 {
 		t, n := binary.Uvarint(b)

@@ -4,9 +4,15 @@
 // part list and metadata (Decode), a bucket's .metadata.bin
 // (DecodeBucketMetadata), a deployment's pool.bin with its server pools
 // and their decommission (DecodePoolMeta), an unfinished upload's id and part.N.meta
-// (ParseUploadID, DecodePartMeta), and the HighwayHash-framed shard streams of
+// (ParseUploadID, DecodePartMeta), the HighwayHash-framed shard streams of
 // part files and inline data (ShardReader), which DecodePart turns back
-// into an object's bytes with Reed-Solomon when shards are missing.
+// into an object's bytes with Reed-Solomon when shards are missing, and
+// MinIO's server-side encryption (sse.go): an encrypted version's sealed
+// object key and KMS data key (Object.SSEKeys, SSE.UnsealObjectKey, the
+// KMS context as MinIO binds it), its sealed ETag (ShownETag) and the
+// DARE 2.0 streams of its data (DAREReader, OpenDARE; FuzzDARE,
+// FuzzSSEKeys). Opening the KMS data key itself is the KMS's business
+// (kms.Builtin.DecryptMinIO for MinIO's static key).
 //
 // The format is described in docs/minio-format.md, learnt from MinIO's
 // public source (AGPL); nothing here is copied from it. The msgpack is

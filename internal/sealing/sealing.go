@@ -77,7 +77,16 @@ type Keys struct{ KMS kms.KMS }
 // NewKey makes the object key of a new version of bucket/key, sealed as
 // req asks. hideETag says the scheme's ETags are not plaintext MD5s.
 func (k Keys) NewKey(ctx context.Context, bucket, key string, req Request) (objectKey []byte, sealed map[string]string, hideETag bool, err error) {
-	objectKey = sse.NewKey()
+	return k.SealGiven(ctx, bucket, key, req, sse.NewKey())
+}
+
+// SealGiven is NewKey for an object key the caller made (32 bytes, as
+// secret and as unique per version as NewKey's): an adoption that derives
+// it from the source's key, so that a resumed copy encrypts alike.
+func (k Keys) SealGiven(ctx context.Context, bucket, key string, req Request, objectKey []byte) (_ []byte, sealed map[string]string, hideETag bool, err error) {
+	if len(objectKey) != sse.KeySize {
+		return nil, nil, false, fmt.Errorf("sealing: object key of %d bytes", len(objectKey))
+	}
 	sealed = map[string]string{Scheme: req.Scheme}
 	var kek []byte
 	switch req.Scheme {

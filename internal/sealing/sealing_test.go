@@ -201,3 +201,29 @@ func FuzzUnseal(f *testing.F) {
 		}
 	})
 }
+
+// TestSealGiven: a given object key is sealed like a new one and
+// unseals to itself; a key of the wrong length is refused.
+func TestSealGiven(t *testing.T) {
+	k := Keys{KMS: builtin(t, secret("main", 1))}
+	ctx := context.Background()
+	given := bytes.Repeat([]byte{0x5a}, 32)
+	for _, scheme := range []string{SchemeS3, SchemeKMS} {
+		got, sealed, _, err := k.SealGiven(ctx, "b", "k", Request{Scheme: scheme, KMSKey: "main"}, given)
+		if err != nil || !bytes.Equal(got, given) {
+			t.Fatalf("%s: %v", scheme, err)
+		}
+		back, err := k.Unseal(ctx, "b", "k", sealed, nil)
+		if err != nil || !bytes.Equal(back, given) {
+			t.Fatalf("%s: unseal %v", scheme, err)
+		}
+		if _, err := k.Unseal(ctx, "b", "other", sealed, nil); err == nil {
+			t.Fatalf("%s: unsealed for another key", scheme)
+		}
+	}
+	for _, n := range []int{0, 16, 31, 33} {
+		if _, _, _, err := k.SealGiven(ctx, "b", "k", Request{Scheme: SchemeS3}, make([]byte, n)); err == nil {
+			t.Errorf("a %d-byte object key was sealed", n)
+		}
+	}
+}

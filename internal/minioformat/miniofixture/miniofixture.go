@@ -96,6 +96,10 @@ type Head struct {
 	TagCount           int32             `json:"tagCount,omitempty"`
 	Tags               map[string]string `json:"tags,omitempty"`
 	Checksums          map[string]string `json:"checksums,omitempty"`
+	// SSE and SSEKMSKeyID are the x-amz-server-side-encryption headers
+	// (AES256 or aws:kms, and the KMS key id) of an encrypted version.
+	SSE         string `json:"sse,omitempty"`
+	SSEKMSKeyID string `json:"sseKmsKeyId,omitempty"`
 }
 
 // Load reads the recorded answers of the fixture named base (the path

@@ -104,6 +104,11 @@ var (
 	// clusterHost the address they listen on (-host).
 	nodes       = 1
 	clusterHost = "127.0.0.1"
+	// scheme, httpClient and certsDir: MinIO over TLS for -fill sse
+	// (sse_tls.go), plain HTTP otherwise.
+	scheme     = "http"
+	httpClient = http.DefaultClient
+	certsDir   string
 )
 
 func run(minioBin, out, name, source, kind string, keep bool) error {
@@ -140,6 +145,10 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 		env = setsCompressionEnv()
 	case contents == "sse":
 		env = sseEnv()
+		if certsDir, httpClient, err = minioTLS(work); err != nil {
+			return err
+		}
+		scheme = "https"
 	}
 	args := driveDirs
 	poolDirs := [][]string{driveDirs}
@@ -169,9 +178,10 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 	ctx := context.Background()
 	c := s3.New(s3.Options{
 		Region:       region,
-		BaseEndpoint: aws.String("http://" + addr),
+		BaseEndpoint: aws.String(scheme + "://" + addr),
 		Credentials:  credentials.NewStaticCredentialsProvider(rootUser, rootPass, ""),
 		UsePathStyle: true,
+		HTTPClient:   httpClient,
 	})
 	f := &filler{c: c, ctx: ctx, kind: kind, poolDirs: poolDirs}
 	if f.sets, f.placer, err = minioPlacement(driveDirs[0]); err != nil {
@@ -254,7 +264,11 @@ func startMinIO(bin, addr string, dirs []string, logPath string, env []string) (
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"server", "--address", addr, "--quiet"}, dirs...)
+	args := []string{"server", "--address", addr, "--quiet"}
+	if certsDir != "" {
+		args = append([]string{"--certs-dir", certsDir}, args...)
+	}
+	args = append(args, dirs...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(),
 		"MINIO_CI_CD=on", // drives may sit on the root filesystem
@@ -277,7 +291,7 @@ func startMinIO(bin, addr string, dirs []string, logPath string, env []string) (
 			return nil, fmt.Errorf("MinIO exited at start: %v (log: %s)", s.err, logPath)
 		default:
 		}
-		resp, err := http.Get("http://" + addr + "/minio/health/ready")
+		resp, err := httpClient.Get(scheme + "://" + addr + "/minio/health/ready")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -935,6 +949,7 @@ func recordVersion(ctx context.Context, c *s3.Client, bucket string, v *Version)
 		CacheControl: aws.ToString(h.CacheControl), Metadata: h.Metadata, PartsCount: aws.ToInt32(h.PartsCount),
 		LockMode: string(h.ObjectLockMode), LockRetainUntil: tstr(h.ObjectLockRetainUntilDate),
 		LegalHold: string(h.ObjectLockLegalHoldStatus), TagCount: aws.ToInt32(h.TagCount),
+		SSE: string(h.ServerSideEncryption), SSEKMSKeyID: aws.ToString(h.SSEKMSKeyId),
 	}
 	if len(hd.Metadata) == 0 {
 		hd.Metadata = nil
