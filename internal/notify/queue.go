@@ -82,6 +82,13 @@ type QueueConfig struct {
 	// Send together and arrive in queue order. 1 sends every record in
 	// queue order, one at a time.
 	Parallel int
+	// SyncWith, when set, gives each directory's sync at open (see
+	// syncwith.go): it must make what was written to the directory's
+	// segment file durable, by running own (the file's fdatasync) or
+	// by a sync that covers the file (drive.SharedSync.Guest: the
+	// syncfs the drives on the same filesystem share). Nil, or an
+	// error for a directory: fdatasync.
+	SyncWith func(dir string) (func(own func() error) error, error)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -128,6 +135,7 @@ type Queue struct {
 	curSize int64
 	rotate  bool
 	files   []*os.File // per dir; nil where the dir failed
+	syncs   []syncFunc // per dir (QueueConfig.SyncWith); nil: fdatasync
 	spare   []byte
 
 	// segs are the segments not yet deleted, oldest first; ends their
@@ -199,6 +207,7 @@ func OpenQueue(cfg QueueConfig) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.openSyncs()
 	if err := q.newSegment(); err != nil {
 		return nil, err
 	}
@@ -545,7 +554,7 @@ func (q *Queue) write(buf []byte) error {
 		q.durSeq, q.durOff = q.cur, 0
 		q.mu.Unlock()
 	}
-	errs := durable.WriteCopies(q.files, buf, true)
+	errs := q.writeRound(buf)
 	ok := 0
 	for i, err := range errs {
 		if q.files[i] == nil {
