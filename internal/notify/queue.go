@@ -628,6 +628,7 @@ func (q *Queue) segmentEnd(seq uint64) (end int64, final bool) {
 func (q *Queue) sender(seq uint64, off int64) {
 	defer close(q.senderDone)
 	var f *os.File
+	var rd segReader // buffered frames of f
 	fdir := ""
 	bad := map[string]bool{} // copies of seq that failed a read
 	for _, ch := range q.lanes {
@@ -676,7 +677,7 @@ func (q *Queue) sender(seq uint64, off int64) {
 				// in it is acknowledged (its marker settles).
 				if f != nil {
 					_ = f.Close()
-					f = nil
+					f, rd = nil, segReader{}
 				}
 				q.segMu.Lock()
 				next := seq + 1
@@ -732,12 +733,12 @@ func (q *Queue) sender(seq uint64, off int64) {
 			q.segMu.Unlock()
 			continue
 		}
-		d, n, err := readFrameAt(f, off, end)
+		d, n, err := rd.frameAt(f, off, end)
 		if err != nil {
 			// A copy that cannot be read: try the others.
 			q.log.Warn("notification queue segment copy unreadable", "segment", segName(seq), "dir", fdir, "err", err)
 			_ = f.Close()
-			f = nil
+			f, rd = nil, segReader{}
 			bad[fdir] = true
 			continue
 		}
@@ -785,30 +786,6 @@ func (q *Queue) deliver(d Delivery) bool {
 		}
 		wait = min(wait*2, q.cfg.RetryMax)
 	}
-}
-
-// readFrameAt reads the frame at off (below end) of f.
-func readFrameAt(f *os.File, off, end int64) (Delivery, int64, error) {
-	var h [frameHeader]byte
-	if _, err := f.ReadAt(h[:], off); err != nil {
-		return Delivery{}, 0, fmt.Errorf("read frame header: %w", err)
-	}
-	n, sum, ok := frameLen(h[:])
-	if !ok || off+frameHeader+int64(n) > end {
-		return Delivery{}, 0, errors.New("frame header corrupt")
-	}
-	p := make([]byte, n)
-	if _, err := f.ReadAt(p, off+frameHeader); err != nil {
-		return Delivery{}, 0, fmt.Errorf("read frame: %w", err)
-	}
-	if crc32.Checksum(p, castagnoli) != sum {
-		return Delivery{}, 0, errors.New("frame checksum mismatch")
-	}
-	d, ok := decodePayload(p)
-	if !ok {
-		return Delivery{}, 0, errors.New("frame payload corrupt")
-	}
-	return d, frameHeader + int64(n), nil
 }
 
 // Stats are the queue's counters.
