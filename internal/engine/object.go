@@ -44,9 +44,9 @@ func (e *Engine) DeleteObjectIf(ctx context.Context, bucket, key string, still f
 	}
 	keep := func(cur ObjectInfo) bool { return !still(cur) }
 	if info.Versioning == "" {
-		return e.deleteObject(ctx, bucket, key, keep)
+		return e.deleteObject(ctx, bucket, key, keep, nil)
 	}
-	_, made, err := e.putDeleteMarker(ctx, bucket, key, keep)
+	_, made, err := e.putDeleteMarker(ctx, bucket, key, keep, nil)
 	return made, err
 }
 
@@ -82,8 +82,9 @@ func condKeep(c *DeleteConditions, failed *error) func(ObjectInfo) bool {
 
 // deleteObject removes an object if keep, given its current version
 // under the object's lock, does not return true (nil: always remove);
-// deleted reports whether it went.
-func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool) (deleted bool, err error) {
+// deleted reports whether it went. done, when set, is called once it
+// went, still under the lock (DeleteOptions.Committed).
+func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool, done func(DeleteResult)) (deleted bool, err error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return false, err
 	}
@@ -136,6 +137,9 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 	}
 	if countNil(errs) < len(errs) {
 		e.jobs.QueueHeal(bucket, key)
+	}
+	if done != nil {
+		done(DeleteResult{})
 	}
 	return true, nil
 }
