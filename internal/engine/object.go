@@ -168,14 +168,11 @@ func (e *Engine) lockKey(ctx context.Context, bucket, key string) (context.Conte
 	return lctx, set, unlock, nil
 }
 
-// updateMeta rewrites an object's metadata in place (same data), under the
-// object lock, with fn applied to the quorum version.
-func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object) error) (ObjectInfo, error) {
-	return e.updateMetaIf(ctx, bucket, key, cond, PutOptions{}, fn)
-}
-
-// updateMetaIf is updateMeta that also checks the conditional-write
-// options of put (If-Match, If-None-Match) in the commit.
+// updateMetaIf rewrites an object's metadata in place (same data), under
+// the object lock, with fn applied to the quorum version, checking cond
+// and the conditional-write options of put (If-Match, If-None-Match) in
+// the commit (CopyObject onto itself; updateVersionMeta updates the
+// current version the same way).
 func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object) error) (ObjectInfo, error) {
 	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {

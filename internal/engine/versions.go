@@ -283,14 +283,27 @@ func (e *Engine) resolveVersion(ctx context.Context, set *erasureSet, bucket, ke
 // updateVersionMeta rewrites one version's metadata in place with fn
 // (versionID "": the current version), under the object's write lock.
 func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID string, fn func(m *meta.Object) error) (ObjectInfo, error) {
-	if versionID == "" {
-		return e.updateMeta(ctx, bucket, key, nil, fn)
-	}
 	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	defer unlock()
+	if versionID == "" {
+		// The current version, as updateMetaIf does, with the caller's
+		// WithUpdateCommitted hook called under the lock.
+		st, err := e.readObject(ctx, set, bucket, key)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		if st.fi.IsDeleteMarker() {
+			return ObjectInfo{}, deleteMarkerError(bucket, key, st.fi, true, ErrObjectNotFound)
+		}
+		oi, err := e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
+		if err == nil {
+			UpdateCommitted(ctx, oi)
+		}
+		return oi, err
+	}
 	st, latest, err := e.resolveVersion(ctx, set, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -299,7 +312,11 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 		return ObjectInfo{}, deleteMarkerError(bucket, key, st.fi, latest, ErrMethodNotAllowed)
 	}
 	if latest {
-		return e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
+		oi, err := e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
+		if err == nil {
+			UpdateCommitted(ctx, oi)
+		}
+		return oi, err
 	}
 	nm := *st.fi
 	if err := fn(&nm); err != nil {
@@ -327,7 +344,9 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 	if countNil(errs) < len(errs) {
 		e.jobs.QueueHeal(bucket, key)
 	}
-	return objectInfo(bucket, key, &nm), nil
+	oi := objectInfo(bucket, key, &nm)
+	UpdateCommitted(ctx, oi)
+	return oi, nil
 }
 
 // DeleteObjectVersion deletes as S3 does in the bucket's versioning

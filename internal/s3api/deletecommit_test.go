@@ -120,3 +120,48 @@ func TestDeleteEventsQueuedAtCommit(t *testing.T) {
 		t.Fatalf("without Committed: events %q", got)
 	}
 }
+
+// SetObjectTags calls the context's WithUpdateCommitted hook as the
+// engine does, once the tags are set and before it returns.
+func (s *lockingStore) SetObjectTags(ctx context.Context, b, k, versionID string, tags map[string]string) (engine.ObjectInfo, error) {
+	oi, err := s.fakeStore.SetObjectTags(ctx, b, k, versionID, tags)
+	if err == nil {
+		s.mu.Lock()
+		s.inLock = true
+		s.mu.Unlock()
+		engine.UpdateCommitted(ctx, oi)
+		s.mu.Lock()
+		s.inLock = false
+		s.mu.Unlock()
+	}
+	return oi, err
+}
+
+// TestTaggingEventsQueuedAtCommit: PutObjectTagging's and
+// DeleteObjectTagging's events are enqueued inside the store's commit
+// hook (under the key's lock in the engine), with the same records as
+// before; a DeleteObjectTagging of an untagged version (nothing
+// written) still has its event, before the answer.
+func TestTaggingEventsQueuedAtCommit(t *testing.T) {
+	st := &lockingStore{fakeStore: newFakeStore()}
+	n := &lockNotifier{store: st}
+	h := newHarness(t, func(c *Config) { c.Store = st; c.Notify = n })
+	h.expect(h.do("root", "PUT", "/bkt", nil), 200, "")
+	h.expect(h.do("root", "PUT", "/bkt?notification", []byte(testNotification)), 200, "")
+	h.expect(h.do("root", "PUT", "/bkt/a.jpg", []byte("x")), 200, "")
+	n.take()
+	n.at = nil
+	body := []byte(taggingDoc("k", "v"))
+	h.expect(h.do("root", "PUT", "/bkt/a.jpg?tagging", body, "Content-MD5", contentMD5(body)), 200, "")
+	h.expect(h.do("root", "DELETE", "/bkt/a.jpg?tagging", nil), 204, "")
+	h.expect(h.do("root", "DELETE", "/bkt/a.jpg?tagging", nil), 204, "") // untagged: nothing written
+	if got, want := strings.Join(n.at, "|"), "a.jpg locked|a.jpg locked|a.jpg answer"; got != want {
+		t.Fatalf("tagging events enqueued %q, want %q", got, want)
+	}
+	want := "1:webhook s3:ObjectCreated:DeleteTagging a.jpg|1:webhook s3:ObjectCreated:DeleteTagging a.jpg|" +
+		"1:webhook s3:ObjectCreated:PutTagging a.jpg|2:webhook s3:ObjectTagging:Delete a.jpg|" +
+		"2:webhook s3:ObjectTagging:Delete a.jpg|2:webhook s3:ObjectTagging:Put a.jpg"
+	if got := strings.Join(n.take(), "|"); got != want {
+		t.Fatalf("tagging events %q\nwant %q", got, want)
+	}
+}
