@@ -57,6 +57,9 @@ type clusterNode struct {
 	drives     []drive.Drive // every slot, Health-wrapped
 	healths    []*drive.Health
 	indexCache *drive.IndexCache
+	// sharedSync is the local drives' sync group, for the engine (and
+	// through it the notification queues beside the drives).
+	sharedSync *drive.SharedSync
 	// fresh is set for a new deployment: no local drive is formatted
 	// and no other node's is (DeploymentExists). It waits for every node
 	// before formatting, creates missing drive directories and grants
@@ -302,6 +305,7 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 	}
 	n.indexCache = drive.NewIndexCache(int64(o.indexCache))
 	shared := drive.NewSharedSync()
+	n.sharedSync = shared
 	hcfg := drive.HealthConfig{OpTimeout: o.driveTimeout, Logger: n.log.With("component", "drive")}
 	for i, d := range n.top.Drives {
 		var inner drive.Drive
@@ -475,6 +479,7 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 	}
 	n.locker = n.newLocker(list)
 	cfg.Drives = n.drives
+	cfg.SharedSync = n.sharedSync
 	cfg.Pools = n.top.Pools
 	cfg.Cluster = &engine.ClusterConfig{
 		NewKeyPools: n.newKeyPools,

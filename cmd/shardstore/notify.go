@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/lifecycle"
 	"github.com/shardstore/shardstore/internal/notify"
 	"github.com/shardstore/shardstore/internal/notifytarget"
@@ -33,8 +34,10 @@ func notifyKinds(roots func() *x509.CertPool) []notify.Kind {
 // MINIO_NOTIFY_* / SHARDSTORE_NOTIFY_* and MINIO_AUDIT_* variables
 // (notify.FromEnv), a variable's target replacing the file's of the same
 // ID. A target whose system is down does not stop the server: its
-// records wait in its queue.
-func openNotify(environ []string, configFile string, roots []string, parity int, kinds []notify.Kind, retryMax time.Duration, logger *slog.Logger) (*notify.Hub, error) {
+// records wait in its queue. shared is the drives' sync group: a queue
+// directory on a filesystem two or more drives share rides their
+// syncfs instead of an fdatasync of its own (drive.SharedSync.Guest).
+func openNotify(environ []string, configFile string, roots []string, parity int, shared *drive.SharedSync, kinds []notify.Kind, retryMax time.Duration, logger *slog.Logger) (*notify.Hub, error) {
 	specs, err := notifySpecs(environ, configFile, kinds, logger)
 	if err != nil {
 		return nil, err
@@ -48,7 +51,7 @@ func openNotify(environ []string, configFile string, roots []string, parity int,
 		return nil, fmt.Errorf("notifications: none of this node's drives %v is formatted", roots)
 	}
 	hub, err := notify.NewHub(notify.HubConfig{Dirs: dirs, Logger: logger,
-		Queue: notify.QueueConfig{RetryMax: retryMax}})
+		Queue: notify.QueueConfig{RetryMax: retryMax, SyncWith: shared.Guest}})
 	if err != nil {
 		return nil, err
 	}

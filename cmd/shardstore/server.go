@@ -458,7 +458,7 @@ func runServer(args []string) error {
 	}
 	// Bucket event notifications and audit records: one durable queue
 	// per target on this node's drives.
-	hub, err := openNotify(os.Environ(), o.notifyConfig, localRoots, eng.Layout().Parity, notifyKinds(certStore.RootCAs),
+	hub, err := openNotify(os.Environ(), o.notifyConfig, localRoots, eng.Layout().Parity, eng.SharedSync(), notifyKinds(certStore.RootCAs),
 		o.notifyRetryMax, logger.With("component", "notify"))
 	if err != nil {
 		return err

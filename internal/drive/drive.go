@@ -20,6 +20,10 @@
 // retry the replay's flush for ever, and the process never start): the
 // drive serves reads, refuses writes with ErrDriveFull, and its index is
 // opened for writes again once space is free (indexfull.go).
+// The drives of a process that share a filesystem group-commit their
+// WAL syncs into one syncfs (sharedsync.go); a file beside them that is
+// no drive's (a notification queue's segment) can ride those syncs as a
+// guest (sharedsync_guest.go).
 // Every implementation, driverpc.Client included, runs the conformance
 // suite in package drivetest; Faulty with no fault must pass it exactly
 // as the drive it wraps.

@@ -435,6 +435,12 @@ type DeleteOptions struct {
 	// companions): it is judged under the key's lock on the version the
 	// delete would remove or hide, so no write can slip in between.
 	Cond *DeleteConditions
+	// Committed, when set, is called with the result once the delete is
+	// committed (a version or the object removed, a delete marker made),
+	// still under the key's lock: calls for one key come in commit
+	// order, among themselves and with PutOptions.Committed. It must not
+	// block: the S3 layer queues the delete's event there.
+	Committed func(DeleteResult)
 }
 
 // DeleteConditions are the preconditions of a conditional delete

@@ -218,10 +218,13 @@
 // block is decoded again in a fresh buffer and the old one is never
 // pooled.
 //
-// In-place updates (an object's ACL or tags: updateMeta) keep the
-// version, so a drive that missed one still votes for it; the read takes
-// the settings most copies hold (quorum.AgreedSettings) and the heal
-// rewrites the stale copies (healSettings).
+// In-place updates (an object's ACL, tags, retention or legal hold:
+// updateVersionMeta) keep the version, so a drive that missed one still
+// votes for it; the read takes the settings most copies hold
+// (quorum.AgreedSettings) and the heal rewrites the stale copies
+// (healSettings). A caller's WithUpdateCommitted hook
+// (updatecommitted.go) is called once such an update is committed,
+// under the key's lock.
 //
 // # Listing (list.go, listahead.go)
 //

@@ -47,6 +47,11 @@ type Config struct {
 	// Drives, when set, is used instead of Paths (tests wrap drives to
 	// inject faults).
 	Drives []drive.Drive
+	// SharedSync is the group the drives' index syncs share per
+	// filesystem (drive.SharedSync): a cluster node passes the one its
+	// local drives opened with; nil makes one for Paths. SharedSync()
+	// gives it to files kept beside the drives (notification queues).
+	SharedSync *drive.SharedSync
 	// SetSize is the number of drives per erasure set; 0 picks the largest
 	// size in 2..16 that divides the drive count.
 	SetSize int
@@ -149,6 +154,9 @@ type Engine struct {
 	// indexCache is the block cache all drives' indexes share, so their
 	// memory is bounded together.
 	indexCache *drive.IndexCache
+	// sharedSync is the drives' sync group (Config.SharedSync or the
+	// one openPaths made); nil with Config.Drives and none given.
+	sharedSync *drive.SharedSync
 	// createdDirs are the drive directories New created for a new
 	// deployment; a failed start removes them.
 	createdDirs []string
@@ -162,7 +170,7 @@ type Engine struct {
 // New opens (formatting on first use) the drives in cfg and returns the engine.
 func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, locks: newNSLock(cfg.Cluster.locker()), pins: newPinSet(), ahead: newListAhead(), hasher: cfg.Hashing,
-		inlineLimit: cfg.InlineLimit, blockSize: cfg.BlockSize, bitrot: cfg.Bitrot}
+		inlineLimit: cfg.InlineLimit, blockSize: cfg.BlockSize, bitrot: cfg.Bitrot, sharedSync: cfg.SharedSync}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -44,9 +44,9 @@ func (e *Engine) DeleteObjectIf(ctx context.Context, bucket, key string, still f
 	}
 	keep := func(cur ObjectInfo) bool { return !still(cur) }
 	if info.Versioning == "" {
-		return e.deleteObject(ctx, bucket, key, keep)
+		return e.deleteObject(ctx, bucket, key, keep, nil)
 	}
-	_, made, err := e.putDeleteMarker(ctx, bucket, key, keep)
+	_, made, err := e.putDeleteMarker(ctx, bucket, key, keep, nil)
 	return made, err
 }
 
@@ -82,8 +82,9 @@ func condKeep(c *DeleteConditions, failed *error) func(ObjectInfo) bool {
 
 // deleteObject removes an object if keep, given its current version
 // under the object's lock, does not return true (nil: always remove);
-// deleted reports whether it went.
-func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool) (deleted bool, err error) {
+// deleted reports whether it went. done, when set, is called once it
+// went, still under the lock (DeleteOptions.Committed).
+func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool, done func(DeleteResult)) (deleted bool, err error) {
 	if _, err := e.BucketInfo(ctx, bucket); err != nil {
 		return false, err
 	}
@@ -137,6 +138,9 @@ func (e *Engine) deleteObject(ctx context.Context, bucket, key string, keep func
 	if countNil(errs) < len(errs) {
 		e.jobs.QueueHeal(bucket, key)
 	}
+	if done != nil {
+		done(DeleteResult{})
+	}
 	return true, nil
 }
 
@@ -164,14 +168,11 @@ func (e *Engine) lockKey(ctx context.Context, bucket, key string) (context.Conte
 	return lctx, set, unlock, nil
 }
 
-// updateMeta rewrites an object's metadata in place (same data), under the
-// object lock, with fn applied to the quorum version.
-func (e *Engine) updateMeta(ctx context.Context, bucket, key string, cond *Conditions, fn func(m *meta.Object) error) (ObjectInfo, error) {
-	return e.updateMetaIf(ctx, bucket, key, cond, PutOptions{}, fn)
-}
-
-// updateMetaIf is updateMeta that also checks the conditional-write
-// options of put (If-Match, If-None-Match) in the commit.
+// updateMetaIf rewrites an object's metadata in place (same data), under
+// the object lock, with fn applied to the quorum version, checking cond
+// and the conditional-write options of put (If-Match, If-None-Match) in
+// the commit (CopyObject onto itself; updateVersionMeta updates the
+// current version the same way).
 func (e *Engine) updateMetaIf(ctx context.Context, bucket, key string, cond *Conditions, put PutOptions, fn func(m *meta.Object) error) (ObjectInfo, error) {
 	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {

@@ -169,7 +169,11 @@ func (e *Engine) openPaths(p pathPlan) ([]drive.Drive, error) {
 		size = IndexCacheSize
 	}
 	e.indexCache = drive.NewIndexCache(size)
-	shared := drive.NewSharedSync()
+	shared := e.sharedSync
+	if shared == nil {
+		shared = drive.NewSharedSync()
+		e.sharedSync = shared
+	}
 	var drives []drive.Drive
 	for i, path := range p.paths {
 		if !p.existing[i] && p.missing[i] {
@@ -230,3 +234,9 @@ func (e *Engine) abandon() {
 // with; zero when it was given its drives (a cluster node's cache is the
 // node's).
 func (e *Engine) IndexCacheStats() drive.IndexCacheStats { return e.indexCache.Stats() }
+
+// SharedSync is the group the local drives' index syncs share per
+// filesystem (nil when the engine was given drives and no group): a
+// file kept beside the drives (a notification queue's segment) can
+// ride their syncfs through its Guest.
+func (e *Engine) SharedSync() *drive.SharedSync { return e.sharedSync }

@@ -283,14 +283,27 @@ func (e *Engine) resolveVersion(ctx context.Context, set *erasureSet, bucket, ke
 // updateVersionMeta rewrites one version's metadata in place with fn
 // (versionID "": the current version), under the object's write lock.
 func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID string, fn func(m *meta.Object) error) (ObjectInfo, error) {
-	if versionID == "" {
-		return e.updateMeta(ctx, bucket, key, nil, fn)
-	}
 	ctx, set, unlock, err := e.lockKey(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	defer unlock()
+	if versionID == "" {
+		// The current version, as updateMetaIf does, with the caller's
+		// WithUpdateCommitted hook called under the lock.
+		st, err := e.readObject(ctx, set, bucket, key)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		if st.fi.IsDeleteMarker() {
+			return ObjectInfo{}, deleteMarkerError(bucket, key, st.fi, true, ErrObjectNotFound)
+		}
+		oi, err := e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
+		if err == nil {
+			UpdateCommitted(ctx, oi)
+		}
+		return oi, err
+	}
 	st, latest, err := e.resolveVersion(ctx, set, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -299,7 +312,11 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 		return ObjectInfo{}, deleteMarkerError(bucket, key, st.fi, latest, ErrMethodNotAllowed)
 	}
 	if latest {
-		return e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
+		oi, err := e.updateHeadLocked(ctx, set, bucket, key, st, nil, PutOptions{}, fn)
+		if err == nil {
+			UpdateCommitted(ctx, oi)
+		}
+		return oi, err
 	}
 	nm := *st.fi
 	if err := fn(&nm); err != nil {
@@ -327,7 +344,9 @@ func (e *Engine) updateVersionMeta(ctx context.Context, bucket, key, versionID s
 	if countNil(errs) < len(errs) {
 		e.jobs.QueueHeal(bucket, key)
 	}
-	return objectInfo(bucket, key, &nm), nil
+	oi := objectInfo(bucket, key, &nm)
+	UpdateCommitted(ctx, oi)
+	return oi, nil
 }
 
 // DeleteObjectVersion deletes as S3 does in the bucket's versioning
@@ -348,10 +367,10 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		var failed error
 		keep := condKeep(opts.Cond, &failed)
 		if info.Versioning == "" {
-			_, err := e.deleteObject(ctx, bucket, key, keep)
+			_, err := e.deleteObject(ctx, bucket, key, keep, opts.Committed)
 			return DeleteResult{}, firstErr([]error{err, failed})
 		}
-		res, made, err := e.putDeleteMarker(ctx, bucket, key, keep)
+		res, made, err := e.putDeleteMarker(ctx, bucket, key, keep, opts.Committed)
 		if err == nil && failed == nil && opts.Cond != nil && !made {
 			// A delete marker is current: no object to match.
 			failed = opts.Cond.check(nil)
@@ -378,7 +397,11 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 		if err := e.deleteCurrentVersion(ctx, set, bucket, key, head); err != nil {
 			return DeleteResult{}, err
 		}
-		return DeleteResult{VersionID: head.fi.VersionID, DeleteMarker: head.fi.IsDeleteMarker()}, nil
+		res := DeleteResult{VersionID: head.fi.VersionID, DeleteMarker: head.fi.IsDeleteMarker()}
+		if opts.Committed != nil {
+			opts.Committed(res)
+		}
+		return res, nil
 	}
 	if herr == nil {
 		e.settle(ctx, set, bucket, key, head)
@@ -419,7 +442,11 @@ func (e *Engine) DeleteObjectVersion(ctx context.Context, bucket, key string, op
 	if countNil(errs) < len(errs) {
 		e.jobs.QueueHeal(bucket, key)
 	}
-	return DeleteResult{VersionID: st.fi.VersionID, DeleteMarker: st.fi.IsDeleteMarker()}, nil
+	res := DeleteResult{VersionID: st.fi.VersionID, DeleteMarker: st.fi.IsDeleteMarker()}
+	if opts.Committed != nil {
+		opts.Committed(res)
+	}
+	return res, nil
 }
 
 // checkVersion judges the version a delete with a version id removes
@@ -436,8 +463,9 @@ func (opts DeleteOptions) checkVersion(fi *meta.Object, bucket, key string) erro
 // bucket/key (which need not exist: S3 records the marker anyway), unless
 // keep, given the current version under the object's lock, returns true
 // (then nothing happens and made is false); keep is not called when the
-// key has no current object.
-func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool) (res DeleteResult, made bool, err error) {
+// key has no current object. done, when set, is called with the marker
+// once it is committed, still under the lock (DeleteOptions.Committed).
+func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep func(ObjectInfo) bool, done func(DeleteResult)) (res DeleteResult, made bool, err error) {
 	ctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {
 		return DeleteResult{}, false, err
@@ -466,7 +494,11 @@ func (e *Engine) putDeleteMarker(ctx context.Context, bucket, key string, keep f
 	if err := e.commitMeta(ctx, set, bucket, key, commitReq{m: dm, owner: objectOwner(bucket, key), newVersion: true}); err != nil {
 		return DeleteResult{}, false, fmt.Errorf("delete %s/%s: %w", bucket, key, err)
 	}
-	return DeleteResult{VersionID: dm.VersionID, DeleteMarker: true}, true, nil
+	res = DeleteResult{VersionID: dm.VersionID, DeleteMarker: true}
+	if done != nil {
+		done(res)
+	}
+	return res, true, nil
 }
 
 // settle finishes, on each drive, what a commit left pending in the

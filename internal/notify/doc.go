@@ -40,7 +40,10 @@
 // writer goroutine that writes every waiting record with one write(2)
 // and one fdatasync(2) per directory (in parallel), and returns once
 // the record is synced on every directory that works (at least one):
-// concurrent requests share syncs. Enqueue is Append's first half: the
+// concurrent requests share syncs. The sync is the file's fdatasync, or
+// what QueueConfig.SyncWith gives the directory (syncwith.go: the
+// server passes the drives' shared syncfs where they share the
+// directory's filesystem). Enqueue is Append's first half: the
 // record is placed in the writer's buffer, after every record placed
 // before it, and the returned wait is the second half. The directories are on the node's
 // own drives, one per filesystem, up to parity+1 (cmd/shardstore picks
@@ -50,7 +53,8 @@
 // is created, and its directory synced, when the open one is full.
 //
 // One sender goroutine reads the records in order from the files (never
-// holding the backlog in memory) and hands each to one of Parallel
+// holding the backlog in memory; segreader.go reads them 64 KiB at a
+// time, below the synced end) and hands each to one of Parallel
 // lanes (pipeline.go; default 16, the target's parallel setting, capped
 // by Kind.MaxParallel) chosen by a hash of its key. A lane calls
 // Target.Send for its records one at a time, in queue order, and moves

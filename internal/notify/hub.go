@@ -119,6 +119,8 @@ func (h *Hub) Add(id string, kind Kind, settings map[string]string, audit bool, 
 	}
 	if par > 0 {
 		qc.Parallel = par
+	} else if kind.DefaultParallel > 0 {
+		qc.Parallel = kind.DefaultParallel
 	}
 	if kind.MaxParallel > 0 {
 		if qc.Parallel <= 0 {

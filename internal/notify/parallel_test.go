@@ -8,8 +8,9 @@ import (
 )
 
 // TestHubParallelSetting: the parallel setting of every kind, its
-// hostile values refused before anything is replaced, and a kind's
-// MaxParallel capping it.
+// hostile values refused before anything is replaced, a kind's
+// DefaultParallel when it is not given, and a kind's MaxParallel
+// capping it.
 func TestHubParallelSetting(t *testing.T) {
 	recs := map[string]*recorder{}
 	var mu sync.Mutex
@@ -37,6 +38,23 @@ func TestHubParallelSetting(t *testing.T) {
 		if got := parallel("a:mem"); got != 3 {
 			t.Fatalf("a refused setting replaced the target (parallel %d)", got)
 		}
+	}
+	// A kind's DefaultParallel applies when the setting is not given;
+	// the setting still wins, and MaxParallel still caps.
+	batching := kind
+	batching.DefaultParallel = 128
+	must(t, h.Add("b", batching, map[string]string{"endpoint": "x"}, false, "env"))
+	if got := parallel("b:mem"); got != 128 {
+		t.Fatalf("a kind with DefaultParallel 128 got %d", got)
+	}
+	must(t, h.Add("b", batching, map[string]string{"endpoint": "x", "parallel": "5"}, false, "env"))
+	if got := parallel("b:mem"); got != 5 {
+		t.Fatalf("parallel 5 on a kind with DefaultParallel 128 got %d", got)
+	}
+	batching.MaxParallel = 32
+	must(t, h.Add("b", batching, map[string]string{"endpoint": "x"}, false, "env"))
+	if got := parallel("b:mem"); got != 32 {
+		t.Fatalf("DefaultParallel 128 under MaxParallel 32 got %d", got)
 	}
 	serial := kind
 	serial.MaxParallel = 1

@@ -82,6 +82,13 @@ type QueueConfig struct {
 	// Send together and arrive in queue order. 1 sends every record in
 	// queue order, one at a time.
 	Parallel int
+	// SyncWith, when set, gives each directory's sync at open (see
+	// syncwith.go): it must make what was written to the directory's
+	// segment file durable, by running own (the file's fdatasync) or
+	// by a sync that covers the file (drive.SharedSync.Guest: the
+	// syncfs the drives on the same filesystem share). Nil, or an
+	// error for a directory: fdatasync.
+	SyncWith func(dir string) (func(own func() error) error, error)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -128,6 +135,7 @@ type Queue struct {
 	curSize int64
 	rotate  bool
 	files   []*os.File // per dir; nil where the dir failed
+	syncs   []syncFunc // per dir (QueueConfig.SyncWith); nil: fdatasync
 	spare   []byte
 
 	// segs are the segments not yet deleted, oldest first; ends their
@@ -199,6 +207,7 @@ func OpenQueue(cfg QueueConfig) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.openSyncs()
 	if err := q.newSegment(); err != nil {
 		return nil, err
 	}
@@ -545,7 +554,7 @@ func (q *Queue) write(buf []byte) error {
 		q.durSeq, q.durOff = q.cur, 0
 		q.mu.Unlock()
 	}
-	errs := durable.WriteCopies(q.files, buf, true)
+	errs := q.writeRound(buf)
 	ok := 0
 	for i, err := range errs {
 		if q.files[i] == nil {
@@ -619,6 +628,7 @@ func (q *Queue) segmentEnd(seq uint64) (end int64, final bool) {
 func (q *Queue) sender(seq uint64, off int64) {
 	defer close(q.senderDone)
 	var f *os.File
+	var rd segReader // buffered frames of f
 	fdir := ""
 	bad := map[string]bool{} // copies of seq that failed a read
 	for _, ch := range q.lanes {
@@ -667,7 +677,7 @@ func (q *Queue) sender(seq uint64, off int64) {
 				// in it is acknowledged (its marker settles).
 				if f != nil {
 					_ = f.Close()
-					f = nil
+					f, rd = nil, segReader{}
 				}
 				q.segMu.Lock()
 				next := seq + 1
@@ -723,12 +733,12 @@ func (q *Queue) sender(seq uint64, off int64) {
 			q.segMu.Unlock()
 			continue
 		}
-		d, n, err := readFrameAt(f, off, end)
+		d, n, err := rd.frameAt(f, off, end)
 		if err != nil {
 			// A copy that cannot be read: try the others.
 			q.log.Warn("notification queue segment copy unreadable", "segment", segName(seq), "dir", fdir, "err", err)
 			_ = f.Close()
-			f = nil
+			f, rd = nil, segReader{}
 			bad[fdir] = true
 			continue
 		}
@@ -776,30 +786,6 @@ func (q *Queue) deliver(d Delivery) bool {
 		}
 		wait = min(wait*2, q.cfg.RetryMax)
 	}
-}
-
-// readFrameAt reads the frame at off (below end) of f.
-func readFrameAt(f *os.File, off, end int64) (Delivery, int64, error) {
-	var h [frameHeader]byte
-	if _, err := f.ReadAt(h[:], off); err != nil {
-		return Delivery{}, 0, fmt.Errorf("read frame header: %w", err)
-	}
-	n, sum, ok := frameLen(h[:])
-	if !ok || off+frameHeader+int64(n) > end {
-		return Delivery{}, 0, errors.New("frame header corrupt")
-	}
-	p := make([]byte, n)
-	if _, err := f.ReadAt(p, off+frameHeader); err != nil {
-		return Delivery{}, 0, fmt.Errorf("read frame: %w", err)
-	}
-	if crc32.Checksum(p, castagnoli) != sum {
-		return Delivery{}, 0, errors.New("frame checksum mismatch")
-	}
-	d, ok := decodePayload(p)
-	if !ok {
-		return Delivery{}, 0, errors.New("frame payload corrupt")
-	}
-	return d, frameHeader + int64(n), nil
 }
 
 // Stats are the queue's counters.

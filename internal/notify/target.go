@@ -86,6 +86,11 @@ type Kind struct {
 	// Send at once (the parallel setting, default DefaultParallel); 0
 	// is no cap, 1 for a kind whose Send must not run concurrently.
 	MaxParallel int
+	// DefaultParallel is the lanes a queue of this kind gets when its
+	// parallel setting is not given (0: DefaultParallel): a kind whose
+	// client batches what is in flight (Kafka, with its linger) wants
+	// more records in Send at once.
+	DefaultParallel int
 }
 
 // QueueFields are the settings every kind takes for its queue rather

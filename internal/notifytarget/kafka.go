@@ -24,8 +24,20 @@ import (
 // once every in-sync replica has the record. The idempotent producer
 // keeps the client's own retries from duplicating a record.
 func Kafka() notify.Kind {
-	return notify.Kind{Name: "kafka", Fields: kafkaFields, New: newKafka}
+	return notify.Kind{Name: "kafka", Fields: kafkaFields, New: newKafka, DefaultParallel: kafkaParallel}
 }
+
+// The producer's defaults: a record waits up to kafkaLinger for others
+// to share its produce request (Kafka 4.0's own linger.ms default), and
+// kafkaParallel records of different keys are in Send at once, so a
+// request carries many records and a lane's wait does not bound the
+// rate (kafkaParallel records per linger and round trip). One request
+// per record cost the broker about 0.2 ms of CPU per event
+// (scripts/bench-notify, docs/performance.md).
+const (
+	kafkaLinger   = 5 * time.Millisecond
+	kafkaParallel = 128
+)
 
 var kafkaFields = []notify.Field{
 	{Name: "brokers", Required: true, Help: "comma-separated host:port list of brokers (port 9092 when omitted)"},
@@ -42,6 +54,7 @@ var kafkaFields = []notify.Field{
 	{Name: "compression_level", Help: "level of the compression codec (its own range; default the codec's)"},
 	{Name: "version", Help: "accepted for MinIO's configurations; versions are negotiated with the broker"},
 	{Name: "tls_client_auth", Help: "accepted for MinIO's configurations (a server-side setting; a client certificate is sent when client_tls_cert is set)"},
+	{Name: "linger", Help: "how long the producer waits for more records before it sends a batch (0 to 1s, default 5ms, Kafka 4's linger.ms): one produce request carries the records of several Sends; 0 sends each at once"},
 	{Name: "batch_size", Help: "accepted for MinIO's configurations; records are produced one at a time, each acknowledged"},
 	{Name: "batch_commit_timeout", Help: "accepted for MinIO's configurations; see batch_size"},
 }
@@ -96,7 +109,6 @@ func newKafka(id string, m map[string]string) (notify.Target, error) {
 		kgo.ClientID("shardstore-notify-" + id),
 		kgo.DefaultProduceTopic(t.topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0),
 		kgo.DialTimeout(5 * time.Second),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		// A topic that does not exist yet is created where the broker
@@ -105,6 +117,11 @@ func newKafka(id string, m map[string]string) (notify.Target, error) {
 		// UNKNOWN_TOPIC_OR_PARTITION for a new topic.
 		kgo.AllowAutoTopicCreation(),
 	}
+	linger, err := s.duration("linger", kafkaLinger, 0, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	t.opts = append(t.opts, kgo.ProducerLinger(linger))
 	useTLS, err := s.boolean("tls", false)
 	if err != nil {
 		return nil, err

@@ -296,5 +296,14 @@ func TestKafkaSettings(t *testing.T) {
 		{"kafka", "bad level", map[string]string{"compression_level": "99"}, false},
 		{"kafka", "batch size", map[string]string{"batch_size": "100", "batch_commit_timeout": "1s", "tls_client_auth": "0"}, true},
 		{"kafka", "bad batch size", map[string]string{"batch_size": "-3"}, false},
+		{"kafka", "linger default", map[string]string{"linger": ""}, true},
+		{"kafka", "linger off", map[string]string{"linger": "0"}, true},
+		{"kafka", "linger 20ms", map[string]string{"linger": "20ms"}, true},
+		{"kafka", "linger 1s", map[string]string{"linger": "1s"}, true},
+		{"kafka", "linger negative", map[string]string{"linger": "-1ms"}, false},
+		{"kafka", "linger over a second", map[string]string{"linger": "1001ms"}, false},
+		{"kafka", "linger in seconds over the bound", map[string]string{"linger": "5"}, false},
+		{"kafka", "linger not a duration", map[string]string{"linger": "soon"}, false},
+		{"kafka", "linger overflow", map[string]string{"linger": "9999999999999999999h"}, false},
 	})
 }

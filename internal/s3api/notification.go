@@ -21,16 +21,21 @@ package s3api
 //     (Notifier.Publish returns once they are synced), so an answered
 //     request's event survives a kill -9. A write that makes a new
 //     version (PutObject, PostObject, CopyObject, CompleteMultipart-
-//     Upload) is enqueued earlier, by the engine's Committed callback
-//     under the key's lock (commitHook), so a key's events are queued
-//     in commit order; the answer still waits for their sync. A queue that refuses a
-//     record (full) is logged by the notifier and the answer goes on:
-//     the request itself has been done.
+//     Upload) or removes one (DeleteObject, each key of DeleteObjects:
+//     the object, a version or a delete marker removed, a marker made)
+//     is enqueued earlier, by the engine's Committed callback under the
+//     key's lock (commitHook, deleteCommitHook), so a key's events are
+//     queued in commit order; the answer still waits for their sync.
+//     Tagging, retention and legal-hold changes are enqueued the same
+//     way, by the engine's WithUpdateCommitted hook (updateCommitHook).
+//     A queue that refuses a record (full) is logged by the notifier
+//     and the answer goes on: the request itself has been done.
 //
 // Access: s3:PutBucketNotification and s3:GetBucketNotification, the
 // bucket owner's by default.
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -230,6 +235,61 @@ func (q *request) notifyWrite(bi engine.BucketInfo, name notify.Name, oi engine.
 	if len(q.events) > n && !oi.ModTime.IsZero() {
 		q.events[n].ev.Time = oi.ModTime
 	}
+}
+
+// deleteCommitHook returns the engine's DeleteOptions.Committed for a
+// delete of key (asked: the versionId the request named) and whether it
+// ran: under the key's lock, as the delete commits, it notes the
+// delete's event (notifyDelete) and enqueues it, so a key's write and
+// delete events are queued in the order they took effect, whatever
+// order their requests answer in; publishEvents waits for the sync
+// before the answer. A store that never calls it leaves *ran false and
+// the handler notes the event after the call, as before. nil when no
+// rule of bi can match a delete of key.
+func (q *request) deleteCommitHook(bi engine.BucketInfo, key, asked string) (hook func(engine.DeleteResult), ran *bool) {
+	ran = new(bool)
+	if q.s.cfg.Notify == nil {
+		return nil, ran
+	}
+	c := q.s.bucketNotification(bi)
+	if c == nil || (len(c.Match(notify.ObjectRemovedDelete, key)) == 0 && len(c.Match(notify.ObjectRemovedDeleteMarker, key)) == 0) {
+		return nil, ran
+	}
+	return func(res engine.DeleteResult) {
+		n := len(q.events)
+		q.notifyDelete(bi, key, asked, res)
+		if len(q.events) > n {
+			pe := &q.events[n]
+			pe.wait = q.s.cfg.Notify.Enqueue(pe.ev, pe.cfg)
+		}
+		*ran = true
+	}, ran
+}
+
+// updateCommitHook returns the context for an in-place metadata update
+// of q.key (tagging, retention, legal hold) that carries the engine's
+// WithUpdateCommitted hook, and whether the hook ran: under the key's
+// lock, as the update commits, it notes the request's event (name) and
+// enqueues it, as commitHook does for a write. Without a rule that can
+// match, or with a store that never calls it, *ran stays false and the
+// handler notes the event after the call.
+func (q *request) updateCommitHook(bi engine.BucketInfo, name notify.Name) (ctx context.Context, ran *bool) {
+	ran = new(bool)
+	if q.s.cfg.Notify == nil {
+		return q.ctx, ran
+	}
+	if c := q.s.bucketNotification(bi); c == nil || len(c.Match(name, q.key)) == 0 {
+		return q.ctx, ran
+	}
+	return engine.WithUpdateCommitted(q.ctx, func(oi engine.ObjectInfo) {
+		n := len(q.events)
+		q.notify(bi, name, q.key, oi.Size, oi.ETag, oi.VersionID)
+		if len(q.events) > n {
+			pe := &q.events[n]
+			pe.wait = q.s.cfg.Notify.Enqueue(pe.ev, pe.cfg)
+		}
+		*ran = true
+	}), ran
 }
 
 // notifyDelete notes a delete's event: a delete marker made, or a

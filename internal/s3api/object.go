@@ -395,12 +395,15 @@ func handleDeleteObject(q *request) error {
 	}
 	target := q.bucketResource(bi)
 	target.Key, target.Version = q.key, version
+	hook, enqueued := q.deleteCommitHook(bi, q.key, version)
 	res, err := q.s.cfg.Store.DeleteObjectVersion(q.ctx, q.bucket, q.key,
-		engine.DeleteOptions{VersionID: version, BypassGovernance: q.bypassGovernance(target), Cond: cond})
+		engine.DeleteOptions{VersionID: version, BypassGovernance: q.bypassGovernance(target), Cond: cond, Committed: hook})
 	switch {
 	case err == nil:
 		q.setDeleteResult(bi, res)
-		q.notifyDelete(bi, q.key, version, res)
+		if !*enqueued {
+			q.notifyDelete(bi, q.key, version, res)
+		}
 	case errors.Is(err, engine.ErrObjectNotFound) && cond != nil:
 		// A conditional delete of a key without a current object:
 		// 404 NoSuchKey, as a conditional write answers.
@@ -483,8 +486,9 @@ func handleDeleteObjects(q *request) error {
 			fail(cerr)
 			continue
 		}
+		hook, enqueued := q.deleteCommitHook(bi, o.Key, o.VersionID)
 		res, err := q.s.cfg.Store.DeleteObjectVersion(q.ctx, q.bucket, o.Key,
-			engine.DeleteOptions{VersionID: o.VersionID, BypassGovernance: q.bypassGovernance(target), Cond: cond})
+			engine.DeleteOptions{VersionID: o.VersionID, BypassGovernance: q.bypassGovernance(target), Cond: cond, Committed: hook})
 		if err != nil && (cond != nil || !errors.Is(err, engine.ErrObjectNotFound)) && !errors.Is(err, engine.ErrNoSuchVersion) {
 			ae := toAPIError(versionError(err, o.VersionID))
 			if ae.Status >= 500 {
@@ -493,7 +497,7 @@ func handleDeleteObjects(q *request) error {
 			fail(ae)
 			continue
 		}
-		if err == nil {
+		if err == nil && !*enqueued {
 			q.notifyDelete(bi, o.Key, o.VersionID, res)
 		}
 		if !req.Quiet {

@@ -412,12 +412,15 @@ func handlePutObjectRetention(q *request) error {
 	}
 	r := q.objectResource(bi, oi)
 	r.Version = version
-	oi, err = q.s.cfg.Store.SetObjectRetention(q.ctx, q.bucket, q.key, version, next, q.bypassGovernance(r))
+	ctx, enqueued := q.updateCommitHook(bi, notify.ObjectCreatedPutRetention)
+	oi, err = q.s.cfg.Store.SetObjectRetention(ctx, q.bucket, q.key, version, next, q.bypassGovernance(r))
 	if err != nil {
 		return fmt.Errorf("set retention of %s/%s: %w", q.bucket, q.key, versionError(err, version))
 	}
 	q.setVersionID(bi, oi.VersionID)
-	q.notify(bi, notify.ObjectCreatedPutRetention, q.key, oi.Size, oi.ETag, oi.VersionID)
+	if !*enqueued {
+		q.notify(bi, notify.ObjectCreatedPutRetention, q.key, oi.Size, oi.ETag, oi.VersionID)
+	}
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -447,12 +450,15 @@ func handlePutObjectLegalHold(q *request) error {
 	if err != nil {
 		return err
 	}
-	oi, err := q.s.cfg.Store.SetObjectLegalHold(q.ctx, q.bucket, q.key, version, next.LegalHold)
+	ctx, enqueued := q.updateCommitHook(bi, notify.ObjectCreatedPutLegalHold)
+	oi, err := q.s.cfg.Store.SetObjectLegalHold(ctx, q.bucket, q.key, version, next.LegalHold)
 	if err != nil {
 		return fmt.Errorf("set legal hold of %s/%s: %w", q.bucket, q.key, versionError(err, version))
 	}
 	q.setVersionID(bi, oi.VersionID)
-	q.notify(bi, notify.ObjectCreatedPutLegalHold, q.key, oi.Size, oi.ETag, oi.VersionID)
+	if !*enqueued {
+		q.notify(bi, notify.ObjectCreatedPutLegalHold, q.key, oi.Size, oi.ETag, oi.VersionID)
+	}
 	q.writeEmpty(http.StatusOK)
 	return nil
 }

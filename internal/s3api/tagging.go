@@ -305,12 +305,15 @@ func handlePutObjectTagging(q *request) error {
 	if bodyErr != nil {
 		return bodyErr
 	}
-	oi, err := q.s.cfg.Store.SetObjectTags(q.ctx, q.bucket, q.key, version, tags)
+	ctx, enqueued := q.updateCommitHook(bi, notify.ObjectCreatedPutTagging)
+	oi, err := q.s.cfg.Store.SetObjectTags(ctx, q.bucket, q.key, version, tags)
 	if err != nil {
 		return versionError(err, version)
 	}
 	q.setVersionID(bi, oi.VersionID)
-	q.notify(bi, notify.ObjectCreatedPutTagging, q.key, oi.Size, oi.ETag, oi.VersionID)
+	if !*enqueued {
+		q.notify(bi, notify.ObjectCreatedPutTagging, q.key, oi.Size, oi.ETag, oi.VersionID)
+	}
 	q.writeEmpty(http.StatusOK)
 	return nil
 }
@@ -346,13 +349,16 @@ func handleDeleteObjectTagging(q *request) error {
 	if err != nil {
 		return err
 	}
+	ctx, enqueued := q.updateCommitHook(bi, notify.ObjectCreatedDeleteTagging)
 	if len(oi.Tags) > 0 { // an untagged version is left unwritten
-		if _, err := q.s.cfg.Store.SetObjectTags(q.ctx, q.bucket, q.key, version, nil); err != nil {
+		if _, err := q.s.cfg.Store.SetObjectTags(ctx, q.bucket, q.key, version, nil); err != nil {
 			return versionError(err, version)
 		}
 	}
 	q.setVersionID(bi, oi.VersionID)
-	q.notify(bi, notify.ObjectCreatedDeleteTagging, q.key, oi.Size, oi.ETag, oi.VersionID)
+	if !*enqueued {
+		q.notify(bi, notify.ObjectCreatedDeleteTagging, q.key, oi.Size, oi.ETag, oi.VersionID)
+	}
 	q.writeEmpty(http.StatusNoContent)
 	return nil
 }

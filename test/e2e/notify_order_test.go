@@ -31,7 +31,8 @@ type orderEvent struct{ key, name, version, sequencer, etag string }
 // the versions (newest first, so reversed); in an unversioned one the
 // last event after each round of PUTs is the stored object's (its
 // ETag), and has the highest sequencer, as consumers that keep the
-// highest sequencer of a key expect.
+// highest sequencer of a key expect. Concurrent deletes (delete
+// markers) beside PUTs: the last event is of the current version.
 func TestBucketNotificationsOrderOfConcurrentWrites(t *testing.T) {
 	singleNodeOnly(t, "the server's environment is set per process here")
 	var mu sync.Mutex
@@ -199,6 +200,77 @@ func TestBucketNotificationsOrderOfConcurrentWrites(t *testing.T) {
 			top := slices.MaxFunc(evs, func(a, b orderEvent) int { return strings.Compare(a.sequencer, b.sequencer) })
 			if top.etag != stored {
 				t.Fatalf("round %d: the highest sequencer's event is of ETag %s, the stored object's is %s", r, top.etag, stored)
+			}
+			checkSequencers(t, evs)
+		}
+	})
+
+	// Deletes beside the writes: a delete's event is queued under the
+	// key's lock as the delete commits too (DeleteOptions.Committed), so
+	// after each round of concurrent PUTs and DELETEs (delete markers, in
+	// a versioned bucket: each takes effect, so the count is exact) the
+	// last event is of the key's current version, marker or object, and
+	// the sequencers grow in the order the requests took effect.
+	t.Run("puts and deletes", func(t *testing.T) {
+		bucket := "notify-order-d"
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{Bucket: aws.String(bucket),
+			NotificationConfiguration: &types.NotificationConfiguration{QueueConfigurations: []types.QueueConfiguration{{
+				QueueArn: aws.String("arn:minio:sqs::ORD:webhook"),
+				Events:   []types.Event{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		for r := range rounds {
+			var wg sync.WaitGroup
+			errs := make([]error, writers)
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if w%3 == 0 {
+						_, errs[w] = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+						return
+					}
+					_, errs[w] = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+						Body: strings.NewReader(fmt.Sprintf("round %d writer %d", r, w))})
+				}()
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			evs := of(t, bucket+"/"+key, (r+1)*writers)
+			out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(key)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur, marker := "", false
+			for _, v := range out.Versions {
+				if aws.ToBool(v.IsLatest) {
+					cur = aws.ToString(v.VersionId)
+				}
+			}
+			for _, m := range out.DeleteMarkers {
+				if aws.ToBool(m.IsLatest) {
+					cur, marker = aws.ToString(m.VersionId), true
+				}
+			}
+			last := evs[len(evs)-1]
+			wantName := "s3:ObjectCreated:Put"
+			if marker {
+				wantName = "s3:ObjectRemoved:DeleteMarkerCreated"
+			}
+			if last.version != cur || last.name != wantName {
+				t.Fatalf("round %d: the last event is %s of version %s; the key's current version is %s (delete marker: %v)",
+					r, last.name, last.version, cur, marker)
 			}
 			checkSequencers(t, evs)
 		}
