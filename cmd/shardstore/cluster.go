@@ -156,6 +156,7 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 	n.stamper = release.NewStamper(n.hc.Transport, releaseName(), n.activeFeatures, logger.With("component", "release"))
 	n.hc.Transport = n.stamper
 	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, releaseName())
+	n.exp.readd = o.readdRemoved
 
 	var localPaths []string
 	for _, d := range top.Drives {
