@@ -186,14 +186,21 @@ func (u poolUse) fraction() float64 {
 }
 
 // rebalPools are the pools a rebalance spreads over: every pool that is
-// not being (or has not been) decommissioned.
+// not being (or has not been) decommissioned, and takes new keys (the
+// pools an expansion under way appends take none: a node still on the
+// old list would not find a key moved there, and canceling the
+// expansion relies on them holding no key).
 func (e *Engine) rebalPools(ctx context.Context) ([]*pool, error) {
 	doc, _, err := e.readDecom(ctx)
 	if err != nil {
 		return nil, err
 	}
+	open := e.cfg.Cluster.newKeyPools(len(e.pools))
 	var out []*pool
-	for _, p := range e.pools {
+	for i, p := range e.pools {
+		if i >= open {
+			continue
+		}
 		if st := doc.Pools[p.id]; st == nil || st.State == DecomCanceled {
 			out = append(out, p)
 		}
@@ -259,7 +266,11 @@ func (e *Engine) StartRebalance(ctx context.Context, threshold float64) (RebalSt
 		return RebalStatus{}, err
 	}
 	if len(pools) < 2 {
-		return RebalStatus{}, fmt.Errorf("%w: fewer than two pools take new objects: there is nothing to rebalance", ErrInvalidArgument)
+		why := ""
+		if x := e.Expansion(ctx); x.State == ExpansionUnderWay {
+			why = fmt.Sprintf(" (an expansion is under way: pools %d to %d take objects once every node runs with them)", x.NewKeyPools+1, x.Pools)
+		}
+		return RebalStatus{}, fmt.Errorf("%w: fewer than two pools take new objects: there is nothing to rebalance%s", ErrInvalidArgument, why)
 	}
 	uses, mean := poolUses(ctx, pools)
 	out, err := e.updateRebal(ctx, func(st *RebalStatus) error {
