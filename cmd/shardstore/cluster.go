@@ -487,6 +487,8 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		State:       stateAdapter{n.state},
 		ScansHere:   n.state.IsLeader,
 		Confirm:     n.peers.Confirm,
+		// docs/pools.md "Canceling an expansion" (cancel.go).
+		CancelExpansion: n.cancelExpansion,
 	}
 	for {
 		eng, err := engine.New(cfg)
