@@ -254,6 +254,9 @@ func (n *clusterNode) planPools(ctx context.Context, stderr io.Writer) (cluster.
 			}
 		}
 		if err != nil {
+			if why := n.removedNode(ctx, mine); why != "" {
+				return cluster.PoolList{}, fmt.Errorf("cluster: %w: %s", cluster.ErrPoolList, why)
+			}
 			last = err
 			time.Sleep(500 * time.Millisecond)
 			continue

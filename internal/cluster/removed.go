@@ -177,3 +177,6 @@ func MayRemove(gate error) error {
 	}
 	return nil
 }
+
+// Describe is the list in words, as the refusals say it.
+func (l PoolList) Describe() string { return l.describe() }

@@ -26,7 +26,7 @@ import (
 // node 1 started again with the longer list is refused (the record says
 // the pool's expansion was canceled), with the old list it starts; the
 // leader removes the new nodes from the consensus group; they are
-// stopped; a bucket is created and written through the group, every
+// stopped, and one started again with the longer list is refused; a bucket is created and written through the group, every
 // object reads back through the old nodes, and a second cancel is
 // refused with a message.
 func TestClusterExpansionCancel(t *testing.T) {
@@ -132,6 +132,17 @@ func TestClusterExpansionCancel(t *testing.T) {
 	}
 	for i := n; i < 2*n; i++ {
 		c.kill(i)
+	}
+	// A removed node started again with the longer list (a service that
+	// restarts it) is refused too, not taken for an expansion.
+	c.launch(n, two)
+	select {
+	case <-c.nodes[n].exited:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("node %d, removed, started again with the canceled list did not stop:\n%s", n+1, tailLines(c.nodes[n].stderr.String(), 20))
+	}
+	if msg := c.nodes[n].stderr.String(); c.nodes[n].exitErr == nil || !strings.Contains(msg, "no longer a member of the consensus group") || !strings.Contains(msg, "--readd-removed-pools") {
+		t.Fatalf("node %d, removed, started again with the canceled list: %v\n%s", n+1, c.nodes[n].exitErr, tailLines(msg, 20))
 	}
 
 	// The group still commits (a bucket record), and every object reads
