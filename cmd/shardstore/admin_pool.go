@@ -16,7 +16,7 @@ import (
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
-const poolUsage = "shardstore admin pool status|decommission start|status|cancel [POOL]|rebalance start|status|cancel|throttle [--endpoint URL] [--ca-cert FILE] [--json]"
+const poolUsage = "shardstore admin pool status|decommission start|status|cancel [POOL]|rebalance start|status|cancel|throttle|expansion cancel [--endpoint URL] [--ca-cert FILE] [--json]"
 
 const poolHead = `usage: shardstore admin pool status [--json]
        shardstore admin pool decommission start POOL
@@ -25,6 +25,7 @@ const poolHead = `usage: shardstore admin pool status [--json]
        shardstore admin pool rebalance start [--threshold 5%]
        shardstore admin pool rebalance status|cancel
        shardstore admin pool throttle [--bandwidth RATE] [--objects N] [--adaptive on|off]
+       shardstore admin pool expansion cancel
        (each with [--endpoint URL] [--ca-cert FILE])
 
 The server pools (docs/pools.md):
@@ -43,10 +44,14 @@ The server pools (docs/pools.md):
   throttle                 the limits decommission and rebalance move data at;
                            with --bandwidth and/or --objects, set them (0: no limit);
                            --adaptive on (the default) also backs them off by
-                           themselves when client requests slow down, off does not`
+                           themselves when client requests slow down, off does not
+  expansion cancel         cancel a cluster's rolling expansion while its new pools
+                           take no new keys: the pool list goes back, the new nodes
+                           leave the consensus group once every old node runs with
+                           the old list (it names the nodes to restart with it)`
 
 // poolGroup: the commands of `shardstore admin pool`.
-var poolGroup = cli.Group{Name: "admin pool", Usage: poolUsage, Head: poolHead, Commands: []string{"status", "decommission", "rebalance", "throttle"}}
+var poolGroup = cli.Group{Name: "admin pool", Usage: poolUsage, Head: poolHead, Commands: []string{"status", "decommission", "rebalance", "throttle", "expansion"}}
 
 // runAdminPool runs `shardstore admin pool ...`.
 func runAdminPool(args []string) error {
@@ -64,6 +69,8 @@ func runAdminPool(args []string) error {
 		what, rest = "decommission "+sub, more
 	case "rebalance", "throttle":
 		return runAdminRebalance(what, rest)
+	case "expansion":
+		return runAdminExpansion(rest)
 	}
 	fs := flag.NewFlagSet("admin pool "+what, flag.ContinueOnError)
 	endpoint, caCert := serverFlags(fs)

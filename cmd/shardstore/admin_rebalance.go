@@ -148,6 +148,9 @@ func printRebal(out io.Writer, st engine.RebalStatus) {
 		}
 		fmt.Fprintf(out, "  %s (id %s): %s; used %.1f%% (%.1f%% at the start); %d objects, %d versions, %s moved off; %d failed\n",
 			where, p.PoolID, role, p.Used*100, p.UsedStart*100, p.Objects, p.Versions, sizeString(p.Bytes), p.Failed)
+		if p.Uploads > 0 {
+			fmt.Fprintf(out, "    %d multipart upload(s) in progress moved off, with their parts\n", p.Uploads)
+		}
 		if p.Source {
 			fmt.Fprintf(out, "    disk space freed: %.1f MiB of the %.1f MiB to free\n", float64(p.Moved)/(1<<20), float64(p.Goal)/(1<<20))
 		}

@@ -159,6 +159,7 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 	n.stamper = release.NewStamper(n.hc.Transport, releaseName(), n.activeFeatures, logger.With("component", "release"))
 	n.hc.Transport = n.stamper
 	n.hello = cluster.HelloFor(top, self, o.setSize, o.parity, releaseName())
+	n.exp.readd = o.readdRemoved
 
 	var localPaths []string
 	for _, d := range top.Drives {
@@ -491,6 +492,8 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 		State:       stateAdapter{n.state},
 		ScansHere:   n.state.IsLeader,
 		Confirm:     n.peers.Confirm,
+		// docs/pools.md "Canceling an expansion" (cancel.go).
+		CancelExpansion: n.cancelExpansion,
 	}
 	for {
 		eng, err := engine.New(cfg)

@@ -39,6 +39,9 @@ type expansion struct {
 	// join is set when this node's consensus log is new and another node
 	// has one: it joins the group instead of bootstrapping it.
 	join bool
+	// readd is set by --readd-removed-pools: this node's appended pools
+	// may name drives of pools taken out of the deployment.
+	readd bool
 }
 
 // expansionRoundEvery is how often the leader looks whether an expansion
@@ -251,6 +254,9 @@ func (n *clusterNode) planPools(ctx context.Context, stderr io.Writer) (cluster.
 			}
 		}
 		if err != nil {
+			if why := n.removedNode(ctx, mine); why != "" {
+				return cluster.PoolList{}, fmt.Errorf("cluster: %w: %s", cluster.ErrPoolList, why)
+			}
 			last = err
 			time.Sleep(500 * time.Millisecond)
 			continue
@@ -267,6 +273,9 @@ func (n *clusterNode) planPools(ctx context.Context, stderr io.Writer) (cluster.
 			}
 			n.exp.list.Store(&next)
 			return next, nil
+		}
+		if n.exp.readd {
+			rec = cluster.ForgetRemoved(rec, mine) // the operator adds removed drives again on purpose
 		}
 		next, propose, err := cluster.PlanStart(rec, mine, func() error { return n.gate(release.Pools) })
 		if err != nil {

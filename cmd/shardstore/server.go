@@ -108,6 +108,9 @@ type serverOptions struct {
 	notifyConfig string
 	// ldap is the LDAP sign-in configuration (ldap.go).
 	ldap ldapFlags
+	// readdRemoved lets a cluster node append pools the deployment had
+	// taken out (--readd-removed-pools, docs/pools.md).
+	readdRemoved bool
 }
 
 // serverUsage is the one-line synopsis a bad command line is answered with.
@@ -143,6 +146,7 @@ func parseServerArgs(args []string, stderr io.Writer) (serverOptions, error) {
 	cli.DurationVar(fs, &o.shutdown, "shutdown-timeout", defaultShutdownWait, "how long a stop (SIGTERM/SIGINT) waits for in-flight requests before cutting them (30 or 30s)")
 	fs.StringVar(&o.console, "console-address", defaultConsoleAddress, "`HOST:PORT` of the web console (\"\" = no console)")
 	fs.StringVar(&o.publicURL, "public-url", os.Getenv("SHARDSTORE_PUBLIC_URL"), "`URL` clients reach the S3 endpoint at (a proxy, load balancer or DNS name; also SHARDSTORE_PUBLIC_URL): the console's share links use it")
+	fs.BoolVar(&o.readdRemoved, "readd-removed-pools", false, "on a cluster, take appended pools that name drives of pools the deployment had taken out (a shrink, a canceled expansion) as a new expansion; without it such a start is refused as a command line from before the removal (empty the drives first)")
 	fs.BoolVar(&o.allowRoot, "allow-root-drives", false, "allow drives on the root filesystem (also SHARDSTORE_ALLOW_ROOT_DRIVES=1); meant for tests and trials")
 	var envCertsChosen bool
 	o.certsDir, envCertsChosen = defaultCertsDir(os.Getenv)

@@ -11,6 +11,7 @@ import (
 	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/consensus"
 	"github.com/shardstore/shardstore/internal/engine"
+	"github.com/shardstore/shardstore/internal/release"
 )
 
 // Removing a decommissioned pool from a cluster (docs/pools.md): the
@@ -77,6 +78,9 @@ func (n *clusterNode) planShrink(ctx context.Context, rec, mine cluster.PoolList
 	next, applies, err = cluster.PlanShrink(rec, mine, func(p int) error { return n.poolDecommissioned(ctx, rec, p) })
 	if !applies || err != nil {
 		return next, applies, err
+	}
+	if err := cluster.MayRemove(n.gate(release.PoolRemoval)); err != nil {
+		return rec, true, err
 	}
 	b, _ := json.Marshal(next)
 	if _, err := n.state.Put(ctx, cluster.PoolListSpace, cluster.PoolListKey, version, b); err != nil {

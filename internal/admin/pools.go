@@ -82,7 +82,7 @@ func (h *Handler) routePools(method, path string) (*call, int, string, bool) {
 			}
 		})}, 0, "", true
 	}
-	return h.routeRebalance(method, path)
+	return h.routeExpansion(method, path)
 }
 
 // withPools serves a pool call with the engine's pools, or 501.

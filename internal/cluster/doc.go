@@ -82,7 +82,19 @@
 // not built: package dlock's doc says what a safe hand-over needs);
 // otherwise it is refused, naming the pool and why. Leaving names the
 // consensus members that hold no drive of the list, which the leader
-// removes from the group (cmd/shardstore shrink.go).
+// removes from the group (cmd/shardstore shrink.go). Shortening the list
+// waits for the pool-removal feature gate (MayRemove).
+//
+// # Removed pools and canceling an expansion
+//
+// The list keeps the drives of every pool taken out of it (Removed,
+// removed.go): by a shrink, or by canceling an expansion still under way
+// (PlanCancel: the list without the appended pools, only while they take
+// no new keys; the leader then removes their nodes from the group as
+// after a shrink). PlanStart refuses an append naming a removed drive (a
+// command line from before the removal would otherwise be taken for an
+// expansion); the operator adds such drives again on purpose with the
+// server's --readd-removed-pools (ForgetRemoved).
 //
 // # Start
 //

@@ -47,6 +47,10 @@ type PoolList struct {
 	// NewKeyPools is how many pools, from the first, take new keys:
 	// fewer than len(Pools) while an expansion is under way.
 	NewKeyPools int `json:"newKeyPools"`
+	// Removed are the pools taken out of the list (a shrink, a canceled
+	// expansion): their drives are refused as an appended pool unless
+	// the operator adds them again on purpose (removed.go).
+	Removed []RemovedPool `json:"removed,omitempty"`
 }
 
 // Complete reports whether every pool takes new keys (no expansion is
@@ -123,7 +127,7 @@ func (l PoolList) validate() error {
 			return fmt.Errorf("lock node %q holds no drive of the list", n)
 		}
 	}
-	return nil
+	return l.validateRemoved()
 }
 
 // splitDrive cuts a recorded drive endpoint into its node id and path.
@@ -212,7 +216,7 @@ func PlanStart(rec, mine PoolList, mayExpand func() error) (next PoolList, propo
 	case Prefix:
 		return rec, false, fmt.Errorf("%w: the deployment was expanded to %s, but this node was started with %s: start it with the full list (every pool's argument, in order)", ErrPoolList, rec.describe(), mine.describe())
 	case Unrelated:
-		return rec, false, fmt.Errorf("%w: this node was started with %s, the deployment records %s, and %s: start it with the deployment's arguments, or with them followed by new pools (an expansion)", ErrPoolList, mine.describe(), rec.describe(), why)
+		return rec, false, fmt.Errorf("%w: this node was started with %s, the deployment records %s, and %s: start it with the deployment's arguments, or with them followed by new pools (an expansion)%s", ErrPoolList, mine.describe(), rec.describe(), why, removedHint(rec, mine))
 	}
 	if !rec.Complete() {
 		return rec, false, fmt.Errorf("%w: an expansion to %s is under way: finish it (start every node of it with its list) before appending more pools", ErrPoolList, rec.describe())
@@ -223,6 +227,10 @@ func PlanStart(rec, mine PoolList, mayExpand func() error) (next PoolList, propo
 	next = mine
 	next.LockNodes = slices.Clone(rec.LockNodes)
 	next.NewKeyPools = rec.NewKeyPools
+	next.Removed = slices.Clone(rec.Removed)
+	if err := checkReadd(rec, next); err != nil {
+		return rec, false, err
+	}
 	return next, true, nil
 }
 

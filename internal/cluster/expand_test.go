@@ -182,6 +182,7 @@ func TestParsePoolList(t *testing.T) {
 func FuzzParsePoolList(f *testing.F) {
 	f.Add([]byte(`{"drives":["http://a:1/d1","http://b:1/d1"],"pools":[2],"lockNodes":["http://a:1"],"newKeyPools":1}`))
 	f.Add([]byte(`{"drives":[],"pools":[-1]}`))
+	f.Add([]byte(`{"drives":["http://a:1/d1","http://b:1/d1"],"pools":[2],"lockNodes":["http://a:1"],"newKeyPools":1,"removed":[{"drives":["http://c:1/d1"],"reason":"removed after its decommission"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParsePoolList(b)
 		if err != nil {

@@ -93,6 +93,7 @@ func PlanShrink(rec, mine PoolList, complete func(pool int) error) (next PoolLis
 	next = mine
 	next.LockNodes = slices.Clone(rec.LockNodes)
 	next.NewKeyPools = len(next.Pools)
+	next.Removed = removedFrom(rec, removed, RemovedByShrink)
 	return next, true, nil
 }
 

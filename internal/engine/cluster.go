@@ -52,6 +52,10 @@ type ClusterConfig struct {
 	// that it applied it; a decommission completes only after its nodes
 	// confirmed that they place no new key in the pool (decom_gate.go).
 	Confirm func(ctx context.Context, kind, name string) error
+	// CancelExpansion, when set, cancels a rolling expansion under way
+	// (Engine.CancelExpansion; cmd/shardstore records the list without
+	// the appended pools). Its refusals wrap ErrInvalidArgument.
+	CancelExpansion func(ctx context.Context) (ExpansionCancel, error)
 }
 
 // newKeyPools is how many of n pools take new keys now.

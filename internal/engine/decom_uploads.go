@@ -96,6 +96,12 @@ func (e *Engine) moveUploads(ctx context.Context, src *pool) (moved, left int, l
 // first: src's stays the upload's until the move removes it
 // (uploadSet looks in pools being drained first).
 func (e *Engine) moveUpload(ctx context.Context, src *pool, u uploadRef) (bool, int64, error) {
+	return e.moveUploadTo(ctx, src, nil, u)
+}
+
+// moveUploadTo is moveUpload into the pool a rebalance names (dst; nil:
+// a decommission's, uploadTarget), under the rules of rebalUploadTarget.
+func (e *Engine) moveUploadTo(ctx context.Context, src, dst *pool, u uploadRef) (bool, int64, error) {
 	unlock, err := e.locks.LockWait(ctx, lockName(u.bucket, "\x00upload/"+u.id))
 	if err != nil {
 		return false, 0, err
@@ -109,7 +115,15 @@ func (e *Engine) moveUpload(ctx context.Context, src *pool, u uploadRef) (bool, 
 	if err != nil {
 		return false, 0, err
 	}
-	to := e.uploadTarget(ctx, src, u)
+	var to *pool
+	if dst == nil {
+		to = e.uploadTarget(ctx, src, u)
+	} else {
+		var done bool
+		if to, done, err = e.rebalUploadTarget(ctx, sset, dst, u); err != nil || done || to == nil {
+			return false, 0, err
+		}
+	}
 	if to == nil {
 		return false, 0, errors.New("no pool that is not being decommissioned to move to")
 	}

@@ -39,7 +39,9 @@
 //	decommission.go draining a pool: the state document, the moving loop, moveKey;
 //	                decom_uploads.go moves its multipart uploads in progress;
 //	                decom_gate.go closes the pool to new keys on every node first
-//	rebalance.go    evening the pools' use: moves keys off the fullest pools with moveKey
+//	rebalance.go    evening the pools' use: moves keys off the fullest pools with moveKey;
+//	                rebal_uploads.go then their multipart uploads in progress
+//	expansion.go    an expansion under way; expansion_cancel.go canceling it (ClusterConfig)
 //	throttle.go     the limits decommission and rebalance move at (pools/throttle);
 //	                adaptive.go backs them off when client requests slow down
 //	lock.go         per-key locks (in process, then cluster-wide through ClusterLocker)
@@ -81,7 +83,10 @@
 // document pools/rebalance) moves keys the same way (moveKeyTo) off the
 // pools whose used fraction is above the mean by more than a threshold
 // until each frees its goal; its source pools, like draining ones, are a
-// key's pool while a move of it is cut short (heldBy). Both movers pace
+// key's pool while a move of it is cut short (heldBy); after a source's
+// keys it moves its multipart uploads with the decommission's upload move
+// (rebal_uploads.go), and it spreads only over the pools that take new
+// keys (not those an expansion under way appends). Both movers pace
 // themselves to the limits of pools/throttle (throttle.go) and, unless its
 // adaptive switch is off, to the clients' latency: the S3 server reports
 // small object requests' times (ObserveClientLatency), and once a second

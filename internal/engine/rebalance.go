@@ -78,6 +78,9 @@ type RebalPool struct {
 	Bytes     int64  `json:"bytes"`
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
+	// Uploads are the multipart uploads in progress moved off this pool
+	// (with their parts, after its keys: rebal_uploads.go).
+	Uploads int64 `json:"uploads,omitempty"`
 }
 
 // ParseThreshold reads a rebalance threshold: a fraction in (0, 1)
@@ -186,14 +189,21 @@ func (u poolUse) fraction() float64 {
 }
 
 // rebalPools are the pools a rebalance spreads over: every pool that is
-// not being (or has not been) decommissioned.
+// not being (or has not been) decommissioned, and takes new keys (the
+// pools an expansion under way appends take none: a node still on the
+// old list would not find a key moved there, and canceling the
+// expansion relies on them holding no key).
 func (e *Engine) rebalPools(ctx context.Context) ([]*pool, error) {
 	doc, _, err := e.readDecom(ctx)
 	if err != nil {
 		return nil, err
 	}
+	open := e.cfg.Cluster.newKeyPools(len(e.pools))
 	var out []*pool
-	for _, p := range e.pools {
+	for i, p := range e.pools {
+		if i >= open {
+			continue
+		}
 		if st := doc.Pools[p.id]; st == nil || st.State == DecomCanceled {
 			out = append(out, p)
 		}
@@ -259,7 +269,11 @@ func (e *Engine) StartRebalance(ctx context.Context, threshold float64) (RebalSt
 		return RebalStatus{}, err
 	}
 	if len(pools) < 2 {
-		return RebalStatus{}, fmt.Errorf("%w: fewer than two pools take new objects: there is nothing to rebalance", ErrInvalidArgument)
+		why := ""
+		if x := e.Expansion(ctx); x.State == ExpansionUnderWay {
+			why = fmt.Sprintf(" (an expansion is under way: pools %d to %d take objects once every node runs with them)", x.NewKeyPools+1, x.Pools)
+		}
+		return RebalStatus{}, fmt.Errorf("%w: fewer than two pools take new objects: there is nothing to rebalance%s", ErrInvalidArgument, why)
 	}
 	uses, mean := poolUses(ctx, pools)
 	out, err := e.updateRebal(ctx, func(st *RebalStatus) error {
@@ -373,6 +387,7 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 	}
 	type progress struct {
 		objects, versions, bytes, failed, moved int64
+		uploads                                 int64
 		lastErr                                 string
 		used                                    float64
 		done                                    bool
@@ -408,6 +423,7 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 					rp.Bytes += p.bytes
 					rp.Failed += p.failed
 					rp.Moved += p.moved
+					rp.Uploads += p.uploads
 					if p.lastErr != "" {
 						rp.LastError = p.lastErr
 					}
@@ -503,8 +519,44 @@ func (e *Engine) rebalPass(ctx context.Context, st RebalStatus) error {
 		if err != nil {
 			return err
 		}
+		// Then its uploads in progress, while it has more to free.
+		upMoved := 0
+		if left(rp.PoolID) {
+			upMoved, err = e.rebalUploads(ctx, src, func() *pool { return to }, func(ok bool, bytes int64, err error, u uploadRef) (bool, error) {
+				switch {
+				case err != nil:
+					failures++
+					pr.failed++
+					pr.lastErr = fmt.Sprintf("upload %s of %s/%s: %v", u.id, u.bucket, u.key, err)
+					e.log.Warn("rebalance: upload not moved; retried next pass", "pool", src.index+1, "bucket", u.bucket, "key", u.key, "upload", u.id, "err", err)
+				case ok:
+					pr.uploads++
+					pr.bytes += bytes
+					pr.moved += int64(float64(bytes) * perByte)
+				}
+				if err := e.pace(ctx, bytes); err != nil {
+					return false, err
+				}
+				if time.Since(lastCheck) >= rebalCheck {
+					to, lastCheck = measure(), time.Now()
+					if to == nil {
+						return false, errors.New("no pool to move to")
+					}
+				}
+				if time.Since(lastSave) >= 2*time.Second {
+					if err := save(false); err != nil {
+						return false, err
+					}
+					pr, lastSave = prog[rp.PoolID], time.Now()
+				}
+				return left(rp.PoolID), nil
+			})
+			if err != nil {
+				return err
+			}
+		}
 		to = measure()
-		if !left(rp.PoolID) || moved == 0 && failures == 0 {
+		if !left(rp.PoolID) || moved == 0 && upMoved == 0 && failures == 0 {
 			// Its goal freed, or nothing left here that could move.
 			pr.done = true
 		}

@@ -46,10 +46,19 @@ const (
 	// cannot read a pool on nodes it does not know, so a cluster expands
 	// only once every node has it.
 	Pools Feature = "pools"
+	// PoolRemoval: a recorded pool list that had pools taken out (a
+	// shrink after a decommission, a canceled expansion) and names them
+	// as removed. A release without it ignores that record and would
+	// take a node started with its list from before the removal for an
+	// expansion that appends the removed pool again, so a list is
+	// shortened only once every node has it.
+	PoolRemoval Feature = "pool-removal"
 )
 
 // Supported lists the features of this release, sorted.
-func Supported() []Feature { return []Feature{EncryptedRecords, Pools, StampedCalls} }
+func Supported() []Feature {
+	return []Feature{EncryptedRecords, PoolRemoval, Pools, StampedCalls}
+}
 
 // maxLen bounds a stamp header's value, and maxFeatures its feature list.
 const (

@@ -279,7 +279,7 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("active kept: %+v %+v %v", next, st, changed)
 	}
 	for _, s := range st {
-		if s.Feature != EncryptedRecords && s.Feature != Pools && !s.Active {
+		if s.Feature != EncryptedRecords && s.Feature != Pools && s.Feature != PoolRemoval && !s.Active {
 			t.Errorf("%s lost its activation", s.Feature)
 		}
 	}

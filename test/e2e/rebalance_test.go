@@ -35,6 +35,7 @@ type rebalStatus struct {
 		Bytes             int64
 		Failed            int64
 		LastError         string `json:"last_error"`
+		Uploads           int64
 	}
 	Threshold float64
 }
