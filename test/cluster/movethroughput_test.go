@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/shardstore/shardstore/test/internal/testfs"
 )
 
 // TestClusterMoveThroughput measures a rebalance and then a
@@ -55,7 +56,7 @@ func TestClusterMoveThroughput(t *testing.T) {
 	for _, p := range []string{"a", "b"} {
 		for i := range nodes {
 			for j := 1; j <= 2; j++ {
-				mountPoolFS(t, filepath.Join(c.dir, p, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j)), fsSize)
+				testfs.Tmpfs(t, filepath.Join(c.dir, p, fmt.Sprintf("node%d", i+1), fmt.Sprintf("d%d", j)), "shardstore-cluster-pool", fsSize, "a rebalance needs pools on filesystems of their own")
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/shardstore/shardstore/test/internal/testfs"
 )
 
 // TestPoolsRebalanceMovesUploads starts a multipart upload of 3 parts
@@ -28,7 +29,7 @@ func TestPoolsRebalanceMovesUploads(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"a", "b"} {
 		for i := 1; i <= 4; i++ {
-			mountPoolFS(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), 64<<20)
+			testfs.Tmpfs(t, filepath.Join(dir, p, fmt.Sprintf("d%d", i)), "shardstore-e2e-pool", 64<<20, "a rebalance needs pools on filesystems of their own")
 		}
 	}
 	a, b := filepath.Join(dir, "a", "d")+"{1...4}", filepath.Join(dir, "b", "d")+"{1...4}"
