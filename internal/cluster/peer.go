@@ -61,6 +61,11 @@ type Hello struct {
 	// and consensus member yet: it answers hello only (DeploymentExists),
 	// and Await waits for it.
 	Starting bool `json:"starting,omitempty"`
+	// LockEpoch and LockOlder are the node's locker's phase: the epoch
+	// of the lock nodes it asks, and how many of its locks were taken
+	// under an earlier one (locknodes.go); absent before it serves.
+	LockEpoch int `json:"lockEpoch,omitempty"`
+	LockOlder int `json:"lockOlder,omitempty"`
 }
 
 // HelloFor is the Hello of node self of t.
@@ -115,6 +120,8 @@ type PeerServer struct {
 	mu    sync.RWMutex
 	// notify receives change notices once the node is ready.
 	notify func(kind, name string) error
+	// locks reports the locker's phase for hello (SetLocks).
+	locks func() (epoch, older int)
 }
 
 // NewPeerServer serves hello for this node.
@@ -153,8 +160,11 @@ func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch strings.TrimPrefix(r.URL.Path, PathPrefix) {
 	case "hello":
 		s.mu.RLock()
-		h := s.hello
+		h, locks := s.hello, s.locks
 		s.mu.RUnlock()
+		if locks != nil {
+			h.LockEpoch, h.LockOlder = locks()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(h)
 	case "notify":
