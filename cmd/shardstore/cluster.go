@@ -86,6 +86,8 @@ type clusterNode struct {
 	// exp is the node's part in the recorded pool list and in rolling
 	// expansions (expand.go).
 	exp expansion
+	// locks follows the recorded lock nodes (locknodes.go).
+	locks lockMover
 }
 
 // clusterLockTTL is how long a node keeps a lock it granted without
