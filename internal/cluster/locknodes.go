@@ -168,3 +168,14 @@ func (s *PeerServer) SetLocks(fn func() (epoch, older int)) {
 	s.locks = fn
 	s.mu.Unlock()
 }
+
+// removing reports whether one list is the other with whole pools left
+// out (a removal under way: nodes restarted without a pool serve beside
+// nodes not restarted yet, as in an expansion; PlanShrink judges it).
+func removing(a, b PoolList) bool {
+	if r, ok := RemovedPools(a, b); ok && len(r) > 0 {
+		return true
+	}
+	r, ok := RemovedPools(b, a)
+	return ok && len(r) > 0
+}

@@ -147,3 +147,26 @@ func TestLocksSettled(t *testing.T) {
 		t.Fatalf("not settled: %v", blocked)
 	}
 }
+
+// Nodes restarted without pool 1 serve beside nodes still on both pools
+// (a removal of the first pool under way): their hellos agree in an
+// existing deployment, not in a new one, and a reordered list does not.
+func TestDifferencesDuringARemoval(t *testing.T) {
+	both := HelloFor(mustParse(t, twoPools...), 4, 0, 0, "v")
+	second := HelloFor(mustParse(t, twoPools[1]), 0, 0, 0, "v")
+	if d := both.Differences(second); len(d) == 0 {
+		t.Fatal("a new deployment accepted two lists")
+	}
+	both.Deployment, second.Deployment = "dep", "dep"
+	if d := both.Differences(second); len(d) != 0 {
+		t.Fatalf("pool 1 left out, seen from a node on both: %v", d)
+	}
+	if d := second.Differences(both); len(d) != 0 {
+		t.Fatalf("pool 1 left out, seen from a restarted node: %v", d)
+	}
+	swapped := HelloFor(mustParse(t, twoPools[1], twoPools[0]), 0, 0, 0, "v")
+	swapped.Deployment = "dep"
+	if d := both.Differences(swapped); len(d) == 0 {
+		t.Fatal("reordered pools accepted")
+	}
+}

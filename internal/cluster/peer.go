@@ -85,7 +85,9 @@ func (h Hello) Differences(other Hello) []string {
 	// A new deployment (both blank) needs the same list everywhere; in an
 	// existing one an append is an expansion under way, which the
 	// recorded pool list judges (PlanStart).
-	expanding := (rel == Appends || rel == Prefix) && (h.Deployment != "" || other.Deployment != "")
+	// So is a list with whole pools left out (a removal under way, the
+	// first pool's included: locknodes.go).
+	expanding := (rel == Appends || rel == Prefix || removing(h.PoolList(), other.PoolList())) && (h.Deployment != "" || other.Deployment != "")
 	if !slices.Equal(h.Drives, other.Drives) && !expanding {
 		why := fmt.Sprintf("it was given %d drives, this node %d", len(other.Drives), len(h.Drives))
 		if len(h.Drives) == len(other.Drives) {
