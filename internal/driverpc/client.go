@@ -38,6 +38,7 @@ import (
 type Client struct {
 	endpoint string
 	slot     string
+	path     string // the drive's path on its node, "" if not given (paths.go)
 	name     string
 	key      peerauth.Key
 	hc       *http.Client
@@ -206,6 +207,9 @@ func (c *Client) url(op string, q url.Values) string {
 		q = url.Values{}
 	}
 	q.Set("drive", c.slot)
+	if c.path != "" {
+		q.Set("path", c.path)
+	}
 	return c.endpoint + PathPrefix + op + "?" + q.Encode()
 }
 
