@@ -309,6 +309,9 @@ func TestClusterRetireFirstPool(t *testing.T) {
 				t.Errorf("node %d did not record the removal and the lock nodes' move:\n%s", i+1, tailLines(msg, 20))
 			}
 		}
+		// As docs/pools.md says: the next node only once every node
+		// sees every drive online again.
+		c.waitOnline(fresh...)
 	}
 	c.waitLine("the lock nodes' new phase", "Cluster: lock hand-over: every node locks on both sets", 90*time.Second, all...)
 	c.waitLine("the lock hand-over complete", "Cluster: lock hand-over complete", 90*time.Second, all...)
