@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -110,6 +111,15 @@ func TestLockMoveNeverSkipsJoint(t *testing.T) {
 	}
 	if _, advance, _ := AdvanceLocks(rec, LockTakers(rec, nil), everyone); advance {
 		t.Fatal("advanced a list with no move under way")
+	}
+	// Another removal during the move is refused until it completes.
+	three := expanded(t, "http://n{1...4}:9000/d{1...4}", "http://n{5...8}:9000/d{1...4}", "http://n{9...10}:9000/d{1...2}")
+	moving3, _, err := PlanShrink(three, expanded(t, "http://n{5...8}:9000/d{1...4}", "http://n{9...10}:9000/d{1...2}"), func(int) error { return nil })
+	if err != nil || moving3.LockMove == nil {
+		t.Fatalf("shrink of three: %+v %v", moving3, err)
+	}
+	if _, applies, err := PlanShrink(moving3, expanded(t, "http://n{5...8}:9000/d{1...4}"), func(int) error { return nil }); !applies || !errors.Is(err, ErrPoolList) || !strings.Contains(err.Error(), "lock nodes are moving") {
+		t.Fatalf("a removal during a move: %v %v", applies, err)
 	}
 	// An expansion during the move keeps it.
 	grow, propose, err := PlanStart(moving, expanded(t, "http://n{5...8}:9000/d{1...4}", "http://n{9...10}:9000/d{1...2}"), func() error { return nil })

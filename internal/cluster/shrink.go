@@ -80,6 +80,10 @@ func PlanShrink(rec, mine PoolList, complete func(pool int) error) (next PoolLis
 				ErrPoolList, rec.describe(), mine.describe(), p+1, len(have[p]), strings.Join(poolNodes(have[p]), ", "), err, p+1, p+1)
 		}
 	}
+	if rec.LockMove != nil {
+		return rec, true, fmt.Errorf("%w: the lock nodes are moving from %s to %s (an earlier pool removal): wait until the consensus leader completes the hand-over (\"lock hand-over complete\" in its output) before removing another pool",
+			ErrPoolList, describeLocks(rec.LockNodes), describeLocks(rec.LockMove.To))
+	}
 	next = mine
 	// Lock nodes in the pools left out hand the locks over to the nodes
 	// that stay (locknodes.go): the move starts in its joint phase.
