@@ -65,4 +65,31 @@ func TestDriveFoundByPath(t *testing.T) {
 			t.Errorf("slot %d path %q: index %d, %v; want %d", tc.slot, tc.path, f.DriveIndex, err, tc.want)
 		}
 	}
+
+	// One request for several drives of the node (a record read on
+	// each, a batch applied on each) finds each by its path too.
+	var b1b, b2b drive.Batch
+	b1b.Put(drive.TableObjects, "k", []byte("one"))
+	b2b.Put(drive.TableObjects, "k", []byte("two"))
+	m1 := NewClient(srv.URL, 8, "b1", testKey, hc).WithPath("/d/b1")
+	m2 := NewClient(srv.URL, 12, "b2", testKey, hc).WithPath("/d/b2")
+	errs := make([]error, 2)
+	m1.ApplyBatches(ctx, []drive.NodeApplier{m1, m2}, []*drive.Batch{&b1b, &b2b}, func(i int, err error) { errs[i] = err })
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("applies by path: %v", errs)
+	}
+	for d, want := range map[drive.Drive]string{b1: "one", b2: "two"} {
+		if v, err := d.Get(ctx, drive.TableObjects, "k"); err != nil || string(v) != want {
+			t.Fatalf("applied by path: %q %v, want %q", v, err, want)
+		}
+	}
+	// Without paths, the old slots reach no drive: faulty, nothing applied.
+	s1, s2 := NewClient(srv.URL, 8, "b1", testKey, hc), NewClient(srv.URL, 12, "b2", testKey, hc)
+	s1.ApplyBatches(ctx, []drive.NodeApplier{s1, s2}, []*drive.Batch{&b2b, &b1b}, func(i int, err error) { errs[i] = err })
+	if !errors.Is(errs[0], drive.ErrDriveFaulty) || !errors.Is(errs[1], drive.ErrDriveFaulty) {
+		t.Fatalf("applies by stale slots: %v", errs)
+	}
+	if v, _ := b1.Get(ctx, drive.TableObjects, "k"); string(v) != "one" {
+		t.Fatalf("a stale slot's batch reached b1: %q", v)
+	}
 }

@@ -297,13 +297,21 @@ func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, 
 		return
 	}
 	drives := make([]drive.Drive, len(list))
+	paths := q["paths"] // each drive's path, when the client names them (paths.go)
+	if len(paths) != len(list) {
+		paths = nil
+	}
 	for i, v := range list {
 		slot, err := strconv.Atoi(v)
 		if err != nil {
 			writeError(w, fmt.Errorf("drive slot %q: %w", v, drive.ErrInvalidArgument))
 			return
 		}
-		drives[i] = s.drives[slot] // nil: answered as a single-drive call is, below
+		path := ""
+		if paths != nil {
+			path = paths[i]
+		}
+		drives[i], _ = s.lookup(slot, path) // nil: answered as a single-drive call is, below
 	}
 	type result struct {
 		i      int
