@@ -89,6 +89,8 @@ type clusterNode struct {
 	// exp is the node's part in the recorded pool list and in rolling
 	// expansions (expand.go).
 	exp expansion
+	// locks follows the recorded lock nodes (locknodes.go).
+	locks lockMover
 }
 
 // clusterLockTTL is how long a node keeps a lock it granted without
@@ -267,7 +269,11 @@ func openClusterNode(o serverOptions, creds rootCreds, store *certs.Store, logge
 		}
 	}
 	internal := http.NewServeMux()
-	internal.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, n.key, logger.With("component", "driverpc")))
+	drivePaths := map[int]string{}
+	for i := range locals {
+		drivePaths[i] = top.Drives[i].Path
+	}
+	internal.Handle(driverpc.PathPrefix, driverpc.NewServer(locals, n.key, logger.With("component", "driverpc")).WithPaths(drivePaths))
 	internal.Handle(dlock.PathPrefix, dlock.NewServer(n.table, n.key))
 	internal.Handle(cluster.PathPrefix, n.peerSv)
 	internal.Handle(consensus.PathPrefix, n.state.Handler())
@@ -327,7 +333,8 @@ func (n *clusterNode) openDrives(o serverOptions) error {
 			// (internal/drivefault); a release build returns l.
 			inner = drivefault.Wrap(l, n.log.With("component", "drive"))
 		} else {
-			inner = driverpc.NewClient(n.top.Nodes[d.Node], i, n.top.Endpoint(i), n.key, n.hc)
+			// By path too: slots shift while the first pool is removed.
+			inner = driverpc.NewClient(n.top.Nodes[d.Node], i, n.top.Endpoint(i), n.key, n.hc).WithPath(d.Path)
 		}
 		h := drive.NewHealth(inner, hcfg)
 		n.healths = append(n.healths, h)

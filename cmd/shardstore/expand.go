@@ -15,7 +15,6 @@ import (
 
 	"github.com/shardstore/shardstore/internal/cluster"
 	"github.com/shardstore/shardstore/internal/consensus"
-	"github.com/shardstore/shardstore/internal/dlock"
 	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/release"
 )
@@ -146,12 +145,16 @@ func (n *clusterNode) loadPoolList() {
 	}
 	if found {
 		n.exp.list.Store(&l)
+		n.followLocks(l) // locknodes.go
 	}
 }
 
 // newKeyPools is how many pools take new keys (engine ClusterConfig).
 func (n *clusterNode) newKeyPools() int {
 	if l := n.exp.list.Load(); l != nil {
+		if n.runsRemovedPools(l) {
+			return 0 // every pool: the decommissioned ones take none anyway (locknodes.go)
+		}
 		return l.NewKeyPools
 	}
 	return 0
@@ -321,23 +324,6 @@ func (n *clusterNode) runningList(ctx context.Context, mine cluster.PoolList) cl
 	return base
 }
 
-// newLocker makes the lock client over the list's lock nodes; a node
-// that is not one of them locks from outside.
-func (n *clusterNode) newLocker(list cluster.PoolList) *dlock.Locker {
-	self := n.top.ID(n.self)
-	var peers []dlock.Peer
-	for _, id := range list.LockNodes {
-		if id != self {
-			peers = append(peers, dlock.Peer{ID: id, Endpoint: n.top.Scheme + "://" + strings.TrimPrefix(id, "http://")})
-		}
-	}
-	outside := !slices.Contains(list.LockNodes, self)
-	if outside {
-		n.log.Info("this node locks on the deployment's lock nodes", "lock_nodes", strings.Join(list.LockNodes, ","))
-	}
-	return dlock.NewLocker(self, n.table, peers, dlock.Options{Key: n.key, Client: n.hc, TTL: clusterLockTTL, Outside: outside})
-}
-
 // runExpansion re-reads the pool list and, on the leader, marks an
 // expansion complete once every node of it runs with it, until done is
 // closed.
@@ -357,6 +343,11 @@ func (n *clusterNode) runExpansion(done <-chan struct{}) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), expansionRoundEvery)
 		if l.Complete() {
+			// Lock nodes moving: the next phase once every node runs
+			// this one (locknodes.go).
+			if err := n.lockRound(ctx); err != nil && !errors.Is(err, consensus.ErrConflict) {
+				n.log.Warn("moving the lock nodes", "err", err)
+			}
 			// A pool removed: the nodes holding none of the list's
 			// drives leave the consensus group (shrink.go).
 			if err := n.shrinkRound(ctx, *l); err != nil {

@@ -92,6 +92,10 @@ func (n *clusterNode) planShrink(ctx context.Context, rec, mine cluster.PoolList
 	}
 	fmt.Fprintf(n.stderr, "Cluster: pool removal recorded: pool(s) %v left out, %d pools of %v drives over %d nodes remain; nodes holding no drive of them leave the consensus group once every remaining node runs with this list\n",
 		removed, len(next.Pools), next.Pools, len(next.Nodes()))
+	if next.LockMove != nil {
+		fmt.Fprintf(n.stderr, "Cluster: the pools left out hold lock nodes: the locks move from %s to %s (joint phase, epoch %d: every node locks on both until all run it)\n",
+			strings.Join(next.LockNodes, ", "), strings.Join(next.LockMove.To, ", "), next.LockEpoch)
+	}
 	return next, true, nil
 }
 
@@ -109,6 +113,9 @@ func (n *clusterNode) shrinkRound(ctx context.Context, rec cluster.PoolList) err
 	}
 	if done, blocked := cluster.Completes(rec, n.hellosOf(ctx, rec)); !done {
 		n.log.Debug("pool removal: members leave once every node runs with the list", "waiting_for", strings.Join(blocked, "; "))
+		return nil
+	}
+	if !n.locksSettled(ctx, rec) { // locknodes.go: none leaves while nodes may lock on it
 		return nil
 	}
 	keep := rec.Nodes()

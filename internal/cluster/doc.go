@@ -77,13 +77,16 @@
 //
 // A node started with the recorded list minus whole pools (shrink.go,
 // PlanShrink) records the shortened list when every pool left out is
-// fully decommissioned (the caller says which are), no expansion is under
-// way, and no pool left out holds a lock node (moving the lock nodes is
-// not built: package dlock's doc says what a safe hand-over needs);
-// otherwise it is refused, naming the pool and why. Leaving names the
-// consensus members that hold no drive of the list, which the leader
-// removes from the group (cmd/shardstore shrink.go). Shortening the list
-// waits for the pool-removal feature gate (MayRemove).
+// fully decommissioned (the caller says which are) and no expansion is
+// under way; otherwise it is refused, naming the pool and why. Leaving
+// names the consensus members that hold no drive of the list, which the
+// leader removes from the group (cmd/shardstore shrink.go). Shortening the
+// list waits for the pool-removal feature gate (MayRemove). When the
+// pools left out hold lock nodes, the shortened list also starts moving
+// them to the nodes that stay (locknodes.go: LockMove and LockEpoch
+// record the phases old, joint, new; AdvanceLocks decides when the
+// leader records new, once every node's hello reports it runs joint with
+// no lock of the old set; LocksSettled when the leaving nodes may leave).
 //
 // # Removed pools and canceling an expansion
 //

@@ -44,6 +44,13 @@ type PoolList struct {
 	// locks: the nodes of the list first recorded. Nodes added by an
 	// expansion lock on them (dlock.Options.Outside).
 	LockNodes []string `json:"lockNodes"`
+	// LockMove is set while the lock nodes move to other nodes (a pool
+	// holding some is removed): every node locks on both sets
+	// (locknodes.go).
+	LockMove *LockMove `json:"lockMove,omitempty"`
+	// LockEpoch numbers the lock nodes' changes: one more at each phase
+	// of a move (0: they never moved).
+	LockEpoch int `json:"lockEpoch,omitempty"`
 	// NewKeyPools is how many pools, from the first, take new keys:
 	// fewer than len(Pools) while an expansion is under way.
 	NewKeyPools int `json:"newKeyPools"`
@@ -122,7 +129,24 @@ func (l PoolList) validate() error {
 		seen[d] = true
 	}
 	nodes := l.Nodes()
-	for _, n := range l.LockNodes {
+	// While the lock nodes move, the leaving ones may hold no drive of
+	// the list any more; those taking over do.
+	inList := l.LockNodes
+	if l.LockMove != nil {
+		inList = l.LockMove.To
+		if len(inList) == 0 || len(inList) > len(l.Drives) {
+			return fmt.Errorf("%d lock nodes taking over", len(inList))
+		}
+		for _, n := range l.LockNodes {
+			if _, _, err := splitDrive(n + "/"); err != nil || strings.Count(n, "/") != 2 {
+				return fmt.Errorf("lock node %q is not a node id (http://host:port)", n)
+			}
+		}
+	}
+	if l.LockEpoch < 0 {
+		return fmt.Errorf("lock epoch %d", l.LockEpoch)
+	}
+	for _, n := range inList {
 		if !slices.Contains(nodes, n) {
 			return fmt.Errorf("lock node %q holds no drive of the list", n)
 		}
@@ -226,6 +250,7 @@ func PlanStart(rec, mine PoolList, mayExpand func() error) (next PoolList, propo
 	}
 	next = mine
 	next.LockNodes = slices.Clone(rec.LockNodes)
+	next.LockMove, next.LockEpoch = rec.LockMove, rec.LockEpoch // a move under way goes on
 	next.NewKeyPools = rec.NewKeyPools
 	next.Removed = slices.Clone(rec.Removed)
 	if err := checkReadd(rec, next); err != nil {

@@ -172,6 +172,16 @@ func TestParsePoolList(t *testing.T) {
 		"control char":    mutate(func(l *PoolList) { l.Drives[0] = "http://n1:9000/d\n1" }),
 		"stranger lock":   mutate(func(l *PoolList) { l.LockNodes = []string{"http://evil:1"} }),
 		"no lock nodes":   mutate(func(l *PoolList) { l.LockNodes = nil }),
+		"move to stranger": mutate(func(l *PoolList) {
+			l.LockMove = &LockMove{To: []string{"http://evil:1"}}
+		}),
+		"move to nobody": mutate(func(l *PoolList) { l.LockMove = &LockMove{} }),
+		"move from a path": mutate(func(l *PoolList) {
+			l.LockMove = &LockMove{To: l.LockNodes}
+			l.LockNodes = []string{"http://n1:9000/d1"}
+		}),
+		"move from garbage": mutate(func(l *PoolList) { l.LockMove = &LockMove{To: l.LockNodes}; l.LockNodes = []string{"n\x00"} }),
+		"negative epoch":    mutate(func(l *PoolList) { l.LockEpoch = -1 }),
 	} {
 		if _, err := ParsePoolList(bad); err == nil {
 			t.Errorf("%s: parsed", name)
@@ -183,6 +193,7 @@ func FuzzParsePoolList(f *testing.F) {
 	f.Add([]byte(`{"drives":["http://a:1/d1","http://b:1/d1"],"pools":[2],"lockNodes":["http://a:1"],"newKeyPools":1}`))
 	f.Add([]byte(`{"drives":[],"pools":[-1]}`))
 	f.Add([]byte(`{"drives":["http://a:1/d1","http://b:1/d1"],"pools":[2],"lockNodes":["http://a:1"],"newKeyPools":1,"removed":[{"drives":["http://c:1/d1"],"reason":"removed after its decommission"}]}`))
+	f.Add([]byte(`{"drives":["http://a:1/d1","http://b:1/d1"],"pools":[2],"lockNodes":["http://c:1"],"lockMove":{"to":["http://a:1","http://b:1"]},"lockEpoch":3,"newKeyPools":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParsePoolList(b)
 		if err != nil {

@@ -61,6 +61,11 @@ type Hello struct {
 	// and consensus member yet: it answers hello only (DeploymentExists),
 	// and Await waits for it.
 	Starting bool `json:"starting,omitempty"`
+	// LockEpoch and LockOlder are the node's locker's phase: the epoch
+	// of the lock nodes it asks, and how many of its locks were taken
+	// under an earlier one (locknodes.go); absent before it serves.
+	LockEpoch int `json:"lockEpoch,omitempty"`
+	LockOlder int `json:"lockOlder,omitempty"`
 }
 
 // HelloFor is the Hello of node self of t.
@@ -80,7 +85,9 @@ func (h Hello) Differences(other Hello) []string {
 	// A new deployment (both blank) needs the same list everywhere; in an
 	// existing one an append is an expansion under way, which the
 	// recorded pool list judges (PlanStart).
-	expanding := (rel == Appends || rel == Prefix) && (h.Deployment != "" || other.Deployment != "")
+	// So is a list with whole pools left out (a removal under way, the
+	// first pool's included: locknodes.go).
+	expanding := (rel == Appends || rel == Prefix || removing(h.PoolList(), other.PoolList())) && (h.Deployment != "" || other.Deployment != "")
 	if !slices.Equal(h.Drives, other.Drives) && !expanding {
 		why := fmt.Sprintf("it was given %d drives, this node %d", len(other.Drives), len(h.Drives))
 		if len(h.Drives) == len(other.Drives) {
@@ -115,6 +122,8 @@ type PeerServer struct {
 	mu    sync.RWMutex
 	// notify receives change notices once the node is ready.
 	notify func(kind, name string) error
+	// locks reports the locker's phase for hello (SetLocks).
+	locks func() (epoch, older int)
 }
 
 // NewPeerServer serves hello for this node.
@@ -153,8 +162,11 @@ func (s *PeerServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch strings.TrimPrefix(r.URL.Path, PathPrefix) {
 	case "hello":
 		s.mu.RLock()
-		h := s.hello
+		h, locks := s.hello, s.locks
 		s.mu.RUnlock()
+		if locks != nil {
+			h.LockEpoch, h.LockOlder = locks()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(h)
 	case "notify":

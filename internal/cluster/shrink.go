@@ -13,8 +13,9 @@ import (
 // fully decommissioned pools, a compare-and-set like an expansion); the
 // consensus leader then removes from the group the nodes that hold no
 // drive of the remaining pools (RemoveServer), after which they can be
-// stopped. A pool holding one of the deployment's lock nodes is not
-// removed: moving the lock nodes is not built (see PlanShrink).
+// stopped. When the pools left out hold lock nodes, the lock nodes move
+// to the nodes that stay first (locknodes.go): the leader removes the
+// leaving nodes only once every node locks on the new ones.
 
 // poolDrives cuts a list's drives into its pools' drives.
 func (l PoolList) poolDrives() [][]string {
@@ -62,8 +63,8 @@ func RemovedPools(rec, mine PoolList) ([]int, bool) {
 // record (a compare-and-set the caller makes), or an error (ErrPoolList)
 // saying why the pools may not be removed: an expansion is under way, a
 // pool left out is not fully decommissioned (complete, given a 0-based
-// position in rec, says why not), or a pool left out holds one of the
-// deployment's lock nodes.
+// position in rec, says why not). When the pools left out hold lock
+// nodes, the list returned starts moving them (LockMove).
 func PlanShrink(rec, mine PoolList, complete func(pool int) error) (next PoolList, applies bool, err error) {
 	removed, ok := RemovedPools(rec, mine)
 	if !ok || len(removed) == 0 {
@@ -79,19 +80,14 @@ func PlanShrink(rec, mine PoolList, complete func(pool int) error) (next PoolLis
 				ErrPoolList, rec.describe(), mine.describe(), p+1, len(have[p]), strings.Join(poolNodes(have[p]), ", "), err, p+1, p+1)
 		}
 	}
-	keep := mine.Nodes()
-	var lockNodes []string
-	for _, id := range rec.LockNodes {
-		if !slices.Contains(keep, id) {
-			lockNodes = append(lockNodes, id)
-		}
-	}
-	if len(lockNodes) > 0 {
-		return rec, true, fmt.Errorf("%w: the pools left out hold the deployment's lock nodes %s (the nodes it was first started on): moving the lock nodes to other nodes is not built yet, so these nodes cannot leave the cluster; start this node with the deployment's arguments",
-			ErrPoolList, strings.Join(lockNodes, ", "))
+	if rec.LockMove != nil {
+		return rec, true, fmt.Errorf("%w: the lock nodes are moving from %s to %s (an earlier pool removal): wait until the consensus leader completes the hand-over (\"lock hand-over complete\" in its output) before removing another pool",
+			ErrPoolList, describeLocks(rec.LockNodes), describeLocks(rec.LockMove.To))
 	}
 	next = mine
-	next.LockNodes = slices.Clone(rec.LockNodes)
+	// Lock nodes in the pools left out hand the locks over to the nodes
+	// that stay (locknodes.go): the move starts in its joint phase.
+	moveLocks(rec, &next)
 	next.NewKeyPools = len(next.Pools)
 	next.Removed = removedFrom(rec, removed, RemovedByShrink)
 	return next, true, nil

@@ -97,8 +97,18 @@ func TestPlanShrink(t *testing.T) {
 	if _, _, err := PlanShrink(grow, expanded(t, p1, p2), done); !errors.Is(err, ErrPoolList) || !strings.Contains(err.Error(), "under way") {
 		t.Fatalf("remove during an expansion: %v", err)
 	}
-	// Pool 1 holds the lock nodes: refused, saying so.
-	if _, _, err := PlanShrink(rec, expanded(t, p2, p3), done); !errors.Is(err, ErrPoolList) || !strings.Contains(err.Error(), "lock nodes http://n1:9000") {
-		t.Fatalf("remove the lock nodes' pool: %v", err)
+	// Pool 1 holds the lock nodes: they start moving to the nodes that
+	// stay (joint phase, the next epoch), and the list is valid though
+	// its lock nodes hold none of its drives.
+	next, applies, err = PlanShrink(rec, expanded(t, p2, p3), done)
+	if err != nil || !applies || next.LockMove == nil || next.LockEpoch != rec.LockEpoch+1 ||
+		fmt.Sprint(next.LockNodes) != fmt.Sprint(rec.LockNodes) || fmt.Sprint(next.LockMove.To) != fmt.Sprint(next.Nodes()) {
+		t.Fatalf("remove the lock nodes' pool: %+v %v %v", next, applies, err)
+	}
+	if err := next.validate(); err != nil {
+		t.Fatalf("the shrunk list moving the lock nodes is not valid: %v", err)
+	}
+	if got := next.LockSets(); len(got) != 2 || len(got[0]) != 4 || len(got[1]) != 8 {
+		t.Fatalf("lock sets while moving: %v", got)
 	}
 }

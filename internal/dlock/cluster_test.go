@@ -610,8 +610,8 @@ func TestSelfAndDuplicatePeersIgnored(t *testing.T) {
 		{ID: "n3", Endpoint: "http://n3:9000"},
 	}, Options{Key: testKey})
 	defer l.Close()
-	if len(l.nodes) != 3 || l.quorum != 2 {
-		t.Fatalf("%d nodes, quorum %d; want 3, 2", len(l.nodes), l.quorum)
+	if v := l.cur; len(v.nodes) != 3 || len(v.groups) != 1 || v.quorum[0] != 2 {
+		t.Fatalf("%d nodes, quorums %v; want 3, [2]", len(v.nodes), v.quorum)
 	}
 }
 

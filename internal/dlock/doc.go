@@ -94,38 +94,46 @@
 // Options.Outside: their own table is not counted, and a lock needs a
 // majority of the lock nodes whichever node takes it, so a lock taken
 // by an old node and one taken by a new node always share a grantor.
+// (A Locker's lock nodes are a view: one set, or two while they move;
+// whether its own table is one of them follows from the sets.)
 //
-// # Moving the lock nodes (not built)
+// # Moving the lock nodes
 //
-// A cluster that sheds the pool on its lock nodes would have to move the
-// locks to other nodes; cmd/shardstore refuses that removal
-// (cluster.PlanShrink) because no hand-over is built. Why a plain switch
-// is unsafe, and what a safe one needs:
+// A cluster that sheds the pool on its lock nodes moves the locks to
+// other nodes first (cmd/shardstore, internal/cluster's locknodes.go,
+// docs/pools.md). A plain switch is unsafe: nodes switch at different
+// moments (each applies the recorded change when its log reaches it, or
+// when it is restarted), so for a while some lock on the old set L and
+// some on the new set L'; a lock granted by a majority of L and another
+// by a majority of L' need share no grantor (none when L and L' are
+// disjoint): two writers of one key at once
+// (TestMoveSkippingJointLetsTwoHold).
 //
-//   - Nodes switch at different moments (each applies the recorded change
-//     when its log reaches it, or when it is restarted), so for a while
-//     some lock on the old set L and some on the new set L'. A lock granted
-//     by a majority of L and another by a majority of L' need share no
-//     grantor (none at all when L and L' are disjoint): two writers of one
-//     key at once.
-//   - Joint majorities: while moving, a lock needs a majority of L and a
-//     majority of L'. Old-only and joint lockers always share a grantor
-//     in L, joint and new-only ones in L'; old-only and new-only do not.
-//     So every node that can take a lock (the leaving nodes included,
-//     while they serve) must be joint, and hold no lease it took old-only
-//     (leases are refreshed, so a long-held one outlives any TTL), before
-//     any node goes new-only: nodes report their phase (their hello) and
-//     the leader advances the record, as an expansion completes. The
-//     Locker needs to change sets while running (the leaving lock nodes
-//     stop after the move), with one owner per name across both sets (a
-//     node in L and L' asked twice for one name by one holder waits for
-//     itself).
-//   - Barrier: the old set stops granting and refreshing at a recorded
-//     point; a holder whose refresh fails loses the lock (ErrLost) and
-//     its operation fails instead of writing unprotected; the new set
-//     grants only once every old lock node has said it stopped and one
-//     TTL plus Margin has passed on the new node's own clock (clock rate,
-//     not skew, matters: each table measures its own leases). Simpler,
-//     but writes stall (503) for about a TTL, and a lagging old lock node
-//     that has not applied the record yet must not be counted as stopped.
+// Built: joint majorities. The move goes through three phases recorded
+// in the consensus group, each an epoch: old (L), joint (a lock needs a
+// majority of L and a majority of L'), new (L'). Old and joint lockers
+// always share a grantor in L, joint and new ones in L', so nodes may
+// sit in adjacent phases in any mix; old and new never meet, because
+// the consensus leader records new only once every node that can take a
+// lock (the leaving nodes included, while they serve) reports in its
+// hello that it runs the joint epoch and holds no lease taken under an
+// earlier one (Locker.Phase counts leases held and attempts in flight
+// per epoch: a lease is refreshed, so a long-held one outlives any
+// TTL), as an expansion completes. Locker.SetNodes switches the sets
+// while running (never back to an earlier epoch); a lease keeps the
+// nodes it was taken on until it ends. A node in both sets is asked
+// once and its grant counts in both (one owner per name: it never waits
+// for itself).
+//
+// Why not the other safe design, a barrier (the old set stops granting
+// at a recorded point, the new set grants only once every old lock node
+// said it stopped and one TTL plus Margin passed): it stalls every write
+// for about a TTL (503s at the SDK), it needs the old lock nodes to
+// refuse refreshes at a point they must all agree on (a lagging one
+// that has not applied the record must not count as stopped), and its
+// safety rests on the wait being long enough on every clock. Joint
+// majorities never stall a lock (each phase is a superset of quorums the
+// nodes can reach), rest on quorum intersection alone, not on time,
+// and reuse the expansion's way of advancing a record once every node
+// reports it: the leader waits, the clients do not.
 package dlock

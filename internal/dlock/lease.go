@@ -13,6 +13,7 @@ import (
 // or not the lease was lost.
 type Lease struct {
 	l            *Locker
+	v            *view // the lock nodes it was taken on, in use until it ends
 	write        bool
 	req          request
 	grants       *calls // the acquire round, whose calls may be in flight
@@ -29,10 +30,11 @@ type Lease struct {
 
 // hold starts keeping a lease granted by a majority until deadline; nil
 // if the locker was closed meanwhile.
-func (l *Locker) hold(write bool, req request, grants *calls, deadline time.Time, releaseLocal func()) *Lease {
+func (l *Locker) hold(v *view, write bool, req request, grants *calls, deadline time.Time, releaseLocal func()) *Lease {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Lease{
 		l:            l,
+		v:            v,
 		write:        write,
 		req:          req,
 		grants:       grants,
@@ -88,21 +90,25 @@ func (s *Lease) Check() error {
 func (s *Lease) Unlock() {
 	s.unlockOnce.Do(func() {
 		s.mu.Lock()
-		s.endLocked(fmt.Errorf("%w: %s of %q was released", ErrLost, s.kind(), s.req.Name))
+		ended := s.endLocked(fmt.Errorf("%w: %s of %q was released", ErrLost, s.kind(), s.req.Name))
 		s.mu.Unlock()
+		if ended {
+			s.l.done(s.v)
+		}
 		s.l.mu.Lock()
 		delete(s.l.held, s)
 		s.l.mu.Unlock()
 		// This node's next writer of the name waits until the release
 		// reached the nodes (or timed out), so it is not refused by it.
-		s.l.release(s.req, s.grants, s.releaseLocal)
+		s.l.release(s.v, s.req, s.grants, s.releaseLocal)
 	})
 }
 
-// endLocked marks the lease ended (once) with err; s.mu is held.
-func (s *Lease) endLocked(err error) {
+// endLocked marks the lease ended (once) with err, and reports whether
+// this call ended it; s.mu is held.
+func (s *Lease) endLocked(err error) bool {
 	if s.err != nil {
-		return
+		return false
 	}
 	s.err = err
 	close(s.lost)
@@ -110,17 +116,18 @@ func (s *Lease) endLocked(err error) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
+	return true
 }
 
 // lose ends the lease because it could not be kept, and frees what is
 // left of it on the nodes, so the next holder need not wait for expiry.
 func (s *Lease) lose(err error) {
 	s.mu.Lock()
-	already := s.err != nil
-	s.endLocked(err)
+	ended := s.endLocked(err)
 	s.mu.Unlock()
-	if !already {
-		s.l.release(s.req, s.grants, nil)
+	if ended {
+		s.l.done(s.v)
+		s.l.release(s.v, s.req, s.grants, nil)
 	}
 }
 
@@ -171,17 +178,17 @@ func (s *Lease) refresher(ctx context.Context) {
 		case <-timer.C:
 		}
 		sent := l.now()
-		t := l.round(ctx, opRefresh, s.req)
+		t := l.round(ctx, s.v, opRefresh, s.req)
 		if ctx.Err() != nil {
 			return
 		}
 		next := l.retryMax
 		switch {
-		case t.ok >= l.quorum:
+		case s.v.held(&t):
 			s.extend(sent.Add(l.ttl - l.margin))
 			next = max(l.refresh-l.now().Sub(sent), 0)
-		case t.no > len(l.nodes)-l.quorum:
-			s.lose(fmt.Errorf("%w: %s of %q: %d of %d nodes no longer hold it (%s)", ErrLost, s.kind(), s.req.Name, t.no, len(l.nodes), t.why(l.nodes)))
+		case s.v.hopeless(&t):
+			s.lose(fmt.Errorf("%w: %s of %q: %d of %d nodes no longer hold it (%s)", ErrLost, s.kind(), s.req.Name, t.no, len(s.v.nodes), t.why()))
 			return
 		}
 		timer.Reset(next)

@@ -75,6 +75,9 @@ type Options struct {
 	// means 2 CallTimeouts + 1 s: a node restarting or a leader
 	// election passes; a partition does not.
 	UnreachableWait time.Duration
+	// Epoch numbers the lock nodes given to NewLocker (SetNodes takes
+	// only later ones); zero for a cluster whose lock nodes never moved.
+	Epoch int
 	// Client sends the requests to peers; nil means a client of the
 	// package's own.
 	Client *http.Client
@@ -86,13 +89,10 @@ type Options struct {
 // Locker takes locks on a majority of the cluster's nodes. It is safe
 // for concurrent use.
 type Locker struct {
-	self   string
-	nodes  []node // nodes[0] is the local table, unless outside
-	quorum int
-	// outside: this node's table is not one of the lock nodes
-	// (Options.Outside); every node in nodes is remote.
-	outside     bool
-	own         *Table // this node's table (validates requests when outside)
+	self        string
+	own         *Table // this node's table (validates requests when it is not a lock node)
+	key         peerauth.Key
+	client      *http.Client
 	ttl         time.Duration
 	margin      time.Duration
 	refresh     time.Duration
@@ -104,6 +104,9 @@ type Locker struct {
 	writers     writerQueue
 
 	mu      sync.Mutex
+	cur     *view              // the lock nodes asked now (SetNodes)
+	views   map[*view]struct{} // cur, and earlier views still in use
+	remotes map[string]node    // remote nodes by endpoint, shared by views
 	held    map[*Lease]struct{}
 	closed  bool
 	running int        // background goroutines (refreshers, releases)
@@ -112,11 +115,16 @@ type Locker struct {
 
 // NewLocker returns the locker of node self, whose own table is local
 // and whose peers are the other nodes (self, if listed, and duplicates
-// are skipped). With no peers it locks local alone.
+// are skipped). With no peers it locks local alone. Its lock nodes are
+// self and the peers (the peers alone with Options.Outside), numbered
+// Options.Epoch; SetNodes changes them.
 func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
 	o := opts.withDefaults()
 	l := &Locker{
 		self:        self,
+		own:         local,
+		key:         o.Key,
+		client:      o.Client,
 		ttl:         o.TTL,
 		margin:      o.Margin,
 		refresh:     o.RefreshInterval,
@@ -127,28 +135,23 @@ func NewLocker(self string, local *Table, peers []Peer, opts Options) *Locker {
 		now:         o.Now,
 		writers:     writerQueue{m: make(map[string]*slot)},
 		held:        make(map[*Lease]struct{}),
+		views:       make(map[*view]struct{}),
+		remotes:     make(map[string]node),
 	}
 	l.idle = sync.NewCond(&l.mu)
-	localNode := &localNode{id: self, table: local}
-	l.outside, l.own = o.Outside, local
+	var set []Peer
 	if !o.Outside {
-		l.nodes = append(l.nodes, localNode)
+		set = append(set, Peer{ID: self})
 	}
-	seen := map[string]bool{}
 	for _, p := range peers {
-		base := strings.TrimRight(p.Endpoint, "/")
-		if base != "" && !strings.Contains(base, "://") {
-			base = "http://" + base
-		}
-		// Counting a node twice would let a minority pass for a majority.
-		if (p.ID != "" && (p.ID == self || seen["id:"+p.ID])) || seen["url:"+base] {
+		if p.ID != "" && p.ID == self {
 			continue
 		}
-		seen["id:"+p.ID], seen["url:"+base] = true, true
-		l.nodes = append(l.nodes, &remoteNode{peer: p, base: base, key: o.Key, client: o.Client, callTimeout: o.CallTimeout})
+		set = append(set, p)
 	}
-	localNode.solo = !o.Outside && len(l.nodes) == 1
-	l.quorum = len(l.nodes)/2 + 1
+	solo := !o.Outside && len(set) == 1
+	l.cur = l.makeView(o.Epoch, [][]Peer{set}, solo)
+	l.views[l.cur] = struct{}{}
 	return l
 }
 
@@ -260,44 +263,54 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 
 	delay := l.retryMax / 16
 	var last *tally
-	heard := make([]string, len(l.nodes)) // each node's latest refusal or failure
-	var cutOff time.Time                  // since when rounds reach no majority at all
+	var heard []string   // each node's latest refusal or failure (last's view)
+	var cutOff time.Time // since when rounds reach no majority at all
 	for attempt := 1; ; attempt++ {
+		// Each attempt asks the lock nodes of the moment (SetNodes); the
+		// view stays in use until the attempt fails or its lease ends.
+		v := l.use()
+		if last == nil || last.v != v {
+			heard = make([]string, len(v.nodes))
+		}
 		// A fresh id per attempt: a late release of an earlier attempt
 		// must never remove a grant of this one.
 		req := request{Name: name, ID: rand.Text(), Owner: l.self, TTL: int64(l.ttl)}
 		sent := l.now()
-		if l.outside {
+		if !v.local {
 			// No local call tells an invalid request: the own table
 			// judges it as the lock nodes would.
 			if err := l.own.validate(req.Name, req.ID, req.Owner, l.ttl); err != nil {
+				l.done(v)
 				releaseLocal()
 				return nil, fmt.Errorf("%s of %q: %w", kind, name, err)
 			}
 		}
-		t := l.round(actx, op, req)
-		if !l.outside {
+		t := l.round(actx, v, op, req)
+		if v.local {
 			if err := t.calls.err[0]; errors.Is(err, errInvalid) {
 				// The local table says no node could grant it: do not wait.
-				l.release(req, t.calls, releaseLocal)
+				l.release(v, req, t.calls, releaseLocal)
+				l.done(v)
 				return nil, fmt.Errorf("%s of %q: %w", kind, name, err)
 			}
 		}
-		if t.ok >= l.quorum {
+		if v.held(&t) {
 			// The grantors keep it until at least sent+TTL on their
 			// clocks; the holder trusts it until sent+TTL-Margin on its.
 			deadline := sent.Add(l.ttl - l.margin)
 			if l.now().Before(deadline) {
-				if s := l.hold(write, req, t.calls, deadline, releaseLocal); s != nil {
-					return s, nil
+				if s := l.hold(v, write, req, t.calls, deadline, releaseLocal); s != nil {
+					return s, nil // v stays in use until the lease ends
 				}
-				l.release(req, t.calls, releaseLocal)
+				l.release(v, req, t.calls, releaseLocal)
+				l.done(v)
 				return nil, fmt.Errorf("%s of %q: %w", kind, name, ErrClosed)
 			}
 		}
 		// No majority (or it came too late to be of use): give back what
 		// was granted, or may have been, at once.
-		l.release(req, t.calls, nil)
+		l.release(v, req, t.calls, nil)
+		l.done(v)
 		last = &t
 		for i, a := range t.answer {
 			if a != "" {
@@ -306,7 +319,7 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 		}
 		// Refusals are answers: a held lock is worth waiting for. Only
 		// when too few nodes answer at all is this node cut off.
-		if t.ok+t.no >= l.quorum {
+		if v.reached(&t) {
 			cutOff = time.Time{}
 		} else if cutOff.IsZero() {
 			cutOff = time.Now()
@@ -333,9 +346,10 @@ func (l *Locker) acquire(ctx context.Context, name string, write bool) (*Lease, 
 func (l *Locker) waitError(ctx context.Context, sentinel error, kind, name string, start time.Time, attempts int, last *tally, heard []string) error {
 	detail := "waiting for this node's earlier writer of the name"
 	if last != nil {
-		detail = fmt.Sprintf("%d attempts; the last was granted by %d of %d nodes, %d needed", attempts, last.ok, len(l.nodes), l.quorum)
+		v := last.v
+		detail = fmt.Sprintf("%d attempts; the last was granted by %d of %d nodes, %s", attempts, last.ok, len(v.nodes), v.need())
 		var why []string
-		for i, nd := range l.nodes {
+		for i, nd := range v.nodes {
 			switch {
 			case last.granted(i):
 			case heard[i] != "":
@@ -361,25 +375,33 @@ func (l *Locker) isClosed() bool {
 	return l.closed
 }
 
+// Node states within a round.
+const (
+	stPending int8 = iota // no answer yet
+	stGranted             // granted or confirmed
+	stRefused             // said no for certain
+	stFailed              // failed (unreachable, timed out, ...)
+)
+
 // tally is the outcome of one round of calls, as far as it is known.
 type tally struct {
+	v      *view
 	ok     int      // nodes that granted or confirmed
 	no     int      // nodes that said no for certain
+	state  []int8   // by node
 	answer []string // by node: its refusal or failure, "" if none (yet)
 	calls  *calls   // every call, including those still in flight
 }
 
 // granted reports whether node i granted (or confirmed) in time.
-func (t *tally) granted(i int) bool {
-	return t.answer[i] == "" && t.calls.finished(i) && t.calls.err[i] == nil
-}
+func (t *tally) granted(i int) bool { return t.state[i] == stGranted }
 
 // why lists the refusals and failures, for error messages.
-func (t *tally) why(nodes []node) string {
+func (t *tally) why() string {
 	var s []string
 	for i, a := range t.answer {
 		if a != "" {
-			s = append(s, fmt.Sprintf("%v: %s", nodes[i], a))
+			s = append(s, fmt.Sprintf("%v: %s", t.v.nodes[i], a))
 		}
 	}
 	return strings.Join(s, "; ")
@@ -417,61 +439,49 @@ func (c *calls) refused(i int) bool {
 // while a node is down. Calls still in flight finish in the background;
 // a grant they bring is covered because refreshes go to every node and
 // a release waits for them. It also returns when ctx ends.
-func (l *Locker) round(ctx context.Context, op string, req request) tally {
-	n := len(l.nodes)
+func (l *Locker) round(ctx context.Context, v *view, op string, req request) tally {
+	n := len(v.nodes)
 	c := &calls{done: make([]chan struct{}, n), err: make([]error, n)}
-	t := tally{calls: c, answer: make([]string, n)}
+	t := tally{v: v, calls: c, state: make([]int8, n), answer: make([]string, n)}
 	results := make(chan int, n)
-	pending := make([]bool, n)
 	// Calls outlive ctx: cancelling one midway would leave its outcome
 	// unknown for no gain, as each is short.
 	callCtx := context.WithoutCancel(ctx)
 	for i := range n {
 		c.done[i] = make(chan struct{})
-		pending[i] = true
-		if i == 0 && !l.outside {
+		if i == 0 && v.local {
 			continue
 		}
 		go func() {
 			cctx, cancel := context.WithTimeout(callCtx, l.callTimeout)
 			defer cancel()
-			c.err[i] = l.nodes[i].call(cctx, op, req)
+			c.err[i] = v.nodes[i].call(cctx, op, req)
 			close(c.done[i])
 			results <- i
 		}()
 	}
 	count := func(i int) {
-		pending[i] = false
 		switch err := c.err[i]; {
 		case err == nil:
 			t.ok++
+			t.state[i] = stGranted
 		case errors.Is(err, ErrRefused):
 			t.no++
+			t.state[i] = stRefused
 			t.answer[i] = err.Error()
 		default:
+			t.state[i] = stFailed
 			t.answer[i] = err.Error()
 		}
 	}
-	decided := func() bool {
-		if t.ok >= l.quorum || t.no > n-l.quorum {
-			return true
-		}
-		healthy := 0 // unanswered nodes that answered their last call
-		for j, p := range pending {
-			if p && !l.nodes[j].suspect() {
-				healthy++
-			}
-		}
-		return t.ok+healthy < l.quorum
-	}
 	got := 0
-	if !l.outside {
-		c.err[0] = l.nodes[0].call(ctx, op, req) // the local table: no network
+	if v.local {
+		c.err[0] = v.nodes[0].call(ctx, op, req) // the local table: no network
 		close(c.done[0])
 		count(0)
 		got = 1
 	}
-	for ; got < n && !decided(); got++ {
+	for ; got < n && !v.decided(&t); got++ {
 		select {
 		case i := <-results:
 			count(i)
@@ -489,22 +499,22 @@ func (l *Locker) round(ctx context.Context, op string, req request) tally {
 // set, runs once a majority of the nodes are settled (released, failed
 // or never granted), which is all the next holder needs; one slow node
 // does not hold it up.
-func (l *Locker) release(req request, grants *calls, done func()) {
+func (l *Locker) release(v *view, req request, grants *calls, done func()) {
 	var once sync.Once
 	var mu sync.Mutex
-	settled := 0
-	settle := func() {
+	settled := make([]bool, len(v.nodes))
+	settle := func(i int) {
 		mu.Lock()
-		settled++
-		enough := settled >= l.quorum
+		settled[i] = true
+		enough := v.settledEnough(settled)
 		mu.Unlock()
 		if enough && done != nil {
 			once.Do(done)
 		}
 	}
-	for i, nd := range l.nodes {
+	for i, nd := range v.nodes {
 		l.spawn(func() {
-			defer settle()
+			defer settle(i)
 			if grants != nil && grants.refused(i) {
 				return
 			}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ import (
 type Client struct {
 	endpoint string
 	slot     string
+	path     string // the drive's path on its node, "" if not given (paths.go)
 	name     string
 	key      peerauth.Key
 	hc       *http.Client
@@ -206,6 +208,9 @@ func (c *Client) url(op string, q url.Values) string {
 		q = url.Values{}
 	}
 	q.Set("drive", c.slot)
+	if c.path != "" {
+		q.Set("path", c.path)
+	}
 	return c.endpoint + PathPrefix + op + "?" + q.Encode()
 }
 
@@ -412,11 +417,12 @@ func (c *Client) nodeMembers(n int, at func(i int) any, name string, deliverErr 
 func (c *Client) nodeCall(ctx context.Context, method, op, name string, q url.Values, body []byte, members []*Client,
 	frame func(i int, d *decoder) func(), fail func(i int, err error)) {
 	var order []int // request position -> member index
-	var slots []string
+	var slots, paths []string
 	for i, m := range members {
 		if m != nil {
 			order = append(order, i)
 			slots = append(slots, m.slot)
+			paths = append(paths, m.path)
 		}
 	}
 	if len(order) == 0 {
@@ -445,6 +451,9 @@ func (c *Client) nodeCall(ctx context.Context, method, op, name string, q url.Va
 		q = url.Values{}
 	}
 	q.Set("drives", strings.Join(slots, ","))
+	if !slices.Contains(paths, "") {
+		q["paths"] = paths // each member's path too, in order (paths.go)
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

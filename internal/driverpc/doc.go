@@ -6,7 +6,8 @@
 //
 // Every request is signed with the cluster key (package peerauth); the
 // drive slot and all arguments of a call are in the signed path and
-// query. Calls, under PathPrefix, ?drive=<global slot index>:
+// query. Calls, under PathPrefix, ?drive=<global slot index>[&path=<the
+// drive's path on its node, which a server with paths finds it by: paths.go]:
 //
 //	GET  format    ReadFormat      answer: JSON drive.Format
 //	POST format    WriteFormat     body: JSON drive.Format

@@ -37,6 +37,7 @@ import (
 // connection the server is closing.
 type Server struct {
 	drives map[int]drive.Drive
+	byPath map[string]drive.Drive // set by WithPaths (paths.go)
 	key    peerauth.Key
 	log    *slog.Logger
 }
@@ -79,12 +80,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("drive slot %q: %w", q.Get("drive"), drive.ErrInvalidArgument))
 		return
 	}
-	d, ok := s.drives[slot]
+	d, ok := s.lookup(slot, q.Get("path"))
 	if !ok {
 		// The caller believes this node holds a drive it does not: the
 		// nodes disagree about the layout. To the caller the drive is
 		// unusable, so it must look faulty (offline), not missing data.
-		we, _ := toWire(fmt.Errorf("%w: this node serves no drive at slot %d (do all nodes have the same drive list?)", drive.ErrDriveFaulty, slot))
+		we, _ := toWire(fmt.Errorf("%w: this node serves no drive at slot %d, path %q (do all nodes have the same drive list?)", drive.ErrDriveFaulty, slot, q.Get("path")))
 		writeWire(w, we, http.StatusNotFound)
 		return
 	}
@@ -296,13 +297,21 @@ func (s *Server) perDrive(w http.ResponseWriter, r *http.Request, q url.Values, 
 		return
 	}
 	drives := make([]drive.Drive, len(list))
+	paths := q["paths"] // each drive's path, when the client names them (paths.go)
+	if len(paths) != len(list) {
+		paths = nil
+	}
 	for i, v := range list {
 		slot, err := strconv.Atoi(v)
 		if err != nil {
 			writeError(w, fmt.Errorf("drive slot %q: %w", v, drive.ErrInvalidArgument))
 			return
 		}
-		drives[i] = s.drives[slot] // nil: answered as a single-drive call is, below
+		path := ""
+		if paths != nil {
+			path = paths[i]
+		}
+		drives[i], _ = s.lookup(slot, path) // nil: answered as a single-drive call is, below
 	}
 	type result struct {
 		i      int

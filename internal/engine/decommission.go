@@ -267,15 +267,14 @@ func (e *Engine) decomLoop() {
 	}()
 	t := time.NewTicker(decomInterval)
 	defer t.Stop()
+	var failing string // the follower's read error, while it lasts (decom_follow.go)
 	for {
 		if e.cfg.Cluster.scansHere() {
 			e.followThrottle(ctx)
 			e.decomTick(ctx)
 			e.rebalTick(ctx)
 		} else {
-			if doc, _, err := e.readDecom(ctx); err == nil {
-				e.applyDecom(doc)
-			}
+			e.followDecom(ctx, &failing)
 			e.followRebal(ctx)
 		}
 		select {

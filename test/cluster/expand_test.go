@@ -105,6 +105,7 @@ func bytesUnder(t *testing.T, dirs ...string) int64 {
 // started again with the old list is refused, saying why. Last, an old
 // node's consensus log is wiped: it joins the changed group again.
 func TestClusterRollingExpansion(t *testing.T) {
+	nightlyOnly(t, "TestClusterRetireFirstPool's expansion under load (the same steps, then pool 1 retired)")
 	n := expandNodes(t)
 	c, one, two := newExpansionCluster(t, n)
 	old := make([]int, n)

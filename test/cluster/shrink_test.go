@@ -47,10 +47,12 @@ func (c *testCluster) waitLine(what, line string, wait time.Duration, nodes ...i
 // the group (RemoveServer), and they are stopped. The cluster keeps
 // serving (a bucket created through the group, writes and reads), every
 // acknowledged version reads back byte-identical through every
-// remaining node, and a start that leaves out pool 1 (the lock nodes'
-// pool) is refused at the planning level (internal/cluster
-// TestPlanShrink).
+// remaining node. Nightly only: CI runs TestClusterRetireFirstPool,
+// which retires pool 1 instead; this one also checks the refusal of a
+// start without a pool not yet decommissioned and the removal of a
+// pool added by an expansion.
 func TestClusterShrink(t *testing.T) {
+	nightlyOnly(t, "TestClusterRetireFirstPool's decommission and removal under load (of pool 1, its lock nodes moved)")
 	n := expandNodes(t)
 	c, one, two := newExpansionCluster(t, n)
 	old := make([]int, n)
