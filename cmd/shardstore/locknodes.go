@@ -196,18 +196,36 @@ type removedMemo struct {
 }
 
 // runsRemovedPools reports whether this node still runs with pools the
-// recorded list l left out (a removal under way: this node is not
-// restarted yet). The record's count of pools taking new keys is then
-// the shortened list's, not this node's: the pool at its first place
-// may be the removed one (the first pool, when the lock nodes' pool is
-// retired), so every pool of this node's takes new keys, the
-// decommissioned ones excepted (their drain state keeps them out).
+// recorded list l left out before some pool it kept (a removal of the
+// first pool under way: this node is not restarted yet). The record's
+// count of pools taking new keys is then the shortened list's, not this
+// node's: the pool at its first place may be the removed one, so every
+// pool of this node's takes new keys, the decommissioned ones excepted
+// (their drain state keeps them out; only a shrink, after a complete
+// decommission, leaves out a pool that is not last). Pools left out at
+// the end of this node's list (a shrink of the last pools, or a
+// canceled expansion, whose pools are not drained) keep the record's
+// count, which names this node's first pools as it names the record's:
+// counting every pool there would send new keys to a canceled pool.
 func (n *clusterNode) runsRemovedPools(l *cluster.PoolList) bool {
 	if m := n.locks.removed.Load(); m != nil && m.list == l {
 		return m.yes
 	}
-	removed, ok := cluster.RemovedPools(cluster.PoolListOf(n.top), *l)
-	m := &removedMemo{list: l, yes: ok && len(removed) > 0}
+	mine := cluster.PoolListOf(n.top)
+	removed, ok := cluster.RemovedPools(mine, *l)
+	m := &removedMemo{list: l, yes: ok && removedBeforeKept(removed, len(mine.Pools))}
 	n.locks.removed.Store(m)
 	return m.yes
+}
+
+// removedBeforeKept reports whether positions (0-based, ascending, of
+// pools left out of a list of n pools) include one before a pool kept:
+// not all of them at the list's end.
+func removedBeforeKept(positions []int, n int) bool {
+	for i, p := range positions {
+		if p != n-len(positions)+i {
+			return true
+		}
+	}
+	return false
 }
