@@ -188,9 +188,13 @@
 // enough to resolve the version and pin its data ids, then streams
 // without any lock: an overwrite or delete proceeds, and the replaced
 // data is freed when the last reader unpins it (in a cluster, not before
-// ClusterConfig.FreeDelay, 10 minutes, for readers on other nodes; frees
-// still waiting when the engine closes are dropped, and their files are
-// orphans for the scanner). A free that finds its drive offline is tried
+// ClusterConfig.FreeDelay, 10 minutes, for readers on other nodes). In a
+// cluster the batch that drops a version from a drive also queues its
+// free on that drive (TableSystem "freeq/<due>/<id>", freequeue.go), and
+// the node the drive is attached to frees what is still queued FreeDelay
+// after it came due: frees pending when a node is killed or restarted
+// are no longer left to the scanner's orphan sweep (an hour). On a single
+// node frees run at once and nothing is queued. A free that finds its drive offline is tried
 // again every minute for half an hour (deleteFreed): a drive offline
 // because it is full comes back only when such frees run.
 //
