@@ -258,9 +258,7 @@ func (d *Local) loadLocked() {
 			d.indexErr = d.makeDataDirs()
 			if d.indexErr == nil {
 				d.idx, d.indexErr = d.openIndex(true)
-				if d.idx != nil && d.idx.readOnly != nil {
-					go d.reopenWhenSpace(d.idx)
-				}
+				d.watchSpace(d.idx)
 			}
 		}
 	case errors.Is(err, ErrUnformatted):
