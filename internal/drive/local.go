@@ -769,7 +769,14 @@ func (d *Local) DiskInfo(ctx context.Context) (DiskInfo, error) {
 	bs := uint64(st.Bsize)
 	total := st.Blocks * bs
 	free := st.Bavail * bs
-	return DiskInfo{Total: total, Free: free, Used: total - st.Bfree*bs}, nil
+	di := DiskInfo{Total: total, Free: free, Used: total - st.Bfree*bs}
+	switch {
+	case d.ReadOnly():
+		di.Index = IndexReadOnly
+	case d.deletesOnly():
+		di.Index = IndexDeletesOnly
+	}
+	return di, nil
 }
 
 func (d *Local) syncDir(dir string) error {
