@@ -233,7 +233,7 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 		}
 		return nil, d.indexError("open", err)
 	}
-	if idx.readOnly == nil && idx.full == nil && mustExist {
+	if idx.readOnly == nil && idx.full == nil {
 		d.ensureReserve(idx)
 	}
 	return idx, nil
