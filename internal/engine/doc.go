@@ -248,7 +248,10 @@
 // fails is replaced by the next online one, one failing mid-walk is
 // dropped while enough remain; below listQuorum the listing fails with
 // ErrReadQuorum (503). A key whose quorum read fails is left out (and
-// healed) only when every drive that could complete a quorum answered;
+// healed) only when every drive that could complete a quorum answered
+// and a second read found the same records (a damaged key is stable; a
+// read that straddled another write's commit and settling is not, and
+// is read again, up to 4 times, then 503: list_reread.go, finding L3);
 // otherwise the listing fails, as a GET of the key would.
 //
 // List read-ahead: once a ListObjects page (ListOptions.ReadAhead) is
