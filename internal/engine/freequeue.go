@@ -219,7 +219,7 @@ func (e *Engine) sweepFreeQueues(ctx context.Context, now time.Time) {
 		if d == nil || !e.cfg.Cluster.owns(slot) {
 			continue
 		}
-		if _, err := e.sweepFreeQueue(ctx, d, now.Add(-e.pins.delay)); err != nil && !errors.Is(err, drive.ErrDriveFaulty) {
+		if _, err := e.sweepFreeQueue(ctx, d, now.Add(-e.pins.delay)); err != nil && !errors.Is(err, drive.ErrDriveFaulty) && !errors.Is(err, drive.ErrDriveFull) {
 			e.log.Warn("free queue sweep", "drive", d.String(), "err", err)
 		}
 	}
