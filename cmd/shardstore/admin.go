@@ -23,6 +23,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/shardstore/shardstore/internal/admin"
 	"github.com/shardstore/shardstore/internal/cli"
+	"github.com/shardstore/shardstore/internal/drive"
 	"github.com/shardstore/shardstore/internal/engine"
 )
 
@@ -375,6 +376,9 @@ func printStatus(out io.Writer, st admin.StatusReply) {
 		if d.State != "online" && d.Error != "" {
 			fmt.Fprintf(out, "%29s  why: %s\n", "", d.Error)
 		}
+		if why := indexWhy(d.Index); d.State == "online" && why != "" {
+			fmt.Fprintf(out, "%29s  full: %s\n", "", why)
+		}
 	}
 	h := st.Heal
 	fmt.Fprintf(out, "\nheal queue         %d waiting, %d healed, %d retries, %d dropped\n",
@@ -464,4 +468,18 @@ func printNodes(out io.Writer, drives []engine.DriveStatus) {
 		}
 		fmt.Fprintf(out, "  node %-21s %d of %d drives online; %s\n", h, n.online, n.total, state)
 	}
+}
+
+// indexWhy explains a drive's index state (engine.DriveStatus.Index) in
+// admin status: "" for an index that takes every write.
+func indexWhy(index string) string {
+	switch index {
+	case "":
+		return ""
+	case drive.IndexReadOnly:
+		return "index read-only (disk full, no reserve): reads only, writes answer 507 until space is free"
+	case drive.IndexDeletesOnly:
+		return "index deletes-only (disk full, reserve in use): reads and deletions, new data answers 507 until space is free"
+	}
+	return "index " + index
 }

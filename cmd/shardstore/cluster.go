@@ -489,7 +489,12 @@ func (n *clusterNode) openEngine(cfg engine.Config, stderr io.Writer) (*engine.E
 	cfg.Drives = n.drives
 	cfg.SharedSync = n.sharedSync
 	cfg.Pools = n.top.Pools
+	freeDelay, err := testFreeDelay()
+	if err != nil {
+		return nil, err
+	}
 	cfg.Cluster = &engine.ClusterConfig{
+		FreeDelay:   freeDelay,
 		NewKeyPools: n.newKeyPools,
 		Locker:      lockerAdapter{n.locker},
 		FormatNew:   n.self == 0,

@@ -16,8 +16,11 @@ func testHooks(log *slog.Logger) error {
 	if err := wallclock.Check(); err != nil {
 		return fmt.Errorf("%s: %w", wallclock.EnvOffset, err)
 	}
+	if _, err := testFreeDelay(); err != nil {
+		return err
+	}
 	if wallclock.Hooked || drivefault.Hooked {
-		log.Warn("testhooks build: not for production (honours "+wallclock.EnvOffset+" and "+drivefault.EnvFile+")",
+		log.Warn("testhooks build: not for production (honours "+wallclock.EnvOffset+", "+drivefault.EnvFile+" and "+envTestFreeDelay+")",
 			"clock_offset", wallclock.Offset().String())
 	}
 	cpuProfileHook(log)

@@ -19,7 +19,16 @@
 // WAL's replay needs is opened read-only (pebble's Open would otherwise
 // retry the replay's flush for ever, and the process never start): the
 // drive serves reads, refuses writes with ErrDriveFull, and its index is
-// opened for writes again once space is free (indexfull.go).
+// opened for writes again once space is free (indexfull.go). So that a
+// full drive still takes deletions (the way out of a full cluster through
+// S3), each drive keeps a reserve file (.shardstore.sys/reserve, 16 MiB,
+// allocated while there is room): an index too full to open for writes
+// releases it and opens in deletes-only mode, taking deletions, delete
+// markers and small record changes but refusing with ErrDriveFull what
+// adds data (inline data, refs, uploads, parts, shard files), until the
+// filesystem has room for the reserve again (indexreserve.go). DiskInfo
+// says which state a full drive's index is in (Index: read-only or
+// deletes-only; admin status shows it).
 // The drives of a process that share a filesystem group-commit their
 // WAL syncs into one syncfs (sharedsync.go); a file beside them that is
 // no drive's (a notification queue's segment) can ride those syncs as a
@@ -104,10 +113,25 @@ type Format struct {
 	PoolID string `json:"poolID,omitempty"`
 }
 
-// DiskInfo reports capacity.
+// DiskInfo reports capacity, and whether the drive's index takes writes.
 type DiskInfo struct {
 	Total, Free, Used uint64
+	// Index is "" while the index takes every write; IndexReadOnly or
+	// IndexDeletesOnly while its disk is full (indexfull.go,
+	// indexreserve.go). Older nodes leave it out (JSON, omitempty).
+	Index string `json:",omitempty"`
 }
+
+// The DiskInfo.Index values of a full drive.
+const (
+	// IndexReadOnly: the index was opened read-only on a full disk with
+	// no reserve to release: reads only, every write refused (507).
+	IndexReadOnly = "read-only"
+	// IndexDeletesOnly: the index was opened on a full disk by releasing
+	// the drive's reserve: reads and deletions; writes that add data
+	// refused (507).
+	IndexDeletesOnly = "deletes-only"
+)
 
 // Table is one keyspace of a drive's index.
 type Table byte

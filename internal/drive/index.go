@@ -131,6 +131,10 @@ type index struct {
 	// readOnly is set when the index was opened read-only because its
 	// drive was full (indexfull.go); nil when open for writes.
 	readOnly *readOnlyState
+	// full is set when the index was opened for writes on a full drive
+	// by releasing its reserve: it takes only deletions until the
+	// reserve is back (indexreserve.go).
+	full *fullState
 	// fs and memtable are what it was opened with (reopenWhenSpace).
 	fs       vfs.FS
 	memtable uint64
@@ -203,7 +207,15 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 		// An existing index on a drive without the space its WAL's
 		// replay needs opens read-only: opened for writes, pebble's
 		// Open would retry the flush for ever (indexfull.go).
-		if full, free, need := tooFullToWrite(opts.FS, d.indexDir, idx.memtable); full {
+		full, free, need := tooFullToWrite(opts.FS, d.indexDir, idx.memtable)
+		if full && d.releaseReserve(free, need) {
+			if full, free, need = tooFullToWrite(opts.FS, d.indexDir, idx.memtable); !full {
+				fmt.Fprintf(os.Stderr, "shardstore: drive %s: index: the drive is full: released its reserve to open the index for deletions (%d bytes free, %d needed); writes that add data fail as a full drive's until space is free\n", d.root, free, need)
+				idx.full = &fullState{readOnlyState: readOnlyState{done: make(chan struct{})}}
+				idx.full.deletesOnly.Store(true)
+			}
+		}
+		if full {
 			fmt.Fprintf(os.Stderr, "shardstore: drive %s: index: opening it read-only: %d bytes free, %d needed to open it for writes; writes to this drive fail as a full drive's until space is free\n", d.root, free, need)
 			opts.ReadOnly = true
 			idx.readOnly = &readOnlyState{done: make(chan struct{})}
@@ -221,6 +233,9 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 		}
 		return nil, d.indexError("open", err)
 	}
+	if idx.readOnly == nil && idx.full == nil {
+		d.ensureReserve(idx)
+	}
 	return idx, nil
 }
 
@@ -228,6 +243,7 @@ func (d *Local) openIndex(mustExist bool) (*index, error) {
 // since pebble's state is then undefined and Close may block or panic.
 func (idx *index) close() error {
 	idx.readOnly.stop()
+	idx.full.stopFull()
 	if idx.broken.Load() != nil {
 		go func() {
 			_ = runGuarded(idx.db.Close)
@@ -295,6 +311,8 @@ func (d *Local) indexError(op string, err error) error {
 		return fmt.Errorf("drive %s: index %s: %w (%w): %s", d.root, op, ErrFileCorrupt, ErrDriveFaulty, msg)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return fmt.Errorf("drive %s: index %s: %w: %s", d.root, op, ErrDriveFull, msg)
+	case errors.Is(err, errDeletesOnly):
+		return fmt.Errorf("drive %s: index %s: %w: %w", d.root, op, ErrDriveFull, errDeletesOnly)
 	case isReadOnly(err):
 		return fmt.Errorf("drive %s: index %s: %w: %w", d.root, op, ErrDriveFull, errIndexReadOnly)
 	}
@@ -535,6 +553,9 @@ func (d *Local) Apply(ctx context.Context, b *Batch) error {
 	return d.withIndex("apply", true, func(db *pebble.DB) error {
 		// Whether or not the commit succeeds, the cached values of its
 		// keys may be stale after it.
+		if st := d.idx.full; st != nil && st.deletesOnly.Load() && addsData(b) {
+			return errDeletesOnly
+		}
 		defer d.idx.forget(b)
 		defer d.idx.changes.committed(b)
 		for _, c := range b.Conds {

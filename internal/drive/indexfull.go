@@ -125,6 +125,10 @@ func (d *Local) reopenWhenSpace(idx *index) {
 		case next == nil:
 			fmt.Fprintf(os.Stderr, "shardstore: drive %s: index: cannot open it for writes: %v\n", d.root, d.indexErr)
 			return // the next ReadFormat (Health's probe) tries again
+		case next.full != nil:
+			fmt.Fprintf(os.Stderr, "shardstore: drive %s: index: open for deletions (its reserve released); every write once space is free\n", d.root)
+			go d.restoreReserveWhenSpace(next)
+			return
 		case next.readOnly == nil:
 			fmt.Fprintf(os.Stderr, "shardstore: drive %s: index: open for writes again (space is free)\n", d.root)
 			return

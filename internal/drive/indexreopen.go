@@ -75,6 +75,7 @@ func (d *Local) retiredLocked() bool {
 // when its Close has returned (whatever it returned, or a panic).
 func (idx *index) retire() <-chan struct{} {
 	idx.readOnly.stop()
+	idx.full.stopFull()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -258,9 +258,7 @@ func (d *Local) loadLocked() {
 			d.indexErr = d.makeDataDirs()
 			if d.indexErr == nil {
 				d.idx, d.indexErr = d.openIndex(true)
-				if d.idx != nil && d.idx.readOnly != nil {
-					go d.reopenWhenSpace(d.idx)
-				}
+				d.watchSpace(d.idx)
 			}
 		}
 	case errors.Is(err, ErrUnformatted):
@@ -771,7 +769,14 @@ func (d *Local) DiskInfo(ctx context.Context) (DiskInfo, error) {
 	bs := uint64(st.Bsize)
 	total := st.Blocks * bs
 	free := st.Bavail * bs
-	return DiskInfo{Total: total, Free: free, Used: total - st.Bfree*bs}, nil
+	di := DiskInfo{Total: total, Free: free, Used: total - st.Bfree*bs}
+	switch {
+	case d.ReadOnly():
+		di.Index = IndexReadOnly
+	case d.deletesOnly():
+		di.Index = IndexDeletesOnly
+	}
+	return di, nil
 }
 
 func (d *Local) syncDir(dir string) error {

@@ -115,6 +115,9 @@ func (d *Local) CreateShard(ctx context.Context, ref ShardRef) (FileWriter, erro
 	if err := d.shardReady(); err != nil {
 		return nil, err
 	}
+	if d.deletesOnly() {
+		return nil, fmt.Errorf("drive %s: create shard %s.%d: %w: %w", d.root, ref.ID, ref.Part, ErrDriveFull, errDeletesOnly)
+	}
 	fail := func(err error) (FileWriter, error) {
 		if errors.Is(err, ErrNotFound) {
 			if rerr := d.verify(); rerr != nil {

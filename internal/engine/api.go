@@ -693,6 +693,11 @@ type DriveStatus struct {
 	Total    uint64 `json:"total"` // filesystem capacity; 0 when unknown
 	Free     uint64 `json:"free"`
 	Used     uint64 `json:"used"`
+	// Index is set while the drive's disk is full and its index does not
+	// take every write: "read-only" (reads only) or "deletes-only"
+	// (reads and deletions; its reserve in use). An online drive either
+	// way: it serves reads; writes to it answer as a full drive's.
+	Index string `json:"index,omitempty"`
 }
 
 // ObjectReader streams (part of) an object; Close must be called.

@@ -193,9 +193,13 @@
 // enough to resolve the version and pin its data ids, then streams
 // without any lock: an overwrite or delete proceeds, and the replaced
 // data is freed when the last reader unpins it (in a cluster, not before
-// ClusterConfig.FreeDelay, 10 minutes, for readers on other nodes; frees
-// still waiting when the engine closes are dropped, and their files are
-// orphans for the scanner). A free that finds its drive offline is tried
+// ClusterConfig.FreeDelay, 10 minutes, for readers on other nodes). In a
+// cluster the batch that drops a version from a drive also queues its
+// free on that drive (TableSystem "freeq/<due>/<id>", freequeue.go), and
+// the node the drive is attached to frees what is still queued FreeDelay
+// after it came due: frees pending when a node is killed or restarted
+// are no longer left to the scanner's orphan sweep (an hour). On a single
+// node frees run at once and nothing is queued. A free that finds its drive offline is tried
 // again every minute for half an hour (deleteFreed): a drive offline
 // because it is full comes back only when such frees run.
 //
@@ -252,7 +256,10 @@
 // fails is replaced by the next online one, one failing mid-walk is
 // dropped while enough remain; below listQuorum the listing fails with
 // ErrReadQuorum (503). A key whose quorum read fails is left out (and
-// healed) only when every drive that could complete a quorum answered;
+// healed) only when every drive that could complete a quorum answered
+// and a second read found the same records (a damaged key is stable; a
+// read that straddled another write's commit and settling is not, and
+// is read again, up to 4 times, then 503: list_reread.go, finding L3);
 // otherwise the listing fails, as a GET of the key would.
 //
 // List read-ahead: once a ListObjects page (ListOptions.ReadAhead) is

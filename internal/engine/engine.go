@@ -265,6 +265,7 @@ func New(cfg Config) (*Engine, error) {
 	e.listVerify.Store(unclean)
 	e.startJobs(cfg.Heal, unclean)
 	e.startDecom()
+	e.startFreeSweep()
 	return e, nil
 }
 

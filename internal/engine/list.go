@@ -506,10 +506,16 @@ func (sl *setLister) next(ctx context.Context) (*listEntry, *meta.Object, error)
 			return &listEntry{key: key, pending: pending}, first, nil
 		}
 		st, err := sl.e.readObject(ctx, sl.set, sl.bucket, key)
+		stable := false
+		if errors.Is(err, ErrReadQuorum) && !mayHideVersion(st, sl.set) {
+			// A key a write is changing under the read, or a damaged
+			// one? Only the second is left out (list_reread.go, L3).
+			st, stable, err = sl.e.rereadUnsettled(ctx, sl.set, sl.bucket, key, st)
+		}
 		if errors.Is(err, ErrObjectNotFound) {
 			continue
 		}
-		if errors.Is(err, ErrReadQuorum) && !mayHideVersion(st, sl.set) {
+		if stable && errors.Is(err, ErrReadQuorum) && !mayHideVersion(st, sl.set) {
 			// One damaged key must not fail the whole listing: it is
 			// left out (it could not be read anyway, and every drive
 			// answered, so it holds no version with quorum) and healed.

@@ -531,6 +531,7 @@ func (e *Engine) CompleteMultipartUpload(ctx context.Context, bucket, key, uploa
 			}
 		}
 		dropVersions(b, unlisted[p], nil)
+		e.queueFrees(b, unlisted[p], nil)
 	}
 	lctx, unlock, err := e.locks.LockCtx(ctx, lockName(bucket, key))
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 // Pins are per process: in a cluster a reader on another node is not
 // seen, so frees wait delay first (a GET streaming through another node
 // keeps its bytes for that long). Frees still waiting when the engine
-// closes are dropped; their files are orphans the scanner removes.
+// closes are dropped here; in a cluster each is also queued on its drive
+// (freequeue.go), and the drive's node frees it after a restart.
 type pinSet struct {
 	mu      sync.Mutex
 	readers map[string]int

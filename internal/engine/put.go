@@ -914,6 +914,7 @@ func (e *Engine) commitMeta(ctx context.Context, set *erasureSet, bucket, key st
 		if nulls != nil && nulls[p] != nil {
 			b.Delete(drive.TableVersions, nulls[p].key)
 			dropVersions(b, []*meta.Object{nulls[p].m}, nil)
+			e.queueFrees(b, []*meta.Object{nulls[p].m}, nil)
 		}
 		for _, id := range newIDs {
 			b.Put(drive.TableRefs, id, []byte(req.owner))
@@ -1067,6 +1068,7 @@ func (e *Engine) applyDropping(ctx context.Context, d drive.Drive, b *drive.Batc
 // (a node's group call, applyGroups).
 func (e *Engine) applyDroppingWith(apply func(*drive.Batch) error, d drive.Drive, b *drive.Batch, versions []*meta.Object, keep map[string]bool) error {
 	dropVersions(b, versions, keep)
+	e.queueFrees(b, versions, keep)
 	if b.Len() == 0 {
 		return nil
 	}
@@ -1107,15 +1109,7 @@ func shardRefs(m *meta.Object) []drive.ShardRef {
 // freeData removes the shard files of versions from d, except data ids in
 // keep, once no reader pins them.
 func (e *Engine) freeData(d drive.Drive, versions []*meta.Object, keep map[string]bool) {
-	byID := map[string][]drive.ShardRef{}
-	for _, v := range versions {
-		for _, r := range shardRefs(v) {
-			if !keep[r.ID] {
-				byID[r.ID] = append(byID[r.ID], r)
-			}
-		}
-	}
-	for id, refs := range byID {
+	for id, refs := range freedRefs(versions, keep) {
 		e.pins.free(id, func() { e.deleteFreed(d, id, refs, 0) })
 	}
 }

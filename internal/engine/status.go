@@ -84,7 +84,7 @@ func (e *Engine) DriveStatus(ctx context.Context) []DriveStatus {
 					ds.Error = err.Error()
 				}
 			} else if info, err := d.DiskInfo(ctx); err == nil {
-				ds.Total, ds.Free, ds.Used = info.Total, info.Free, info.Used
+				ds.Total, ds.Free, ds.Used, ds.Index = info.Total, info.Free, info.Used, info.Index
 			} else if online(ctx, d) != nil {
 				// The drive failed just now (a node that died since this
 				// one last used its drives): report what this call found.

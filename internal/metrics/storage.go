@@ -25,6 +25,7 @@ type storageCollector struct {
 
 	drivesOnline, drivesOffline, writeQuorum, readQuorum *prometheus.Desc
 	driveOnline, driveFree, driveTotal                   *prometheus.Desc
+	driveFull                                            *prometheus.Desc
 	healQueue, healDropped, scanRunning, scanDone        *prometheus.Desc
 	scanTotal, scanCycles, scanLastEnd                   *prometheus.Desc
 }
@@ -39,6 +40,7 @@ func RegisterStorage(reg prometheus.Registerer, src Storage) error {
 		writeQuorum:   prometheus.NewDesc("shardstore_set_write_quorum_available", "1 when the set has enough drives online to accept writes, else 0.", set, nil),
 		readQuorum:    prometheus.NewDesc("shardstore_set_read_quorum_available", "1 when the set has enough drives online to serve reads, else 0.", set, nil),
 		driveOnline:   prometheus.NewDesc("shardstore_drive_online", "1 when the drive serves requests, else 0.", drive, nil),
+		driveFull:     prometheus.NewDesc("shardstore_drive_index_full", "1 while the drive's disk is full and its index takes reads and deletions only (read-only or deletes-only; admin status says which), else 0.", drive, nil),
 		driveFree:     prometheus.NewDesc("shardstore_drive_free_bytes", "Free bytes on the drive's filesystem (online drives only).", drive, nil),
 		driveTotal:    prometheus.NewDesc("shardstore_drive_total_bytes", "Size of the drive's filesystem (online drives only).", drive, nil),
 		healQueue:     prometheus.NewDesc("shardstore_heal_queue_length", "Objects waiting in the heal queue.", nil, nil),
@@ -57,7 +59,7 @@ func RegisterStorage(reg prometheus.Registerer, src Storage) error {
 
 func (c *storageCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.drivesOnline, c.drivesOffline, c.writeQuorum, c.readQuorum,
-		c.driveOnline, c.driveFree, c.driveTotal, c.healQueue, c.healDropped, c.scanRunning,
+		c.driveOnline, c.driveFull, c.driveFree, c.driveTotal, c.healQueue, c.healDropped, c.scanRunning,
 		c.scanDone, c.scanTotal, c.scanCycles, c.scanLastEnd} {
 		ch <- d
 	}
@@ -87,6 +89,7 @@ func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
 		labels := []string{strconv.Itoa(d.Set), strconv.Itoa(d.Slot), d.Path}
 		on := d.State == "online"
 		ch <- gauge(c.driveOnline, boolValue(on), labels...)
+		ch <- gauge(c.driveFull, boolValue(on && d.Index != ""), labels...)
 		if on && d.Total > 0 {
 			ch <- gauge(c.driveFree, float64(d.Free), labels...)
 			ch <- gauge(c.driveTotal, float64(d.Total), labels...)

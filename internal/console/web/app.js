@@ -751,7 +751,7 @@ async function opsPage(main) {
         el("thead", {}, el("tr", {}, ["Drive", "Set", "Slot", "State", "Used", "Free", "Errors"].map((h) => el("th", { text: h })))),
         el("tbody", {}, s.drives.map((d) => el("tr", { class: d.state === "online" ? "" : "offline" },
           el("td", { class: "path", text: d.path }), el("td", { text: d.set }), el("td", { text: d.slot }),
-          el("td", {}, el("span", { class: "pill " + (d.state === "online" ? "ok" : "bad"), text: d.state })),
+          el("td", {}, el("span", { class: "pill " + (d.state !== "online" ? "bad" : d.index ? "warn" : "ok"), text: d.state + (d.state === "online" && d.index ? " (full: " + d.index + ")" : "") })),
           el("td", { class: "num", text: d.total ? fmtBytes(d.used) : "—" }), el("td", { class: "num", text: d.total ? fmtBytes(d.free) : "—" }),
           el("td", { class: "err", text: d.error || (d.faults || d.timeouts ? d.faults + " faults, " + d.timeouts + " timeouts" : "") }))))));
     const scan = H.scan_running
