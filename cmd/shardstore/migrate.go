@@ -118,6 +118,11 @@ func runMigrate(args []string) error {
 	if err != nil {
 		return fmt.Errorf("KMS key for encrypted objects: %w", err)
 	}
+	if cluster.IsCluster(paths) {
+		// The endpoints as given: an argument with ellipses over the
+		// nodes is a server pool (cluster.Parse groups them).
+		paths = drives
+	}
 	opts := migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys,
 		Address: *address, PeerKey: key, Pools: pools, PoolArgs: poolArgs}
 	if hasKMS {

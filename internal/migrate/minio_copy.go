@@ -112,6 +112,11 @@ func (a *adopter) copyVersion(set int, bucket, rel string, c *candidate, base *m
 // the version's (a resumed run writes the same names).
 func (a *adopter) copyFromPool(src *adopter, set int, bucket, rel string, c *candidate, base *meta.Object) (*copiedVersion, error) {
 	o := c.ver.Object
+	if a.cl != nil && !o.Inline() {
+		// Its shards are on every node's drives; the staged copies hold
+		// MinIO's metadata only (inline data included).
+		return nil, fmt.Errorf("%w: its data is in part files on every node's drives: copying it between pools is not supported yet for a node's share of a cluster (copy the key with from-s3)", errNotCopyable)
+	}
 	n := a.setSize
 	parity := defaultParity(n)
 	dist := make([]int, n)
@@ -172,6 +177,12 @@ func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *c
 		stored = sse.EncryptedSize(actual)
 	}
 	inline := len(o.Parts) == 1 && coder.ShardFileSize(stored)+coder.Blocks(stored)*int64(algo.Size()) <= a.opts.InlineLimit
+	if a.cl != nil && !inline {
+		// A node's share of a cluster writes only its own drives' shards;
+		// shard files for the others' drives would land in their staged
+		// copies. Every node decides this alike.
+		return nil, fmt.Errorf("%w: its copy would not fit in the records (%d bytes): copying a version between pools into shard files is not supported yet for a node's share of a cluster", errNotCopyable, actual)
+	}
 	m.Inline, m.InlineData = inline, nil
 	out := &copiedVersion{m: &m}
 	if inline {

@@ -3,7 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,12 +44,25 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 		return nil, fmt.Errorf("migrate: %d pools but %d pool arguments", len(opts.Pools), len(opts.PoolArgs))
 	}
 	ps := &poolSet{args: opts.PoolArgs}
+	slotOff := 0
 	for i, drives := range opts.Pools {
 		o := opts
 		o.Drives, o.Pools, o.PoolArgs = drives, nil, nil
 		sub := &adopter{opts: o, start: a.start, last: a.last, poolSet: ps, pool: i}
+		if a.cl != nil {
+			// A node's share of a multi-node deployment: the pool's slots
+			// follow the pools before it; the other nodes' drives are
+			// read from their staged packs.
+			sub.cl, sub.packs, sub.slotOff = a.cl, a.packs, slotOff
+		}
+		slotOff += len(drives)
 		if err := sub.orderDrives(); err != nil {
 			return nil, fmt.Errorf("pool %d (%s): %w", i+1, ps.args[i], err)
+		}
+		if sub.cl != nil {
+			if err := sub.checkClusterOrder(); err != nil {
+				return nil, fmt.Errorf("pool %d (%s): %w", i+1, ps.args[i], err)
+			}
 		}
 		ps.all = append(ps.all, sub)
 	}
@@ -84,7 +97,7 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 	}
 	names := map[string]bool{}
 	for _, p := range ps.all {
-		for _, b := range majorityBuckets(p.paths) {
+		for _, b := range majorityBuckets(p.paths, p.readDir) {
 			names[b] = true
 		}
 	}
@@ -241,9 +254,6 @@ func (a *adopter) checkPools() error {
 	}
 	if len(pm.Pools) < 2 {
 		return nil
-	}
-	if a.cl != nil {
-		return fmt.Errorf("%w: the deployment has %d server pools (.minio.sys/pool.bin): %s", ErrRefused, len(pm.Pools), clusterPoolsRefusal)
 	}
 	arg := strings.Join(a.opts.Drives, " ")
 	if len(a.opts.PoolArgs) == 1 {
@@ -411,9 +421,9 @@ func describePools(pm *minioformat.PoolMeta) string {
 }
 
 // majorityBuckets are the top-level directories on a majority of paths.
-func majorityBuckets(paths []string) []string {
+func majorityBuckets(paths []string, readDir func(string) ([]fs.DirEntry, error)) []string {
 	var out []string
-	for b, c := range bucketDirs(paths, os.ReadDir) {
+	for b, c := range bucketDirs(paths, readDir) {
 		if c > len(paths)/2 {
 			out = append(out, b)
 		}
