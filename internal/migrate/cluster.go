@@ -265,6 +265,19 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 		a.opts.PoolArgs = []string{strings.Join(c.args, " ")}
 		rep, err = a.adopt(ctx)
 	}
+	if errors.Is(err, ErrRefused) {
+		// Every node refuses alike, from the same files, but not at the
+		// same moment: stay until every other node has copied this
+		// node's drives, so that their runs reach the same refusal
+		// rather than wait for ever for this one.
+		if nerr := <-notified; nerr == nil && c.waitHeard(ctx) == nil {
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+		}
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -152,6 +152,10 @@ func (m *minioClusterPools) startShardstore(t *testing.T) (*server, []*server) {
 // at random writes, while staging and while adopting, and run again until
 // it completes; the others wait for it. Then the deep heal is clean, and
 // --finish on every node leaves a cluster that serves it all.
+//
+// Before that: one pool's endpoints alone are refused on every node
+// (pool.bin lists both), and dry runs on every node agree and write
+// nothing.
 func TestMigrateFromMinIOClusterPools(t *testing.T) {
 	if clusterNodes > 0 {
 		t.Skipf("starts its own 4 nodes on the fixture's drives (SHARDSTORE_E2E_CLUSTER=%d changes nothing for it): it runs in the single-node pass", clusterNodes)
@@ -164,6 +168,34 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 	}
 
 	before := treeSum(t, m.dir)
+	// One pool's endpoints alone, on every node: refused (pool.bin lists
+	// two pools, the other not decommissioned), the same on every node.
+	outs := make([]string, clusterFixtureNodes)
+	errs := make([]error, clusterFixtureNodes)
+	done := make(chan int, clusterFixtureNodes)
+	perPool := len(m.endpoints) / 2
+	for n := range clusterFixtureNodes {
+		go func() {
+			args := []string{"migrate", "from-minio", "--dry-run", "--address", "127.0.0.1:" + m.ports[n]}
+			cmd := exec.Command(binary, append(args, m.endpoints[:perPool]...)...)
+			serverbin.DieWithParent(cmd)
+			cmd.Env = append(os.Environ(), serverEnv()...)
+			b, err := cmd.CombinedOutput()
+			outs[n], errs[n] = string(b), err
+			done <- n
+		}()
+	}
+	for range clusterFixtureNodes {
+		<-done
+	}
+	for n := range clusterFixtureNodes {
+		if errs[n] == nil || !strings.Contains(outs[n], "not adoptable: the deployment has 2 server pools") {
+			t.Fatalf("node %d, pool 1's endpoints alone: %v, want a refusal naming pool 2:\n%s", n+1, errs[n], outs[n])
+		}
+	}
+	if after := treeSum(t, m.dir); after != before {
+		t.Fatal("a refused dry run changed the drives")
+	}
 	for n, out := range m.migrateAll(t, "--dry-run") {
 		if !strings.Contains(out, "2 server pools") || !strings.Contains(out, fmt.Sprintf(" %d versions,", versions)) ||
 			!strings.Contains(out, "refused: 0") || !regexp.MustCompile(`\([1-9][0-9]* keys with versions in several pools`).MatchString(out) {
@@ -176,9 +208,8 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 
 	seed := migrateKillSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	outs := make([]string, clusterFixtureNodes)
-	errs := make([]error, clusterFixtureNodes)
-	done := make(chan int, clusterFixtureNodes)
+	outs = make([]string, clusterFixtureNodes)
+	errs = make([]error, clusterFixtureNodes)
 	for n := 1; n < clusterFixtureNodes; n++ {
 		go func() {
 			b, err := m.migrateCmd(n).CombinedOutput()
