@@ -166,9 +166,10 @@
 //   - Every pool's drives are formatted and marked "adopting" before the
 //     first pool's keys are adopted (markAdopting), so a server started
 //     on them before the end refuses all of them.
-//   - Bucket metadata is read from whichever pool holds it (MinIO keeps
-//     a .minio.sys object in one pool: readSysObject), and every pool's
-//     drives get the record of every bucket of any pool.
+//   - Bucket metadata is read from the pool holding its newest version
+//     (MinIO writes a .minio.sys object into a pool it picks each time,
+//     so a stale copy can be left in another: readSysObject), and every
+//     pool's drives get the record of every bucket of any pool.
 //   - A key found in several pools (MinIO, at least the release the
 //     fixtures were made with, puts a new version of an existing key in
 //     a pool picked by free space, and merges the pools' versions when

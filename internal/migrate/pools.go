@@ -22,7 +22,7 @@ import (
 // drive ids, so a resumed run writes the same), and each key stays in
 // the pool MinIO had it in, where the engine finds it (it looks a key up
 // in every pool; docs/pools.md). What the pools share is read across
-// them: a bucket's .metadata.bin lives in one pool only (the pool MinIO
+// them: a bucket's .metadata.bin is in the pool MinIO last wrote it to (the pool MinIO
 // put that object in), so every pool's adopter reads it from whichever
 // pool holds it, and every pool's drives get the record of every bucket
 // of the deployment. pool.bin (the same object in every pool: the pools
@@ -195,20 +195,29 @@ func (t *Report) merge(r *Report) {
 }
 
 // readSysObject reads an object of MinIO's .minio.sys volume: from this
-// pool's drives, or in a multi-pool adoption from the first pool (in
-// argument order) that holds it, since MinIO keeps each such object in
-// one pool (bucket metadata in whichever pool it was first written to).
+// pool's drives, or in a multi-pool adoption from the pool holding its
+// newest version: MinIO writes such an object into a pool it picks by
+// free space, each time, so a bucket's .metadata.bin can be in several
+// pools, the older copies stale (the minio-4nodes-pools fixture has the
+// bucket's creation in pool 1 and its versioning, written later, in
+// pool 2).
 func (a *adopter) readSysObject(rel string) ([]byte, bool, error) {
 	if a.poolSet == nil {
 		return a.readPoolSysObject(rel)
 	}
+	var best []byte
+	var bestAt int64
+	found := false
 	for _, p := range a.poolSet.all {
-		data, found, err := p.readPoolSysObject(rel)
-		if found || err != nil {
-			return data, found, err
+		data, at, ok, err := p.readPoolSysObjectAt(rel)
+		if err != nil {
+			return nil, true, err
+		}
+		if ok && (!found || at > bestAt) {
+			best, bestAt, found = data, at, true
 		}
 	}
-	return nil, false, nil
+	return best, found, nil
 }
 
 // poolMeta reads pool.bin: every pool holds a copy (MinIO writes it to
@@ -499,15 +508,33 @@ func (a *adopter) mergePools(bucket, rel string, kept []*candidate) (merged []*c
 		return nil, nil, false, ""
 	}
 	owner := all[0].p
-	if owner != a {
-		return nil, nil, true, ""
-	}
 	seen := map[[16]byte]bool{}
+	var kept2 []held
 	for _, h := range all {
 		if seen[h.c.ver.Header.VersionID] {
 			continue // an older copy of a version another pool holds newer
 		}
 		seen[h.c.ver.Header.VersionID] = true
+		kept2 = append(kept2, h)
+	}
+	if a.cl != nil {
+		// A node's share of a cluster moves a version between pools only
+		// when its data is in the staged metadata; every pool of every
+		// node decides this alike, so that no pool journals (for
+		// --finish) a key its owner refuses.
+		for _, h := range kept2 {
+			if h.p == owner || h.c.ver.Object == nil {
+				continue
+			}
+			if why := owner.clusterMoveRefusal(h.c.ver.Object); why != "" {
+				return nil, nil, false, fmt.Sprintf("version %s in pool %d, to be moved into pool %d: %s", h.c.ver.ID(), h.p.pool+1, owner.pool+1, why)
+			}
+		}
+	}
+	if owner != a {
+		return nil, nil, true, ""
+	}
+	for _, h := range kept2 {
 		merged = append(merged, h.c)
 		if h.p == a {
 			from = append(from, nil)

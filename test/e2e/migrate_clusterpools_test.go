@@ -153,6 +153,9 @@ func (m *minioClusterPools) startShardstore(t *testing.T) (*server, []*server) {
 // it completes; the others wait for it. Then the deep heal is clean, and
 // --finish on every node leaves a cluster that serves it all.
 //
+// bigsplit-N.bin, whose versions with part files MinIO put in both pools,
+// is refused on every node (moving its older version needs every node's
+// shards) and keeps MinIO's files after --finish in both pools.
 // Before that: one pool's endpoints alone are refused on every node
 // (pool.bin lists both), and dry runs on every node agree and write
 // nothing.
@@ -161,10 +164,24 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 		t.Skipf("starts its own 4 nodes on the fixture's drives (SHARDSTORE_E2E_CLUSTER=%d changes nothing for it): it runs in the single-node pass", clusterNodes)
 	}
 	m := unpackMinIOClusterPools(t)
-	exp := m.exp
+	// bigsplit-N.bin has versions with part files in both pools: moving
+	// the older into the newer one's pool needs every node's shards, so
+	// every node refuses it, and it stays MinIO's (its files untouched,
+	// even by --finish). The rest is adopted.
+	exp, refusedKey := withoutKeys(t, m.exp, "bigsplit-")
 	versions := 0
 	for _, b := range exp.Buckets {
 		versions += len(b.Versions)
+	}
+	refusedLine := regexp.MustCompile(`(?m)^\s*refused (\S+): (.*)$`)
+	onlyBigsplit := func(n int, out string) {
+		t.Helper()
+		got := refusedLine.FindAllStringSubmatch(out, -1)
+		for _, r := range got {
+			if r[1] != "pooled/"+refusedKey || !strings.Contains(r[2], "part files on every node's drives") {
+				t.Fatalf("node %d: refused %s: %s; want only pooled/%s, for its part files\n%s", n+1, r[1], r[2], refusedKey, out)
+			}
+		}
 	}
 
 	before := treeSum(t, m.dir)
@@ -198,9 +215,10 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 	}
 	for n, out := range m.migrateAll(t, "--dry-run") {
 		if !strings.Contains(out, "2 server pools") || !strings.Contains(out, fmt.Sprintf(" %d versions,", versions)) ||
-			!strings.Contains(out, "refused: 0") || !regexp.MustCompile(`\([1-9][0-9]* keys with versions in several pools`).MatchString(out) {
-			t.Fatalf("node %d dry run: want 2 pools, %d versions, keys in both pools, none refused:\n%s", n+1, versions, out)
+			!strings.Contains(out, "refused: 2;") || !regexp.MustCompile(`\([1-9][0-9]* keys with versions in several pools`).MatchString(out) {
+			t.Fatalf("node %d dry run: want 2 pools, %d versions, keys in both pools, %s refused in each pool:\n%s", n+1, versions, refusedKey, out)
 		}
+		onlyBigsplit(n, out)
 	}
 	if after := treeSum(t, m.dir); after != before {
 		t.Fatal("--dry-run changed the drives")
@@ -251,9 +269,10 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 	}
 	t.Logf("node 1 killed %d times (seed %d); its completing run:\n%s", kills, seed, outs[0])
 	for n, out := range outs {
-		if !strings.Contains(out, "refused: 0") || !strings.Contains(out, "every node has its copy of this node's metadata") {
+		if !strings.Contains(out, "every node has its copy of this node's metadata") {
 			t.Fatalf("node %d adoption report:\n%s", n+1, out)
 		}
+		onlyBigsplit(n, out)
 	}
 	for n, out := range m.migrateAll(t) {
 		if !strings.Contains(out, "already adopted") {
@@ -282,12 +301,48 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 	for n := range clusterFixtureNodes {
 		for p := range 2 {
 			for d := range clusterPoolsPerNode {
-				if ents, _ := filepath.Glob(filepath.Join(m.drive(n, p, d), "pooled", "*", "xl.meta")); len(ents) != 0 {
-					t.Fatalf("node %d pool %d drive %d: MinIO's xl.meta left after --finish: %v", n+1, p+1, d+1, ents)
+				ents, _ := filepath.Glob(filepath.Join(m.drive(n, p, d), "pooled", "*", "xl.meta"))
+				if want := filepath.Join(m.drive(n, p, d), "pooled", refusedKey, "xl.meta"); len(ents) != 1 || ents[0] != want {
+					t.Fatalf("node %d pool %d drive %d: MinIO's xl.meta after --finish: %v, want the refused key's only (%s)", n+1, p+1, d+1, ents, want)
 				}
 			}
 		}
 	}
 	s, _ = m.startShardstore(t)
 	checkAdopted(t, s, exp, true)
+}
+
+// withoutKeys is exp without the keys that start with prefix (there must
+// be exactly one such key), and that key.
+func withoutKeys(t *testing.T, exp *miniofixture.Expected, prefix string) (*miniofixture.Expected, string) {
+	t.Helper()
+	out := *exp
+	out.Buckets = nil
+	found := map[string]bool{}
+	for _, b := range exp.Buckets {
+		nb := b
+		nb.Objects, nb.Versions = nil, nil
+		for _, o := range b.Objects {
+			if strings.HasPrefix(o.Key, prefix) {
+				found[o.Key] = true
+				continue
+			}
+			nb.Objects = append(nb.Objects, o)
+		}
+		for _, v := range b.Versions {
+			if strings.HasPrefix(v.Key, prefix) {
+				found[v.Key] = true
+				continue
+			}
+			nb.Versions = append(nb.Versions, v)
+		}
+		out.Buckets = append(out.Buckets, nb)
+	}
+	if len(found) != 1 {
+		t.Fatalf("fixture: keys starting %q: %v, want one", prefix, found)
+	}
+	for k := range found {
+		return &out, k
+	}
+	return nil, ""
 }

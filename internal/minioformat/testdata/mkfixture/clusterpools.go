@@ -125,7 +125,8 @@ func spawnWrapped(argv []string, logPath string, env []string) (*server, error) 
 }
 
 // fillClusterPools (-fill clusterpools): a versioned bucket holding, in
-// every pool, a key with a version of part files (not inline), and keys
+// every pool, a key with a version of part files (not inline), a key of
+// two such versions in both pools (bigsplit-N.bin), and keys
 // of three small (inline) versions each, written until one of them has
 // versions in both pools (MinIO puts a new version of an existing key
 // in a pool it picks by free space), plus a delete marker on one.
@@ -142,6 +143,31 @@ func (f *filler) fillClusterPools() error {
 		return err
 	}); err != nil {
 		return err
+	}
+	// A key of two versions with part files (not inline) in both
+	// pools: moving its older version needs every node's shards, which
+	// a node's share of a cluster cannot read: the adoption refuses it.
+	for n := 0; ; n++ {
+		if n == 40 {
+			return fmt.Errorf("40 keys of 2 big versions written, none with versions in several pools")
+		}
+		key := fmt.Sprintf("bigsplit-%d.bin", n)
+		held := map[int]bool{}
+		for v := range 2 {
+			if _, err := f.put(b, key, body(fmt.Sprintf("%s/%s#%d", b, key, v+1), 300*kib)); err != nil {
+				return err
+			}
+			for p, dirs := range f.poolDirs {
+				for _, d := range dirs {
+					if _, err := os.Stat(filepath.Join(d, b, key, "xl.meta")); err == nil {
+						held[p] = true
+					}
+				}
+			}
+		}
+		if len(held) > 1 {
+			break
+		}
 	}
 	split := 0
 	for n := 0; split < 2; n++ {
