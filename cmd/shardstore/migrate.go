@@ -40,7 +40,8 @@ func runMigrate(args []string) error {
 		"which node this is when the host names do not. The nodes copy each other's MinIO metadata\n" +
 		"(not the object data) over their endpoints' ports, decide every object alike, and each\n" +
 		"adopts its own drives; each waits until every node has its copy. Then start\n" +
-		"shardstore server with the same endpoints on every node.\n" +
+		"shardstore server with the same endpoints on every node. Several server pools: one argument\n" +
+		"per pool, http://node{1...4}:9000/p1/d{1...2} http://node{1...4}:9000/p2/d{1...2}.\n" +
 		"Versions MinIO encrypted (SSE-S3, SSE-KMS) are copied, decrypted and encrypted again, when the\n" +
 		"environment gives the KMS key MinIO ran with (MINIO_KMS_SECRET_KEY=NAME:BASE64, or\n" +
 		"SHARDSTORE_KMS_SECRET_KEY_FILE with that line); start the server with it too. SSE-C versions\n" +
@@ -117,6 +118,11 @@ func runMigrate(args []string) error {
 	builtin, hasKMS, err := kms.LoadBuiltin(os.Getenv, os.ReadFile)
 	if err != nil {
 		return fmt.Errorf("KMS key for encrypted objects: %w", err)
+	}
+	if cluster.IsCluster(paths) {
+		// The endpoints as given: an argument with ellipses over the
+		// nodes is a server pool (cluster.Parse groups them).
+		paths = drives
 	}
 	opts := migrate.Options{Drives: paths, DryRun: *dry, Finish: *finish, Owner: *owner, Out: os.Stdout, UploadKeys: keys,
 		Address: *address, PeerKey: key, Pools: pools, PoolArgs: poolArgs}

@@ -48,7 +48,8 @@
 // is a server pool of its own; arguments naming one node each
 // (http://a:9000/d{1...4} http://b:9000/d{1...4}) are one pool together,
 // until an argument with ellipses names a node the run already has,
-// which starts the next pool (poolArgs). Topology.Pools has their drive counts, and the
+// which starts the next pool (poolArgs; PoolArgs gives the groups, for the MinIO adoption's
+// pool.bin check). Topology.Pools has their drive counts, and the
 // drives of each pool are interleaved across its nodes as above, pool
 // after pool. The engine gets the pools with the drives (docs/pools.md).
 //

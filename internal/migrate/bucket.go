@@ -120,6 +120,13 @@ func canonicalTagging(doc []byte) (string, error) {
 // It lives in the set MinIO's placement picks for its name, like any
 // object.
 func (a *adopter) readPoolSysObject(rel string) ([]byte, bool, error) {
+	data, _, found, err := a.readPoolSysObjectAt(rel)
+	return data, found, err
+}
+
+// readPoolSysObjectAt is readPoolSysObject with the version's
+// modification time (MinIO's xl.meta time), for choosing between pools.
+func (a *adopter) readPoolSysObjectAt(rel string) ([]byte, int64, bool, error) {
 	paths := a.setPaths(a.setOf(minioSys, rel))
 	metas := make([]*minioformat.Meta, len(paths))
 	found := 0
@@ -134,7 +141,7 @@ func (a *adopter) readPoolSysObject(rel string) ([]byte, bool, error) {
 		}
 	}
 	if found == 0 {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	var obj *minioformat.Object
 	var shards []io.Reader
@@ -161,11 +168,11 @@ func (a *adopter) readPoolSysObject(rel string) ([]byte, bool, error) {
 		}
 	}
 	if obj.Encrypted() || obj.Compressed() {
-		return nil, true, fmt.Errorf("%s is encrypted or compressed", rel)
+		return nil, 0, true, fmt.Errorf("%s is encrypted or compressed", rel)
 	}
 	var buf bytes.Buffer
 	if err := minioformat.DecodePart(&buf, obj, 0, shards); err != nil {
-		return nil, true, fmt.Errorf("%s: %w", rel, err)
+		return nil, 0, true, fmt.Errorf("%s: %w", rel, err)
 	}
-	return buf.Bytes(), true, nil
+	return buf.Bytes(), obj.ModTime, true, nil
 }

@@ -47,6 +47,9 @@ type clusterRun struct {
 	a    *adopter
 	top  cluster.Topology
 	self int
+	// args are the endpoints as given (one argument per pool, or the
+	// pools' drives node by node: cluster.PoolArgs).
+	args []string
 	// slotPath is each slot's directory here: the local drive, or the
 	// staged copy of another node's.
 	slotPath  []string
@@ -102,9 +105,13 @@ func (a *adopter) joinCluster(ctx context.Context) (*clusterRun, error) {
 	if !a.opts.PeerKey.Valid() {
 		return nil, clusterRefusalf("no cluster key: the nodes' migrations authenticate each other with the root credentials (MINIO_ROOT_USER and MINIO_ROOT_PASSWORD, or SHARDSTORE_ROOT_*), the same on every node")
 	}
-	c := &clusterRun{a: a, top: top, self: self, slotPath: make([]string, len(top.Drives)), local: make([]bool, len(top.Drives)),
+	c := &clusterRun{a: a, top: top, self: self, args: a.opts.Drives, slotPath: make([]string, len(top.Drives)), local: make([]bool, len(top.Drives)),
 		heard: map[int]bool{}, hc: &http.Client{Timeout: 0}}
+	// Each pool's drives carry that pool's format.json (its sets); the
+	// pools share the deployment id.
+	poolOf, poolOff := slotPools(top)
 	var first *minioformat.Format
+	firstOf := make([]*minioformat.Format, len(top.Pools))
 	for g, d := range top.Drives {
 		if d.Node != self {
 			continue
@@ -114,30 +121,59 @@ func (a *adopter) joinCluster(ctx context.Context) (*clusterRun, error) {
 		if err != nil {
 			return nil, clusterRefusalf("drive %s of this node (%s, slot %d): %v: every drive of this node must be present, as MinIO had it", d.Path, top.Nodes[self], g+1, err)
 		}
+		pi := poolOf[g]
 		if first == nil {
 			first = f
 		}
-		if err := first.SameDeployment(f); err != nil {
+		if f.DeploymentID != first.DeploymentID {
+			return nil, clusterRefusalf("drive %s is of MinIO deployment %s, drive %s of %s", d.Path, f.DeploymentID, c.localPaths()[0], first.DeploymentID)
+		}
+		if firstOf[pi] == nil {
+			firstOf[pi] = f
+		}
+		if err := firstOf[pi].SameDeployment(f); err != nil {
 			return nil, clusterRefusalf("drive %s: %v", d.Path, err)
 		}
-		if total := len(f.Sets) * f.SetDriveCount(); total != len(top.Drives) {
-			return nil, clusterRefusalf("the MinIO deployment has %d drives (%d erasure sets of %d) but the endpoints name %d: give the endpoints the MinIO servers had (%s)",
-				total, len(f.Sets), f.SetDriveCount(), len(top.Drives), clusterPoolsRefusal)
+		if total := len(f.Sets) * f.SetDriveCount(); total != top.Pools[pi] {
+			if len(top.Pools) == 1 {
+				return nil, clusterRefusalf("the MinIO deployment has %d drives (%d erasure sets of %d) but the endpoints name %d: give the endpoints the MinIO servers had (a deployment of several server pools: one argument per pool, http://node{1...N}:PORT/pool1/d{1...M} http://node{1...N}:PORT/pool2/d{1...M})",
+					total, len(f.Sets), f.SetDriveCount(), len(top.Drives))
+			}
+			return nil, clusterRefusalf("drive %s is in a MinIO server pool of %d drives (%d erasure sets of %d) but the endpoints make it a drive of pool %d, of %d drives: give the endpoints the MinIO servers had, one argument per pool",
+				d.Path, total, len(f.Sets), f.SetDriveCount(), pi+1, top.Pools[pi])
 		}
 		set, pos, err := f.Position()
 		if err != nil {
 			return nil, clusterRefusalf("drive %s: %v", d.Path, err)
 		}
-		if got := set*f.SetDriveCount() + pos; got != g {
-			return nil, clusterRefusalf("drive %s is position %d of MinIO's erasure set %d (drive %d of the deployment) but the endpoints make it drive %d: "+
+		if got := set*f.SetDriveCount() + pos; got != g-poolOff[pi] {
+			return nil, clusterRefusalf("drive %s is position %d of MinIO's erasure set %d (drive %d of its pool) but the endpoints make it drive %d: "+
 				"give the endpoints in the order the MinIO servers had them (shardstore's cluster takes drive k of every node in turn, as MinIO's http://node{1...N}:PORT/path{1...M} does)",
-				d.Path, pos+1, set+1, got+1, g+1)
+				d.Path, pos+1, set+1, got+1, g-poolOff[pi]+1)
 		}
 	}
 	if first == nil {
 		return nil, clusterRefusalf("node %s has no drives", top.Nodes[self])
 	}
 	return c, nil
+}
+
+// slotPools gives each slot's pool (0-based) and each pool's first slot.
+func slotPools(top cluster.Topology) (poolOf []int, off []int) {
+	counts := top.Pools
+	if len(counts) == 0 {
+		counts = []int{len(top.Drives)}
+	}
+	poolOf = make([]int, len(top.Drives))
+	at := 0
+	for pi, n := range counts {
+		off = append(off, at)
+		for g := at; g < at+n && g < len(poolOf); g++ {
+			poolOf[g] = pi
+		}
+		at += n
+	}
+	return poolOf, off
 }
 
 // readMinIOFormat reads a drive's .minio.sys/format.json.
@@ -213,7 +249,35 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 	a.cl = c
 	a.opts.Drives = c.slotPath
 	a.local = c.local
-	rep, err := a.adopt(ctx)
+	groups := cluster.PoolArgs(c.args)
+	var rep *Report
+	if len(c.top.Pools) > 1 {
+		// Several server pools (pools.go): each adopted over its own
+		// slots, local and staged, with the checks that span them.
+		_, off := slotPools(c.top)
+		a.opts.Pools, a.opts.PoolArgs = nil, nil
+		for pi, n := range c.top.Pools {
+			a.opts.Pools = append(a.opts.Pools, c.slotPath[off[pi]:off[pi]+n])
+			a.opts.PoolArgs = append(a.opts.PoolArgs, strings.Join(groups[pi], " "))
+		}
+		rep, err = a.fromPools(ctx)
+	} else {
+		a.opts.PoolArgs = []string{strings.Join(c.args, " ")}
+		rep, err = a.adopt(ctx)
+	}
+	if errors.Is(err, ErrRefused) {
+		// Every node refuses alike, from the same files, but not at the
+		// same moment: stay until every other node has copied this
+		// node's drives, so that their runs reach the same refusal
+		// rather than wait for ever for this one.
+		if nerr := <-notified; nerr == nil && c.waitHeard(ctx) == nil {
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+		}
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -259,17 +323,18 @@ func (a *adopter) fromCluster(ctx context.Context) (*Report, error) {
 // its slot (run after orderDrives, before anything is written).
 func (a *adopter) checkClusterOrder() error {
 	c := a.cl
+	off := a.slotOff
 	for g, p := range a.paths {
-		if p != c.slotPath[g] {
+		if p != c.slotPath[off+g] {
 			for s, q := range c.slotPath {
 				if q == p {
-					return clusterRefusalf("drive %s is drive %d of the MinIO deployment by its format.json but the endpoints make it drive %d: give the endpoints in the order the MinIO servers had them",
-						c.top.Endpoint(s), g+1, s+1)
+					return clusterRefusalf("drive %s is drive %d of the MinIO deployment's pool by its format.json but the endpoints make it drive %d: give the endpoints in the order the MinIO servers had them",
+						c.top.Endpoint(s), g+1, s-off+1)
 				}
 			}
 		}
 	}
-	a.local = c.local
+	a.local = c.local[off : off+len(a.paths)]
 	return nil
 }
 

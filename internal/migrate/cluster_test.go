@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,6 +426,30 @@ func TestSizeOnly(t *testing.T) {
 	} {
 		if got := skipTree(rel); got != want {
 			t.Errorf("skipTree(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
+func TestSlotPools(t *testing.T) {
+	for _, c := range []struct {
+		pools   []int
+		drives  int
+		wantOf  []int
+		wantOff []int
+	}{
+		{nil, 3, []int{0, 0, 0}, []int{0}},
+		{[]int{4}, 4, []int{0, 0, 0, 0}, []int{0}},
+		{[]int{2, 3}, 5, []int{0, 0, 1, 1, 1}, []int{0, 2}},
+		{[]int{1, 1, 2}, 4, []int{0, 1, 2, 2}, []int{0, 1, 2}},
+		// Counts that do not add up (never from cluster.Parse): no slot
+		// out of range, none given a pool past the counts.
+		{[]int{2, 5}, 4, []int{0, 0, 1, 1}, []int{0, 2}},
+		{[]int{1}, 3, []int{0, 0, 0}, []int{0}},
+	} {
+		top := cluster.Topology{Pools: c.pools, Drives: make([]cluster.Drive, c.drives)}
+		of, off := slotPools(top)
+		if !slices.Equal(of, c.wantOf) || !slices.Equal(off, c.wantOff) {
+			t.Errorf("pools %v over %d drives: %v %v, want %v %v", c.pools, c.drives, of, off, c.wantOf, c.wantOff)
 		}
 	}
 }

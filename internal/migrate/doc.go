@@ -133,7 +133,7 @@
 // ones written through shardstore since, and the rest of .minio.sys
 // (IAM, configuration) stay.
 //
-// Not done yet: several pools of a multi-node deployment, IAM
+// Not done yet: IAM
 // users and policies (from-minio-export below carries them), SSE-C
 // versions (the key is the client's: refused and listed), SSE-S3/KMS
 // versions sealed by an external KMS (KES) or in a multi-node
@@ -166,9 +166,10 @@
 //   - Every pool's drives are formatted and marked "adopting" before the
 //     first pool's keys are adopted (markAdopting), so a server started
 //     on them before the end refuses all of them.
-//   - Bucket metadata is read from whichever pool holds it (MinIO keeps
-//     a .minio.sys object in one pool: readSysObject), and every pool's
-//     drives get the record of every bucket of any pool.
+//   - Bucket metadata is read from the pool holding its newest version
+//     (MinIO writes a .minio.sys object into a pool it picks each time,
+//     so a stale copy can be left in another: readSysObject), and every
+//     pool's drives get the record of every bucket of any pool.
 //   - A key found in several pools (MinIO, at least the release the
 //     fixtures were made with, puts a new version of an existing key in
 //     a pool picked by free space, and merges the pools' versions when
@@ -187,9 +188,7 @@
 // --finish runs only once every pool's adoption has completed (a pool's
 // MinIO files may hold versions another pool copies). The report gives
 // each pool's section, then the totals. A multi-node deployment of
-// several pools is refused (not built: the staging and the checks of
-// cluster.go are per pool, and a key split over pools would need every
-// node's shards to be copied).
+// several pools: "A node's share of a MinIO cluster" below.
 //
 // # A node's share of a MinIO cluster
 //
@@ -289,7 +288,28 @@
 //   - Refused before anything is written: a node's drive missing or not
 //     a MinIO drive, endpoints in another order or of another drive
 //     count than format.json's, https:// endpoints (the runs would talk
-//     in clear: not done yet), several pools (not built yet).
+//     in clear: not done yet).
+//   - Several server pools (http://n{1...4}:9000/p1/d{1...2}
+//     http://n{1...4}:9000/p2/d{1...2}): the endpoints reach the run as
+//     given, so cluster.Parse groups them into pools (cluster.PoolArgs
+//     gives each pool's arguments, for pool.bin's command lines); each
+//     of this node's drives is checked against its own pool's
+//     format.json (drive count, position within the pool), the pools
+//     sharing the deployment id. Staging is as above over the slots of
+//     every pool; then fromPools adopts pool by pool, its adopters
+//     sharing the cluster run and the staged packs, each checking its
+//     drives' order at its pool's first slot (adopter.slotOff). A key
+//     split over pools is copied into its newest version's pool only
+//     when every version to move is inline in MinIO's xl.meta (the
+//     staged copies hold its data) and fits inline in shardstore's
+//     records (copyFromPool, copyData): every node computes the same
+//     shards (Reed-Solomon, a data id derived from the version) and
+//     keeps its own drives'; otherwise the key is refused on every node
+//     alike. A refusal that comes after staging (pool.bin, which is
+//     spread over the nodes, lists a pool not given) waits, as a
+//     completed run does, until every other node has staged this
+//     node's drives, so that every run reaches it instead of waiting
+//     for a run that has exited.
 //
 // Placement, formats (deployment id, sets, slots) and the shard data
 // (hard links on each node's own drives) carry over as they are.

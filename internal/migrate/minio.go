@@ -180,6 +180,9 @@ type adopter struct {
 	// node's: the others are staged copies, read but never written.
 	cl    *clusterRun
 	local []bool
+	// slotOff is the cluster slot of this adopter's first drive (a pool
+	// after the first of a multi-node deployment of several pools).
+	slotOff int
 	// packs are the staged drives read from packs (stagefs.go), by the
 	// path standing for the drive in paths.
 	packs map[string]*packedDrive

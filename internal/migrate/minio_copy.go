@@ -112,6 +112,11 @@ func (a *adopter) copyVersion(set int, bucket, rel string, c *candidate, base *m
 // the version's (a resumed run writes the same names).
 func (a *adopter) copyFromPool(src *adopter, set int, bucket, rel string, c *candidate, base *meta.Object) (*copiedVersion, error) {
 	o := c.ver.Object
+	if a.cl != nil && !o.Inline() {
+		// Its shards are on every node's drives; the staged copies hold
+		// MinIO's metadata only (inline data included).
+		return nil, fmt.Errorf("%w: its data is in part files on every node's drives: copying it between pools is not supported yet for a node's share of a cluster (copy the key with from-s3)", errNotCopyable)
+	}
 	n := a.setSize
 	parity := defaultParity(n)
 	dist := make([]int, n)
@@ -172,6 +177,12 @@ func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *c
 		stored = sse.EncryptedSize(actual)
 	}
 	inline := len(o.Parts) == 1 && coder.ShardFileSize(stored)+coder.Blocks(stored)*int64(algo.Size()) <= a.opts.InlineLimit
+	if a.cl != nil && !inline {
+		// A node's share of a cluster writes only its own drives' shards;
+		// shard files for the others' drives would land in their staged
+		// copies. Every node decides this alike.
+		return nil, fmt.Errorf("%w: its copy would not fit in the records (%d bytes): copying a version between pools into shard files is not supported yet for a node's share of a cluster", errNotCopyable, actual)
+	}
 	m.Inline, m.InlineData = inline, nil
 	out := &copiedVersion{m: &m}
 	if inline {
@@ -397,4 +408,37 @@ type sliceWriter []byte
 func (w *sliceWriter) Write(p []byte) (int, error) {
 	*w = append(*w, p...)
 	return len(p), nil
+}
+
+// clusterMoveRefusal says why a node's share of a cluster cannot move
+// version o of another pool into this one ("": it can): its data must be
+// inline in MinIO's xl.meta (the staged copies of the other nodes'
+// drives hold it; part files are on every node's drives), plain (the
+// cluster adoption copies no compressed or encrypted version), and its
+// copy must fit inline in this pool's records, so that every node
+// computes the same shards and writes its own drives' only.
+func (a *adopter) clusterMoveRefusal(o *minioformat.Object) string {
+	const how = " for a node's share of a cluster (copy the key with from-s3)"
+	switch {
+	case o.Encrypted():
+		return "encrypted by MinIO: moving it between pools is not supported yet" + how
+	case o.Compressed():
+		return "compressed by MinIO: moving it between pools is not supported yet" + how
+	case !o.Inline():
+		return "its data is in part files on every node's drives: moving it between pools is not supported yet" + how
+	}
+	size, err := o.ActualSize()
+	if err != nil {
+		return err.Error()
+	}
+	n := a.setSize
+	parity := defaultParity(n)
+	coder, err := erasure.New(n-parity, parity, erasure.DefaultBlockSize)
+	if err != nil {
+		return err.Error()
+	}
+	if len(o.Parts) != 1 || coder.ShardFileSize(size)+coder.Blocks(size)*int64(bitrot.Default.Size()) > a.opts.InlineLimit {
+		return fmt.Sprintf("its copy (%d bytes) would not fit in this pool's records: moving it between pools is not supported yet", size) + how
+	}
+	return ""
 }

@@ -3,7 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,7 +22,7 @@ import (
 // drive ids, so a resumed run writes the same), and each key stays in
 // the pool MinIO had it in, where the engine finds it (it looks a key up
 // in every pool; docs/pools.md). What the pools share is read across
-// them: a bucket's .metadata.bin lives in one pool only (the pool MinIO
+// them: a bucket's .metadata.bin is in the pool MinIO last wrote it to (the pool MinIO
 // put that object in), so every pool's adopter reads it from whichever
 // pool holds it, and every pool's drives get the record of every bucket
 // of the deployment. pool.bin (the same object in every pool: the pools
@@ -44,12 +44,25 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 		return nil, fmt.Errorf("migrate: %d pools but %d pool arguments", len(opts.Pools), len(opts.PoolArgs))
 	}
 	ps := &poolSet{args: opts.PoolArgs}
+	slotOff := 0
 	for i, drives := range opts.Pools {
 		o := opts
 		o.Drives, o.Pools, o.PoolArgs = drives, nil, nil
 		sub := &adopter{opts: o, start: a.start, last: a.last, poolSet: ps, pool: i}
+		if a.cl != nil {
+			// A node's share of a multi-node deployment: the pool's slots
+			// follow the pools before it; the other nodes' drives are
+			// read from their staged packs.
+			sub.cl, sub.packs, sub.slotOff = a.cl, a.packs, slotOff
+		}
+		slotOff += len(drives)
 		if err := sub.orderDrives(); err != nil {
 			return nil, fmt.Errorf("pool %d (%s): %w", i+1, ps.args[i], err)
+		}
+		if sub.cl != nil {
+			if err := sub.checkClusterOrder(); err != nil {
+				return nil, fmt.Errorf("pool %d (%s): %w", i+1, ps.args[i], err)
+			}
 		}
 		ps.all = append(ps.all, sub)
 	}
@@ -84,7 +97,7 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 	}
 	names := map[string]bool{}
 	for _, p := range ps.all {
-		for _, b := range majorityBuckets(p.paths) {
+		for _, b := range majorityBuckets(p.paths, p.readDir) {
 			names[b] = true
 		}
 	}
@@ -182,20 +195,29 @@ func (t *Report) merge(r *Report) {
 }
 
 // readSysObject reads an object of MinIO's .minio.sys volume: from this
-// pool's drives, or in a multi-pool adoption from the first pool (in
-// argument order) that holds it, since MinIO keeps each such object in
-// one pool (bucket metadata in whichever pool it was first written to).
+// pool's drives, or in a multi-pool adoption from the pool holding its
+// newest version: MinIO writes such an object into a pool it picks by
+// free space, each time, so a bucket's .metadata.bin can be in several
+// pools, the older copies stale (the minio-4nodes-pools fixture has the
+// bucket's creation in pool 1 and its versioning, written later, in
+// pool 2).
 func (a *adopter) readSysObject(rel string) ([]byte, bool, error) {
 	if a.poolSet == nil {
 		return a.readPoolSysObject(rel)
 	}
+	var best []byte
+	var bestAt int64
+	found := false
 	for _, p := range a.poolSet.all {
-		data, found, err := p.readPoolSysObject(rel)
-		if found || err != nil {
-			return data, found, err
+		data, at, ok, err := p.readPoolSysObjectAt(rel)
+		if err != nil {
+			return nil, true, err
+		}
+		if ok && (!found || at > bestAt) {
+			best, bestAt, found = data, at, true
 		}
 	}
-	return nil, false, nil
+	return best, found, nil
 }
 
 // poolMeta reads pool.bin: every pool holds a copy (MinIO writes it to
@@ -241,9 +263,6 @@ func (a *adopter) checkPools() error {
 	}
 	if len(pm.Pools) < 2 {
 		return nil
-	}
-	if a.cl != nil {
-		return fmt.Errorf("%w: the deployment has %d server pools (.minio.sys/pool.bin): %s", ErrRefused, len(pm.Pools), clusterPoolsRefusal)
 	}
 	arg := strings.Join(a.opts.Drives, " ")
 	if len(a.opts.PoolArgs) == 1 {
@@ -411,9 +430,9 @@ func describePools(pm *minioformat.PoolMeta) string {
 }
 
 // majorityBuckets are the top-level directories on a majority of paths.
-func majorityBuckets(paths []string) []string {
+func majorityBuckets(paths []string, readDir func(string) ([]fs.DirEntry, error)) []string {
 	var out []string
-	for b, c := range bucketDirs(paths, os.ReadDir) {
+	for b, c := range bucketDirs(paths, readDir) {
 		if c > len(paths)/2 {
 			out = append(out, b)
 		}
@@ -489,15 +508,33 @@ func (a *adopter) mergePools(bucket, rel string, kept []*candidate) (merged []*c
 		return nil, nil, false, ""
 	}
 	owner := all[0].p
-	if owner != a {
-		return nil, nil, true, ""
-	}
 	seen := map[[16]byte]bool{}
+	var kept2 []held
 	for _, h := range all {
 		if seen[h.c.ver.Header.VersionID] {
 			continue // an older copy of a version another pool holds newer
 		}
 		seen[h.c.ver.Header.VersionID] = true
+		kept2 = append(kept2, h)
+	}
+	if a.cl != nil {
+		// A node's share of a cluster moves a version between pools only
+		// when its data is in the staged metadata; every pool of every
+		// node decides this alike, so that no pool journals (for
+		// --finish) a key its owner refuses.
+		for _, h := range kept2 {
+			if h.p == owner || h.c.ver.Object == nil {
+				continue
+			}
+			if why := owner.clusterMoveRefusal(h.c.ver.Object); why != "" {
+				return nil, nil, false, fmt.Sprintf("version %s in pool %d, to be moved into pool %d: %s", h.c.ver.ID(), h.p.pool+1, owner.pool+1, why)
+			}
+		}
+	}
+	if owner != a {
+		return nil, nil, true, ""
+	}
+	for _, h := range kept2 {
 		merged = append(merged, h.c)
 		if h.p == a {
 			from = append(from, nil)

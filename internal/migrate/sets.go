@@ -34,11 +34,6 @@ const clusterRefusal = "a node's share of a multi-node MinIO deployment is adopt
 const poolsRefusal = "a deployment of several server pools is adopted by giving every pool's drives, one argument per pool " +
 	"as MinIO had them (/pool1/d{1...4} /pool2/d{1...8})"
 
-// clusterPoolsRefusal says why a multi-node deployment of several pools
-// is refused.
-const clusterPoolsRefusal = "adopting a multi-node MinIO deployment of several server pools is not built yet; " +
-	"copy it with `shardstore migrate from-s3` instead"
-
 // orderDrives reads each drive's format.json and orders the drives by
 // their place in MinIO's deployment (set by set, each set by position):
 // a.paths[s*setSize+i] is position i of set s, whatever the order of

@@ -80,8 +80,8 @@ func main() {
 	if *minioBin == "" {
 		log.Fatal("-minio is required")
 	}
-	if contents != "full" && contents != "sets" && contents != "tiny" && contents != "cluster" && contents != "pools" && contents != "sse" {
-		log.Fatalf("-fill %q: want full, sets, tiny, cluster, pools or sse", contents)
+	if contents != "full" && contents != "sets" && contents != "tiny" && contents != "cluster" && contents != "pools" && contents != "sse" && contents != "clusterpools" {
+		log.Fatalf("-fill %q: want full, sets, tiny, cluster, pools, clusterpools or sse", contents)
 	}
 	if *poolSizes != "" {
 		if err := parsePoolDrives(*poolSizes); err != nil {
@@ -159,7 +159,14 @@ func run(minioBin, out, name, source, kind string, keep bool) error {
 		}
 	}
 	var srv interface{ stop() error }
-	if nodes > 1 {
+	if contents == "clusterpools" {
+		var cl *cluster
+		cl, addr, args, err = startClusterPools(minioBin, work, env)
+		if err != nil {
+			return err
+		}
+		srv = cl
+	} else if nodes > 1 {
 		var cl *cluster
 		cl, addr, err = startCluster(minioBin, work, driveDirs, env)
 		if err != nil {
@@ -353,7 +360,7 @@ var patternBuf []byte
 func pattern() []byte {
 	if patternBuf == nil {
 		size := mib
-		if contents == "sets" || contents == "cluster" || contents == "pools" {
+		if contents == "sets" || contents == "cluster" || contents == "pools" || contents == "clusterpools" {
 			size = 64 * kib // a smaller fixture: parity shards repeat too
 		}
 		patternBuf = make([]byte, size)
@@ -422,6 +429,8 @@ func (f *filler) fill() error {
 		steps = []func() error{f.fillTiny}
 	case "pools":
 		steps = []func() error{f.fillPools}
+	case "clusterpools":
+		steps = []func() error{f.fillClusterPools}
 	case "sse":
 		steps = []func() error{f.fillSSE}
 	case "full":
