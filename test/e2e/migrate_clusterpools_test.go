@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/shardstore/shardstore/internal/minioformat/miniofixture"
 	"github.com/shardstore/shardstore/test/internal/serverbin"
@@ -33,10 +32,7 @@ const minioClusterPoolsFixture = "../../internal/minioformat/testdata/minio-4nod
 // one argument per node, http://127.0.0.1:PORT/DIR/nN/pP/d{1...2}; an
 // argument naming a node again with ellipses starts the next pool.
 type minioClusterPools struct {
-	dir       string
-	exp       *miniofixture.Expected
-	ports     []string
-	endpoints []string
+	minioCluster // the fields, the migration and server starts of the one-pool fixture
 }
 
 const clusterPoolsPerNode = 2 // drives per node in each pool
@@ -47,7 +43,7 @@ func unpackMinIOClusterPools(t *testing.T) *minioClusterPools {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &minioClusterPools{dir: t.TempDir(), exp: exp}
+	m := &minioClusterPools{minioCluster{dir: t.TempDir(), exp: exp}}
 	if err := miniofixture.Unpack(minioClusterPoolsFixture, m.dir); err != nil {
 		t.Fatalf("unpack fixture: %v", err)
 	}
@@ -93,52 +89,6 @@ func unpackMinIOClusterPools(t *testing.T) *minioClusterPools {
 // drive is node n's drive d of pool p (all 0-based).
 func (m *minioClusterPools) drive(n, p, d int) string {
 	return filepath.Join(m.dir, fmt.Sprintf("n%d", n+1), fmt.Sprintf("p%d", p+1), fmt.Sprintf("d%d", d+1))
-}
-
-func (m *minioClusterPools) migrateCmd(n int, extra ...string) *exec.Cmd {
-	args := append([]string{"migrate", "from-minio", "--address", "127.0.0.1:" + m.ports[n]}, extra...)
-	cmd := exec.Command(binary, append(args, m.endpoints...)...)
-	serverbin.DieWithParent(cmd)
-	cmd.Env = append(os.Environ(), serverEnv()...)
-	return cmd
-}
-
-func (m *minioClusterPools) migrateAll(t *testing.T, extra ...string) []string {
-	t.Helper()
-	outs := make([]string, clusterFixtureNodes)
-	errs := make([]error, clusterFixtureNodes)
-	done := make(chan int)
-	for n := range clusterFixtureNodes {
-		go func() {
-			b, err := m.migrateCmd(n, extra...).CombinedOutput()
-			outs[n], errs[n] = string(b), err
-			done <- n
-		}()
-	}
-	for range clusterFixtureNodes {
-		<-done
-	}
-	for n, err := range errs {
-		if err != nil {
-			t.Fatalf("node %d: migrate %v: %v\n%s", n+1, extra, err, outs[n])
-		}
-	}
-	return outs
-}
-
-func (m *minioClusterPools) startShardstore(t *testing.T) (*server, []*server) {
-	t.Helper()
-	logs := &serverbin.SyncBuffer{}
-	nodes := make([]*server, clusterFixtureNodes)
-	for n := range nodes {
-		args := append([]string{"server", "--console-address", "", "--address", "127.0.0.1:" + m.ports[n]}, m.endpoints...)
-		nodes[n] = spawn(t, m.dir, serverEnv(), args, logs, "http://127.0.0.1:"+m.ports[n])
-	}
-	for _, node := range nodes {
-		node.waitReady(t, 90*time.Second)
-	}
-	spread(t, nodes)
-	return nodes[0], nodes
 }
 
 // TestMigrateFromMinIOClusterPools adopts a real 4-node MinIO deployment
