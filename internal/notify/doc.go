@@ -36,11 +36,13 @@
 //
 // # The queue
 //
-// Append frames the record ([len][crc32c][payload]), hands it to one
-// writer goroutine that writes every waiting record with one write(2)
+// Append frames the record ([len][crc32c][payload]) into the buffer of
+// one writer goroutine that writes every waiting record with one write(2)
 // and one fdatasync(2) per directory (in parallel), and returns once
 // the record is synced on every directory that works (at least one):
-// concurrent requests share syncs. The sync is the file's fdatasync, or
+// concurrent requests share syncs. The records of one write are a round:
+// the first record of a round wakes the writer, and the round's end (one
+// channel closed) wakes all its waiters, not a channel per record. The sync is the file's fdatasync, or
 // what QueueConfig.SyncWith gives the directory (syncwith.go: the
 // server passes the drives' shared syncfs where they share the
 // directory's filesystem). Enqueue is Append's first half: the

@@ -24,10 +24,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // errFrameTooLarge: a record larger than maxFrame is not queued.
 var errFrameTooLarge = errors.New("notify: record too large to queue")
 
+// frameSize bounds the length of d's frame payload.
+func frameSize(d *Delivery) int {
+	return 8 + 4*binary.MaxVarintLen64 + len(d.EventName) + len(d.Key) + len(d.Payload) + len(d.Record)
+}
+
 // appendFrame appends d's frame to b.
 func appendFrame(b []byte, d *Delivery) ([]byte, error) {
-	size := 8 + 4*binary.MaxVarintLen64 + len(d.EventName) + len(d.Key) + len(d.Payload) + len(d.Record)
-	if size > maxFrame {
+	if frameSize(d) > maxFrame {
 		return b, errFrameTooLarge
 	}
 	start := len(b)

@@ -114,7 +114,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	buf     []byte
-	waiters []chan error
+	rnd     *round // the records in buf; nil when buf is empty
 	closing bool
 	// durSeq/durOff is how far records are synced: the sender reads
 	// up to it.
@@ -419,51 +419,82 @@ func (q *Queue) Append(d Delivery) error {
 // layer, under the key's lock at commit) fixes the records' order
 // without waiting for the sync there.
 func (q *Queue) Enqueue(d Delivery) (wait func() error) {
-	frame, err := appendFrame(nil, &d)
-	if err != nil {
+	if frameSize(&d) > maxFrame {
 		q.refused.Add(1)
-		return func() error { return err }
+		return func() error { return errFrameTooLarge }
 	}
-	ch := make(chan error, 1)
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
 		q.refused.Add(1)
 		return func() error { return ErrClosed }
 	}
-	if q.queued.Load() >= int64(q.cfg.MaxRecords) || q.queuedBytes.Load()+int64(len(frame)) > q.cfg.MaxBytes {
+	// The frame goes straight into the writer's buffer (no copy of its
+	// own); its length is known once it is there.
+	start := len(q.buf)
+	q.buf, _ = appendFrame(q.buf, &d)
+	n := int64(len(q.buf) - start)
+	if q.queued.Load() >= int64(q.cfg.MaxRecords) || q.queuedBytes.Load()+n > q.cfg.MaxBytes {
+		q.buf = q.buf[:start]
 		q.mu.Unlock()
 		q.refused.Add(1)
 		return func() error { return ErrFull }
 	}
 	q.queued.Add(1)
-	q.queuedBytes.Add(int64(len(frame)))
-	q.buf = append(q.buf, frame...)
-	q.waiters = append(q.waiters, ch)
-	q.mu.Unlock()
-	select {
-	case q.kick <- struct{}{}:
-	default:
+	q.queuedBytes.Add(n)
+	r := q.rnd
+	first := r == nil
+	if first {
+		r = &round{done: make(chan struct{})}
+		q.rnd = r
 	}
-	return func() error { return q.await(ch) }
+	q.mu.Unlock()
+	if first {
+		// One wakeup of the writer per round: the records after the
+		// first join a round the writer was already told of.
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
+	}
+	return func() error { return q.await(r) }
 }
 
-// await waits for an enqueued record's sync, at most appendWait.
-func (q *Queue) await(ch chan error) error {
+// round is one group commit of the writer: the records buffered while
+// it wrote the one before. done is closed once they are written and
+// synced (or failed: err), waking every waiter at once, instead of a
+// channel and a send per record.
+type round struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// await waits for an enqueued record's round, at most appendWait.
+func (q *Queue) await(r *round) error {
+	select {
+	case <-r.done:
+		return q.settled(r.err)
+	default:
+	}
 	t := time.NewTimer(appendWait)
 	defer t.Stop()
 	select {
-	case err := <-ch:
-		if err != nil {
-			q.refused.Add(1)
-			return err
-		}
-		q.appended.Add(1)
-		return nil
+	case <-r.done:
+		return q.settled(r.err)
 	case <-t.C:
 		q.refused.Add(1)
 		return ErrSyncTimeout
 	}
+}
+
+// settled counts a record whose round ended with err.
+func (q *Queue) settled(err error) error {
+	if err != nil {
+		q.refused.Add(1)
+		return err
+	}
+	q.appended.Add(1)
+	return nil
 }
 
 // writer writes and syncs what Append buffered, one round at a time.
@@ -477,8 +508,8 @@ func (q *Queue) writer() {
 			stopping = true
 		}
 		q.mu.Lock()
-		buf, waiters := q.buf, q.waiters
-		q.buf, q.waiters = q.spare[:0], nil
+		buf, r := q.buf, q.rnd
+		q.buf, q.rnd = q.spare[:0], nil
 		q.mu.Unlock()
 		if len(buf) > 0 {
 			err := q.write(buf)
@@ -486,9 +517,8 @@ func (q *Queue) writer() {
 				// Nothing of this round counts as queued.
 				q.unqueue(buf)
 			}
-			for _, w := range waiters {
-				w <- err
-			}
+			r.err = err
+			close(r.done)
 		}
 		q.spare = buf
 		if stopping {

@@ -19,12 +19,16 @@
 //   - Send returns nil only once the system acknowledged the record (a
 //     PubAck, a publisher confirm, a PUBACK/PUBCOMP, acks=all, a Redis
 //     reply, an autocommitted row); clients never buffer or retry on
-//     their own, the durable queue does. Errors wrap their cause with %w,
+//     their own, the durable queue does (one exception: a webhook record
+//     whose kept-alive connection turns out closed by the endpoint is
+//     sent again at once on a new one). Errors wrap their cause with %w,
 //     with secrets replaced by *** (scrub).
 //   - Send is safe to call concurrently for records of different keys
 //     (the queue's lanes, notify.QueueConfig.Parallel): the lazy
 //     connection is made under a mutex held only while it is made, then
-//     the clients' own concurrency is used (http.Client, nats.Conn,
+//     the clients' own concurrency is used (the webhook's lanes each
+//     on a kept-alive connection of their own, webhookconn.go, or
+//     http.Client behind a proxy; nats.Conn,
 //     go-redis and pgx pools, database/sql, franz-go, paho). AMQP
 //     publishes concurrently on one confirm-mode channel, each Send
 //     waiting for its own deferred confirm, except with mandatory on,

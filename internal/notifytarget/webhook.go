@@ -42,6 +42,8 @@ type webhook struct {
 	endpoint string
 	auth     string
 	client   *http.Client
+	tr       *http.Transport // client's; Send calls it directly (see there)
+	conns    *hookConns      // nil: through tr (webhookconn.go)
 }
 
 func newWebhook(id string, m map[string]string, roots func() *x509.CertPool) (*webhook, error) {
@@ -93,7 +95,8 @@ func newWebhook(id string, m map[string]string, roots func() *x509.CertPool) (*w
 	}
 	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsCfg,
 		MaxIdleConnsPerHost: notify.MaxParallel, IdleConnTimeout: 90 * time.Second, ResponseHeaderTimeout: 30 * time.Second}
-	return &webhook{arn: notify.ARN(id, "webhook"), endpoint: u.String(), auth: auth,
+	return &webhook{arn: notify.ARN(id, "webhook"), endpoint: u.String(), auth: auth, tr: tr,
+		conns: newHookConns(u, tlsCfg, notify.MaxParallel),
 		client: &http.Client{Transport: tr, Timeout: time.Minute,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
 }
@@ -110,7 +113,33 @@ func (w *webhook) Send(ctx context.Context, d notify.Delivery) error {
 	if w.auth != "" {
 		req.Header.Set("Authorization", w.auth)
 	}
-	resp, err := w.client.Do(req)
+	// Resending a record is allowed (at least once): the Transport may
+	// retry it on a new connection when a kept-alive one turns out
+	// closed by the endpoint. An empty slice marks it so without
+	// sending the header (net/http's Transport documents this).
+	req.Header["Idempotency-Key"] = nil
+	if _, ok := ctx.Deadline(); ok && w.conns != nil {
+		// The lane's own goroutine writes the request and reads the
+		// answer (webhookconn.go).
+		code, status, err := w.conns.do(ctx, req)
+		if err != nil {
+			return fmt.Errorf("webhook: post: %w", err)
+		}
+		if code < 200 || code > 299 {
+			return fmt.Errorf("webhook: endpoint answered %s", status)
+		}
+		return nil
+	}
+	var resp *http.Response
+	if _, ok := ctx.Deadline(); ok {
+		// The queue's Send always has its deadline (SendTimeout), and
+		// the client follows no redirect: the transport alone does what
+		// Client.Do would, without its per-request header copy and
+		// redirect bookkeeping (a record is sent for every event).
+		resp, err = w.tr.RoundTrip(req)
+	} else {
+		resp, err = w.client.Do(req)
+	}
 	if err != nil {
 		return fmt.Errorf("webhook: post: %w", err)
 	}
@@ -142,5 +171,8 @@ func (w *webhook) Healthy(ctx context.Context) error {
 
 func (w *webhook) Close() error {
 	w.client.CloseIdleConnections()
+	if w.conns != nil {
+		w.conns.close()
+	}
 	return nil
 }

@@ -86,7 +86,21 @@ func delivery() notify.Delivery {
 	return notify.Delivery{EventName: "s3:ObjectCreated:Put", Key: "b/k", Time: time.Now(), Payload: []byte(`{"EventName":"s3:ObjectCreated:Put"}`)}
 }
 
-func TestWebhookSend(t *testing.T) {
+// sendContexts: Send without a deadline goes through the http.Client,
+// with one (as the queue's lanes call it) over the lane's own
+// connections (webhookconn.go); both are tested.
+func sendContexts(t *testing.T, f func(t *testing.T, ctx context.Context)) {
+	t.Run("client", func(t *testing.T) { f(t, context.Background()) })
+	t.Run("lane", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		f(t, ctx)
+	})
+}
+
+func TestWebhookSend(t *testing.T) { sendContexts(t, testWebhookSend) }
+
+func testWebhookSend(t *testing.T, ctx context.Context) {
 	rc := &receiver{status: 200}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
@@ -95,15 +109,20 @@ func TestWebhookSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	ctx := context.Background()
 	if err := tg.Send(ctx, delivery()); err != nil {
 		t.Fatal(err)
+	}
+	// The endpoint closes the idle connection: the next record goes on
+	// a new one, no failure.
+	srv.CloseClientConnections()
+	if err := tg.Send(ctx, delivery()); err != nil {
+		t.Fatalf("after the endpoint closed the idle connection: %v", err)
 	}
 	if err := tg.Healthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	rc.mu.Lock()
-	if len(rc.bodies) != 1 || !strings.Contains(rc.bodies[0], "ObjectCreated") || rc.auth[0] != "Bearer tok" {
+	if len(rc.bodies) != 2 || !strings.Contains(rc.bodies[0], "ObjectCreated") || rc.auth[0] != "Bearer tok" {
 		t.Fatalf("received %v %v", rc.bodies, rc.auth)
 	}
 	rc.status = 503
@@ -130,7 +149,9 @@ func TestWebhookSend(t *testing.T) {
 // TestWebhookTLS: an endpoint with a private CA is trusted through the
 // roots given (the certificates directory's CAs), not otherwise; a
 // client certificate is presented when configured.
-func TestWebhookTLS(t *testing.T) {
+func TestWebhookTLS(t *testing.T) { sendContexts(t, testWebhookTLS) }
+
+func testWebhookTLS(t *testing.T, ctx context.Context) {
 	ca, err := certs.NewCA("notify test CA", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +179,6 @@ func TestWebhookTLS(t *testing.T) {
 		}}
 	srv.StartTLS()
 	defer srv.Close()
-	ctx := context.Background()
 	untrusted, _ := Webhook(nil).New("u", map[string]string{"endpoint": srv.URL})
 	if err := untrusted.Send(ctx, delivery()); err == nil {
 		t.Fatal("a private CA's certificate was trusted without the CA")
@@ -183,6 +203,26 @@ func TestWebhookTLS(t *testing.T) {
 	defer mu.Unlock()
 	if !sawClientCert {
 		t.Fatal("the client certificate was not presented")
+	}
+}
+
+// TestWebhookSendCancelled: a Send to an endpoint that never answers
+// returns once its context is cancelled (the queue cancels it when it
+// closes), on the lane's own connection as through the client.
+func TestWebhookSendCancelled(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	tg, err := Webhook(nil).New("w", map[string]string{"endpoint": srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if err := tg.Send(ctx, delivery()); err == nil {
+		t.Fatal("a Send whose context was cancelled before any answer succeeded")
 	}
 }
 
