@@ -60,8 +60,8 @@ func (a *adopter) finish(ctx context.Context) (*Report, error) {
 			b := &drive.Batch{}
 			for _, e := range ents {
 				bucket, _, ok := strings.Cut(strings.TrimPrefix(e.Key, journalPrefix), "/")
-				if !ok || bucket == "" || len(e.Value) == 0 {
-					continue
+				if !ok || bucket == "" || len(e.Value) == 0 || !filepath.IsLocal(bucket) || !filepath.IsLocal(filepath.FromSlash(string(e.Value))) {
+					continue // not an entry this package writes
 				}
 				if err := removeKeyDir(filepath.Join(a.paths[p], bucket), string(e.Value)); err != nil {
 					return nil, fmt.Errorf("migrate: finish %s on %s: %w", e.Key, d, err)

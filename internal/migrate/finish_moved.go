@@ -45,8 +45,8 @@ func (a *adopter) finishMoved(ctx context.Context, drives []*drive.Local, paths 
 			for _, e := range ents {
 				name := strings.TrimPrefix(e.Key, movedPrefix)
 				bucket, key, ok := strings.Cut(name, "/")
-				if !ok || bucket == "" || len(e.Value) == 0 {
-					continue
+				if !ok || bucket == "" || len(e.Value) == 0 || !filepath.IsLocal(bucket) || !filepath.IsLocal(filepath.FromSlash(string(e.Value))) {
+					continue // not an entry this package writes
 				}
 				adopted, err := adoptedByAny(ctx, owners, journalKey(bucket, key))
 				if err != nil {
