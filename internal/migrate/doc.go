@@ -182,12 +182,23 @@
 //     Reed-Solomon decoded from the other pool's drives, checked against
 //     the ETag (a multipart ETag over the parts' MD5s), erasure-coded
 //     with this pool's default parity); the other pools write only a
-//     journal entry, so that --finish removes MinIO's names there too.
-//     Every pool decides this alike from the same files.
+//     "moved" journal entry (migrate/minio/moved/), so that --finish
+//     removes MinIO's names there too. Every pool decides this alike
+//     from the same files, except what only the copy finds (an ETag
+//     that does not match, shards beyond repair): then the owning pool
+//     refuses the key after the others journaled it as moved.
 //
 // --finish runs only once every pool's adoption has completed (a pool's
-// MinIO files may hold versions another pool copies). The report gives
-// each pool's section, then the totals. A multi-node deployment of
+// MinIO files may hold versions another pool copies), and removes what
+// a moved entry names only where a drive of the deployment (of this
+// node, in a cluster) journals the key as adopted (migrate/minio/
+// adopted/, written only by the pool that adopted it, in the batch of
+// its records): a key its owner refused keeps MinIO's files in every
+// pool, and --finish lists it (finish_moved.go). Every moved entry of
+// every pool is done before any adopted entry is removed, so a --finish
+// killed anywhere and run again decides the same. The report gives
+// each pool's section, then the totals (versions copied: compressed by
+// MinIO, encrypted by MinIO, moved from another pool). A multi-node deployment of
 // several pools: "A node's share of a MinIO cluster" below.
 //
 // # A node's share of a MinIO cluster

@@ -36,6 +36,20 @@ func (a *adopter) finish(ctx context.Context) (*Report, error) {
 		return nil, fmt.Errorf("%w: the adoption has not completed (state %q): run it (again) without --finish first", ErrRefused, st)
 	}
 	touched := map[string]bool{}
+	if a.poolSet == nil {
+		// One pool, or a node's share of a cluster (its drives of every
+		// pool): the moved entries first, checked against the journal
+		// entries this loop then removes (finish_moved.go). A single
+		// node's several pools did this before any pool's finish
+		// (poolSet.finishMovedPools).
+		moved, err := a.finishMoved(ctx, a.drives, a.paths, a.drives)
+		if err != nil {
+			return nil, err
+		}
+		for name := range moved {
+			touched[name] = true
+		}
+	}
 	for p, d := range a.drives {
 		q := drive.ScanQuery{Prefix: journalPrefix, Limit: 1000}
 		for {
@@ -46,8 +60,8 @@ func (a *adopter) finish(ctx context.Context) (*Report, error) {
 			b := &drive.Batch{}
 			for _, e := range ents {
 				bucket, _, ok := strings.Cut(strings.TrimPrefix(e.Key, journalPrefix), "/")
-				if !ok || bucket == "" || len(e.Value) == 0 {
-					continue
+				if !ok || bucket == "" || len(e.Value) == 0 || !filepath.IsLocal(bucket) || !filepath.IsLocal(filepath.FromSlash(string(e.Value))) {
+					continue // not an entry this package writes
 				}
 				if err := removeKeyDir(filepath.Join(a.paths[p], bucket), string(e.Value)); err != nil {
 					return nil, fmt.Errorf("migrate: finish %s on %s: %w", e.Key, d, err)

@@ -111,8 +111,13 @@ type Report struct {
 	// them MinIO stored encrypted (re-encrypted here: minio_sse.go),
 	// CopiedBytes their object bytes and CopiedShardBytes the shard
 	// files written for them on all drives.
-	CopiedVersions   int
-	Decrypted        int
+	CopiedVersions int
+	Decrypted      int
+	// Decompressed are the copied versions MinIO stored compressed,
+	// PoolCopied those moved from another server pool into the pool
+	// of their key's newest version (pools.go).
+	Decompressed     int
+	PoolCopied       int
 	CopiedBytes      int64
 	CopiedShardBytes int64
 	// MetaBytes is the size of the index entries written (keys and
@@ -678,11 +683,17 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 			if a.opts.DryRun {
 				return nil, nil
 			}
+			// The entry is a moved one (movedKey): --finish removes
+			// MinIO's files it names only where the owning pool's
+			// journal says that pool adopted the key (finishMoved), so
+			// a refusal the owner makes while copying (decided from the
+			// data, after this entry is written) leaves them.
 			batches := make([]*drive.Batch, a.n())
 			for p := 0; p < n; p++ {
 				if a.isLocal(off + p) {
 					b := &drive.Batch{}
-					b.Put(drive.TableSystem, journalKey(bucket, key), []byte(rel))
+					b.Put(drive.TableSystem, movedKey(bucket, key), []byte(rel))
+					b.Delete(drive.TableSystem, journalKey(bucket, key)) // an earlier release's entry
 					batches[off+p] = b
 				}
 			}
@@ -719,6 +730,7 @@ func (a *adopter) adoptKey(ctx context.Context, bucket, rel string) ([]*drive.Ba
 				return nil, err
 			}
 			copies[i], base[i] = cp, cp.m
+			a.add(func(r *Report) { r.PoolCopied++ })
 			continue
 		}
 		if o := c.ver.Object; o == nil || !o.Compressed() && !o.Encrypted() {
@@ -871,6 +883,15 @@ func (a *adopter) decideKey(bucket, rel string, set int) ([]*candidate, string) 
 const journalPrefix = "migrate/minio/adopted/"
 
 func journalKey(bucket, key string) string { return journalPrefix + bucket + "/" + key }
+
+// movedPrefix keys the journal entries of a pool whose MinIO files of a
+// key hold versions another pool adopts by copy (a key split over
+// pools, pools.go): the same form as journalPrefix's, but --finish
+// removes what one names only where a journalPrefix entry of the key
+// says the owning pool adopted it (finishMoved).
+const movedPrefix = "migrate/minio/moved/"
+
+func movedKey(bucket, key string) string { return movedPrefix + bucket + "/" + key }
 
 // step counts a write and, under crashAtEnv, dies at the chosen one.
 func (a *adopter) step() {

@@ -237,6 +237,9 @@ func (a *adopter) copyData(srcPaths, dstPaths []string, bucket, rel string, c *c
 		if src != nil {
 			r.Decrypted++
 		}
+		if o.Compressed() {
+			r.Decompressed++
+		}
 	})
 	return out, nil
 }

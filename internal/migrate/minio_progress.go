@@ -126,8 +126,14 @@ func (a *adopter) printStats() {
 			fmt.Fprintf(out, "  .minio.sys/multipart/%s\n", u)
 		}
 	}
-	fmt.Fprintf(out, "copied (compressed by MinIO, rewritten): %d versions, %d bytes of objects, %d bytes of shard files written\n",
+	fmt.Fprintf(out, "copied (read, checked and written again, not linked): %d versions, %d bytes of objects, %d bytes of shard files written\n",
 		r.CopiedVersions, r.CopiedBytes, r.CopiedShardBytes)
+	if r.Decompressed > 0 {
+		fmt.Fprintf(out, "of them compressed by MinIO (decompressed, written uncompressed): %d versions\n", r.Decompressed)
+	}
+	if r.PoolCopied > 0 {
+		fmt.Fprintf(out, "of them moved from another server pool into the pool of their key's newest version: %d versions\n", r.PoolCopied)
+	}
 	if r.Decrypted > 0 {
 		fmt.Fprintf(out, "of them encrypted by MinIO (decrypted with the KMS key given, encrypted again by shardstore): %d versions\n", r.Decrypted)
 	}

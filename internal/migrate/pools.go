@@ -121,6 +121,16 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 			}
 		}
 	}
+	var finishRefused []Refusal
+	if opts.Finish {
+		// MinIO's files of a key split over pools, in the pools that did
+		// not adopt it, go only where the pool that owns it adopted it;
+		// all of them before any pool forgets its journal entries
+		// (finish_moved.go).
+		if finishRefused, err = ps.finishMovedPools(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if !opts.DryRun && !opts.Finish {
 		// Every pool's drives are formatted and say "adopting" before
 		// the first pool is adopted, so that a server started on them
@@ -145,16 +155,17 @@ func (a *adopter) fromPools(ctx context.Context) (*Report, error) {
 			ps.all[i+1].steps = p.steps // one count of writes for crashAtEnv
 		}
 	}
+	total.Refused = append(total.Refused, finishRefused...)
 	total.Elapsed = time.Since(a.start)
 	verb := "adopted"
 	if opts.DryRun {
 		verb = "would adopt"
 	}
 	if opts.Finish {
-		fmt.Fprintf(opts.Out, "all %d pools: MinIO's names of %d keys removed\n", len(ps.all), total.Finished)
+		fmt.Fprintf(opts.Out, "all %d pools: MinIO's names of %d keys removed; %d keys split over pools left, with MinIO's files in every pool (the pool of their newest version refused them); other refused keys were left too\n", len(ps.all), total.Finished, len(total.Refused))
 	} else {
-		fmt.Fprintf(opts.Out, "all %d pools: %s %d keys, %d versions, %d bytes of objects (%d keys with versions in several pools, copied into the pool of their newest version); refused: %d; took %s\n",
-			len(ps.all), verb, total.Keys, total.Versions, total.Bytes, total.Moved, len(total.Refused), total.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(opts.Out, "all %d pools: %s %d keys, %d versions, %d bytes of objects (%d keys with versions in several pools, adopted by the pool of their newest version unless refused: %d versions moved into it from the others); refused: %d; took %s\n",
+			len(ps.all), verb, total.Keys, total.Versions, total.Bytes, total.Moved, total.PoolCopied, len(total.Refused), total.Elapsed.Round(time.Millisecond))
 	}
 	if !opts.DryRun && !opts.Finish {
 		fmt.Fprintf(opts.Out, "serve it with: shardstore server %s\n", strings.Join(ps.args, " "))
@@ -188,6 +199,9 @@ func (t *Report) merge(r *Report) {
 	t.UnknownUploads = append(t.UnknownUploads, r.UnknownUploads...)
 	t.CopiedVersions += r.CopiedVersions
 	t.CopiedBytes += r.CopiedBytes
+	t.Decrypted += r.Decrypted
+	t.Decompressed += r.Decompressed
+	t.PoolCopied += r.PoolCopied
 	t.CopiedShardBytes += r.CopiedShardBytes
 	t.MetaBytes += r.MetaBytes
 	t.InlineBytes += r.InlineBytes

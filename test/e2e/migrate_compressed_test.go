@@ -118,7 +118,7 @@ func TestMigrateFromMinIOCompressed(t *testing.T) {
 	if after := treeSum(t, dir); after != before {
 		t.Fatalf("--dry-run changed the drives\n%s", out)
 	}
-	if !strings.Contains(out, "copied (compressed by MinIO, rewritten): 8 versions") {
+	if !strings.Contains(out, "of them compressed by MinIO (decompressed, written uncompressed): 8 versions") {
 		t.Fatalf("dry run report:\n%s", out)
 	}
 	out = runMigrate(t, append([]string{"--upload-keys", keys}, drives...)...)
@@ -187,7 +187,7 @@ func checkCompressedReport(t *testing.T, out string) {
 		"refused comp/upload.txt: unfinished upload",
 		"compressed: its parts are S2 streams",
 		"uploads: unfinished multipart uploads adopted: 1 (2 parts linked)",
-		"copied (compressed by MinIO, rewritten): 8 versions",
+		"of them compressed by MinIO (decompressed, written uncompressed): 8 versions",
 		"counted 9 keys",
 	} {
 		if !strings.Contains(out, want) {

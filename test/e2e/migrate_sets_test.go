@@ -139,7 +139,7 @@ func TestMigrateFromMinIOSets(t *testing.T) {
 	t.Logf("adoption:\n%s", out)
 	if !strings.Contains(out, fmt.Sprintf("counted %d keys on one drive of each erasure set", wantKeys(exp))) ||
 		!strings.Contains(out, fmt.Sprintf("unfinished multipart uploads adopted: %d (%d parts linked)", len(ups), len(ups))) ||
-		!strings.Contains(out, "copied (compressed by MinIO, rewritten): 2 versions") {
+		!strings.Contains(out, "of them compressed by MinIO (decompressed, written uncompressed): 2 versions") {
 		t.Fatalf("adoption report: want every key counted, %d uploads adopted, 2 versions copied:\n%s", len(ups), out)
 	}
 	if !strings.Contains(out, fmt.Sprintf("adopted %d buckets", len(exp.Buckets))) || !strings.Contains(out, "refused: 0") ||

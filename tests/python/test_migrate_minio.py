@@ -41,7 +41,7 @@ def adopted(request, shardstore_bin, tmp_path):
         capture_output=True, text=True, timeout=600,
     )
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "copied (compressed by MinIO, rewritten): 8 versions" in res.stdout, res.stdout
+    assert "of them compressed by MinIO (decompressed, written uncompressed): 8 versions" in res.stdout, res.stdout
     srv = Server(shardstore_bin, tmp_path, kms=False)
     srv.start()
     yield srv, exp
