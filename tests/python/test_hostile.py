@@ -64,8 +64,9 @@ def witnesses(s3, bucket):
 # holds only these; nothing on disk is named after a bucket or a key.
 SYS_DIR = ".shardstore.sys"
 # "cluster" holds a cluster node's consensus log (one drive per node),
-# "accesslog" the node's spool of server access log records (a few drives).
-SYS_ENTRIES = {"format.json", "lock", "index", "data", "cluster", "accesslog"}
+# "accesslog" the node's spool of server access log records (a few drives),
+# "reserve" the space a full drive releases to take deletions (docs/ondisk.md).
+SYS_ENTRIES = {"format.json", "lock", "index", "data", "cluster", "accesslog", "reserve"}
 FANOUT = {f"{i:02x}" for i in range(256)}
 
 
