@@ -580,18 +580,23 @@ func (s *Spool) deliverAll(ctx context.Context) error {
 			s.deliveryErrors.Add(1)
 			return err
 		}
+		// The backlog and the batch count change before the segment
+		// leaves the queue: Flush returns once the queue is empty, and
+		// its caller reads Stats (they lagged behind it).
 		s.qmu.Lock()
-		s.sealed = s.sealed[1:]
 		size := s.sizes[name]
-		delete(s.sizes, name)
-		delete(s.delivered, name)
-		close(s.progress)
-		s.progress = make(chan struct{})
 		s.qmu.Unlock()
 		s.mu.Lock()
 		s.backlog -= size
 		s.mu.Unlock()
 		s.batches.Add(1)
+		s.qmu.Lock()
+		s.sealed = s.sealed[1:]
+		delete(s.sizes, name)
+		delete(s.delivered, name)
+		close(s.progress)
+		s.progress = make(chan struct{})
+		s.qmu.Unlock()
 	}
 }
 
