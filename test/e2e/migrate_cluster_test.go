@@ -248,23 +248,11 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 		}
 	}
 	// A run again does nothing: the share is adopted.
-	for n, out := range m.migrateAll(t) {
-		if !strings.Contains(out, "already adopted") {
-			t.Fatalf("node %d: a second run:\n%s", n+1, out)
-		}
-	}
+	m.rerunSaysAdopted(t)
 
 	s, _ := m.startShardstore(t)
 	checkAdopted(t, s, exp, true)
-	// The deep check reads every adopted chunk on every node's drives
-	// against MinIO's checksums.
-	heal := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
-	heal.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT=http://127.0.0.1:"+m.ports[1],
-		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
-	hout, err := heal.CombinedOutput()
-	if err != nil || !regexp.MustCompile(`objects damaged\s+0\b`).Match(hout) || !regexp.MustCompile(`failed\s+0\b`).Match(hout) {
-		t.Fatalf("deep heal of the adopted cluster: %v\n%s", err, hout)
-	}
+	m.deepHealClean(t)
 	c := s.root()
 	cx := ctx(t)
 	for _, b := range exp.Buckets {
@@ -331,4 +319,29 @@ func TestMigrateFromMinIOCluster(t *testing.T) {
 	gone4.exitErr = nil // killed on purpose: its cleanup has nothing to report
 	spread(t, nodes[:3])
 	checkAdopted(t, s, exp, false)
+}
+
+// rerunSaysAdopted runs every node's migration again: each must say its
+// share is already adopted (and do nothing).
+func (m *minioCluster) rerunSaysAdopted(t *testing.T) {
+	t.Helper()
+	for n, out := range m.migrateAll(t) {
+		if !strings.Contains(out, "already adopted") {
+			t.Fatalf("node %d: a second run:\n%s", n+1, out)
+		}
+	}
+}
+
+// deepHealClean runs the deep check through node 2, which reads every
+// adopted chunk on every node's drives against MinIO's checksums: no
+// object damaged, no read failed.
+func (m *minioCluster) deepHealClean(t *testing.T) {
+	t.Helper()
+	heal := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
+	heal.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT=http://127.0.0.1:"+m.ports[1],
+		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
+	hout, err := heal.CombinedOutput()
+	if err != nil || !regexp.MustCompile(`objects damaged\s+0\b`).Match(hout) || !regexp.MustCompile(`failed\s+0\b`).Match(hout) {
+		t.Fatalf("deep heal of the adopted cluster: %v\n%s", err, hout)
+	}
 }

@@ -224,21 +224,11 @@ func TestMigrateFromMinIOClusterPools(t *testing.T) {
 		}
 		onlyBigsplit(n, out)
 	}
-	for n, out := range m.migrateAll(t) {
-		if !strings.Contains(out, "already adopted") {
-			t.Fatalf("node %d: a second run:\n%s", n+1, out)
-		}
-	}
+	m.rerunSaysAdopted(t)
 
 	s, _ := m.startShardstore(t)
 	checkAdopted(t, s, exp, true)
-	heal := exec.Command(binary, "admin", "heal", "--deep", "--quiet")
-	heal.Env = append(os.Environ(), "SHARDSTORE_ENDPOINT=http://127.0.0.1:"+m.ports[1],
-		"SHARDSTORE_ROOT_USER="+rootUser, "SHARDSTORE_ROOT_PASSWORD="+rootPass)
-	hout, err := heal.CombinedOutput()
-	if err != nil || !regexp.MustCompile(`objects damaged\s+0\b`).Match(hout) || !regexp.MustCompile(`failed\s+0\b`).Match(hout) {
-		t.Fatalf("deep heal of the adopted cluster: %v\n%s", err, hout)
-	}
+	m.deepHealClean(t)
 	if err := s.stop(); err != nil {
 		t.Fatalf("stop: %v\n%s", err, s.stderr)
 	}
