@@ -3,13 +3,11 @@ package cluster
 import (
 	"bytes"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +66,7 @@ func TestClusterNodeRestartsOnFullDrives(t *testing.T) {
 
 	c.kill(2)
 	filler := filepath.Join(fsDir, "filler")
-	fillFS(t, filler)
+	testfs.Fill(t, filler)
 
 	c.restart(2) // waits for ready: before the fix, "want 200 within 1m30s, last 503"
 	n3 := c.client(2)
@@ -111,27 +109,5 @@ func TestClusterNodeRestartsOnFullDrives(t *testing.T) {
 	}
 	if _, err := n3.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("full"), Key: aws.String("after"), Body: strings.NewReader("a")}); err != nil {
 		t.Fatalf("PUT after space was freed: %v", err)
-	}
-}
-
-// fillFS writes path until its filesystem has no space left.
-func fillFS(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				break
-			}
-			t.Fatal(err)
-		}
-	}
-	// What a partial write leaves: fill the last bytes one at a time.
-	for _, err := f.Write(buf[:1]); err == nil; _, err = f.Write(buf[:1]) {
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,7 +70,7 @@ func TestDeleteOnFullDrives(t *testing.T) {
 		}
 	}
 	for _, f := range fills {
-		fillFile(t, f)
+		testfs.Fill(t, f)
 	}
 	// kill -9 and start again on the full drives.
 	killServer(t, s)
@@ -179,27 +178,6 @@ func TestDeleteOnFullDrives(t *testing.T) {
 		if d.State != "online" || d.Index != "" {
 			t.Fatalf("admin status --json once space was freed: %s: state %q index %q, want online and none", d.Path, d.State, d.Index)
 		}
-	}
-}
-
-// fillFile writes path until its filesystem has no space left.
-func fillFile(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				break
-			}
-			t.Fatal(err)
-		}
-	}
-	for _, err := f.Write(buf[:1]); err == nil; _, err = f.Write(buf[:1]) {
 	}
 }
 

@@ -6,9 +6,11 @@
 package testfs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
@@ -57,4 +59,26 @@ func LoopExt4(t testing.TB, dir string, size int64) {
 			t.Logf("umount %s: %v: %s", dir, err, out)
 		}
 	})
+}
+
+// Fill writes a file at path until its filesystem has no space left,
+// the last bytes one at a time (what a partial write leaves).
+func Fill(t testing.TB, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				break
+			}
+			t.Fatal(err)
+		}
+	}
+	for _, err := f.Write(buf[:1]); err == nil; _, err = f.Write(buf[:1]) {
+	}
 }
