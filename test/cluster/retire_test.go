@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,47 +35,19 @@ type ackedVersion struct {
 // with its version id, and readers read random acknowledged versions by
 // id and compare the bytes.
 type versionLoad struct {
-	clients  atomic.Pointer[[]*s3.Client]
-	mu       sync.Mutex
-	versions []ackedVersion
-	ops      int
-	retried  map[string]int
-	failures []string
-	stopFn   func()
+	loadTally // upgrade_test.go
+	clients   atomic.Pointer[[]*s3.Client]
+	versions  []ackedVersion
+	stopFn    func()
 }
 
 func (l *versionLoad) use(clients []*s3.Client) { l.clients.Store(&clients) }
 
 func startVersionLoad(t *testing.T, clients []*s3.Client, bucket string) *versionLoad {
-	l := &versionLoad{retried: map[string]int{}}
+	l := &versionLoad{loadTally: loadTally{retried: map[string]int{}}}
 	l.use(clients)
-	try := func(what string, via int, do func(c *s3.Client) error) error {
-		var err error
-		for attempt := 0; attempt < 40; attempt++ {
-			cs := *l.clients.Load()
-			err = do(cs[(via+attempt)%len(cs)])
-			l.mu.Lock()
-			l.ops++
-			l.mu.Unlock()
-			if err == nil {
-				return nil
-			}
-			kind, ok := outcome(err)
-			l.mu.Lock()
-			if !ok {
-				l.failures = append(l.failures, fmt.Sprintf("%s: %v", what, err))
-				l.mu.Unlock()
-				return err
-			}
-			l.retried[kind]++
-			l.mu.Unlock()
-			time.Sleep(250 * time.Millisecond)
-		}
-		l.mu.Lock()
-		l.failures = append(l.failures, fmt.Sprintf("%s: no node served it in 40 tries: %v", what, err))
-		l.mu.Unlock()
-		return err
-	}
+	current := func() []*s3.Client { return *l.clients.Load() }
+	try := func(what string, via int, do func(c *s3.Client) error) error { return l.try(what, via, current, do) }
 	ctx := t.Context()
 	l.stopFn = writers(5, func(w, k int) bool {
 		time.Sleep(50 * time.Millisecond)

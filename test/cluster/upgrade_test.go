@@ -32,14 +32,50 @@ import (
 // or no answer at all: the node is stopped) is sent again to the next
 // node, as a load balancer would; any other failure is recorded.
 type clientLoad struct {
-	mu        sync.Mutex
+	loadTally
 	acked     map[string][]byte
 	keys      []string
-	ops       int
-	retried   map[string]int // outcome the SDK gave up on → count
-	failures  []string       // requests that failed without a retryable status
 	stopFn    func()
 	nodeCount int
+}
+
+// loadTally is what a client load counts of its requests, under mu.
+type loadTally struct {
+	mu       sync.Mutex
+	ops      int
+	retried  map[string]int // outcome the SDK gave up on → count
+	failures []string       // requests that failed without a retryable status
+}
+
+// try sends one request through node via of clients(), then the next
+// ones, until one answers or 40 tries passed: a retryable outcome is
+// counted and sent on, any other failure recorded and returned.
+func (l *loadTally) try(what string, via int, clients func() []*s3.Client, do func(c *s3.Client) error) error {
+	var err error
+	for attempt := 0; attempt < 40; attempt++ {
+		cs := clients()
+		err = do(cs[(via+attempt)%len(cs)])
+		l.mu.Lock()
+		l.ops++
+		l.mu.Unlock()
+		if err == nil {
+			return nil
+		}
+		kind, ok := outcome(err)
+		l.mu.Lock()
+		if !ok {
+			l.failures = append(l.failures, fmt.Sprintf("%s via node %d: %v", what, (via+attempt)%len(cs)+1, err))
+			l.mu.Unlock()
+			return err
+		}
+		l.retried[kind]++
+		l.mu.Unlock()
+		time.Sleep(250 * time.Millisecond)
+	}
+	l.mu.Lock()
+	l.failures = append(l.failures, fmt.Sprintf("%s: no node served it in 40 tries: %v", what, err))
+	l.mu.Unlock()
+	return err
 }
 
 // outcome classifies a failed request: retryable with a name, or not.
@@ -64,35 +100,9 @@ func outcome(err error) (string, bool) {
 // startClientLoad runs 3 writers and 2 readers against clients (one per
 // node, reused: the SDK's retry budget is per client).
 func startClientLoad(t *testing.T, clients []*s3.Client, bucket, prefix string) *clientLoad {
-	l := &clientLoad{acked: map[string][]byte{}, retried: map[string]int{}, nodeCount: len(clients)}
-	// try sends one request through node via, then the next ones, until
-	// one answers or 40 tries passed.
-	try := func(what string, via int, do func(c *s3.Client) error) error {
-		var err error
-		for attempt := 0; attempt < 40; attempt++ {
-			err = do(clients[(via+attempt)%len(clients)])
-			l.mu.Lock()
-			l.ops++
-			l.mu.Unlock()
-			if err == nil {
-				return nil
-			}
-			kind, ok := outcome(err)
-			l.mu.Lock()
-			if !ok {
-				l.failures = append(l.failures, fmt.Sprintf("%s via node %d: %v", what, (via+attempt)%len(clients)+1, err))
-				l.mu.Unlock()
-				return err
-			}
-			l.retried[kind]++
-			l.mu.Unlock()
-			time.Sleep(250 * time.Millisecond)
-		}
-		l.mu.Lock()
-		l.failures = append(l.failures, fmt.Sprintf("%s: no node served it in 40 tries: %v", what, err))
-		l.mu.Unlock()
-		return err
-	}
+	l := &clientLoad{loadTally: loadTally{retried: map[string]int{}}, acked: map[string][]byte{}, nodeCount: len(clients)}
+	all := func() []*s3.Client { return clients }
+	try := func(what string, via int, do func(c *s3.Client) error) error { return l.try(what, via, all, do) }
 	ctx := t.Context()
 	l.stopFn = writers(5, func(w, k int) bool {
 		time.Sleep(50 * time.Millisecond)
